@@ -1,0 +1,295 @@
+"""Claiming and releasing a VM Configuration's resources on a host descriptor.
+
+Pure functions: they return a new Compute Host Descriptor and never change their inputs. Placement uses
+`claim` so that a caller can place many VMs in sequence; the service derives a host's availability as its
+reported CHD with every live placement claimed, and uses `conflicts` to report claims that a fresh CHD no
+longer supports (a VF that vanished, a PU that became ineligible).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from . import errors
+from .errors import Issue, NfvplaceError
+from .models.chd import ComputeHostDescriptor
+from .models.configuration import VmConfiguration
+
+CLAIM_CONFLICT = "nfvplace.claim.conflict"
+
+
+@dataclass(eq=False)
+class ClaimConflictError(NfvplaceError):
+    """A configuration asks for host resources that are not free (or not there)."""
+
+
+def _index(
+    host: dict[str, Any],
+) -> tuple[
+    dict[int, dict[str, Any]],
+    dict[str, tuple[dict[str, Any], dict[str, Any]]],
+    dict[str, dict[str, Any]],
+]:
+    cpus: dict[int, dict[str, Any]] = {}
+    ports: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {}  # pci -> (port, node)
+    vfs: dict[str, dict[str, Any]] = {}
+    for node in host["numa_nodes"]:
+        for cpu in node.get("cpus", []):
+            cpus[cpu["id"]] = cpu
+        for nic in node.get("nics", []):
+            for port in nic.get("ports", []):
+                ports[port["pci_address"].lower()] = (port, node)
+                for vf in port.get("vfs", []):
+                    vfs[vf["pci_address"].lower()] = vf
+    return cpus, ports, vfs
+
+
+def _apply(
+    host: ComputeHostDescriptor, config: VmConfiguration, sign: int
+) -> tuple[ComputeHostDescriptor, list[Issue]]:
+    """Claim (sign=+1) or release (sign=-1) `config` on `host`; returns the host and any conflicts."""
+    data = host.model_dump(mode="python", by_alias=True)
+    issues: list[Issue] = []
+    owner = config.owner
+    claiming = sign > 0
+    if config.host != host.id:
+        issues.append(Issue(f"configuration is for host {config.host}, not {host.id}", path="host"))
+        return host, issues
+    cpus, ports, vfs = _index(data)
+    nodes = {node["id"]: node for node in data["numa_nodes"]}
+
+    for pu in config.held_cpus:
+        cpu = cpus.get(pu)
+        if cpu is None:
+            issues.append(Issue(f"PU {pu} does not exist on {host.id}", path="cpu_sets"))
+            continue
+        if claiming:
+            if not cpu.get("eligible", True) or cpu.get("state", "free") != "free":
+                issues.append(
+                    Issue(
+                        f"PU {pu} is not free ({cpu.get('state')}, owner {cpu.get('owner')})",
+                        path="cpu_sets",
+                    )
+                )
+                continue
+            cpu.update(state="dedicated", owner=owner)
+        elif cpu.get("owner") == owner:
+            cpu.update(state="free", owner=None)
+
+    if config.shared is not None and config.shared.cpus:
+        share = config.shared.vcpus / len(config.shared.cpus)
+        for pu in config.shared.cpus:
+            cpu = cpus.get(pu)
+            if cpu is None:
+                issues.append(Issue(f"PU {pu} does not exist on {host.id}", path="shared.cpus"))
+                continue
+            state = str(cpu.get("state", "free"))
+            if claiming and (not cpu.get("eligible", True) or state == "dedicated"):
+                issues.append(Issue(f"PU {pu} cannot be shared ({state})", path="shared.cpus"))
+                continue
+            ratio = cpu.get("oversubscription_ratio") or 1.0
+            usage = (cpu.get("usage_ratio") or 0.0) + sign * share / ratio
+            if claiming and usage > 1.0 + 1e-9:
+                issues.append(
+                    Issue(
+                        f"PU {pu} would be used {usage:.2f} of its ratio {ratio}",
+                        path="shared.cpus",
+                    )
+                )
+            usage = max(usage, 0.0)
+            cpu.update(
+                state="shared" if usage > 1e-9 or state == "shared" else "free",
+                oversubscription_ratio=ratio,
+                usage_ratio=round(usage, 9),
+            )
+
+    def node_memory(node_id: int, path: str) -> dict[str, Any] | None:
+        node = nodes.get(node_id)
+        if node is None:
+            issues.append(Issue(f"NUMA node {node_id} does not exist on {host.id}", path=path))
+            return None
+        memory: dict[str, Any] = node["memory"]
+        return memory
+
+    for index, cs in enumerate(config.cpu_sets):
+        memory = node_memory(cs.numa_node, f"cpu_sets[{index}].numa_node")
+        if memory is None:
+            continue
+        if cs.hugepages is not None and cs.hugepages.count:
+            pool = next(
+                (p for p in memory.get("hugepages", []) if p["size_kib"] == cs.hugepages.size_kib),
+                None,
+            )
+            if pool is None:
+                issues.append(
+                    Issue(
+                        f"node {cs.numa_node} has no {cs.hugepages.size_kib} KiB pool",
+                        path=f"cpu_sets[{index}].hugepages",
+                    )
+                )
+            else:
+                used = pool.get("used", 0) + sign * cs.hugepages.count
+                if claiming and used > pool["total"]:
+                    issues.append(
+                        Issue(
+                            f"node {cs.numa_node}: {pool['total'] - pool.get('used', 0)} free "
+                            f"{cs.hugepages.size_kib} KiB pages, {cs.hugepages.count} claimed",
+                            path=f"cpu_sets[{index}].hugepages",
+                        )
+                    )
+                pool["used"] = max(used, 0)
+        _charge_normal(memory, sign * cs.normal_memory_mib)
+        if cs.memory_bandwidth_gbps:
+            memory["bandwidth_used_gbps"] = max(
+                memory.get("bandwidth_used_gbps", 0.0) + sign * cs.memory_bandwidth_gbps, 0.0
+            )
+
+    if config.shared is not None and config.shared.memory_mib:
+        node_id = config.shared.numa_node
+        if node_id is None:
+            node_id = min(nodes)
+        memory = node_memory(node_id, "shared.numa_node")
+        if memory is not None:
+            _charge_normal(memory, sign * config.shared.memory_mib)
+
+    for index, iface in enumerate(config.interfaces):
+        path = f"interfaces[{index}]"
+        if iface.mode == "vswitch":
+            vswitch = (data.get("hypervisor") or {}).get("vswitch")
+            if vswitch is None:
+                if claiming:
+                    issues.append(Issue(f"host {host.id} has no vSwitch", path=path))
+                continue
+            vswitch["bandwidth_used_gbps"] = max(
+                vswitch.get("bandwidth_used_gbps", 0.0) + sign * iface.bandwidth_gbps, 0.0
+            )
+            vswitch["interfaces_in_use"] = max(vswitch.get("interfaces_in_use", 0) + sign, 0)
+            continue
+        address = (iface.pci_address or "").lower()
+        if iface.mode == "dedicated":
+            found = ports.get(address)
+            if found is None:
+                issues.append(
+                    Issue(f"port {iface.pci_address} does not exist on {host.id}", path=path)
+                )
+                continue
+            port = found[0]
+            if claiming:
+                if not port.get("eligible", True) or str(port.get("usage", "free")) != "free":
+                    issues.append(
+                        Issue(
+                            f"port {iface.pci_address} is not free ({port.get('usage')})", path=path
+                        )
+                    )
+                    continue
+                port.update(usage="dedicated", owner=owner, bandwidth_used_gbps=port["speed_gbps"])
+            elif port.get("owner") == owner:
+                port.update(usage="free", owner=None, bandwidth_used_gbps=0.0)
+        else:  # sriov
+            vf = vfs.get(address)
+            pf = ports.get((iface.physical_function or "").lower())
+            if vf is None:
+                issues.append(
+                    Issue(f"VF {iface.pci_address} does not exist on {host.id}", path=path)
+                )
+                continue
+            if claiming:
+                if vf.get("in_use"):
+                    issues.append(
+                        Issue(f"VF {iface.pci_address} is in use by {vf.get('owner')}", path=path)
+                    )
+                    continue
+                vf.update(in_use=True, owner=owner)
+            elif vf.get("owner") == owner:
+                vf.update(in_use=False, owner=None)
+            else:
+                continue
+            if pf is not None:
+                port = pf[0]
+                port["bandwidth_used_gbps"] = max(
+                    port.get("bandwidth_used_gbps", 0.0) + sign * iface.bandwidth_gbps, 0.0
+                )
+                if claiming and str(port.get("usage", "free")) == "free":
+                    port["usage"] = "sriov"
+
+    for index, device in enumerate(config.pci_devices):
+        node = nodes.get(device.numa_node)
+        entry = next(
+            (
+                d
+                for d in (node or {}).get("pci_devices", [])
+                if d["pci_address"].lower() == device.pci_address.lower()
+            ),
+            None,
+        )
+        if entry is None:
+            issues.append(
+                Issue(
+                    f"PCI device {device.pci_address} does not exist on {host.id}",
+                    path=f"pci_devices[{index}]",
+                )
+            )
+            continue
+        if claiming:
+            if entry.get("in_use") or not entry.get("eligible", True):
+                issues.append(
+                    Issue(
+                        f"PCI device {device.pci_address} is not free", path=f"pci_devices[{index}]"
+                    )
+                )
+                continue
+            entry.update(in_use=True, owner=owner)
+        elif entry.get("owner") == owner:
+            entry.update(in_use=False, owner=None)
+
+    for link in config.cpu_set_links:
+        a, b = sorted(link.numa_nodes)
+        for entry in data.get("interconnect", []):
+            if sorted(entry["nodes"]) == [a, b]:
+                entry["bandwidth_used_gbps"] = max(
+                    entry.get("bandwidth_used_gbps", 0.0) + sign * link.bandwidth_mbps / 1000, 0.0
+                )
+
+    instances = [i for i in data.get("instances", []) if i["id"] != owner]
+    if claiming:
+        instances.append(
+            {"id": owner, "vm": config.vm, "memory_bandwidth_gbps": config.memory_bandwidth_gbps}
+        )
+    data["instances"] = instances
+    return ComputeHostDescriptor.model_validate(data), issues
+
+
+def _charge_normal(memory: dict[str, Any], delta_mib: int) -> None:
+    normal = memory.setdefault("normal", {})
+    normal["used_mib"] = max(normal.get("used_mib", 0) + delta_mib, 0)
+
+
+def conflicts(host: ComputeHostDescriptor, config: VmConfiguration) -> tuple[Issue, ...]:
+    """Why `config` cannot be claimed on `host` (empty when it can)."""
+    return tuple(_apply(host, config, +1)[1])
+
+
+def claim(host: ComputeHostDescriptor, config: VmConfiguration) -> ComputeHostDescriptor:
+    """`host` with every resource of `config` marked as used by it; raises ClaimConflictError if any
+    resource is missing or already used."""
+    updated, issues = _apply(host, config, +1)
+    if issues:
+        raise ClaimConflictError(
+            CLAIM_CONFLICT,
+            f"{config.owner} cannot be claimed on {host.id}",
+            issues=tuple(issues),
+        )
+    return updated
+
+
+def release(host: ComputeHostDescriptor, config: VmConfiguration) -> ComputeHostDescriptor:
+    """`host` with the resources `config` holds freed again. Idempotent: releasing twice, or
+    releasing what was never claimed, changes nothing that belongs to someone else."""
+    if config.owner not in {i.id for i in host.instances}:
+        return host
+    return _apply(host, config, -1)[0]
+
+
+__all__ = ["CLAIM_CONFLICT", "ClaimConflictError", "claim", "conflicts", "release"]
+_ = errors

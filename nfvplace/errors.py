@@ -1,0 +1,69 @@
+"""Stable error codes and the exceptions that carry them.
+
+Codes are part of the public contract (CLI, library and REST API say the same thing); they are listed
+with their meaning in `docs/errors.md`. Add codes, never rename them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+# Loading descriptors
+INPUT_UNREADABLE = "nfvplace.input.unreadable"
+INPUT_TOO_LARGE = "nfvplace.input.too_large"
+INPUT_SYNTAX = "nfvplace.input.syntax"
+INPUT_UNSAFE = "nfvplace.input.unsafe"
+INPUT_UNKNOWN_KIND = "nfvplace.input.unknown_kind"
+INPUT_INVALID = "nfvplace.input.invalid"
+INPUT_REFERENCE = "nfvplace.input.reference"
+
+# Placement
+PLACEMENT_NO_FIT = "nfvplace.placement.no_fit"
+PLACEMENT_CONCURRENT_UPDATE = "nfvplace.placement.concurrent_update"
+PLACEMENT_INVALID_POLICY = "nfvplace.placement.invalid_policy"
+
+# Discovery
+DISCOVERY_FAILED = "nfvplace.discovery.failed"
+
+# Rendering
+RENDER_UNSUPPORTED = "nfvplace.render.unsupported"
+
+
+@dataclass(frozen=True, slots=True)
+class Issue:
+    """One problem found in an input: where it is, what is wrong, how to fix it."""
+
+    message: str
+    path: str = ""
+    line: int | None = None
+    hint: str | None = None
+
+
+@dataclass(eq=False)
+class NfvplaceError(Exception):
+    """Base of every error nfvplace raises on purpose; carries a stable `code`."""
+
+    code: str
+    message: str
+    file: str | None = None
+    issues: tuple[Issue, ...] = field(default_factory=tuple)
+
+    def __post_init__(self) -> None:
+        super().__init__(self.message)
+
+    def __str__(self) -> str:
+        head = f"{self.file}: {self.message}" if self.file else self.message
+        lines = [head]
+        for issue in self.issues:
+            where = issue.path or "(document)"
+            if issue.line is not None:
+                where = f"line {issue.line}, {where}"
+            text = f"  {where}: {issue.message}"
+            if issue.hint:
+                text += f" (fix: {issue.hint})"
+            lines.append(text)
+        return "\n".join(lines)
+
+
+class DescriptorError(NfvplaceError):
+    """A descriptor file that cannot be read, parsed or validated."""

@@ -1,0 +1,21 @@
+"""Typed descriptor models (NFV-PER 001 clause 8) and their loading."""
+
+from .chd import ComputeHostDescriptor
+from .configuration import VmConfiguration
+from .loading import Descriptor, dump, load, load_file, parse_document, parse_text, read_document
+from .vmd import VmDescriptor
+from .vnf import VnfTemplate
+
+__all__ = [
+    "ComputeHostDescriptor",
+    "Descriptor",
+    "VmConfiguration",
+    "VmDescriptor",
+    "VnfTemplate",
+    "dump",
+    "load",
+    "load_file",
+    "parse_document",
+    "parse_text",
+    "read_document",
+]

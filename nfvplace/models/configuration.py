@@ -1,0 +1,115 @@
+"""VM Configuration (`schema: nfvplace/vm-configuration/v1`): one placed VM on one host.
+
+Enough to deploy the VM (renderers turn it into libvirt XML and friends) and to check it: every host
+resource it holds is named exactly (PUs, hugepages per node, ports and VFs, bandwidth).
+"""
+
+from __future__ import annotations
+
+from typing import Final, Literal
+
+from pydantic import Field
+
+from .base import Identifier, Model, NonNegativeInt, PciAddress
+from .units import Gbps, KiB, Mbps, MiB
+from .vmd import InterfaceMode, ThreadPolicy
+
+CONFIGURATION_SCHEMA: Final = "nfvplace/vm-configuration/v1"
+
+
+class HugepageAllocation(Model):
+    size_kib: KiB = Field(gt=0)
+    count: NonNegativeInt
+
+    @property
+    def total_mib(self) -> int:
+        return self.count * self.size_kib // 1024
+
+
+class CpuSetPlacement(Model):
+    id: NonNegativeInt
+    numa_node: NonNegativeInt
+    vcpu_pins: dict[NonNegativeInt, NonNegativeInt] = Field(description="vCPU id -> host PU id")
+    memory_mib: MiB
+    hugepages: HugepageAllocation | None = None
+    memory_bandwidth_gbps: Gbps | None = None
+    reserved_siblings: tuple[NonNegativeInt, ...] = Field(
+        (), description="Sibling PUs kept idle for this VM (thread policy 'isolate')"
+    )
+
+    @property
+    def normal_memory_mib(self) -> int:
+        """Memory taken from the node's normal (non-hugepage) memory."""
+        huge = self.hugepages.total_mib if self.hugepages else 0
+        return max(self.memory_mib - huge, 0)
+
+
+class InterfacePlacement(Model):
+    name: Identifier
+    cpu_set: NonNegativeInt | None = Field(None, description="None for an unrestricted interface")
+    mode: InterfaceMode
+    pci_address: PciAddress | None = Field(None, description="Port or VF given to the VM")
+    physical_function: PciAddress | None = Field(None, description="Port a VF belongs to")
+    numa_node: NonNegativeInt | None = None
+    bandwidth_gbps: Gbps = 0.0
+    vhost_user: bool = Field(False, description="vSwitch port is vhost-user (accelerated)")
+
+
+class SharedCpus(Model):
+    """vCPUs that float over shared (time-shared) PUs instead of being pinned."""
+
+    vcpus: NonNegativeInt
+    cpus: tuple[NonNegativeInt, ...] = Field(description="Host PUs the vCPUs may run on")
+    numa_node: NonNegativeInt | None = None
+    memory_mib: MiB = 0
+    oversubscribed: bool = False
+
+
+class PciDeviceAllocation(Model):
+    pci_address: PciAddress
+    device_class: str = Field(alias="class")
+    numa_node: NonNegativeInt
+    cpu_set: NonNegativeInt | None = None
+
+
+class CpuSetLink(Model):
+    cpu_sets: tuple[NonNegativeInt, NonNegativeInt]
+    numa_nodes: tuple[NonNegativeInt, NonNegativeInt]
+    bandwidth_mbps: Mbps
+
+
+class VmConfiguration(Model):
+    schema_: Literal["nfvplace/vm-configuration/v1"] = Field(CONFIGURATION_SCHEMA, alias="schema")
+    vm: Identifier = Field(description="Name of the VM Descriptor")
+    instance: str | None = Field(None, description="Instance id, used as owner on the host")
+    host: Identifier
+    vcpus: NonNegativeInt | None = Field(None, description="Total vCPUs")
+    memory_mib: MiB | None = Field(None, description="Total memory")
+    thread_policy: ThreadPolicy | None = None
+    cpu_sets: tuple[CpuSetPlacement, ...] = ()
+    shared: SharedCpus | None = None
+    emulator_pins: tuple[NonNegativeInt, ...] = Field(
+        (), description="Dedicated PUs for emulator/housekeeping threads"
+    )
+    realtime_vcpus: tuple[NonNegativeInt, ...] = ()
+    interfaces: tuple[InterfacePlacement, ...] = ()
+    pci_devices: tuple[PciDeviceAllocation, ...] = ()
+    cpu_set_links: tuple[CpuSetLink, ...] = ()
+    memory_bandwidth_gbps: Gbps = 0.0
+    variant: str | None = Field(None, description="VM Descriptor variant that was applied")
+
+    @property
+    def owner(self) -> str:
+        """The name written as owner of the host resources this VM holds."""
+        return self.instance or self.vm
+
+    @property
+    def pinned_cpus(self) -> tuple[int, ...]:
+        return tuple(pu for cs in self.cpu_sets for pu in cs.vcpu_pins.values()) + tuple(
+            self.emulator_pins
+        )
+
+    @property
+    def held_cpus(self) -> tuple[int, ...]:
+        """Every PU this VM holds exclusively: pins, emulator PUs and reserved siblings."""
+        return self.pinned_cpus + tuple(pu for cs in self.cpu_sets for pu in cs.reserved_siblings)

@@ -1,0 +1,397 @@
+"""Reading descriptor files safely and turning them into typed models.
+
+YAML is read with PyYAML's safe loader (no object tags), documents are bounded in size, and alias
+expansion is bounded so that a "billion laughs" document is refused instead of exhausting memory.
+Every node keeps its line so that errors and lint findings can point into the source.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ValidationError
+
+from .. import errors
+from ..errors import DescriptorError, Issue
+from .chd import CHD_SCHEMA, ComputeHostDescriptor
+from .configuration import CONFIGURATION_SCHEMA, VmConfiguration
+from .vmd import VMD_SCHEMA, VmDescriptor
+from .vnf import VNF_SCHEMA, VnfTemplate
+
+MAX_DOCUMENT_BYTES = 8 * 1024 * 1024
+MAX_EXPANDED_NODES = 1_000_000
+DESCRIPTOR_SUFFIXES = (".yaml", ".yml", ".json")
+
+Descriptor = ComputeHostDescriptor | VmDescriptor | VnfTemplate | VmConfiguration
+
+KINDS: dict[str, type[BaseModel]] = {
+    CHD_SCHEMA: ComputeHostDescriptor,
+    VMD_SCHEMA: VmDescriptor,
+    VNF_SCHEMA: VnfTemplate,
+    CONFIGURATION_SCHEMA: VmConfiguration,
+}
+
+PathKey = tuple[str | int, ...]
+
+
+def format_path(path: Sequence[str | int]) -> str:
+    """`("numa_nodes", 0, "cpus", 3, "id")` -> `numa_nodes[0].cpus[3].id`."""
+    out = ""
+    for part in path:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += f".{part}" if out else str(part)
+    return out
+
+
+@dataclass(frozen=True)
+class SourceDocument:
+    """A parsed file: plain data plus the source line of every field path."""
+
+    data: Any
+    source: str
+    lines: Mapping[PathKey, int] = field(default_factory=dict)
+
+    def line_of(self, path: Sequence[str | int]) -> int | None:
+        """Line of the deepest prefix of `path` that has one."""
+        key = tuple(path)
+        while key:
+            if key in self.lines:
+                return self.lines[key]
+            key = key[:-1]
+        return self.lines.get((), None)
+
+
+class _BoundedSafeLoader(yaml.SafeLoader):
+    """Safe loader; the YAML 1.1 `on`/`off` booleans and `<<` merges behave as PyYAML's."""
+
+
+def _expanded_size(node: yaml.Node, memo: dict[int, int]) -> int:
+    key = id(node)
+    if key in memo:
+        return memo[key]
+    memo[key] = 1  # guards against recursive aliases
+    size = 1
+    if isinstance(node, yaml.SequenceNode):
+        size += sum(_expanded_size(child, memo) for child in node.value)
+    elif isinstance(node, yaml.MappingNode):
+        size += sum(_expanded_size(k, memo) + _expanded_size(v, memo) for k, v in node.value)
+    memo[key] = size
+    return size
+
+
+def _record_lines(
+    node: yaml.Node, path: PathKey, lines: dict[PathKey, int], seen: set[int]
+) -> None:
+    if id(node) in seen:  # an alias: its lines are those of the anchor
+        return
+    seen.add(id(node))
+    lines.setdefault(path, node.start_mark.line + 1)
+    if isinstance(node, yaml.MappingNode):
+        for key_node, value_node in node.value:
+            if isinstance(key_node, yaml.ScalarNode):
+                child = (*path, key_node.value)
+                lines.setdefault(child, key_node.start_mark.line + 1)
+                _record_lines(value_node, child, lines, seen)
+    elif isinstance(node, yaml.SequenceNode):
+        for index, item in enumerate(node.value):
+            _record_lines(item, (*path, index), lines, seen)
+
+
+def parse_text(text: str, source: str = "<string>") -> SourceDocument:
+    """Parse YAML or JSON text (JSON is YAML) into a SourceDocument, safely."""
+    if len(text.encode("utf-8", "surrogatepass")) > MAX_DOCUMENT_BYTES:
+        raise DescriptorError(
+            errors.INPUT_TOO_LARGE,
+            f"document is larger than {MAX_DOCUMENT_BYTES // (1024 * 1024)} MiB",
+            file=source,
+        )
+    try:
+        loader = _BoundedSafeLoader(text)
+        try:
+            node = loader.get_single_node()
+            if node is None:
+                return SourceDocument(data=None, source=source)
+            size = _expanded_size(node, {})
+            if size > MAX_EXPANDED_NODES:
+                raise DescriptorError(
+                    errors.INPUT_UNSAFE,
+                    f"document expands to more than {MAX_EXPANDED_NODES} nodes through aliases",
+                    file=source,
+                    issues=(
+                        Issue("alias expansion too large", hint="remove YAML anchors/aliases"),
+                    ),
+                )
+            data = loader.construct_document(node)
+        finally:
+            loader.dispose()
+    except DescriptorError:
+        raise
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark
+        line = mark.line + 1 if mark is not None else None
+        raise DescriptorError(
+            errors.INPUT_SYNTAX,
+            "not valid YAML or JSON",
+            file=source,
+            issues=(Issue(str(exc.problem or exc), line=line, hint="fix the syntax at that line"),),
+        ) from exc
+    except (yaml.YAMLError, RecursionError, ValueError, TypeError) as exc:
+        raise DescriptorError(
+            errors.INPUT_SYNTAX, f"not valid YAML or JSON: {exc}", file=source
+        ) from exc
+    lines: dict[PathKey, int] = {}
+    _record_lines(node, (), lines, set())
+    return SourceDocument(data=data, source=source, lines=lines)
+
+
+def read_document(path: str | Path) -> SourceDocument:
+    """Read and parse one file."""
+    path = Path(path)
+    try:
+        size = path.stat().st_size
+        if size > MAX_DOCUMENT_BYTES:
+            raise DescriptorError(
+                errors.INPUT_TOO_LARGE,
+                f"file is {size} bytes, more than the {MAX_DOCUMENT_BYTES} allowed",
+                file=str(path),
+            )
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise DescriptorError(
+            errors.INPUT_UNREADABLE, f"cannot read file: {exc.strerror or exc}", file=str(path)
+        ) from exc
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise DescriptorError(
+            errors.INPUT_UNREADABLE,
+            f"not UTF-8 text (byte {exc.start})",
+            file=str(path),
+            issues=(Issue("binary or wrongly encoded file", hint="save the file as UTF-8"),),
+        ) from exc
+    return parse_text(text, str(path))
+
+
+def kind_of(data: Any) -> str | None:
+    if isinstance(data, Mapping):
+        schema = data.get("schema")
+        if isinstance(schema, str):
+            return schema
+    return None
+
+
+def model_for(data: Any, source: str = "<string>") -> type[BaseModel]:
+    """The model class for a document, from its `schema:` line."""
+    schema = kind_of(data)
+    if schema in KINDS:
+        return KINDS[schema]
+    known = ", ".join(KINDS)
+    if not isinstance(data, Mapping):
+        raise DescriptorError(
+            errors.INPUT_UNKNOWN_KIND,
+            "a descriptor must be a mapping",
+            file=source,
+            issues=(
+                Issue("top level is not a mapping", hint=f"start with 'schema: {VMD_SCHEMA}'"),
+            ),
+        )
+    if schema is None:
+        raise DescriptorError(
+            errors.INPUT_UNKNOWN_KIND,
+            "document has no 'schema:' field",
+            file=source,
+            issues=(
+                Issue("missing field", path="schema", hint=f"add 'schema:' naming one of {known}"),
+            ),
+        )
+    close = difflib.get_close_matches(schema, list(KINDS), n=1)
+    hint = f"did you mean '{close[0]}'?" if close else f"use one of {known}"
+    raise DescriptorError(
+        errors.INPUT_UNKNOWN_KIND,
+        f"unknown schema {schema!r}",
+        file=source,
+        issues=(Issue(f"unknown schema {schema!r}", path="schema", hint=hint),),
+    )
+
+
+def _field_names(model: type[BaseModel]) -> list[str]:
+    names = []
+    for name, info in model.model_fields.items():
+        names.append(info.alias or name)
+    return names
+
+
+def _model_at(model: type[BaseModel], loc: Sequence[str | int]) -> type[BaseModel] | None:
+    """Follow a validation location through nested models to the model that holds its last key."""
+    import typing
+
+    current: Any = model
+    for part in loc[:-1]:
+        if isinstance(part, int) or not (
+            isinstance(current, type) and issubclass(current, BaseModel)
+        ):
+            continue
+        info = next((f for n, f in current.model_fields.items() if part in (n, f.alias)), None)
+        if info is None:
+            return None
+        current = info.annotation
+        # unwrap Optional / tuple[...] / dict[...]
+        for _ in range(4):
+            args = [
+                a for a in typing.get_args(current) if a is not type(None) and a is not Ellipsis
+            ]
+            models = [a for a in args if isinstance(a, type) and issubclass(a, BaseModel)]
+            if models:
+                current = models[0]
+                break
+            if args:
+                current = args[-1]
+            else:
+                break
+    if isinstance(current, type) and issubclass(current, BaseModel):
+        return current
+    return None
+
+
+def validation_issues(
+    exc: ValidationError, model: type[BaseModel], document: SourceDocument | None = None
+) -> tuple[Issue, ...]:
+    """Readable issues from a pydantic ValidationError, with lines and 'did you mean' hints."""
+    issues = []
+    for err in exc.errors(include_url=False):
+        loc = tuple(p for p in err["loc"] if isinstance(p, str | int))
+        # pydantic adds union/validator tags such as 'function-after[...]' to locations
+        loc = tuple(p for p in loc if not (isinstance(p, str) and "[" in p))
+        path = format_path(loc)
+        line = document.line_of(loc) if document else None
+        message = err["msg"]
+        hint: str | None = None
+        if err["type"] == "extra_forbidden":
+            holder = _model_at(model, loc)
+            candidates = _field_names(holder) if holder else []
+            close = difflib.get_close_matches(str(loc[-1]), candidates, n=1)
+            message = f"unknown field '{loc[-1]}'"
+            hint = f"did you mean '{close[0]}'?" if close else "remove it"
+        elif err["type"] == "enum":
+            expected = err.get("ctx", {}).get("expected", "")
+            given = str(err.get("input"))
+            options = [o.strip(" '") for o in expected.replace(" or ", ",").split(",") if o.strip()]
+            close = difflib.get_close_matches(given, options, n=1)
+            hint = f"did you mean '{close[0]}'?" if close else f"use one of {expected}"
+        elif err["type"] == "missing":
+            message = f"required field '{loc[-1]}' is missing" if loc else message
+            hint = "add it"
+        elif err["type"] == "literal_error":
+            hint = f"use {err.get('ctx', {}).get('expected', '')}"
+        elif message.startswith("Value error, "):
+            message = message.removeprefix("Value error, ")
+        issues.append(Issue(message=message, path=path, line=line, hint=hint))
+    return tuple(issues)
+
+
+def parse_document(document: SourceDocument) -> Descriptor:
+    """Validate a parsed document into its model; raises DescriptorError naming every problem."""
+    model = model_for(document.data, document.source)
+    try:
+        parsed = model.model_validate(document.data)
+    except ValidationError as exc:
+        raise DescriptorError(
+            errors.INPUT_INVALID,
+            f"invalid {kind_of(document.data)} document",
+            file=document.source,
+            issues=validation_issues(exc, model, document),
+        ) from exc
+    assert isinstance(parsed, Descriptor)
+    return parsed
+
+
+def _resolve_members(template: VnfTemplate, base: Path, source: str) -> VnfTemplate:
+    members = []
+    for index, member in enumerate(template.members):
+        if member.descriptor is None and member.file is not None:
+            target = (base / member.file).resolve()
+            try:
+                loaded = parse_document(read_document(target))
+            except DescriptorError as exc:
+                raise DescriptorError(
+                    errors.INPUT_REFERENCE,
+                    f"member '{member.name}' refers to {member.file}, which cannot be loaded",
+                    file=source,
+                    issues=(
+                        Issue(
+                            str(exc), path=f"members[{index}].file", hint="fix the path or the file"
+                        ),
+                    ),
+                ) from exc
+            if not isinstance(loaded, VmDescriptor):
+                raise DescriptorError(
+                    errors.INPUT_REFERENCE,
+                    f"member '{member.name}' refers to {member.file}, which is not a VM Descriptor",
+                    file=source,
+                    issues=(Issue("wrong kind", path=f"members[{index}].file"),),
+                )
+            member = member.model_copy(update={"descriptor": loaded})
+        members.append(member)
+    return template.model_copy(update={"members": tuple(members)})
+
+
+def iter_descriptor_files(folder: Path) -> Iterator[Path]:
+    """Descriptor files under a folder, sorted, skipping hidden entries."""
+    for path in sorted(folder.rglob("*")):
+        rel = path.relative_to(folder)
+        if any(part.startswith(".") for part in rel.parts):
+            continue
+        if path.is_file() and path.suffix.lower() in DESCRIPTOR_SUFFIXES:
+            yield path
+
+
+def load_file(path: str | Path) -> Descriptor:
+    """Load one descriptor file; VNF template members given as files are loaded too."""
+    path = Path(path)
+    descriptor = parse_document(read_document(path))
+    if isinstance(descriptor, VnfTemplate):
+        descriptor = _resolve_members(descriptor, path.parent, str(path))
+    return descriptor
+
+
+def load(path: str | Path) -> Descriptor | list[Descriptor]:
+    """Load a descriptor file, or every descriptor file in a folder (sorted by path).
+
+    Raises `DescriptorError` (with a stable `code`, the file, and one issue per problem).
+    """
+    path = Path(path)
+    if path.is_dir():
+        return [load_file(p) for p in iter_descriptor_files(path)]
+    return load_file(path)
+
+
+def dump(model: BaseModel, fmt: str = "yaml") -> str:
+    """Serialise a model to YAML or JSON; loading the text gives back an equal model."""
+    data = model.model_dump(mode="json", by_alias=True, exclude_defaults=True)
+    if "schema" not in data and "schema_" in type(model).model_fields:
+        data = {"schema": type(model).model_fields["schema_"].default, **data}
+    elif "schema" in data:
+        data = {"schema": data.pop("schema"), **data}
+    if fmt == "json":
+        return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    return yaml.safe_dump(_int_pin_keys(data), sort_keys=False, allow_unicode=True, width=100)
+
+
+def _int_pin_keys(data: Any) -> Any:
+    """JSON mode turns `vcpu_pins` keys into strings; YAML can keep them as the integers they are."""
+    if isinstance(data, dict):
+        return {
+            k: ({int(pk): pv for pk, pv in v.items()} if k == "vcpu_pins" else _int_pin_keys(v))
+            for k, v in data.items()
+        }
+    if isinstance(data, list):
+        return [_int_pin_keys(item) for item in data]
+    return data

@@ -1,0 +1,101 @@
+"""What placement returns: configurations, or a diagnosis of why nothing fits.
+
+These types are the contract between the placement engine and its callers (the CLI, the REST service,
+notebooks). Extend them, do not rename fields.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from .. import errors
+from ..errors import Issue, NfvplaceError
+from ..models.chd import ComputeHostDescriptor
+from ..models.configuration import VmConfiguration
+
+
+@dataclass(frozen=True, slots=True)
+class Rejection:
+    """Why one host (or one of its NUMA nodes) cannot take the VM.
+
+    `reason` is a stable short code (e.g. `hugepages`, `core_pairs`, `sriov_vf`, `capability`) used to
+    group hosts in the summary; `message` carries the numbers ("NUMA 1: 3 free core pairs, cpu-set 0
+    needs 4"); `summary` is the phrase used in the one-line summary ("lack 1 GiB hugepages on any node").
+    """
+
+    host: str
+    reason: str
+    message: str
+    summary: str
+    requested: float | None = None
+    available: float | None = None
+    stage: str = "filter"
+
+
+@dataclass(frozen=True, slots=True)
+class Diagnosis:
+    hosts_considered: int
+    hosts_fitting: int
+    rejections: tuple[Rejection, ...]
+    summary: str  # "0/120 hosts fit: 80 have no NUMA node with ..., 40 lack a free VF on ..."
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "summary": self.summary,
+            "hosts_considered": self.hosts_considered,
+            "hosts_fitting": self.hosts_fitting,
+            "rejections": [
+                {
+                    "host": r.host,
+                    "reason": r.reason,
+                    "message": r.message,
+                    "requested": r.requested,
+                    "available": r.available,
+                    "stage": r.stage,
+                }
+                for r in self.rejections
+            ],
+        }
+
+
+class NoFitError(NfvplaceError):
+    """No host can take the VM; `diagnosis` says why, host by host."""
+
+    diagnosis: Diagnosis
+
+
+@dataclass(frozen=True)
+class PlacementResult:
+    """The outcome of `place`: configurations (one per VM) or a diagnosis.
+
+    `hosts` holds the updated availability of every host the placement used, so that a caller can
+    place the next VM on them.
+    """
+
+    configurations: tuple[VmConfiguration, ...] = ()
+    hosts: Mapping[str, ComputeHostDescriptor] = field(default_factory=dict)
+    diagnosis: Diagnosis | None = None
+    explanation: tuple[str, ...] = ()
+
+    @property
+    def ok(self) -> bool:
+        return bool(self.configurations) and self.diagnosis is None
+
+    @property
+    def configuration(self) -> VmConfiguration:
+        """The single VM's configuration (raises NoFitError when nothing fits)."""
+        self.raise_for_status()
+        return self.configurations[0]
+
+    def raise_for_status(self) -> None:
+        if self.ok:
+            return
+        diagnosis = self.diagnosis or Diagnosis(0, 0, (), "no host given")
+        error = NoFitError(
+            errors.PLACEMENT_NO_FIT,
+            diagnosis.summary,
+            issues=tuple(Issue(r.message, path=r.host) for r in diagnosis.rejections),
+        )
+        error.diagnosis = diagnosis
+        raise error

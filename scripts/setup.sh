@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Set up nfvplace on a fresh machine: a virtualenv in .venv with the package and its dev tools.
+# System packages that the tests use (libvirt's XML validator, PostgreSQL) are installed when missing
+# and we are root with apt-get; otherwise the tests that need them say what to install.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+find_python() {
+  for candidate in python3.12 python3.13 python3; do
+    if command -v "$candidate" >/dev/null 2>&1 &&
+       "$candidate" -c 'import sys; sys.exit(sys.version_info < (3, 12))' 2>/dev/null; then
+      command -v "$candidate"; return 0
+    fi
+  done
+  for candidate in "$HOME"/.pyenv/versions/3.1[2-9]*/bin/python3; do
+    [ -x "$candidate" ] && { echo "$candidate"; return 0; }
+  done
+  echo "nfvplace needs Python >= 3.12 (pyenv install 3.12, or your distribution's python3.12)" >&2
+  return 1
+}
+
+if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+  missing=()
+  command -v virt-xml-validate >/dev/null 2>&1 || missing+=(libvirt-clients)
+  command -v xmllint >/dev/null 2>&1 || missing+=(libxml2-utils)
+  ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing+=(postgresql)
+  if [ "${#missing[@]}" -gt 0 ]; then
+    echo "installing Debian packages: ${missing[*]}"
+    apt-get update -qq >/dev/null
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  fi
+fi
+
+PYTHON=$(find_python)
+[ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
+.venv/bin/python -m pip install -q --upgrade pip
+.venv/bin/python -m pip install -q -e '.[dev]'
+echo "nfvplace is set up in .venv ($(.venv/bin/python --version))"

@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# Set up (scripts/setup.sh), then run the project's checks: ruff, mypy --strict, and the test suite.
+# Extra arguments go to pytest.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+.venv/bin/ruff check nfvplace tests bench
+.venv/bin/ruff format --check nfvplace tests bench
+.venv/bin/mypy
+.venv/bin/python -m pytest -q -p no:cacheprovider "$@"
