@@ -251,9 +251,7 @@ def check_host(
     return host
 
 
-def guest_pairs(
-    config: VmConfiguration, vm: VmDescriptor | None
-) -> tuple[tuple[int, int], ...]:
+def guest_pairs(config: VmConfiguration, vm: VmDescriptor | None) -> tuple[tuple[int, int], ...]:
     """howtogroup pairs: the configuration's own, else the VM Descriptor's (same cpu-set ids)."""
     pairs = tuple(p for cs in config.cpu_sets for p in cs.howtogroup)
     if pairs or vm is None:
@@ -262,9 +260,7 @@ def guest_pairs(
     return tuple(p for cs in vm.cpu_sets if cs.id in ids for p in cs.howtogroup)
 
 
-def guest_threads(
-    layout: GuestLayout, pairs: Sequence[tuple[int, int]]
-) -> tuple[int, str | None]:
+def guest_threads(layout: GuestLayout, pairs: Sequence[tuple[int, int]]) -> tuple[int, str | None]:
     """Threads per guest core (2 or 1) and, when pairs cannot be shown, why.
 
     A guest topology with threads=2 makes vCPUs 2k and 2k+1 siblings, so the pairs can be shown

@@ -67,9 +67,7 @@ def guest_cells(config: VmConfiguration, layout: GuestLayout) -> tuple[GuestCell
         huge_kib = cs.hugepages.count * cs.hugepages.size_kib if cs.hugepages else 0
         vcpus = tuple(sorted(cs.vcpu_pins))
         if huge_kib and cs.hugepages is not None:
-            cpu_cells.append(
-                GuestCell(index, vcpus, huge_kib, cs.numa_node, cs.hugepages.size_kib)
-            )
+            cpu_cells.append(GuestCell(index, vcpus, huge_kib, cs.numa_node, cs.hugepages.size_kib))
             if total_kib > huge_kib:
                 extra.append((total_kib - huge_kib, cs.numa_node))
         else:
@@ -79,7 +77,9 @@ def guest_cells(config: VmConfiguration, layout: GuestLayout) -> tuple[GuestCell
     if layout.shared_vcpus and shared is not None:
         if shared.memory_mib > 0:
             cells.append(
-                GuestCell(len(cells), layout.shared_vcpus, shared.memory_mib * 1024, shared.numa_node)
+                GuestCell(
+                    len(cells), layout.shared_vcpus, shared.memory_mib * 1024, shared.numa_node
+                )
             )
         else:
             target = next(
@@ -188,9 +188,7 @@ def _memory_backing(
         _sub(backing, "access", mode="shared")
 
 
-def _numatune(
-    root: etree._Element, config: VmConfiguration, cells: tuple[GuestCell, ...]
-) -> None:
+def _numatune(root: etree._Element, config: VmConfiguration, cells: tuple[GuestCell, ...]) -> None:
     if cells:
         nodes = [c.host_node for c in cells if c.host_node is not None]
         if not nodes:
@@ -200,7 +198,11 @@ def _numatune(
         for cell in cells:
             if cell.host_node is not None:
                 _sub(
-                    numatune, "memnode", cellid=str(cell.id), mode="strict", nodeset=str(cell.host_node)
+                    numatune,
+                    "memnode",
+                    cellid=str(cell.id),
+                    mode="strict",
+                    nodeset=str(cell.host_node),
                 )
     elif config.shared is not None and config.shared.numa_node is not None:
         numatune = _sub(root, "numatune")
@@ -264,7 +266,9 @@ def _interface(
     if iface.vhost_user:
         element = _sub(devices, "interface", type="vhostuser")
         socket = re.sub(r"[^A-Za-z0-9_.-]", "_", f"vhu-{owner}-{iface.name}")
-        _sub(element, "source", type="unix", path=f"{VHOST_USER_SOCKET_DIR}/{socket}", mode="server")
+        _sub(
+            element, "source", type="unix", path=f"{VHOST_USER_SOCKET_DIR}/{socket}", mode="server"
+        )
         _sub(element, "model", type="virtio")
         _sub(element, "alias", name=user_alias(iface.name))
         return
