@@ -84,7 +84,7 @@ class GuestLayout:
 
     total_vcpus: int
     cpu_sets: tuple[CpuSetPlacement, ...]  # sorted by id; guest NUMA cell i is cpu_sets[i]
-    shared_vcpus: tuple[int, ...]  # floating vCPUs (on config.shared.cpus)
+    shared_vcpus: tuple[int, ...]  # unpinned vCPUs (on config.shared.cpus when given)
     pins: dict[int, int]  # pinned vCPU -> host PU
 
     @property
@@ -143,13 +143,13 @@ def guest_layout(config: VmConfiguration) -> GuestLayout:
             )
     shared_count = config.shared.vcpus if config.shared else 0
     total = config.vcpus if config.vcpus is not None else len(pins) + shared_count
-    if config.vcpus is not None and len(pins) + shared_count != config.vcpus:
+    if config.vcpus is not None and len(pins) + shared_count > config.vcpus:
         issues.append(
             Issue(
                 f"vcpus is {config.vcpus} but the cpu-sets pin {len(pins)} and shared holds "
                 f"{shared_count}",
                 path="vcpus",
-                hint="vcpus must equal the pinned plus the shared vCPUs",
+                hint="vcpus counts every vCPU: the pinned plus the shared ones",
             )
         )
     outside = sorted(v for v in pins if v >= total)

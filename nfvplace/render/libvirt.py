@@ -74,17 +74,16 @@ def guest_cells(config: VmConfiguration, layout: GuestLayout) -> tuple[GuestCell
             cpu_cells.append(GuestCell(index, vcpus, total_kib, cs.numa_node))
     cells = cpu_cells
     shared = config.shared
-    if layout.shared_vcpus and shared is not None:
-        if shared.memory_mib > 0:
+    if layout.shared_vcpus:
+        if shared is not None and shared.memory_mib > 0:
             cells.append(
                 GuestCell(
                     len(cells), layout.shared_vcpus, shared.memory_mib * 1024, shared.numa_node
                 )
             )
         else:
-            target = next(
-                (i for i, cs in enumerate(layout.cpu_sets) if cs.numa_node == shared.numa_node), 0
-            )
+            node = shared.numa_node if shared is not None else None
+            target = next((i for i, cs in enumerate(layout.cpu_sets) if cs.numa_node == node), 0)
             old = cells[target]
             cells[target] = GuestCell(
                 old.id,
@@ -151,7 +150,8 @@ def _cputune(
     shared_cpus = cpu_list(config.shared.cpus) if config.shared else ""
     for vcpu in range(layout.total_vcpus):
         cpuset = str(layout.pins[vcpu]) if vcpu in layout.pins else shared_cpus
-        _sub(cputune, "vcpupin", vcpu=str(vcpu), cpuset=cpuset)
+        if cpuset:  # an unpinned vCPU without shared PUs floats anywhere
+            _sub(cputune, "vcpupin", vcpu=str(vcpu), cpuset=cpuset)
     emulator = _emulator_pus(config, layout, dom)
     if emulator:
         _sub(cputune, "emulatorpin", cpuset=cpu_list(emulator))

@@ -81,7 +81,8 @@ def render_vmx(
         lines.append("# vCPU affinity: one host PU per pinned vCPU, the shared PUs for the others")
         for vcpu in range(layout.total_vcpus):
             pus = (layout.pins[vcpu],) if vcpu in layout.pins else shared_pus
-            setting(f"sched.vcpu{vcpu}.affinity", _esxi_cpus(pus))
+            if pus:
+                setting(f"sched.vcpu{vcpu}.affinity", _esxi_cpus(pus))
     dedicated = bool(layout.pins) and not layout.shared_vcpus
     if dedicated:
         setting("sched.cpu.affinity.exclusive", "TRUE")

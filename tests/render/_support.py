@@ -3,11 +3,14 @@ from __future__ import annotations
 import shutil
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
+from lxml import etree
 
 import nfvplace
 from nfvplace.models import ComputeHostDescriptor, VmConfiguration, VmDescriptor
+from nfvplace.render._common import parse_cpu_list
 
 HERE = Path(__file__).resolve().parent
 FIXTURES = HERE / "fixtures"
@@ -59,3 +62,146 @@ def virt_xml_validate(xml: str, tmp_path: Path, name: str = "domain.xml") -> Non
         [tool, str(path), "domain"], capture_output=True, text=True, timeout=60, check=False
     )
     assert proc.returncode == 0, f"{name} fails libvirt's schema:\n{proc.stdout}\n{proc.stderr}"
+
+
+def parse_domain(xml: str) -> dict[str, Any]:
+    """Read back what the tests compare with the VM Configuration."""
+    root = etree.fromstring(xml.encode("utf-8"))
+
+    def pci(address: etree._Element) -> str:
+        return (
+            f"{int(address.get('domain', '0'), 16):04x}:{int(address.get('bus', '0'), 16):02x}:"
+            f"{int(address.get('slot', '0'), 16):02x}.{int(address.get('function', '0'), 16):x}"
+        )
+
+    cells = {
+        int(c.get("id", "-1")): {
+            "cpus": set(parse_cpu_list(c.get("cpus", ""))),
+            "memory_kib": int(c.get("memory", "0")),
+            "mem_access": c.get("memAccess"),
+        }
+        for c in root.iterfind("cpu/numa/cell")
+    }
+    topology = root.find("cpu/topology")
+    emulator = root.find("cputune/emulatorpin")
+    return {
+        "vcpus": int(root.findtext("vcpu") or 0),
+        "vcpu_placement": root.find("vcpu").get("placement")
+        if root.find("vcpu") is not None
+        else None,  # type: ignore[union-attr]
+        "memory_kib": int(root.findtext("memory") or 0),
+        "pins": {
+            int(p.get("vcpu", "-1")): set(parse_cpu_list(p.get("cpuset", "")))
+            for p in root.iterfind("cputune/vcpupin")
+        },
+        "emulatorpin": set(parse_cpu_list(emulator.get("cpuset", "")))
+        if emulator is not None
+        else None,
+        "vcpusched": [
+            (set(parse_cpu_list(s.get("vcpus", ""))), s.get("scheduler"), s.get("priority"))
+            for s in root.iterfind("cputune/vcpusched")
+        ],
+        "memnodes": {
+            int(m.get("cellid", "-1")): (m.get("mode"), set(parse_cpu_list(m.get("nodeset", ""))))
+            for m in root.iterfind("numatune/memnode")
+        },
+        "numatune_memory": root.find("numatune/memory"),
+        "pages": {
+            int(p.get("size", "0")): set(parse_cpu_list(p.get("nodeset", "")))
+            for p in root.iterfind("memoryBacking/hugepages/page")
+        },
+        "locked": root.find("memoryBacking/locked") is not None,
+        "nosharepages": root.find("memoryBacking/nosharepages") is not None,
+        "shared_access": root.find("memoryBacking/access[@mode='shared']") is not None,
+        "cells": cells,
+        "threads": int(topology.get("threads", "0")) if topology is not None else None,
+        "topology_vcpus": (
+            int(topology.get("sockets", "0"))
+            * int(topology.get("dies", "1"))
+            * int(topology.get("cores", "0"))
+            * int(topology.get("threads", "0"))
+            if topology is not None
+            else None
+        ),
+        "hostdevs": [pci(a) for a in root.iterfind("devices/hostdev/source/address")],
+        "vf_interfaces": [
+            pci(a) for a in root.iterfind("devices/interface[@type='hostdev']/source/address")
+        ],
+        "vhostuser": len(root.findall("devices/interface[@type='vhostuser']")),
+        "network_interfaces": len(root.findall("devices/interface[@type='network']")),
+    }
+
+
+def assert_domain_matches(parsed: dict[str, Any], config: VmConfiguration) -> None:
+    """Pins, nodesets, page sizes and PCI addresses of the XML equal the configuration's."""
+    pins = {v: pu for cs in config.cpu_sets for v, pu in cs.vcpu_pins.items()}
+    shared = config.shared
+    total = (
+        config.vcpus if config.vcpus is not None else len(pins) + (shared.vcpus if shared else 0)
+    )
+    assert parsed["vcpus"] == total
+    assert parsed["vcpu_placement"] == "static"
+    if pins or (shared and shared.cpus):
+        expected = {
+            v: ({pins[v]} if v in pins else set(shared.cpus if shared else ()))
+            for v in range(total)
+            if v in pins or (shared and shared.cpus)
+        }
+        assert parsed["pins"] == expected
+    else:
+        assert parsed["pins"] == {}
+    if config.emulator_pins:
+        assert parsed["emulatorpin"] == set(config.emulator_pins)
+    # guest cell i is the i-th cpu-set by id; memory-only cells follow on the same host nodes
+    ordered = sorted(config.cpu_sets, key=lambda cs: cs.id)
+    cells = parsed["cells"]
+    memory_per_node: dict[int, int] = {}
+    for cell_id, (mode, nodeset) in parsed["memnodes"].items():
+        assert mode == "strict"
+        (node,) = nodeset
+        memory_per_node[node] = memory_per_node.get(node, 0) + cells[cell_id]["memory_kib"]
+    for index, cs in enumerate(ordered):
+        assert set(cs.vcpu_pins) <= cells[index]["cpus"]
+        assert parsed["memnodes"][index] == ("strict", {cs.numa_node})
+        if cs.hugepages and cs.hugepages.count:
+            assert index in parsed["pages"][cs.hugepages.size_kib]
+            assert cells[index]["memory_kib"] == cs.hugepages.count * cs.hugepages.size_kib
+        else:
+            assert all(index not in nodeset for nodeset in parsed["pages"].values())
+    expected_per_node: dict[int, int] = {}
+    for cs in ordered:
+        expected_per_node[cs.numa_node] = (
+            expected_per_node.get(cs.numa_node, 0) + cs.memory_mib * 1024
+        )
+    if shared and shared.numa_node is not None and shared.memory_mib and ordered:
+        node = shared.numa_node
+        expected_per_node[node] = expected_per_node.get(node, 0) + shared.memory_mib * 1024
+    if ordered:
+        assert memory_per_node == expected_per_node
+        all_cpus = set().union(*(c["cpus"] for c in cells.values()))
+        assert all_cpus == set(range(total))
+        assert parsed["memory_kib"] == sum(c["memory_kib"] for c in cells.values())
+    dedicated = [
+        i.pci_address.lower()
+        for i in config.interfaces
+        if i.mode.value == "dedicated" and i.pci_address
+    ] + [d.pci_address.lower() for d in config.pci_devices]
+    vfs = [
+        i.pci_address.lower()
+        for i in config.interfaces
+        if i.mode.value == "sriov" and i.pci_address
+    ]
+    assert parsed["hostdevs"] == dedicated
+    assert parsed["vf_interfaces"] == vfs
+    vswitch = [i for i in config.interfaces if i.mode.value == "vswitch"]
+    assert parsed["vhostuser"] == sum(1 for i in vswitch if i.vhost_user)
+    assert parsed["network_interfaces"] == sum(1 for i in vswitch if not i.vhost_user)
+    if any(i.vhost_user for i in vswitch):
+        assert parsed["shared_access"]
+        assert all(c["mem_access"] == "shared" for c in cells.values())
+    realtime = bool(config.realtime_vcpus)
+    assert parsed["locked"] is realtime
+    assert parsed["nosharepages"] is realtime
+    if realtime:
+        assert parsed["vcpusched"] == [(set(config.realtime_vcpus), "fifo", "1")]
+    assert parsed["topology_vcpus"] == total
