@@ -112,17 +112,23 @@ def _hugepages(
                 per_node = wanted.setdefault(cs.hugepages.size_kib, {})
                 per_node[cs.numa_node] = per_node.get(cs.numa_node, 0) + cs.hugepages.count
     if host is not None:
-        for node in host.numa_nodes:
-            for pool in node.memory.hugepages:
-                per_node = wanted.setdefault(pool.size_kib, {})
-                need = per_node.get(node.id, 0)
-                if need > pool.total:
+        pools = {
+            (pool.size_kib, node.id): pool.total
+            for node in host.numa_nodes
+            for pool in node.memory.hugepages
+        }
+        for size_kib, node_id in pools:
+            wanted.setdefault(size_kib, {}).setdefault(node_id, 0)
+        for size_kib, per_node in wanted.items():
+            for node_id, need in per_node.items():
+                total = pools.get((size_kib, node_id), 0)
+                if need > total:
                     warnings.append(
-                        f"node {node.id}: the configurations use {need} pages of "
-                        f"{page_size_name(pool.size_kib)}, more than the host's pool of "
-                        f"{pool.total}; reserving {need}"
+                        f"node {node_id}: the configurations use {need} pages of "
+                        f"{page_size_name(size_kib)}, more than the host's pool of {total}; "
+                        f"reserving {need}"
                     )
-                per_node[node.id] = max(need, pool.total)
+                per_node[node_id] = max(need, total)
     return tuple(
         HugepageReservation(size, tuple(sorted((n, c) for n, c in per_node.items() if c)))
         for size, per_node in sorted(wanted.items(), reverse=True)
