@@ -87,7 +87,7 @@ def _isolated_and_housekeeping(
     isolated = {
         cpu.id
         for cpu in host.cpus
-        if cpu.eligible and cpu.state is not CpuState.shared and cpu.id not in shared
+        if cpu.eligible and cpu.state != CpuState.shared and cpu.id not in shared
     }
     isolated |= held | pmd
     isolated -= shared

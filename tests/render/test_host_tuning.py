@@ -7,6 +7,7 @@ import pytest
 from nfvplace import errors
 from nfvplace.errors import NfvplaceError
 from nfvplace.models import ComputeHostDescriptor, VmConfiguration
+from nfvplace.models.chd import CpuState
 from nfvplace.render import compute_host_tuning, render_host_tuning
 from nfvplace.render._common import parse_cpu_list
 
@@ -182,3 +183,23 @@ def test_pure() -> None:
     first = render_host_tuning(configs, host)
     assert (host.model_dump(), [c.model_dump() for c in configs]) == before
     assert render_host_tuning(configs, host) == first
+
+
+def test_pus_the_host_reports_shared_are_not_isolated() -> None:
+    host = load_host()
+    nodes = tuple(
+        n.model_copy(
+            update={
+                "cpus": tuple(
+                    c.model_copy(update={"state": CpuState.shared, "oversubscription_ratio": 4.0})
+                    if c.id in (10, 50)
+                    else c
+                    for c in n.cpus
+                )
+            }
+        )
+        for n in host.numa_nodes
+    )
+    tuning = compute_host_tuning([], host.model_copy(update={"numa_nodes": nodes}))
+    assert not {10, 50} & set(tuning.isolated)
+    assert {9, 11, 49, 51} <= set(tuning.isolated)
