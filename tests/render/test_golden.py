@@ -13,7 +13,15 @@ import pytest
 
 from nfvplace.render import RenderResult, render, render_host_tuning
 
-from ._support import CASES, GOLDEN, load_config, load_host, load_vm, virt_xml_validate
+from ._support import (
+    CASES,
+    GOLDEN,
+    libvirt_define,
+    load_config,
+    load_host,
+    load_vm,
+    virt_xml_validate,
+)
 
 UPDATE = os.environ.get("NFVPLACE_UPDATE_GOLDEN") == "1"
 SUFFIX = {"libvirt": "xml", "openstack": "yaml", "vmx": "vmx", "host-tuning": "sh"}
@@ -53,7 +61,9 @@ def test_golden_host_tuning_all_vms_on_the_host() -> None:
 
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_golden_libvirt_files_are_valid_domains(case: str, tmp_path: Path) -> None:
-    """The checked-in golden XML itself passes virt-xml-validate (not only what we render now)."""
+    """The checked-in golden XML itself passes libvirt's schema and parser (not only what we
+    render now)."""
     for folder in ("libvirt", "libvirt-config-only"):
         text = (GOLDEN / folder / f"{case}.xml").read_text(encoding="utf-8")
         virt_xml_validate(text, tmp_path, f"{folder}-{case}.xml")
+        libvirt_define(text, tmp_path, f"{folder}-{case}.xml")

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from nfvplace.models import VmConfiguration
 from nfvplace.render import render, render_libvirt
 
-from ._support import assert_domain_matches, parse_domain, virt_xml_validate
+from ._support import assert_domain_matches, libvirt_define, parse_domain, virt_xml_validate
 
 
 @st.composite
@@ -85,8 +85,10 @@ def test_rendered_domain_parses_back_to_the_configuration(config: VmConfiguratio
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(configurations())
 def test_rendered_domain_is_valid_for_libvirt(config: VmConfiguration) -> None:
+    text = render_libvirt(config).text
     with tempfile.TemporaryDirectory() as folder:
-        virt_xml_validate(render_libvirt(config).text, Path(folder))
+        virt_xml_validate(text, Path(folder))
+        assert_domain_matches(parse_domain(libvirt_define(text, Path(folder))), config)
 
 
 @settings(max_examples=100, deadline=None)
