@@ -40,7 +40,7 @@ def render_command(
         list[Path],
         typer.Argument(
             help="VM Configuration file(s); several only with --format host-tuning",
-            metavar="CONFIG...",
+            metavar="CONFIG",
         ),
     ],
     fmt: Annotated[

@@ -455,6 +455,11 @@ def _vm_only_warnings(vm: VmDescriptor, specs: dict[str, str], warnings: list[st
         warnings.append(
             "only the first disk becomes the flavor's root disk; others are Cinder volumes"
         )
+    if not vm.cpu_sets and not vm.cpu_oversubscription:
+        warnings.append(
+            "the VM may not run on oversubscribed PUs, but Nova oversubscribes shared vCPUs by the "
+            "host's cpu_allocation_ratio; use an aggregate of hosts with a ratio of 1.0"
+        )
     if vm.memory_oversubscription:
         warnings.append("memory oversubscription is set per host (ram_allocation_ratio) in Nova")
 

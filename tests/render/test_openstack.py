@@ -182,6 +182,13 @@ def test_vhost_user_without_hugepages_asks_for_large_pages() -> None:
             "crypto:2",
             "define the aliases",
         ),
+        # a floating VM that must not be oversubscribed
+        (
+            {"vcpus": 2, "memory_mib": 512},
+            "hw:cpu_policy",
+            "shared",
+            "cpu_allocation_ratio",
+        ),
         # instance limits
         (
             {"vcpus": 1, "memory_mib": 512, "impact": {"max_instances_per_host": 1}},
