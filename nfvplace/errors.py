@@ -27,6 +27,8 @@ DISCOVERY_FAILED = "nfvplace.discovery.failed"
 
 # Rendering
 RENDER_UNSUPPORTED = "nfvplace.render.unsupported"
+RENDER_INVALID = "nfvplace.render.invalid"
+RENDER_MISMATCH = "nfvplace.render.mismatch"
 
 
 @dataclass(frozen=True, slots=True)

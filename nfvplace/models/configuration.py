@@ -36,6 +36,11 @@ class CpuSetPlacement(Model):
     reserved_siblings: tuple[NonNegativeInt, ...] = Field(
         (), description="Sibling PUs kept idle for this VM (thread policy 'isolate')"
     )
+    howtogroup: tuple[tuple[NonNegativeInt, NonNegativeInt], ...] = Field(
+        (),
+        description="vCPU pairs placed on the two threads of one core (copied from the VM "
+        "Descriptor); renderers show them to the guest as SMT siblings",
+    )
 
     @property
     def normal_memory_mib(self) -> int:
