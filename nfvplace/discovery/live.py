@@ -1,0 +1,1 @@
+def discover_live(**kw): raise NotImplementedError
