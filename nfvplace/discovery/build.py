@@ -172,7 +172,9 @@ def _nics_by_node(
             return dev.numa_node
         local = [n for n in node_ids if n in function.locality]
         if not local:
-            notes.append(f"PCI {function.busid} has no NUMA locality; listed under node {node_ids[0]}")
+            notes.append(
+                f"PCI {function.busid} has no NUMA locality; listed under node {node_ids[0]}"
+            )
             return node_ids[0]
         if len(local) > 1:
             notes.append(
@@ -190,10 +192,10 @@ def _nics_by_node(
         functions.sort(key=lambda f: f.busid)
         ports: list[Port] = []
         for function in functions:
-            dev = by_address.get(function.busid)
-            if dev is None:
-                dev = next((d for d in facts.netdevs if d.name in function.netdevs), None)
-            speed = dev.speed_mbps / 1000 if dev and dev.speed_mbps is not None else None
+            found: NetDevice | None = by_address.get(function.busid)
+            if found is None:
+                found = next((d for d in facts.netdevs if d.name in function.netdevs), None)
+            speed = found.speed_mbps / 1000 if found and found.speed_mbps is not None else None
             if speed is None:
                 speed_unknown = True
             if len(function.netdevs) > 1:
@@ -203,11 +205,14 @@ def _nics_by_node(
             ports.append(
                 Port(
                     pci_address=function.busid,
-                    name=function.netdevs[0] if function.netdevs else (dev.name if dev else None),
+                    name=function.netdevs[0]
+                    if function.netdevs
+                    else (found.name if found else None),
                     speed_gbps=speed or 0.0,
-                    sriov_total_vfs=dev.sriov_totalvfs if dev else None,
+                    sriov_total_vfs=found.sriov_totalvfs if found else None,
                     vfs=tuple(
-                        VirtualFunction(pci_address=vf) for vf in sorted(vf_map.get(function.busid, []))
+                        VirtualFunction(pci_address=vf)
+                        for vf in sorted(vf_map.get(function.busid, []))
                     ),
                 )
             )
@@ -306,7 +311,9 @@ def build_chd(
     cpus: dict[int, list[Cpu]] = defaultdict(list)
     homeless = [pu.os_index for pu in topo.pus if pu.node is None or pu.node not in node_ids]
     if homeless:
-        notes.append(f"PUs {homeless} have no NUMA node in the source; listed under node {node_ids[0]}")
+        notes.append(
+            f"PUs {homeless} have no NUMA node in the source; listed under node {node_ids[0]}"
+        )
     disallowed = [pu.os_index for pu in topo.pus if not pu.allowed]
     if disallowed:
         notes.append(
@@ -337,21 +344,21 @@ def build_chd(
     nics, others = _nics_by_node(topo, facts, node_ids, unknown, notes)
     unknown_set: set[str] = set()
     nodes: list[NumaNode] = []
-    for node in topo.nodes:
-        if node.memory_bytes is None:
+    for hw_node in topo.nodes:
+        if hw_node.memory_bytes is None:
             unknown_set.add("numa_nodes[*].memory.total_mib")
-        if not node.allowed:
-            notes.append(f"NUMA node {node.os_index} is outside the allowed nodeset")
+        if not hw_node.allowed:
+            notes.append(f"NUMA node {hw_node.os_index} is outside the allowed nodeset")
         nodes.append(
             NumaNode(
-                id=node.os_index,
-                cpus=tuple(sorted(cpus.get(node.os_index, []), key=lambda c: c.id)),
+                id=hw_node.os_index,
+                cpus=tuple(sorted(cpus.get(hw_node.os_index, []), key=lambda c: c.id)),
                 memory=NodeMemory(
-                    total_mib=(node.memory_bytes or 0) // MIB,
-                    hugepages=_hugepages(topo, facts, node.os_index, unknown_set),
+                    total_mib=(hw_node.memory_bytes or 0) // MIB,
+                    hugepages=_hugepages(topo, facts, hw_node.os_index, unknown_set),
                 ),
-                nics=tuple(nics.get(node.os_index, [])),
-                pci_devices=tuple(others.get(node.os_index, [])),
+                nics=tuple(nics.get(hw_node.os_index, [])),
+                pci_devices=tuple(others.get(hw_node.os_index, [])),
             )
         )
     unknown.extend(sorted(unknown_set))

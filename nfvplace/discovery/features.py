@@ -39,11 +39,7 @@ def features_from_flags(
     present = set(flags) | set(vmx_flags)
     out = [feature for feature, names in FEATURE_FLAGS.items() if present & set(names)]
     # AMD NPT maps 1 GiB guest pages whenever the CPU has 1 GiB pages at all.
-    if (
-        ProcessorFeature.slat_large_pages not in out
-        and "npt" in present
-        and "pdpe1gb" in present
-    ):
+    if ProcessorFeature.slat_large_pages not in out and "npt" in present and "pdpe1gb" in present:
         out.append(ProcessorFeature.slat_large_pages)
     if smt_active:
         out.append(ProcessorFeature.smt)

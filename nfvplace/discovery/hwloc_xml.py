@@ -13,6 +13,7 @@ closest non-I/O ancestor), OS devices, caches, `<distances2>` NUMA latencies and
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -99,7 +100,7 @@ def _safe_root(data: bytes, source: str) -> etree._Element:
     # Entities declared in an internal subset are refused even if the cheap scan above missed them.
     docinfo = root.getroottree().docinfo
     internal = docinfo.internalDTD
-    if internal is not None and any(True for _ in internal.iterentities()):
+    if internal is not None and any(True for _ in internal.iterentities()):  # type: ignore[union-attr]
         raise _fail(source, "the XML declares entities; refused (unsafe input)")
     return root
 
@@ -134,7 +135,9 @@ def _int_attr(element: etree._Element, name: str, source: str) -> int | None:
             path=f"line {element.sourceline}",
         ) from None
     if value < 0:
-        raise _fail(source, f"attribute {name}={text!r} is negative", path=f"line {element.sourceline}")
+        raise _fail(
+            source, f"attribute {name}={text!r} is negative", path=f"line {element.sourceline}"
+        )
     return value
 
 
@@ -256,7 +259,11 @@ def _pci_function(
             osdev_type = int(child.get("osdev_type", "-1"))
         except ValueError:
             osdev_type = -1
-        is_net = (osdev_type & V3_OSDEV_NETWORK) if v3 and osdev_type >= 0 else osdev_type == V2_OSDEV_NETWORK
+        is_net = (
+            (osdev_type & V3_OSDEV_NETWORK)
+            if v3 and osdev_type >= 0
+            else osdev_type == V2_OSDEV_NETWORK
+        )
         if is_net:
             netdevs.append(name)
     speed_text = element.get("pci_link_speed")
@@ -325,7 +332,11 @@ def _distances(
 
 
 def _node_of_pu(
-    os_index: int, nodeset: int | None, cpuset: int | None, nodes: list[HwNode], node_cpusets: dict[int, int]
+    os_index: int,
+    nodeset: int | None,
+    cpuset: int | None,
+    nodes: list[HwNode],
+    node_cpusets: dict[int, int],
 ) -> int | None:
     bit = 1 << os_index
     in_nodeset = [n.os_index for n in nodes if nodeset is not None and nodeset >> n.os_index & 1]
@@ -357,7 +368,9 @@ def parse_hwloc_xml(data: bytes, source: str = "<hwloc-xml>") -> HwTopology:
     v3 = version.startswith("3")
     machines = [child for child in root if child.tag == "object"]
     if len(machines) != 1:
-        raise _fail(source, f"<topology> must hold exactly one root <object>, found {len(machines)}")
+        raise _fail(
+            source, f"<topology> must hold exactly one root <object>, found {len(machines)}"
+        )
     machine = machines[0]
     walk = _Walk(source=source, v3=v3)
     walk.info.update(_infos(machine))
@@ -369,7 +382,9 @@ def parse_hwloc_xml(data: bytes, source: str = "<hwloc-xml>") -> HwTopology:
     except RecursionError:
         raise _fail(source, "the object tree is nested too deeply") from None
     if not walk.pus:
-        raise _fail(source, "the topology has no PU objects", hint="export with the CPU objects kept")
+        raise _fail(
+            source, "the topology has no PU objects", hint="export with the CPU objects kept"
+        )
 
     nodes = sorted(
         (
@@ -383,7 +398,13 @@ def parse_hwloc_xml(data: bytes, source: str = "<hwloc-xml>") -> HwTopology:
     allowed_nodeset = _bitmap_attr(machine, "allowed_nodeset", source)
     if allowed_nodeset is not None:
         nodes = [
-            HwNode(n.os_index, n.memory_bytes, n.page_types, n.subtype, bool(allowed_nodeset >> n.os_index & 1))
+            HwNode(
+                n.os_index,
+                n.memory_bytes,
+                n.page_types,
+                n.subtype,
+                bool(allowed_nodeset >> n.os_index & 1),
+            )
             for n in nodes
         ]
     if not nodes:  # hwloc 2 always has one; be lenient with hand-made files
@@ -391,11 +412,13 @@ def parse_hwloc_xml(data: bytes, source: str = "<hwloc-xml>") -> HwTopology:
     node_cpusets = {os: cs or 0 for os, _, _, _, cs in walk.nodes}
     gp_of_node: dict[int, int] = {}
     for element in machine.iter("object"):
-        if element.get("type") == "NUMANode" and element.get("gp_index") and element.get("os_index"):
-            try:
+        if (
+            element.get("type") == "NUMANode"
+            and element.get("gp_index")
+            and element.get("os_index")
+        ):
+            with contextlib.suppress(ValueError):
                 gp_of_node[int(element.get("os_index", ""))] = int(element.get("gp_index", ""))
-            except ValueError:
-                pass
 
     machine_cpuset = _bitmap_attr(machine, "cpuset", source)
     allowed_cpuset = _bitmap_attr(machine, "allowed_cpuset", source)
@@ -423,7 +446,9 @@ def parse_hwloc_xml(data: bytes, source: str = "<hwloc-xml>") -> HwTopology:
         if loc_nodeset is not None:
             locality = tuple(n.os_index for n in nodes if loc_nodeset >> n.os_index & 1)
         elif loc_cpuset is not None:
-            locality = tuple(n.os_index for n in nodes if node_cpusets.get(n.os_index, 0) & loc_cpuset)
+            locality = tuple(
+                n.os_index for n in nodes if node_cpusets.get(n.os_index, 0) & loc_cpuset
+            )
         else:
             locality = ()
         function = _pci_function(element, parent, locality, v3, source)
@@ -445,7 +470,9 @@ def parse_hwloc_xml(data: bytes, source: str = "<hwloc-xml>") -> HwTopology:
         pci=tuple(pci),
         distances=_distances(root, nodes, gp_of_node, source),
         info=dict(walk.info),
-        caches=tuple(Cache(level, kind, size) for (level, kind), size in sorted(walk.caches.items())),
+        caches=tuple(
+            Cache(level, kind, size) for (level, kind), size in sorted(walk.caches.items())
+        ),
         page_sizes=tuple(page_sizes),
     )
 
@@ -455,4 +482,10 @@ def parse_hwloc_xml_file(path: str | Path) -> HwTopology:
     return parse_hwloc_xml(read_hwloc_xml_bytes(path), str(path))
 
 
-__all__ = ["MAX_XML_BYTES", "bits", "parse_hwloc_xml", "parse_hwloc_xml_file", "read_hwloc_xml_bytes"]
+__all__ = [
+    "MAX_XML_BYTES",
+    "bits",
+    "parse_hwloc_xml",
+    "parse_hwloc_xml_file",
+    "read_hwloc_xml_bytes",
+]

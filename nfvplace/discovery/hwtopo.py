@@ -111,6 +111,8 @@ class HwTopology:
     core_count: int
     pci: tuple[HwPciFunction, ...] = ()
     distances: tuple[tuple[int, ...], ...] | None = None  # rows/columns in `nodes` order
-    info: Mapping[str, str] = field(default_factory=dict)  # Machine infos + first Package's CPU infos
+    info: Mapping[str, str] = field(
+        default_factory=dict
+    )  # Machine infos + first Package's CPU infos
     caches: tuple[Cache, ...] = ()  # one per (level, kind), first seen
     page_sizes: tuple[int, ...] = ()  # bytes, from page_type or the PageSizes info

@@ -179,7 +179,9 @@ def probe_host(root: Path, *, run_commands: bool) -> HostProbe:
         out = _run(["ovs-vsctl", "--version"])
         if out:
             ovs = parse_ovs_version(out)
-            flag = _run(["ovs-vsctl", "--timeout=3", "get", "Open_vSwitch", ".", "dpdk_initialized"])
+            flag = _run(
+                ["ovs-vsctl", "--timeout=3", "get", "Open_vSwitch", ".", "dpdk_initialized"]
+            )
             dpdk = None if flag is None else flag.strip() == "true"
     return HostProbe(
         kvm=kvm,

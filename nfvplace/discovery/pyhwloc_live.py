@@ -86,5 +86,7 @@ def hwloc_counts(path: str | Path, timeout: float = DEFAULT_TIMEOUT) -> HwlocCou
         )
     except (ValueError, KeyError, TypeError) as exc:
         raise DiscoveryError(
-            errors.DISCOVERY_FAILED, f"unexpected output from the hwloc helper: {out[:200]!r}", file=str(path)
+            errors.DISCOVERY_FAILED,
+            f"unexpected output from the hwloc helper: {out[:200]!r}",
+            file=str(path),
         ) from exc

@@ -301,4 +301,3 @@ def read_net_devices(root: Path) -> tuple[NetDevice, ...]:
     except OSError:
         return ()
     return tuple(read_net_device(root, name) for name in names)
-

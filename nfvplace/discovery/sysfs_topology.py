@@ -26,7 +26,9 @@ def _hex_attr(path: Path) -> str | None:
     return text if re.fullmatch(r"[0-9a-f]{1,6}", text) else None
 
 
-def _pci_function(root: Path, address: str, locality: tuple[int, ...], netdevs: tuple[str, ...]) -> HwPciFunction:
+def _pci_function(
+    root: Path, address: str, locality: tuple[int, ...], netdevs: tuple[str, ...]
+) -> HwPciFunction:
     base = root / "sys/bus/pci/devices" / address
     klass = _hex_attr(base / "class") or "020000"
     vendor = (_hex_attr(base / "vendor") or "0000").zfill(4)
