@@ -2,6 +2,8 @@
 
     python -m nfvplace.discovery._pyhwloc_child live          -> the live topology as hwloc XML
     python -m nfvplace.discovery._pyhwloc_child counts FILE   -> JSON counts of an XML file
+    python -m nfvplace.discovery._pyhwloc_child counts-unguarded FILE  -> the same, distances kept
+        (only to show in tests that a crash of hwloc is contained)
 
 `pyhwloc_live` runs it and turns a crash (SIGSEGV in hwloc's loader) into a DiscoveryError.
 """
@@ -15,11 +17,15 @@ import sys
 def main(argv: list[str]) -> int:
     from pyhwloc.topology import Topology, TopologyFlags, TypeFilter
 
-    if not argv or argv[0] not in {"live", "counts"} or (argv[0] == "counts" and len(argv) != 2):
-        sys.stderr.write("usage: _pyhwloc_child live | counts FILE\n")
+    modes = {"live", "counts", "counts-unguarded"}
+    if not argv or argv[0] not in modes or (argv[0] != "live" and len(argv) != 2):
+        sys.stderr.write("usage: _pyhwloc_child live | counts FILE | counts-unguarded FILE\n")
         return 2
     if argv[0] == "live":
         topo = Topology.from_this_system()
+        topo.set_flags(TopologyFlags.INCLUDE_DISALLOWED)
+    elif argv[0] == "counts-unguarded":  # distances imported: shows the hwloc crash (tests only)
+        topo = Topology.from_xml_file(argv[1])
         topo.set_flags(TopologyFlags.INCLUDE_DISALLOWED)
     else:
         topo = Topology.from_xml_file(argv[1])
