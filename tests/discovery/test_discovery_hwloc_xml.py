@@ -129,9 +129,7 @@ def test_table_covers_every_corpus_file(corpus: Path) -> None:
 
 
 @pytest.mark.parametrize("name", sorted(CORPUS_TABLE))
-def test_corpus_file_gives_chd_with_readme_counts(
-    corpus: Path, name: str, tmp_path: Path
-) -> None:
+def test_corpus_file_gives_chd_with_readme_counts(corpus: Path, name: str, tmp_path: Path) -> None:
     expected = CORPUS_TABLE[name]
     chd = chd_from_hwloc_xml(corpus / name)
     cpus = chd.cpus
@@ -142,7 +140,10 @@ def test_corpus_file_gives_chd_with_readme_counts(
     assert len(cpus) == expected.pus
     assert len({c.id for c in cpus}) == expected.pus
     ports = {
-        port.pci_address: node.id for node in chd.numa_nodes for nic in node.nics for port in nic.ports
+        port.pci_address: node.id
+        for node in chd.numa_nodes
+        for nic in node.nics
+        for port in nic.ports
     }
     assert ports == expected.nics
     # siblings: every PU of a core lists the same siblings, itself included
@@ -188,7 +189,9 @@ def test_many_vfs_are_attached_to_their_physical_functions(corpus: Path) -> None
     assert vfs["0000:89:00.0"] == []
     assert sum(len(v) for v in vfs.values()) == 12
     # VFs are never ports
-    assert not any(address.endswith((".1", ".2")) and address.startswith("0000:0b") for address in vfs)
+    assert not any(
+        address.endswith((".1", ".2")) and address.startswith("0000:0b") for address in vfs
+    )
 
 
 def test_hugepage_pools_come_from_page_type(corpus: Path) -> None:

@@ -164,7 +164,9 @@ def test_cpuinfo_first_processor(tree: Path) -> None:
 
 
 def test_cpuinfo_arm() -> None:
-    info = parse_cpuinfo("processor\t: 0\nFeatures\t: fp asimd\nCPU implementer\t: 0x48\nCPU part\t: 0xd01\n")
+    info = parse_cpuinfo(
+        "processor\t: 0\nFeatures\t: fp asimd\nCPU implementer\t: 0x48\nCPU part\t: 0xd01\n"
+    )
     assert info.vendor == "ARM implementer 0x48"
     assert info.architecture == "aarch64"
     assert info.flags == ("fp", "asimd")
