@@ -108,4 +108,5 @@ def test_live_discovery_writes_a_valid_chd(tmp_path: Path) -> None:
     done = run("--id", "me", "-o", str(out), "--format", "json")
     assert done.returncode == 0, done.stderr
     chd = load(out)
-    assert isinstance(chd, ComputeHostDescriptor) and chd.id == "me"
+    assert isinstance(chd, ComputeHostDescriptor)
+    assert chd.id == "me"

@@ -156,7 +156,8 @@ def test_corpus_file_gives_chd_with_readme_counts(corpus: Path, name: str, tmp_p
     loaded = load(out)
     assert isinstance(loaded, ComputeHostDescriptor)
     assert loaded == chd
-    assert chd.provenance is not None and chd.provenance.source == "hwloc-xml"
+    assert chd.provenance is not None
+    assert chd.provenance.source == "hwloc-xml"
 
 
 def test_cgroup_restricted_file_keeps_disallowed_pus_ineligible(corpus: Path) -> None:

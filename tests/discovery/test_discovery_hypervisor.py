@@ -130,7 +130,8 @@ def test_capability_table(
 def test_ovs_dpdk_becomes_accelerated_vswitch() -> None:
     probe = HostProbe(kvm=True, qemu=(8, 0), libvirt=(9, 0), ovs=(3, 1, 0), ovs_dpdk=True)
     hypervisor, unknown, _ = hypervisor_from_probe(probe, ())
-    assert hypervisor is not None and hypervisor.vswitch is not None
+    assert hypervisor is not None
+    assert hypervisor.vswitch is not None
     assert hypervisor.vswitch.type == VSwitchType.ovs_dpdk
     assert hypervisor.vswitch.accelerated
     assert hypervisor.vswitch.version == "3.1.0"
@@ -150,7 +151,9 @@ def test_probe_fixture_root_runs_no_command(tmp_path: Path) -> None:
     (tmp_path / "sys/class").mkdir(parents=True)
     probe = probe_host(tmp_path, run_commands=False)
     assert probe.kvm
-    assert probe.qemu is None and probe.libvirt is None and probe.ovs is None
+    assert probe.qemu is None
+    assert probe.libvirt is None
+    assert probe.ovs is None
     assert probe.iommu is False  # /sys/class exists but shows no IOMMU unit
 
 

@@ -13,7 +13,8 @@ from nfvplace.models import dump
 def test_live_discovery_smoke(tmp_path: Path) -> None:
     chd = discover_live(host_id="this-host")
     assert chd.id == "this-host"
-    assert chd.provenance is not None and chd.provenance.source == "live"
+    assert chd.provenance is not None
+    assert chd.provenance.source == "live"
     assert "pyhwloc" in (chd.provenance.tool or "")  # hwloc ran (in its child process)
     cpus = chd.cpus
     assert len(cpus) == len({c.id for c in cpus}) >= 1
@@ -21,8 +22,11 @@ def test_live_discovery_smoke(tmp_path: Path) -> None:
     for cpu in cpus:
         assert cpu.id in cpu.siblings
     assert all(node.memory.total_mib > 0 for node in chd.numa_nodes if node.cpus)
-    assert chd.processor.vendor != "unknown" and chd.processor.flags
-    assert chd.kernel is not None and chd.kernel.version and chd.kernel.cmdline is not None
+    assert chd.processor.vendor != "unknown"
+    assert chd.processor.flags
+    assert chd.kernel is not None
+    assert chd.kernel.version
+    assert chd.kernel.cmdline is not None
     assert (chd.hypervisor is not None) == Path("/dev/kvm").exists()
     if chd.hypervisor is None:
         assert "hypervisor" in chd.provenance.unknown

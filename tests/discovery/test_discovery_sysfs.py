@@ -131,7 +131,8 @@ def test_pf_with_vfs_and_virtfn_links(tree: Path) -> None:
     assert pf.speed_mbps == 25000
     assert (pf.sriov_totalvfs, pf.sriov_numvfs) == (64, 2)
     assert pf.vfs == ("0000:18:02.0", "0000:18:02.1")
-    assert pf.numa_node == 1 and pf.physfn is None
+    assert pf.numa_node == 1
+    assert pf.physfn is None
     vf = devices["ens1f0v0"]
     assert vf.physfn == "0000:18:00.0"
     assert vf.speed_mbps is None  # -1: unknown, not zero
@@ -160,7 +161,8 @@ def test_cpuinfo_first_processor(tree: Path) -> None:
     assert info.vendor == "GenuineIntel"
     assert info.model == "Intel(R) Xeon(R) Gold 6248 CPU @ 2.50GHz"
     assert info.mhz == 3100.0
-    assert "vmx" in info.flags and "ept_1gb" in info.vmx_flags
+    assert "vmx" in info.flags
+    assert "ept_1gb" in info.vmx_flags
 
 
 def test_cpuinfo_arm() -> None:
@@ -235,7 +237,8 @@ def test_discover_live_on_fixture_tree(tree: Path, tmp_path: Path) -> None:
         ProcessorFeature.smt,
         ProcessorFeature.iommu,
     } <= set(chd.processor.features)
-    assert chd.kernel is not None and chd.kernel.version == "5.14.0-362.el9.x86_64"
+    assert chd.kernel is not None
+    assert chd.kernel.version == "5.14.0-362.el9.x86_64"
     assert chd.kernel.cmdline == CMDLINE
     assert chd.hypervisor is not None
     assert {
@@ -279,7 +282,8 @@ def test_no_kvm_means_no_hypervisor_and_says_so(tree: Path) -> None:
     (tree / "dev/kvm").unlink()
     chd = discover_live(sysfs_root=tree)
     assert chd.hypervisor is None
-    assert chd.provenance is not None and "hypervisor" in chd.provenance.unknown
+    assert chd.provenance is not None
+    assert "hypervisor" in chd.provenance.unknown
 
 
 def test_empty_root_is_a_clean_error(tmp_path: Path) -> None:
