@@ -27,7 +27,8 @@ def corpus() -> Path:
 
 def generator() -> ModuleType:
     spec = importlib.util.spec_from_file_location("generate_hosts", EXAMPLES / "generate_hosts.py")
-    assert spec is not None and spec.loader is not None
+    assert spec is not None
+    assert spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -49,7 +50,8 @@ def test_every_example_is_a_valid_realistic_chd(folder: str) -> None:
     assert len(hosts) >= (3 if folder == "hosts" else 8)
     for chd in hosts:
         assert isinstance(chd, ComputeHostDescriptor)
-        assert chd.hypervisor is not None and chd.hypervisor.capabilities
+        assert chd.hypervisor is not None
+        assert chd.hypervisor.capabilities
         assert chd.processor.flags
         assert any(not c.eligible for c in chd.cpus)
         assert any(c.state == CpuState.dedicated and c.owner for c in chd.cpus)
@@ -61,7 +63,8 @@ def test_every_example_is_a_valid_realistic_chd(folder: str) -> None:
             for port in node.ports:
                 assert port.speed_gbps > 0
                 if port.usage == PortUsage.sriov:
-                    assert port.vfs and any(vf.in_use for vf in port.vfs)
+                    assert port.vfs
+                    assert any(vf.in_use for vf in port.vfs)
         addresses = [
             a
             for node in chd.numa_nodes
