@@ -1,9 +1,11 @@
 """Child-process entry point that runs hwloc (through pyhwloc) where a crash cannot hurt us.
 
-    python -m nfvplace.discovery._pyhwloc_child live          -> the live topology as hwloc XML
-    python -m nfvplace.discovery._pyhwloc_child counts FILE   -> JSON counts of an XML file
-    python -m nfvplace.discovery._pyhwloc_child counts-unguarded FILE  -> the same, distances kept
+    python -I _pyhwloc_child.py live                    -> the live topology as hwloc XML
+    python -I _pyhwloc_child.py counts FILE             -> JSON counts of an XML file
+    python -I _pyhwloc_child.py counts-unguarded FILE   -> the same, distances kept
         (only to show in tests that a crash of hwloc is contained)
+
+It imports nothing from nfvplace, so it is run by path and starts fast.
 
 `pyhwloc_live` runs it and turns a crash (SIGSEGV in hwloc's loader) into a DiscoveryError.
 """

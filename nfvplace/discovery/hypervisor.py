@@ -13,7 +13,7 @@ import re
 import shutil
 import subprocess
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
@@ -121,7 +121,6 @@ class HostProbe:
     interrupt_remapping: bool | None = None
     ovs: Version | None = None
     ovs_dpdk: bool | None = None
-    notes: tuple[str, ...] = field(default_factory=tuple)
 
 
 def _read(path: Path) -> str | None:

@@ -2,7 +2,7 @@
 
 pyhwloc 3.0.1 bundles an hwloc 3.0 snapshot whose XML loader segfaults on `<distances2>` without a
 `name` (fixed upstream in hwloc 5d81df89d). A segfault cannot be caught in-process, so hwloc only ever
-runs in `python -m nfvplace.discovery._pyhwloc_child`, and for XML files with
+runs in a child process (`_pyhwloc_child.py`), and for XML files with
 `TopologyFlags.NO_DISTANCES` as well. A crash, a hang (timeout) or any failure becomes a
 `DiscoveryError` with the reason.
 """
@@ -19,7 +19,8 @@ from pathlib import Path
 from .. import errors
 from ..errors import DiscoveryError
 
-CHILD = "nfvplace.discovery._pyhwloc_child"
+# Run by path in isolated mode (-I): the child imports only pyhwloc, not nfvplace, so it starts fast.
+CHILD = Path(__file__).with_name("_pyhwloc_child.py")
 DEFAULT_TIMEOUT = 60.0
 
 
@@ -36,7 +37,7 @@ def _describe(returncode: int) -> str:
 def _run_child(args: list[str], source: str, timeout: float) -> str:
     try:
         done = subprocess.run(
-            [sys.executable, "-m", CHILD, *args],
+            [sys.executable, "-I", str(CHILD), *args],
             capture_output=True,
             text=True,
             timeout=timeout,
