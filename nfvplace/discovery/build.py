@@ -21,6 +21,10 @@ import re
 from collections import defaultdict
 from collections.abc import Iterable
 
+from pydantic import ValidationError
+
+from .. import errors
+from ..errors import DiscoveryError
 from ..models.chd import (
     CacheSizes,
     ComputeHostDescriptor,
@@ -132,6 +136,41 @@ def _place_vfs(
     return out
 
 
+def _vfs_by_absence(
+    net: list[HwPciFunction], known: set[str], notes: list[str]
+) -> list[HwPciFunction]:
+    """Functions with no OS device at all, next to a PF of their vendor with another device id.
+
+    A PF bound to its driver shows a network OS device; its VFs, unbound on the host, show none
+    and carry the vendor's VF device id. A function that is alone on its bus, or has the PF's own
+    device id (a second port without a driver), is not taken for a VF.
+    """
+    out: list[HwPciFunction] = []
+    for function in net:
+        if function.busid in known or function.osdevs:
+            continue
+        family = vendor_family(function.vendor_id)
+        pf = next(
+            (
+                other
+                for other in net
+                if other.netdevs
+                and other.busid not in known
+                and other.domain_bus == function.domain_bus
+                and vendor_family(other.vendor_id) == family
+                and other.device_id != function.device_id
+            ),
+            None,
+        )
+        if pf is not None:
+            out.append(function)
+            notes.append(
+                f"PCI {function.busid} ({function.vendor_id}:{function.device_id}) taken for a VF "
+                f"of {pf.busid}: no OS device, not in the VF table"
+            )
+    return out
+
+
 def _nics_by_node(
     topo: HwTopology,
     facts: HostFacts,
@@ -155,6 +194,7 @@ def _nics_by_node(
 
     net = [f for f in topo.pci if is_network_class(f.class_id)]
     vfs = [f for f in net if f.busid in sysfs_vfs or is_known_vf(f.vendor_id, f.device_id)]
+    vfs.extend(_vfs_by_absence(net, {f.busid for f in vfs}, notes))
     vf_ids = {f.busid for f in vfs}
     pfs = [f for f in net if f.busid not in vf_ids]
     vf_map = _place_vfs(pfs, vfs, sysfs_parent, notes)
@@ -299,7 +339,30 @@ def build_chd(
     source: str = "hwloc-xml",
     tool: str | None = None,
 ) -> ComputeHostDescriptor:
-    """The CHD of a topology; `facts` adds what a live host tells beyond hwloc."""
+    """The CHD of a topology; `facts` adds what a live host tells beyond hwloc.
+
+    Raises DiscoveryError if the values cannot make a valid CHD (e.g. an invalid host id).
+    """
+    try:
+        return _build(topo, host_id, facts, source=source, tool=tool)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}"
+            for err in exc.errors(include_url=False)[:5]
+        )
+        raise DiscoveryError(
+            errors.DISCOVERY_FAILED, f"the topology does not make a valid CHD: {problems}"
+        ) from exc
+
+
+def _build(
+    topo: HwTopology,
+    host_id: str,
+    facts: HostFacts | None = None,
+    *,
+    source: str = "hwloc-xml",
+    tool: str | None = None,
+) -> ComputeHostDescriptor:
     facts = facts or HostFacts()
     unknown: list[str] = list(facts.unknown)
     notes: list[str] = list(facts.notes)

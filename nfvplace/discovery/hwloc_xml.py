@@ -14,6 +14,7 @@ closest non-I/O ancestor), OS devices, caches, `<distances2>` NUMA latencies and
 from __future__ import annotations
 
 import contextlib
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -24,6 +25,8 @@ from ..errors import DiscoveryError, Issue
 from .hwtopo import Cache, HwNode, HwPciFunction, HwPu, HwTopology, bits, parse_bitmap
 
 MAX_XML_BYTES = 64 * 1024 * 1024
+_HEX4 = re.compile(r"^[0-9a-f]{4}$")
+_BUSID = re.compile(r"^[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$")
 IO_TYPES = frozenset({"Bridge", "PCIDev", "OSDev"})
 CACHE_TYPES = {
     "L1Cache": (1, "data"),
@@ -237,13 +240,14 @@ def _pci_function(
     pci_type = element.get("pci_type") or ""
     # "0200 [8086:1521] [1137:008b] 01": class, [vendor:device], [subvendor:subdevice], revision
     parts = pci_type.replace("[", " ").replace("]", " ").split()
-    if len(busid) != 12 or len(parts) < 2 or ":" not in parts[1]:
+    if not _BUSID.match(busid) or len(parts) < 2 or ":" not in parts[1]:
         return None
     try:
         class_id = int(parts[0], 16)
         vendor, device = (p.lower() for p in parts[1].split(":", 1))
-        int(vendor, 16), int(device, 16)
     except ValueError:
+        return None
+    if not (_HEX4.match(vendor) and _HEX4.match(device)):
         return None
     infos = _infos(element)
     netdevs: list[str] = []

@@ -358,3 +358,53 @@ def test_parse_bitmap(text: str | None, value: int | None) -> None:
 def test_parse_bitmap_rejects_garbage() -> None:
     with pytest.raises(ValueError, match="bad bitmap word"):
         parse_bitmap("ff")
+
+
+def _bus(functions: list[tuple[str, str, str | None]]) -> bytes:
+    """A one-node topology with network PCI functions (busid, vendor:device, netdev or None)."""
+    devices = b""
+    for busid, ids, netdev in functions:
+        osdev = f'<object type="OSDev" name="{netdev}" osdev_type="2"/>' if netdev else ""
+        devices += (
+            f'<object type="PCIDev" pci_busid="{busid}" pci_type="0200 [{ids}] [0000:0000] 01">'
+            f"{osdev}</object>"
+        ).encode()
+    return (
+        b'<topology version="2.0"><object type="Machine" cpuset="0x1" nodeset="0x1">'
+        b'<object type="NUMANode" os_index="0" cpuset="0x1" nodeset="0x1" local_memory="1073741824"/>'
+        b'<object type="PU" os_index="0" cpuset="0x1" nodeset="0x1"/>'
+        b'<object type="Bridge" gp_index="9" bridge_type="0-1" depth="0">'
+        + devices
+        + b"</object></object></topology>"
+    )
+
+
+@pytest.mark.parametrize(
+    ("functions", "expected"),
+    [
+        (  # unknown VF id, no OS device, next to its PF: a VF by absence (with a note)
+            [("0000:05:00.0", "abcd:1000", "eth0"), ("0000:05:00.1", "abcd:1001", None)],
+            {"0000:05:00.0": ["0000:05:00.1"]},
+        ),
+        (  # same device id as the PF: a second port without a driver, not a VF
+            [("0000:05:00.0", "abcd:1000", "eth0"), ("0000:05:00.1", "abcd:1000", None)],
+            {"0000:05:00.0": [], "0000:05:00.1": []},
+        ),
+        (  # alone on its bus: a port without a driver, not a VF
+            [("0000:05:00.0", "abcd:1000", "eth0"), ("0000:06:00.0", "abcd:1001", None)],
+            {"0000:05:00.0": [], "0000:06:00.0": []},
+        ),
+        (  # a table VF id is a VF even with an OS device
+            [("0000:05:00.0", "8086:1572", "eth0"), ("0000:05:02.0", "8086:154c", "eth9")],
+            {"0000:05:00.0": ["0000:05:02.0"]},
+        ),
+    ],
+)
+def test_vf_recognition(
+    functions: list[tuple[str, str, str | None]], expected: dict[str, list[str]]
+) -> None:
+    from nfvplace.discovery.build import build_chd
+
+    chd = build_chd(parse_hwloc_xml(_bus(functions)), "h")
+    ports = {p.pci_address: [vf.pci_address for vf in p.vfs] for p in chd.numa_nodes[0].ports}
+    assert ports == expected
