@@ -25,6 +25,7 @@ from ..errors import DiscoveryError, Issue
 from .hwtopo import Cache, HwNode, HwPciFunction, HwPu, HwTopology, bits, parse_bitmap
 
 MAX_XML_BYTES = 64 * 1024 * 1024
+MAX_OS_INDEX = 1 << 20  # PUs and NUMA nodes are indexed by bit position in hwloc bitmaps
 _HEX4 = re.compile(r"^[0-9a-f]{4}$")
 _BUSID = re.compile(r"^[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$")
 IO_TYPES = frozenset({"Bridge", "PCIDev", "OSDev"})
@@ -140,6 +141,12 @@ def _int_attr(element: etree._Element, name: str, source: str) -> int | None:
     if value < 0:
         raise _fail(
             source, f"attribute {name}={text!r} is negative", path=f"line {element.sourceline}"
+        )
+    if name == "os_index" and value > MAX_OS_INDEX:
+        raise _fail(
+            source,
+            f"os_index {value} of a {element.get('type')} object is beyond {MAX_OS_INDEX}",
+            path=f"line {element.sourceline}",
         )
     return value
 

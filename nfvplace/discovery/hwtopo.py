@@ -20,12 +20,15 @@ def parse_bitmap(text: str | None) -> int | None:
     """
     if text is None:
         return None
+    words = text.strip().split(",")
+    if len(words) > 1 << 15:  # 1M bits, as many as any machine has PUs
+        raise ValueError(f"bitmap of {len(words)} words is too large")
     value = 0
-    for word in text.strip().split(","):
+    for word in words:
         word = word.strip().lower() or "0x0"  # hwloc writes zero words as empty
         if word == "0xf...f":
             word = "0xffffffff"
-        if not word.startswith("0x"):
+        if not word.startswith("0x") or len(word) > 10:
             raise ValueError(f"bad bitmap word {word!r} in {text!r}")
         value = (value << 32) | int(word, 16)
     return value

@@ -294,6 +294,11 @@ EXTERNAL_ENTITY = b"""<?xml version="1.0"?>
             b'<object type="PU" os_index="0"/><object type="PU" os_index="0"/></object></topology>',
             "two PU objects",
         ),
+        (
+            b'<topology version="2.0"><object type="Machine">'
+            b'<object type="PU" os_index="999999999999"/></object></topology>',
+            "beyond",
+        ),
     ],
 )
 def test_malformed_xml_gives_clean_error(data: bytes, message: str) -> None:
