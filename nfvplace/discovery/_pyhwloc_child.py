@@ -1,8 +1,8 @@
 """Child-process entry point that runs hwloc (through pyhwloc) where a crash cannot hurt us.
 
-    python -I _pyhwloc_child.py live                    -> the live topology as hwloc XML
-    python -I _pyhwloc_child.py counts FILE             -> JSON counts of an XML file
-    python -I _pyhwloc_child.py counts-unguarded FILE   -> the same, distances kept
+    python -P _pyhwloc_child.py live                    -> the live topology as hwloc XML
+    python -P _pyhwloc_child.py counts FILE             -> JSON counts of an XML file
+    python -P _pyhwloc_child.py counts-unguarded FILE   -> the same, distances kept
         (only to show in tests that a crash of hwloc is contained)
 
 It imports nothing from nfvplace, so it is run by path and starts fast.

@@ -19,7 +19,7 @@ from pathlib import Path
 from .. import errors
 from ..errors import DiscoveryError
 
-# Run by path in isolated mode (-I): the child imports only pyhwloc, not nfvplace, so it starts fast.
+# Run by path with -P (its folder is not put on sys.path): it imports only pyhwloc, so it starts fast.
 CHILD = Path(__file__).with_name("_pyhwloc_child.py")
 DEFAULT_TIMEOUT = 60.0
 
@@ -37,7 +37,7 @@ def _describe(returncode: int) -> str:
 def _run_child(args: list[str], source: str, timeout: float) -> str:
     try:
         done = subprocess.run(
-            [sys.executable, "-I", str(CHILD), *args],
+            [sys.executable, "-P", str(CHILD), *args],
             capture_output=True,
             text=True,
             timeout=timeout,
