@@ -23,7 +23,7 @@ HERE = Path(__file__).resolve().parent
 HOSTS: dict[str, tuple[str, int]] = {
     "supermicro-x9drg-2s-e5-2650": ("32em64t-2n8c2t-pci-normalio.xml", 1),
     "supermicro-4029gp-2s-silver-4108": ("linux-32intel64-2p8co2t+8ve.xml", 2),
-    "hp-sl390s-2s-x5650": ("24em64t-2n6c2t-pci.xml", 3),
+    "hp-sl390s-2s-westmere": ("24em64t-2n6c2t-pci.xml", 3),
     "dell-r740-2s-gold-6230-snc2": ("memorysidecaches.xml", 4),
     "cisco-ucs-2s-manyvfs": ("16intel64-manyVFs.xml", 5),
 }
