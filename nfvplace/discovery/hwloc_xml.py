@@ -177,17 +177,20 @@ def _walk(
     walk: _Walk,
     package: int | None,
     core: int | None,
-    locality: tuple[int | None, int | None],
+    locality: etree._Element | None,
     parent_bridge: str,
 ) -> None:
     kind = element.get("type")
     source = walk.source
     if kind is None:
         raise _fail(source, "an <object> has no type attribute", path=f"line {element.sourceline}")
-    cpuset = _bitmap_attr(element, "cpuset", source)
-    nodeset = _bitmap_attr(element, "nodeset", source)
+    # Bitmaps are parsed only where used (PUs, NUMA nodes, and the locality of PCI devices).
+    cpuset = nodeset = None
+    if kind in ("PU", "NUMANode"):
+        cpuset = _bitmap_attr(element, "cpuset", source)
+        nodeset = _bitmap_attr(element, "nodeset", source)
     if kind not in IO_TYPES and kind != "NUMANode" and kind != "MemCache":
-        locality = (nodeset, cpuset)
+        locality = element
     os_index = _int_attr(element, "os_index", source)
     if kind == "Package":
         package = os_index if os_index is not None else len(walk.packages)
@@ -228,7 +231,14 @@ def _walk(
         if size:
             walk.caches.setdefault((level, cache_kind), size)
     elif kind == "PCIDev":
-        walk.pci.append((element, parent_bridge, locality[0], locality[1]))
+        walk.pci.append(
+            (
+                element,
+                parent_bridge,
+                None if locality is None else _bitmap_attr(locality, "nodeset", source),
+                None if locality is None else _bitmap_attr(locality, "cpuset", source),
+            )
+        )
     if kind == "Bridge":
         parent_bridge = element.get("gp_index") or element.get("bridge_pci") or parent_bridge
     for child in element:
@@ -345,18 +355,20 @@ def _distances(
 def _node_of_pu(
     os_index: int,
     nodeset: int | None,
-    cpuset: int | None,
     nodes: list[HwNode],
     node_cpusets: dict[int, int],
 ) -> int | None:
     bit = 1 << os_index
-    in_nodeset = [n.os_index for n in nodes if nodeset is not None and nodeset >> n.os_index & 1]
-    containing = [n.os_index for n in nodes if node_cpusets.get(n.os_index, 0) & bit]
-    options = [n for n in in_nodeset if n in containing] or containing or in_nodeset
+    containing = [n for n in nodes if node_cpusets.get(n.os_index, 0) & bit]
+    if nodeset is not None:
+        in_nodeset = [n for n in nodes if nodeset >> n.os_index & 1]
+        options = [n for n in in_nodeset if n in containing] or containing or in_nodeset
+    else:
+        options = containing
     if not options:
         return nodes[0].os_index if len(nodes) == 1 else None
-    plain = [n for n in options if next(x for x in nodes if x.os_index == n).subtype is None]
-    return (plain or options)[0]
+    plain = [n for n in options if n.subtype is None]
+    return (plain or options)[0].os_index
 
 
 def parse_hwloc_xml(data: bytes, source: str = "<hwloc-xml>") -> HwTopology:
@@ -389,7 +401,7 @@ def parse_hwloc_xml(data: bytes, source: str = "<hwloc-xml>") -> HwTopology:
         if child.tag == "info" and child.get("name") and child.get("value") is not None:
             walk.info.setdefault(str(child.get("name")), str(child.get("value")))
     try:
-        _walk(machine, walk, None, None, (None, None), "")
+        _walk(machine, walk, None, None, None, "")
     except RecursionError:
         raise _fail(source, "the object tree is nested too deeply") from None
     if not walk.pus:
@@ -436,7 +448,7 @@ def parse_hwloc_xml(data: bytes, source: str = "<hwloc-xml>") -> HwTopology:
     pus: list[HwPu] = []
     seen: set[int] = set()
     next_core = walk.core_count
-    for os_index, core, package, nodeset, cpuset in walk.pus:
+    for os_index, core, package, nodeset, _cpuset in walk.pus:
         if os_index in seen:
             raise _fail(source, f"two PU objects have os_index {os_index}")
         seen.add(os_index)
@@ -448,7 +460,7 @@ def parse_hwloc_xml(data: bytes, source: str = "<hwloc-xml>") -> HwTopology:
             allowed = False
         if machine_cpuset is not None and not machine_cpuset >> os_index & 1:
             allowed = False
-        node = _node_of_pu(os_index, nodeset, cpuset, nodes, node_cpusets)
+        node = _node_of_pu(os_index, nodeset, nodes, node_cpusets)
         pus.append(HwPu(os_index, core, package, node, allowed))
     pus.sort(key=lambda p: p.os_index)
 

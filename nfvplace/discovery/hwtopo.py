@@ -7,8 +7,11 @@ does I/O.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+
+_HEX = re.compile(r"[0-9a-f]*")
 
 
 def parse_bitmap(text: str | None) -> int | None:
@@ -23,15 +26,18 @@ def parse_bitmap(text: str | None) -> int | None:
     words = text.strip().split(",")
     if len(words) > 1 << 15:  # 1M bits, as many as any machine has PUs
         raise ValueError(f"bitmap of {len(words)} words is too large")
-    value = 0
+    digits: list[str] = []
     for word in words:
         word = word.strip().lower() or "0x0"  # hwloc writes zero words as empty
         if word == "0xf...f":
             word = "0xffffffff"
         if not word.startswith("0x") or len(word) > 10:
             raise ValueError(f"bad bitmap word {word!r} in {text!r}")
-        value = (value << 32) | int(word, 16)
-    return value
+        digits.append(word[2:].rjust(8, "0"))
+    joined = "".join(digits)
+    if _HEX.fullmatch(joined) is None:  # int() alone would accept "_" and signs
+        raise ValueError(f"bad bitmap {text!r}")
+    return int(joined, 16)
 
 
 def bits(mask: int) -> Iterator[int]:
