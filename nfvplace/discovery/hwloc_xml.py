@@ -22,7 +22,7 @@ from lxml import etree
 
 from .. import errors
 from ..errors import DiscoveryError, Issue
-from .hwtopo import Cache, HwNode, HwPciFunction, HwPu, HwTopology, bits, parse_bitmap
+from .hwtopo import Cache, HwNode, HwPciFunction, HwPu, HwTopology, parse_bitmap
 
 MAX_XML_BYTES = 64 * 1024 * 1024
 MAX_OS_INDEX = 1 << 20  # PUs and NUMA nodes are indexed by bit position in hwloc bitmaps
@@ -507,7 +507,6 @@ def parse_hwloc_xml_file(path: str | Path) -> HwTopology:
 
 __all__ = [
     "MAX_XML_BYTES",
-    "bits",
     "parse_hwloc_xml",
     "parse_hwloc_xml_file",
     "read_hwloc_xml_bytes",

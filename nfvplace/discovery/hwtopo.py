@@ -8,7 +8,7 @@ does I/O.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 _HEX = re.compile(r"[0-9a-f]*")
@@ -38,16 +38,6 @@ def parse_bitmap(text: str | None) -> int | None:
     if _HEX.fullmatch(joined) is None:  # int() alone would accept "_" and signs
         raise ValueError(f"bad bitmap {text!r}")
     return int(joined, 16)
-
-
-def bits(mask: int) -> Iterator[int]:
-    """Indexes of the set bits of a non-negative int, ascending."""
-    index = 0
-    while mask:
-        if mask & 1:
-            yield index
-        mask >>= 1
-        index += 1
 
 
 @dataclass(frozen=True, slots=True)
