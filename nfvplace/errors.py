@@ -69,3 +69,7 @@ class NfvplaceError(Exception):
 
 class DescriptorError(NfvplaceError):
     """A descriptor file that cannot be read, parsed or validated."""
+
+
+class DiscoveryError(NfvplaceError):
+    """Host discovery failed: an unreadable or malformed topology, or an unusable sysfs tree."""

@@ -23,10 +23,7 @@ def _root() -> None:
 
 def _register() -> None:
     # Imported for their side effect of adding commands to `app`.
-    from . import (
-        render,  # noqa: F401
-        schemas,  # noqa: F401
-    )
+    from . import discover, render, schemas  # noqa: F401
 
 
 def main() -> None:

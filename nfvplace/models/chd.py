@@ -7,7 +7,7 @@ clause 8.1 has a field here; `docs/descriptors/chd.md` documents them one by one
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Final, Literal
+from typing import Any, Final, Literal
 
 from pydantic import Field, model_validator
 
@@ -324,3 +324,9 @@ class ComputeHostDescriptor(Model):
     @property
     def cpus(self) -> tuple[Cpu, ...]:
         return tuple(cpu for node in self.numa_nodes for cpu in node.cpus)
+
+    def to_networkx(self) -> Any:
+        """The topology as a `networkx.Graph` (see `nfvplace.topology_graph`)."""
+        from ..topology_graph import chd_graph
+
+        return chd_graph(self)
