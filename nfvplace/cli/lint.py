@@ -46,11 +46,6 @@ def render_text(report: LintReport, console: Console) -> None:
                     highlight=False,
                     soft_wrap=True,
                 )
-        if result.dialect:
-            console.print(
-                f"{escape(result.file)}: [cyan]dialect[/cyan] {result.dialect} -> {result.kind}",
-                highlight=False,
-            )
     counts = report.counts
     style = "bold red" if report.exit_code else ("yellow" if counts[Severity.warning] else "green")
     console.print(f"[{style}]{escape(report.summary())}[/{style}]", highlight=False)

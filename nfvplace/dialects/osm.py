@@ -241,9 +241,11 @@ def _vdu(
                     "NUMA policy and page size need cpu-pinning-policy DEDICATED; ignored",
                 )
             )
-    interfaces, in_set = _interfaces(vdu, vdu_path, origins, notes, bool(out.get("cpu_sets")))
+    sets = out.get("cpu_sets") or []
+    interfaces, in_set = _interfaces(vdu, vdu_path, origins, notes, bool(sets), len(sets))
     if in_set:
         out["cpu_sets"][0]["interfaces"] = in_set
+        out["hypervisor"]["required_capability_sets"] = ["io_virtualization"]
     if interfaces:
         out["interfaces"] = interfaces
     return out
@@ -328,6 +330,7 @@ def _interfaces(
     origins: dict[PathKey, PathKey],
     notes: list[Note],
     has_sets: bool,
+    set_count: int = 1,
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     free: list[dict[str, Any]] = []
     in_set: list[dict[str, Any]] = []
@@ -352,13 +355,18 @@ def _interfaces(
             isinstance(bandwidth, int | float) and not isinstance(bandwidth, bool) and bandwidth > 0
         ):
             interface["bandwidth_gbps"] = f"{bandwidth}bps"
+        if mode != "vswitch" and "bandwidth_gbps" in interface:
+            # OSM gives the bandwidth the VIM must find a port or VF for: the port speed needed.
+            interface["speed_gbps"] = interface["bandwidth_gbps"]
         if mode != "vswitch" and has_sets:
-            notes.append(
-                Note(
-                    path,
-                    f"{mode} interface '{interface['name']}' placed on the node of the first NUMA node policy entry",
+            if set_count > 1:
+                notes.append(
+                    Note(
+                        path,
+                        f"{mode} interface '{interface['name']}' placed on the node of NUMA node "
+                        "policy entry 0 (OSM does not say which node)",
+                    )
                 )
-            )
             origins[("cpu_sets", 0, "interfaces", len(in_set))] = path
             in_set.append(interface)
         else:

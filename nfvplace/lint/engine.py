@@ -80,6 +80,7 @@ def _dialect_hits(conversion: Conversion, resolve: Resolver | None) -> list[Hit]
         doc_rules.DIALECT.hit(
             (),
             f"read as {conversion.dialect}; checked as {conversion.data.get('schema')}",
+            "",
         )
     ]
     out.extend(doc_rules.DIALECT_LOSS.hit(note.path, note.message) for note in conversion.notes)

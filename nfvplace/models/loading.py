@@ -356,7 +356,14 @@ def iter_descriptor_files(folder: Path) -> Iterator[Path]:
 def load_file(path: str | Path) -> Descriptor:
     """Load one descriptor file; VNF template members given as files are loaded too."""
     path = Path(path)
-    descriptor = parse_document(read_document(path))
+    document = read_document(path)
+    if kind_of(document.data) is None:
+        # A vendor dialect (OpenStack flavor, OSM/SOL006, OpenVIM, SOL001) is converted first.
+        from ..dialects import load_document
+
+        descriptor = load_document(document)
+    else:
+        descriptor = parse_document(document)
     if isinstance(descriptor, VnfTemplate):
         descriptor = _resolve_members(descriptor, path.parent, str(path))
     return descriptor
