@@ -135,7 +135,7 @@ def _check_pins(config: VmConfiguration) -> Iterator[Hit]:
             )
         set_ids.setdefault(cs.id, index)
         for vcpu, pu in cs.vcpu_pins.items():
-            path = ("cpu_sets", index, "vcpu_pins", vcpu)
+            path = ("cpu_sets", index, "vcpu_pins", str(vcpu))
             if vcpu in vcpu_set:
                 yield VCPU_TWICE.hit(
                     path, f"vCPU {vcpu} is pinned in cpu-sets {vcpu_set[vcpu]} and {cs.id}"
