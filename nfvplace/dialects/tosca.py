@@ -91,7 +91,10 @@ def convert(data: Mapping[str, Any]) -> Conversion:
             if page_kib:
                 cpu_set["hugepages"] = {"size": f"{page_kib}KiB", "count": mib * 1024 // page_kib}
             vm["cpu_sets"] = [cpu_set]
-            vm["hypervisor"] = {"required_capabilities": ["cpu_pinning", "numa_memory_pinning"]}
+            required = ["cpu_pinning", "numa_memory_pinning"]
+            if page_kib:
+                required.append("hugepage_numa_pinning")
+            vm["hypervisor"] = {"required_capabilities": required}
             origins[(*prefix, "cpu_sets")] = (*compute_path, "virtual_cpu", "virtual_cpu_pinning")
             origins[(*prefix, "cpu_sets", 0, "vcpus")] = (
                 *compute_path,

@@ -112,8 +112,12 @@ def check_document(document: SourceDocument, resolve: Resolver | None = None) ->
                 conversion = convert(data)
             except DialectError as exc:
                 hits = [
-                    doc_rules.DIALECT.hit((), f"read as {dialect}"),
-                    doc_rules.SCHEMA.hit(exc.path, f"cannot convert from {dialect}: {exc}"),
+                    doc_rules.DIALECT.hit((), f"read as {dialect}", ""),
+                    doc_rules.SCHEMA.hit(
+                        exc.path,
+                        f"cannot convert from {dialect}: {exc}",
+                        "fix the field, or write the descriptor in nfvplace/vmd/v1",
+                    ),
                 ]
             else:
                 hits = _dialect_hits(conversion, resolve)
