@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -388,8 +389,19 @@ def dump(model: BaseModel, fmt: str = "yaml") -> str:
     elif "schema" in data:
         data = {"schema": data.pop("schema"), **data}
     if fmt == "json":
-        return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
-    return yaml.safe_dump(_int_pin_keys(data), sort_keys=False, allow_unicode=True, width=100)
+        text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+        # We read JSON as YAML: escape what YAML refuses raw (controls) or folds (NEL, LS, PS).
+        return _YAML_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+    data = _int_pin_keys(data)
+    text = yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=100)
+    if yaml.safe_load(text) != data:  # e.g. U+0085 (NEL) is a line break to YAML: escape it all
+        text = yaml.safe_dump(data, sort_keys=False, allow_unicode=False, width=100)
+    return text
+
+
+_YAML_UNSAFE = re.compile(
+    "[^\x09\x0a\x0d\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]"
+)
 
 
 def _int_pin_keys(data: Any) -> Any:

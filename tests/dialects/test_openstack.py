@@ -49,7 +49,8 @@ def test_two_numa_nodes_with_explicit_cpus_and_memory() -> None:
     assert [cs.vcpus for cs in vm.cpu_sets] == [(0, 1, 2, 3), (4, 5)]
     assert [cs.memory_mib for cs in vm.cpu_sets] == [4096, 2048]
     assert vm.cpu_sets[0].howtogroup == ((0, 1), (2, 3))
-    assert vm.cpu_sets[1].hugepages is not None and vm.cpu_sets[1].hugepages.count == 1024
+    assert vm.cpu_sets[1].hugepages is not None
+    assert vm.cpu_sets[1].hugepages.count == 1024
     assert vm.cpu_thread_policy.value == "require"
     assert conversion.origins[("cpu_sets", 1, "vcpus")] == ("extra_specs", "hw:numa_cpus.1")
 

@@ -17,8 +17,10 @@ def test_example_vbras() -> None:
     vm = load_any(EXAMPLES / "openvim-vbras.yaml")
     assert isinstance(vm, VmDescriptor)
     (cpu_set,) = vm.cpu_sets
-    assert len(cpu_set.vcpus) == 16 and len(cpu_set.howtogroup) == 8
-    assert cpu_set.hugepages is not None and cpu_set.hugepages.count == 2
+    assert len(cpu_set.vcpus) == 16
+    assert len(cpu_set.howtogroup) == 8
+    assert cpu_set.hugepages is not None
+    assert cpu_set.hugepages.count == 2
     assert [(i.mode.value, i.bandwidth_gbps) for i in cpu_set.interfaces] == [("dedicated", 10)] * 4
     assert [i.name for i in vm.interfaces] == ["mgmt"]
 
@@ -53,11 +55,14 @@ def test_openmano_vnf_with_two_vnfcs() -> None:
     assert detect(data) == "openvim"
     template = VnfTemplate.model_validate(convert(data).data)
     a, b = (m.descriptor for m in template.members)
-    assert a is not None and b is not None
-    assert a.cpu_sets[0].vcpus == (0, 1) and a.cpu_sets[0].howtogroup == ()
+    assert a is not None
+    assert b is not None
+    assert a.cpu_sets[0].vcpus == (0, 1)
+    assert a.cpu_sets[0].howtogroup == ()
     assert a.cpu_sets[0].interfaces[0].mode.value == "sriov"
     assert [cs.vcpus for cs in b.cpu_sets] == [(0, 1), (2, 3)]
-    assert b.cpu_sets[1].thread_policy is not None and b.cpu_sets[1].thread_policy.value == "prefer"
+    assert b.cpu_sets[1].thread_policy is not None
+    assert b.cpu_sets[1].thread_policy.value == "prefer"
 
 
 def test_bad_dedicated_value() -> None:

@@ -18,7 +18,8 @@ def test_example_guest_epa() -> None:
     (cpu_set,) = vm.cpu_sets
     assert cpu_set.howtogroup == ((0, 1), (2, 3), (4, 5), (6, 7))
     assert cpu_set.memory_mib == 10240
-    assert cpu_set.hugepages is not None and cpu_set.hugepages.count == 10
+    assert cpu_set.hugepages is not None
+    assert cpu_set.hugepages.count == 10
     assert [(i.name, i.mode.value, i.speed_gbps) for i in cpu_set.interfaces] == [
         ("eth0", "sriov", 10)
     ]
@@ -67,9 +68,11 @@ def test_sol006_two_vdus_make_a_template() -> None:
     assert dp is not None
     assert [cs.vcpus for cs in dp.cpu_sets] == [(0, 1), (2, 3)]
     assert [cs.memory_mib for cs in dp.cpu_sets] == [4096, 4096]
-    assert dp.cpu_sets[0].hugepages is not None and dp.cpu_sets[0].hugepages.size_kib == 2048
+    assert dp.cpu_sets[0].hugepages is not None
+    assert dp.cpu_sets[0].hugepages.size_kib == 2048
     ctl = template.members[1].descriptor
-    assert ctl is not None and (ctl.vcpus, ctl.memory_mib, ctl.cpu_sets) == (2, 2048, ())
+    assert ctl is not None
+    assert (ctl.vcpus, ctl.memory_mib, ctl.cpu_sets) == (2, 2048, ())
     assert template.vendor == "ACME"
 
 

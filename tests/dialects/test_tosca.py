@@ -18,7 +18,8 @@ def test_example_sol001() -> None:
     (cpu_set,) = vm.cpu_sets
     assert cpu_set.vcpus == tuple(range(8))
     assert cpu_set.memory_mib == 16384
-    assert cpu_set.hugepages is not None and cpu_set.hugepages.count == 16
+    assert cpu_set.hugepages is not None
+    assert cpu_set.hugepages.count == 16
 
 
 def test_two_vdus_and_dynamic_pinning(tmp_path: Path) -> None:

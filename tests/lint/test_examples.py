@@ -57,7 +57,8 @@ def test_vran_du_is_realtime_on_whole_cores() -> None:
     (cpu_set,) = du.cpu_sets
     assert set(du.realtime_vcpus) == set(cpu_set.single_vcpus)  # RT vCPUs are unpaired: whole cores
     assert cpu_set.paired_vcpus == {0, 1}  # the housekeeping pair
-    assert cpu_set.hugepages is not None and cpu_set.hugepages.size_kib == 1024 * 1024
+    assert cpu_set.hugepages is not None
+    assert cpu_set.hugepages.size_kib == 1024 * 1024
     assert {i.mode.value for i in cpu_set.interfaces} == {"sriov"}
     assert du.emulator_threads.value == "isolate"
 
