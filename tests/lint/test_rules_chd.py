@@ -46,7 +46,19 @@ def chd(
     )
 
 
+TWO_NODES = (
+    "schema: nfvplace/chd/v1\nid: h\nprocessor: {vendor: V, model: M}\nnuma_nodes:\n"
+    "  - id: 0\n    cpus: [{id: 0, core: 0, siblings: [0]}]\n    memory: {total_mib: 1024}\n"
+    "  - id: 1\n    cpus: [{id: 1, core: CORE, siblings: [1]}] #<\n    memory: {total_mib: 1024}\n"
+)
+
 CASES = [
+    Case(
+        "NFV413",
+        "numa_nodes[1].cpus[0].core",
+        TWO_NODES.replace("CORE", "0"),
+        TWO_NODES.replace("CORE", "1").replace(" #<", ""),
+    ),
     Case(
         "NFV401",
         "numa_nodes[0].cpus[3].id",
@@ -421,15 +433,3 @@ CASES = [
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
 def test_rule(case: Case) -> None:
     check(case)
-
-
-def test_core_on_two_nodes() -> None:
-    from .cases import findings
-
-    text = (
-        "schema: nfvplace/chd/v1\nid: h\nprocessor: {vendor: V, model: M}\nnuma_nodes:\n"
-        "  - id: 0\n    cpus: [{id: 0, core: 0, siblings: [0]}]\n    memory: {total_mib: 1024}\n"
-        "  - id: 1\n    cpus: [{id: 1, core: 0, siblings: [1]}]\n    memory: {total_mib: 1024}\n"
-    )
-    hits = [f for f in findings(text) if f.rule == "NFV413"]
-    assert [(f.path, f.line) for f in hits] == [("numa_nodes[1].cpus[0].core", 9)]

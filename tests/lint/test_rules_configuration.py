@@ -19,6 +19,12 @@ GOOD = conf("cpu_sets:\n" + SET0 + SET1)
 
 CASES = [
     Case(
+        "NFV813",
+        "cpu_sets",
+        conf("cpu_sets: #<\n" + SET0 + SET1.replace("{2: 3, 3: 43}", "{2: 3, 7: 43}")),
+        GOOD,
+    ),
+    Case(
         "NFV801",
         "cpu_sets[1].vcpu_pins.3",
         conf("cpu_sets:\n" + SET0 + SET1.replace("{2: 3, 3: 43}", "\n      2: 3\n      3: 42 #<")),

@@ -91,6 +91,19 @@ CASES = [
         VM + "vcpus: 2\nmemory_mib: 512\nvariants:\n"
         "  - {name: a, match: {hypervisor_type: xen}, memory_mib: 1024}\n",
     ),
+    Case(
+        "NFV905",
+        "variants[0]",
+        VM
+        + PINNED
+        + "cpu_sets:\n  - {id: 0, vcpus: [0], memory_mib: 1024}\nvariants:\n"
+        + "  - name: none #<\n    match: {hypervisor_type: xen}\n    cpu_sets: []\n",
+        VM
+        + PINNED
+        + "cpu_sets:\n  - {id: 0, vcpus: [0], memory_mib: 1024}\nvariants:\n"
+        + "  - name: none\n    match: {hypervisor_type: xen}\n    cpu_sets: []\n    vcpus: 1\n"
+        + "    memory_mib: 512\n",
+    ),
     # A variant's own cpu-sets are checked with the variant applied, and reported under it.
     Case(
         "NFV101",

@@ -95,6 +95,14 @@ REALTIME_UNKNOWN = Rule(
     "list only pinned vCPU ids in realtime_vcpus",
 )
 
+VCPU_IDS_GAP = Rule(
+    "NFV813",
+    Severity.error,
+    FAMILY,
+    "The pinned vCPU ids are not within 0..N-1, N being the pinned plus shared vCPUs",
+    "number the vCPUs as in the VM Descriptor, 0..N-1",
+)
+
 RULES = (
     PU_PINNED_TWICE,
     VCPU_TWICE,
@@ -108,6 +116,7 @@ RULES = (
     CPU_SET_DUPLICATE,
     PASSTHROUGH_NO_ADDRESS,
     REALTIME_UNKNOWN,
+    VCPU_IDS_GAP,
 )
 
 
@@ -160,6 +169,13 @@ def _check_pins(config: VmConfiguration) -> Iterator[Hit]:
     known = set(vcpu_set)
     shared = config.shared.vcpus if config.shared else 0
     total = len(known) + shared
+    outside = sorted(v for v in known if v >= total)
+    if outside:
+        yield VCPU_IDS_GAP.hit(
+            ("cpu_sets",),
+            f"vCPU id(s) {outside[:8]} are pinned, but the VM has {total} vCPUs "
+            f"({len(known)} pinned + {shared} shared): ids must be 0..{total - 1}",
+        )
     for pos, vcpu in enumerate(config.realtime_vcpus):
         if vcpu in known:
             continue
