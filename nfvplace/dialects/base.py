@@ -69,6 +69,18 @@ def parse_int(value: Any, what: str, path: PathKey) -> int:
     raise DialectError(f"{what} must be a whole number, got {value!r}", path)
 
 
+MAX_COUNT = 4096
+"""Largest vCPU, node or thread count a dialect may ask for (guards against absurd inputs)."""
+
+
+def parse_count(value: Any, what: str, path: PathKey, limit: int = MAX_COUNT) -> int:
+    """A whole number between 0 and `limit`, or a DialectError naming the field."""
+    number = parse_int(value, what, path)
+    if not 0 <= number <= limit:
+        raise DialectError(f"{what} must be between 0 and {limit}, got {number}", path)
+    return number
+
+
 def parse_cpu_list(text: Any, what: str, path: PathKey) -> list[int]:
     """`"0-3,6,^2"` -> `[0, 1, 3, 6]`, the syntax of Nova's `hw:numa_cpus.N` and Linux cpulists."""
     if isinstance(text, int) and not isinstance(text, bool):

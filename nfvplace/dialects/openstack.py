@@ -18,6 +18,7 @@ from .base import (
     Note,
     identifier,
     page_size_kib,
+    parse_count,
     parse_cpu_list,
     parse_int,
 )
@@ -81,7 +82,7 @@ def convert(data: Mapping[str, Any]) -> Conversion:
     def at(name: str) -> PathKey:
         return (*spec_path, name) if isinstance(flavor.get(key or ""), Mapping) else spec_path
 
-    vcpus = parse_int(flavor.get("vcpus"), "vcpus", (*base, "vcpus"))
+    vcpus = parse_count(flavor.get("vcpus"), "vcpus", (*base, "vcpus"))
     ram = parse_int(flavor.get("ram"), "ram (MiB)", (*base, "ram"))
     if vcpus <= 0:
         raise DialectError(f"vcpus must be positive, got {vcpus}", (*base, "vcpus"))
@@ -163,7 +164,7 @@ def _cpu_sets(
     origins: dict[PathKey, PathKey],
     notes: list[Note],
 ) -> dict[str, Any]:
-    nodes = parse_int(specs.get("hw:numa_nodes", "1"), "hw:numa_nodes", at("hw:numa_nodes"))
+    nodes = parse_count(specs.get("hw:numa_nodes", "1"), "hw:numa_nodes", at("hw:numa_nodes"))
     if nodes <= 0 or nodes > vcpus:
         raise DialectError(
             f"hw:numa_nodes must be between 1 and vcpus ({vcpus}), got {nodes}", at("hw:numa_nodes")

@@ -12,7 +12,16 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..models.loading import PathKey
-from .base import Conversion, DialectError, Note, as_list, as_mapping, identifier, parse_int
+from .base import (
+    Conversion,
+    DialectError,
+    Note,
+    as_list,
+    as_mapping,
+    identifier,
+    parse_count,
+    parse_int,
+)
 
 NAME = "openvim"
 
@@ -102,11 +111,11 @@ def _vm(
         numa_path = (*numas_path, index)
         if not isinstance(numa, Mapping):
             raise DialectError("a 'numas' entry must be a mapping", numa_path)
-        pairs_n = parse_int(
+        pairs_n = parse_count(
             numa.get("paired-threads", 0), "paired-threads", (*numa_path, "paired-threads")
         )
-        cores = parse_int(numa.get("cores", 0), "cores", (*numa_path, "cores"))
-        threads = parse_int(numa.get("threads", 0), "threads", (*numa_path, "threads"))
+        cores = parse_count(numa.get("cores", 0), "cores", (*numa_path, "cores"))
+        threads = parse_count(numa.get("threads", 0), "threads", (*numa_path, "threads"))
         ids_given = numa.get("paired-threads-id")
         pairs: list[list[int]] = []
         if isinstance(ids_given, list):

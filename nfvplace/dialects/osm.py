@@ -20,6 +20,7 @@ from .base import (
     as_mapping,
     identifier,
     page_size_kib,
+    parse_count,
     parse_int,
 )
 
@@ -131,7 +132,7 @@ def _epa(
     flavor = vdu.get("vm-flavor")
     if isinstance(flavor, Mapping):
         if "vcpu-count" in flavor:
-            vcpus = parse_int(
+            vcpus = parse_count(
                 flavor["vcpu-count"], "vcpu-count", (*vdu_path, "vm-flavor", "vcpu-count")
             )
             sizes["vcpus"] = (*vdu_path, "vm-flavor", "vcpu-count")
@@ -146,7 +147,7 @@ def _epa(
         cpu = as_mapping(desc.get("virtual-cpu"))
         mem = as_mapping(desc.get("virtual-memory"))
         if "num-virtual-cpu" in cpu:
-            vcpus = parse_int(
+            vcpus = parse_count(
                 cpu["num-virtual-cpu"],
                 "num-virtual-cpu",
                 (*desc_path, "virtual-cpu", "num-virtual-cpu"),
@@ -260,7 +261,7 @@ def _cpu_sets(
     origins: dict[PathKey, PathKey],
 ) -> list[dict[str, Any]]:
     nodes = [n for n in as_list(numa.get("node")) if isinstance(n, Mapping)]
-    count = parse_int(numa.get("node-cnt", len(nodes) or 1), "node-cnt", (*numa_path, "node-cnt"))
+    count = parse_count(numa.get("node-cnt", len(nodes) or 1), "node-cnt", (*numa_path, "node-cnt"))
     if count <= 0 or count > vcpus:
         raise DialectError(
             f"node-cnt must be between 1 and the vCPU count {vcpus}, got {count}",
@@ -289,15 +290,15 @@ def _cpu_sets(
             if "num-paired-threads" in paired or "num-cores" in node or "num-threads" in node:
                 share = (
                     2
-                    * parse_int(
+                    * parse_count(
                         paired.get("num-paired-threads", 0), "num-paired-threads", node_path
                     )
-                    + parse_int(node.get("num-cores", 0), "num-cores", node_path)
-                    + parse_int(node.get("num-threads", 0), "num-threads", node_path)
+                    + parse_count(node.get("num-cores", 0), "num-cores", node_path)
+                    + parse_count(node.get("num-threads", 0), "num-threads", node_path)
                 )
             ids = list(range(next_vcpu, next_vcpu + share))
         if not pairs and "num-paired-threads" in paired:
-            n_pairs = parse_int(paired["num-paired-threads"], "num-paired-threads", node_path)
+            n_pairs = parse_count(paired["num-paired-threads"], "num-paired-threads", node_path)
             pairs = [ids[2 * i : 2 * i + 2] for i in range(min(n_pairs, len(ids) // 2))]
         next_vcpu = max([next_vcpu, *(v + 1 for v in ids)])
         mem = parse_int(

@@ -12,7 +12,15 @@ from typing import Any
 
 from ..models.loading import PathKey
 from ..models.units import QuantityError, parse_memory_kib
-from .base import Conversion, DialectError, Note, as_mapping, identifier, page_size_kib, parse_int
+from .base import (
+    Conversion,
+    DialectError,
+    Note,
+    as_mapping,
+    identifier,
+    page_size_kib,
+    parse_count,
+)
 
 NAME = "sol001-tosca"
 COMPUTE_TYPE = "tosca.nodes.nfv.Vdu.Compute"
@@ -63,7 +71,7 @@ def convert(data: Mapping[str, Any]) -> Conversion:
                 "the VDU gives no virtual_cpu.num_virtual_cpu or virtual_memory.virtual_mem_size",
                 compute_path,
             )
-        vcpus = parse_int(
+        vcpus = parse_count(
             cpu["num_virtual_cpu"],
             "num_virtual_cpu",
             (*compute_path, "virtual_cpu", "num_virtual_cpu"),

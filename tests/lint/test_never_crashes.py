@@ -140,3 +140,22 @@ def test_no_traceback_from_the_command(tmp_path: Path) -> None:
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert "Traceback" not in proc.stdout + proc.stderr
     assert "7 files checked" in proc.stdout
+
+
+def test_huge_counts_are_not_materialised() -> None:
+    big = 10**12
+    vm = f"schema: nfvplace/vmd/v1\nname: x\nvcpus: {big}\nmemory_mib: 1\nrealtime_vcpus: [{big}]\n"
+    assert "NFV106" in {f.rule for f in lint_text(vm, "vm.yaml").findings}
+    gap = (
+        "schema: nfvplace/vmd/v1\nname: x\nhypervisor: {required_capabilities: [cpu_pinning]}\n"
+        f"cpu_sets: [{{id: 0, vcpus: [0, {big}], memory_mib: 1}}]\n"
+    )
+    (finding,) = [f for f in lint_text(gap, "gap.yaml").findings if f.rule == "NFV104"]
+    assert "missing [1]" in finding.message
+    for dialect in (
+        f"flavor: {{vcpus: {big}, ram: 1, extra_specs: {{hw:cpu_policy: dedicated}}}}\n",
+        f"numas: [{{paired-threads: {big}}}]\n",
+        f"vdu: [{{id: a, vm-flavor: {{vcpu-count: {big}, memory-mb: 1}}, guest-epa: {{cpu-pinning-policy: DEDICATED}}}}]\n",
+    ):
+        findings = lint_text(dialect, "d.yaml").findings
+        assert any("must be between 0 and 4096" in f.message for f in findings), findings
