@@ -79,8 +79,8 @@ FREE_WITH_OWNER = Rule(
     "NFV409",
     Severity.warning,
     FAMILY,
-    "A free PU carries an owner or sharing ratios",
-    "remove owner/ratios from free PUs, or set the state they describe",
+    "A free PU names an owner or has a usage ratio above 0",
+    "remove the owner and usage of a free PU, or set the state they describe",
     CLAUSE,
 )
 INELIGIBLE_IN_USE = Rule(
@@ -245,11 +245,11 @@ def _check_states(host: ComputeHostDescriptor) -> Iterator[Hit]:
                 yield USAGE_RATIO_RANGE.hit(
                     (*path, "usage_ratio"), f"{label} has usage_ratio {cpu.usage_ratio:g} (> 1)"
                 )
-            if cpu.state is CpuState.free and (
-                cpu.owner or cpu.oversubscription_ratio is not None or cpu.usage_ratio is not None
-            ):
+            # A free PU may carry the oversubscription ratio it would be shared at.
+            if cpu.state is CpuState.free and (cpu.owner or (cpu.usage_ratio or 0) > 0):
                 yield FREE_WITH_OWNER.hit(
-                    path, f"{label} is free but carries an owner or sharing ratios"
+                    path,
+                    f"{label} is free but has owner '{cpu.owner}' and usage {cpu.usage_ratio or 0:g}",
                 )
             if not cpu.eligible and cpu.state is not CpuState.free:
                 yield INELIGIBLE_IN_USE.hit(
