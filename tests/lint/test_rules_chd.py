@@ -198,6 +198,29 @@ CASES = [
         ),
     ),
     Case(
+        "NFV416",
+        "hypervisor.vswitch.pmd_cpus[1]",
+        chd(
+            head="hypervisor:\n  type: kvm\n  vswitch:\n    type: ovs_dpdk\n    pmd_cpus:\n      - 0\n      - 9 #<\n",
+            cpus=GOOD_CPUS.replace("siblings: [0, 2]}", "siblings: [0, 2], eligible: false}"),
+        ),
+        chd(
+            head="hypervisor: {type: kvm, vswitch: {type: ovs_dpdk, pmd_cpus: [0, 2]}}\n",
+            cpus=GOOD_CPUS.replace("siblings: [0, 2]}", "siblings: [0, 2], eligible: false}"),
+        ),
+    ),
+    Case(
+        "NFV417",
+        "hypervisor.vswitch.pmd_cpus[0]",
+        chd(
+            head="hypervisor:\n  type: kvm\n  vswitch:\n    type: ovs_dpdk\n    pmd_cpus:\n      - 1 #<\n"
+        ),
+        chd(
+            head="hypervisor: {type: kvm, vswitch: {type: ovs_dpdk, pmd_cpus: [1, 3]}}\n",
+            cpus=GOOD_CPUS.replace("siblings: [1, 3]}", "siblings: [1, 3], eligible: false}"),
+        ),
+    ),
+    Case(
         "NFV210",
         "numa_nodes[0].memory.hugepages[0].used",
         chd(

@@ -192,6 +192,27 @@ CASES = [
         vmd("realtime_vcpus: [1]\ncpu_sets:\n  - {id: 0, vcpus: [0, 1], memory_mib: 1024}\n"),
     ),
     Case(
+        "NFV116",
+        "cpu_sets[0].howtogroup[1]",
+        vmd(
+            "realtime_vcpus: [2, 3]\ncpu_sets:\n  - id: 0\n    vcpus: [0, 1, 2, 3]\n"
+            "    howtogroup:\n      - [0, 1]\n      - [2, 3] #<\n    memory_mib: 1024\n"
+        ),
+        vmd(
+            "realtime_vcpus: [2, 3]\ncpu_sets:\n  - id: 0\n    vcpus: [0, 1, 2, 3]\n"
+            "    howtogroup: [[0, 1]]\n    memory_mib: 1024\n"
+        ),
+    ),
+    Case(
+        "NFV117",
+        "cpu_thread_policy",
+        vmd(
+            "cpu_thread_policy: prefer #<\nrealtime_vcpus: [1]\n"
+            "cpu_sets:\n  - {id: 0, vcpus: [0, 1], memory_mib: 1024}\n"
+        ),
+        vmd("realtime_vcpus: [1]\ncpu_sets:\n  - {id: 0, vcpus: [0, 1], memory_mib: 1024}\n"),
+    ),
+    Case(
         "NFV201",
         "cpu_sets[0].hugepages",
         vmd(

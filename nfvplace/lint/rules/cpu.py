@@ -131,6 +131,23 @@ REALTIME_ALL = Rule(
     CLAUSE,
 )
 
+REALTIME_PAIRED = Rule(
+    "NFV116",
+    Severity.info,
+    FAMILY,
+    "A realtime vCPU shares its core with another vCPU (howtogroup pair)",
+    "leave realtime vCPUs unpaired so that each gets a whole isolated core (seeds 000, 001)",
+    CLAUSE,
+)
+REALTIME_SIBLING_SHARED = Rule(
+    "NFV117",
+    Severity.warning,
+    FAMILY,
+    "An unpaired realtime vCPU's core may be shared with other VMs (thread policy 'prefer')",
+    "use thread policy 'isolate' for cpu-sets holding realtime vCPUs",
+    CLAUSE,
+)
+
 RULES = (
     VCPU_DUPLICATE,
     PAIR_OUTSIDE_SET,
@@ -147,6 +164,8 @@ RULES = (
     BANDWIDTH_DUPLICATE,
     EMULATOR_SHARED,
     REALTIME_ALL,
+    REALTIME_PAIRED,
+    REALTIME_SIBLING_SHARED,
 )
 
 
@@ -269,6 +288,25 @@ def _check_realtime(vm: VmDescriptor) -> Iterator[Hit]:
             ("realtime_vcpus",),
             f"{len(vm.realtime_vcpus)} realtime vCPU(s) but cpu_oversubscription is true",
         )
+    realtime = set(vm.realtime_vcpus)
+    for index, cs in enumerate(vm.cpu_sets):
+        for p, pair in enumerate(cs.howtogroup):
+            if realtime & set(pair):
+                yield REALTIME_PAIRED.hit(
+                    ("cpu_sets", index, "howtogroup", p),
+                    f"realtime vCPU(s) {sorted(realtime & set(pair))} share a core in pair "
+                    f"{list(pair)}",
+                )
+        policy = cs.thread_policy or vm.cpu_thread_policy
+        single = sorted(realtime & set(cs.single_vcpus))
+        if single and policy is ThreadPolicy.prefer:
+            yield REALTIME_SIBLING_SHARED.hit(
+                ("cpu_sets", index, "thread_policy")
+                if cs.thread_policy
+                else ("cpu_thread_policy",),
+                f"realtime vCPU(s) {single} of cpu-set {cs.id} are unpaired under thread policy "
+                "'prefer': their core's other thread may go to another VM",
+            )
     if ids and len(ids) == len({v for v in vm.realtime_vcpus if v in ids}):
         yield REALTIME_ALL.hit(
             ("realtime_vcpus",), f"all {len(ids)} vCPUs are realtime; none is left for housekeeping"

@@ -132,6 +132,23 @@ SHARED_WITH_OWNER = Rule(
     CLAUSE,
 )
 
+PMD_UNKNOWN = Rule(
+    "NFV416",
+    Severity.error,
+    FAMILY,
+    "The vSwitch's poll-mode PUs name a PU the host does not list",
+    "list PUs of the host in hypervisor.vswitch.pmd_cpus",
+    "8.1.1.3",
+)
+PMD_ELIGIBLE = Rule(
+    "NFV417",
+    Severity.warning,
+    FAMILY,
+    "A PU running the vSwitch's poll-mode threads is eligible for VMs",
+    "mark PMD PUs 'eligible: false' so that no VM is pinned on a busy-polling core",
+    "8.1.1.3",
+)
+
 RULES = (
     PU_DUPLICATE,
     SIBLINGS_OMIT_SELF,
@@ -148,6 +165,8 @@ RULES = (
     CORE_ACROSS_NODES,
     INTERCONNECT_OVERUSED,
     SHARED_WITH_OWNER,
+    PMD_UNKNOWN,
+    PMD_ELIGIBLE,
 )
 
 
@@ -155,6 +174,7 @@ def check_chd(host: ComputeHostDescriptor) -> Iterator[Hit]:
     yield from _check_ids_and_siblings(host)
     yield from _check_states(host)
     yield from _check_nodes(host)
+    yield from _check_pmd(host)
 
 
 def _check_ids_and_siblings(host: ComputeHostDescriptor) -> Iterator[Hit]:
@@ -256,6 +276,20 @@ def _check_states(host: ComputeHostDescriptor) -> Iterator[Hit]:
                     (*path, "state"),
                     f"{label} is not eligible for VMs but is marked {cpu.state.value}",
                 )
+
+
+def _check_pmd(host: ComputeHostDescriptor) -> Iterator[Hit]:
+    vswitch = host.hypervisor.vswitch if host.hypervisor else None
+    if vswitch is None:
+        return
+    cpus = {cpu.id: cpu for cpu in host.cpus}
+    for pos, pu in enumerate(vswitch.pmd_cpus):
+        path = ("hypervisor", "vswitch", "pmd_cpus", pos)
+        cpu = cpus.get(pu)
+        if cpu is None:
+            yield PMD_UNKNOWN.hit(path, f"PMD PU {pu} is not a PU of the host")
+        elif cpu.eligible:
+            yield PMD_ELIGIBLE.hit(path, f"PMD PU {pu} is eligible for VMs")
 
 
 def _check_nodes(host: ComputeHostDescriptor) -> Iterator[Hit]:
