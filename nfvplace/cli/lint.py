@@ -15,7 +15,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from .. import __version__
-from ..lint import LintReport, Severity, lint_paths, to_json, to_sarif
+from ..lint import LintReport, Severity, lint_paths, lint_text, to_json, to_sarif
 from . import app
 
 STYLE = {Severity.error: "bold red", Severity.warning: "yellow", Severity.info: "cyan"}
@@ -55,7 +55,9 @@ def render_text(report: LintReport, console: Console) -> None:
 def lint_command(
     paths: Annotated[
         list[Path],
-        typer.Argument(help="Descriptor files or folders (every .yaml/.yml/.json below them)"),
+        typer.Argument(
+            help="Descriptor files or folders (every .yaml/.yml/.json below them); - for stdin"
+        ),
     ],
     output_format: Annotated[
         OutputFormat,
@@ -65,7 +67,13 @@ def lint_command(
 ) -> None:
     """Validate descriptors: schema and semantic rules, each finding with a rule id and a fix."""
     try:
-        report = lint_paths(paths)
+        results = []
+        for path in paths:
+            if str(path) == "-":
+                results.append(lint_text(sys.stdin.read(), "<stdin>"))
+            else:
+                results.extend(lint_paths([path]).files)
+        report = LintReport(tuple(results))
     except Exception as exc:  # the edge: never a traceback, whatever the input
         typer.echo(f"nfvplace lint: internal error: {type(exc).__name__}: {exc}", err=True)
         raise typer.Exit(2) from None

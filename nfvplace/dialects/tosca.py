@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..models.loading import PathKey
-from ..models.units import QuantityError, parse_memory_kib
+from ..models.units import QuantityError, parse_memory_kib, uses_decimal_memory_unit
 from .base import (
     Conversion,
     DialectError,
@@ -79,6 +79,14 @@ def convert(data: Mapping[str, Any]) -> Conversion:
         mib = _mib(
             memory["virtual_mem_size"], (*compute_path, "virtual_memory", "virtual_mem_size")
         )
+        if uses_decimal_memory_unit(str(memory["virtual_mem_size"]).replace(" ", "")):
+            notes.append(
+                Note(
+                    (*compute_path, "virtual_memory", "virtual_mem_size"),
+                    f"'{memory['virtual_mem_size']}' read with binary units (GB as GiB), as "
+                    "NFV-PER 001 does; TOSCA defines GB as 10^9 bytes",
+                )
+            )
         props = as_mapping(node.get("properties"))
         vm: dict[str, Any] = {
             "schema": "nfvplace/vmd/v1",

@@ -119,3 +119,11 @@ def test_folder_and_dialect(runner: CliRunner) -> None:
     assert result.exit_code == 0
     assert "read as openstack-flavor" in result.output
     assert "4 files checked" in result.output
+
+
+def test_stdin(runner: CliRunner) -> None:
+    result = runner.invoke(app, ["lint", "--format", "json", "-"], input=BAD)
+    assert result.exit_code == 1
+    findings = json.loads(result.stdout)
+    assert {f["file"] for f in findings} == {"<stdin>"}
+    assert "NFV101" in {f["rule"] for f in findings}

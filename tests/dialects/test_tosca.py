@@ -59,3 +59,20 @@ def test_two_vdus_and_dynamic_pinning(tmp_path: Path) -> None:
 def test_detect(data: object, name: str | None) -> None:
     assert detect(data) == name
     assert name is None or name in DIALECT_NAMES
+
+
+def test_decimal_memory_units_are_flagged() -> None:
+    from nfvplace.lint import lint_text
+
+    text = (
+        "tosca_definitions_version: tosca_simple_yaml_1_3\n"
+        "topology_template:\n  node_templates:\n"
+        "    a:\n      type: tosca.nodes.nfv.Vdu.Compute\n      capabilities:\n"
+        "        virtual_compute:\n          properties:\n"
+        "            virtual_cpu: {num_virtual_cpu: 2}\n"
+        "            virtual_memory:\n              virtual_mem_size: 4 GB\n"
+    )
+    result = lint_text(text, "t.yaml")
+    (note,) = [f for f in result.findings if f.rule == "NFV005"]
+    assert note.line == 11
+    assert "TOSCA defines GB" in note.message
