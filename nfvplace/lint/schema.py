@@ -7,7 +7,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from ..models.loading import PathKey, validation_issues
+from ..models.loading import PathKey, SourceDocument, error_location, validation_issues
 from ..models.units import uses_decimal_memory_unit
 from .findings import Hit
 from .rules import capabilities, document, pci
@@ -21,15 +21,13 @@ def validate(model: type[BaseModel], data: Any) -> tuple[BaseModel | None, list[
     try:
         return model.model_validate(data), []
     except ValidationError as exc:
-        return None, list(schema_hits(exc, model))
+        return None, list(schema_hits(exc, model, data))
 
 
-def schema_hits(exc: ValidationError, model: type[BaseModel]) -> Iterator[Hit]:
-    issues = validation_issues(exc, model)
+def schema_hits(exc: ValidationError, model: type[BaseModel], data: Any) -> Iterator[Hit]:
+    issues = validation_issues(exc, model, SourceDocument(data=data, source=""))
     for err, issue in zip(exc.errors(include_url=False), issues, strict=True):
-        loc: PathKey = tuple(
-            p for p in err["loc"] if isinstance(p, int) or (isinstance(p, str) and "[" not in p)
-        )
+        loc: PathKey = error_location(err["loc"], data)
         last = loc[-1] if loc else None
         given = err.get("input")
         if err["type"] == "string_pattern_mismatch" and last in PCI_FIELDS:

@@ -262,6 +262,37 @@ def _model_at(model: type[BaseModel], loc: Sequence[str | int]) -> type[BaseMode
     return None
 
 
+_PYDANTIC_TAG = re.compile(r"^(\[key\]|[a-z][a-z0-9_-]*\[.+\])$")
+"""Union and validator tags pydantic adds to error locations, e.g. `function-after[f(), M]`."""
+
+
+_NO_DATA = object()
+
+
+def error_location(raw: Sequence[Any], data: Any = _NO_DATA) -> PathKey:
+    """A pydantic error location as a path into the document, without pydantic's own tags.
+
+    With the document's data, a step is kept when it exists there (so a user's key such as
+    `a[b]` survives); without it, steps that look like tags are dropped.
+    """
+    out: list[str | int] = []
+    node = data
+    for step in raw:
+        if not isinstance(step, str | int):
+            continue
+        in_mapping = isinstance(node, Mapping) and step in node
+        in_list = isinstance(node, list) and isinstance(step, int) and 0 <= step < len(node)
+        if in_mapping or in_list:
+            out.append(step)
+            node = node[step]
+        elif isinstance(step, str) and _PYDANTIC_TAG.match(step):
+            continue
+        else:
+            out.append(step)
+            node = _NO_DATA
+    return tuple(out)
+
+
 def validation_issues(
     exc: ValidationError, model: type[BaseModel], document: SourceDocument | None = None
 ) -> tuple[Issue, ...]:
@@ -270,7 +301,7 @@ def validation_issues(
     for err in exc.errors(include_url=False):
         loc = tuple(p for p in err["loc"] if isinstance(p, str | int))
         # pydantic adds union/validator tags such as 'function-after[...]' to locations
-        loc = tuple(p for p in loc if not (isinstance(p, str) and "[" in p))
+        loc = error_location(err["loc"], document.data if document else _NO_DATA)
         path = format_path(loc)
         line = document.line_of(loc) if document else None
         message = err["msg"]
@@ -278,8 +309,9 @@ def validation_issues(
         if err["type"] == "extra_forbidden":
             holder = _model_at(model, loc)
             candidates = _field_names(holder) if holder else []
-            close = difflib.get_close_matches(str(loc[-1]), candidates, n=1)
-            message = f"unknown field '{loc[-1]}'"
+            name = str(loc[-1]) if loc else ""
+            close = difflib.get_close_matches(name, candidates, n=1)
+            message = f"unknown field '{name}'"
             hint = f"did you mean '{close[0]}'?" if close else "remove it"
         elif err["type"] == "enum":
             expected = err.get("ctx", {}).get("expected", "")

@@ -80,12 +80,15 @@ def test_arbitrary_text(text: str) -> None:
 
 
 @settings(max_examples=150, deadline=None)
-@given(data, st.sampled_from([None, *KINDS]))
-def test_arbitrary_data_of_every_kind(value: Any, kind: str | None) -> None:
+@given(data, st.sampled_from([None, *KINDS]), st.booleans())
+def test_arbitrary_data_of_every_kind(value: Any, kind: str | None, as_yaml: bool) -> None:
     if kind is not None and isinstance(value, dict):
         value = {"schema": kind, **value}
-    text = json.dumps(value, default=str) if not isinstance(value, str) else value
-    _assert_findings(lint_text(text, "fuzz.json").findings)
+    if as_yaml:
+        text = yaml.safe_dump(value, allow_unicode=True)
+    else:
+        text = json.dumps(value, default=str) if not isinstance(value, str) else value
+    _assert_findings(lint_text(text, "fuzz.yaml").findings)
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -190,3 +190,11 @@ def test_python_tag_is_a_syntax_finding() -> None:
     result = lint_text("!!python/object/apply:os.system ['true']\n", "x.yaml")
     assert [f.rule for f in result.findings] == ["NFV000"]
     assert not result.unreadable
+
+
+@pytest.mark.parametrize("key", ["[", "a[b]", "list[int]", "[key]"])
+def test_unknown_fields_with_brackets_keep_their_name(key: str) -> None:
+    text = VM + f'vcpus: 1\nmemory_mib: 512\n"{key}": 1\n'
+    (finding,) = findings(text)
+    assert (finding.rule, finding.path, finding.line) == ("NFV001", key, 5)
+    assert finding.message == f"unknown field '{key}'"
