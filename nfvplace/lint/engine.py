@@ -6,6 +6,7 @@ except through the optional `resolve` function it is given for a VNF template's 
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -13,7 +14,7 @@ from pydantic import BaseModel
 
 from ..dialects import DialectError, convert, detect
 from ..dialects.base import Conversion
-from ..errors import DescriptorError
+from ..errors import INPUT_SYNTAX, INPUT_UNSAFE, DescriptorError
 from ..models.chd import ComputeHostDescriptor
 from ..models.configuration import VmConfiguration
 from ..models.loading import KINDS, SourceDocument, format_path, kind_of, parse_text
@@ -57,8 +58,6 @@ def lint_data(data: Any, resolve: Resolver | None = None) -> tuple[str | None, l
 
 
 def _unknown_kind(data: Any, kind: str | None) -> Hit:
-    import difflib
-
     if data is None:
         return doc_rules.UNKNOWN_KIND.hit((), "the document is empty")
     if not isinstance(data, Mapping):
@@ -150,8 +149,6 @@ def lint_text(text: str, source: str = "<string>", resolve: Resolver | None = No
 
 def error_result(exc: DescriptorError, source: str) -> FileResult:
     """A file that could not be parsed: NFV000 for syntax, NFV009 (unreadable) otherwise."""
-    from ..errors import INPUT_SYNTAX, INPUT_UNSAFE
-
     if exc.code in (INPUT_SYNTAX, INPUT_UNSAFE):
         rule = doc_rules.SYNTAX
         unreadable = False
