@@ -299,7 +299,6 @@ def validation_issues(
     """Readable issues from a pydantic ValidationError, with lines and 'did you mean' hints."""
     issues = []
     for err in exc.errors(include_url=False):
-        loc = tuple(p for p in err["loc"] if isinstance(p, str | int))
         # pydantic adds union/validator tags such as 'function-after[...]' to locations
         loc = error_location(err["loc"], document.data if document else _NO_DATA)
         path = format_path(loc)
@@ -426,7 +425,7 @@ def dump(model: BaseModel, fmt: str = "yaml") -> str:
         return _YAML_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
     data = _int_pin_keys(data)
     text = yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=100)
-    if yaml.safe_load(text) != data:  # e.g. U+0085 (NEL) is a line break to YAML: escape it all
+    if _YAML_UNSAFE.search(text):  # e.g. U+0085 (NEL) is a line break to YAML: escape it all
         text = yaml.safe_dump(data, sort_keys=False, allow_unicode=False, width=100)
     return text
 

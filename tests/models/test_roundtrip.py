@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -231,3 +232,14 @@ def test_configuration_round_trips(pus: list[int], hugepages: bool) -> None:
     value = VmConfiguration.model_validate(doc)
     for fmt in ("yaml", "json"):
         assert parse_document(parse_text(dump(value, fmt))) == value
+
+
+@pytest.mark.parametrize(
+    "text", ["a\x85b", "\x7f", "\u2028", "\ufeff", "\x00\x1b", "é😀", "'\"", "a: b"]
+)
+@pytest.mark.parametrize("fmt", ["yaml", "json"])
+def test_awkward_strings_round_trip(text: str, fmt: str) -> None:
+    vm = VmDescriptor.model_validate(
+        {"schema": "nfvplace/vmd/v1", "name": "x", "vcpus": 1, "memory_mib": 1, "description": text}
+    )
+    assert parse_document(parse_text(dump(vm, fmt))) == vm
