@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from .findings import LintReport, Severity
 from .rules import ALL_RULES
@@ -23,7 +25,13 @@ def _uri(file: str) -> str:
     path = Path(file)
     if path.is_absolute():
         return path.as_uri()
-    return path.as_posix()
+    return quote(path.as_posix())
+
+
+def _rule_name(title: str) -> str:
+    """`A vCPU id appears more than once...` -> `AVcpuIdAppearsMoreThanOnce...` (SARIF rule name)."""
+    words = re.findall(r"[A-Za-z0-9]+", title)
+    return "".join(w[:1].upper() + w[1:] for w in words)[:64]
 
 
 def sarif_document(report: LintReport, version: str) -> dict[str, Any]:
@@ -31,7 +39,7 @@ def sarif_document(report: LintReport, version: str) -> dict[str, Any]:
     rules = [
         {
             "id": rule.id,
-            "name": rule.title.split(":")[0][:80].title().replace(" ", "").replace("-", ""),
+            "name": _rule_name(rule.title),
             "shortDescription": {"text": rule.title},
             "fullDescription": {"text": f"{rule.title}. Fix: {rule.fix}."},
             "help": {"text": rule.fix},
