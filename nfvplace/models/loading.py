@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -261,15 +262,45 @@ def _model_at(model: type[BaseModel], loc: Sequence[str | int]) -> type[BaseMode
     return None
 
 
+_PYDANTIC_TAG = re.compile(r"^(\[key\]|[a-z][a-z0-9_-]*\[.+\])$")
+"""Union and validator tags pydantic adds to error locations, e.g. `function-after[f(), M]`."""
+
+
+_NO_DATA = object()
+
+
+def error_location(raw: Sequence[Any], data: Any = _NO_DATA) -> PathKey:
+    """A pydantic error location as a path into the document, without pydantic's own tags.
+
+    With the document's data, a step is kept when it exists there (so a user's key such as
+    `a[b]` survives); without it, steps that look like tags are dropped.
+    """
+    out: list[str | int] = []
+    node = data
+    for step in raw:
+        if not isinstance(step, str | int):
+            continue
+        in_mapping = isinstance(node, Mapping) and step in node
+        in_list = isinstance(node, list) and isinstance(step, int) and 0 <= step < len(node)
+        if in_mapping or in_list:
+            out.append(step)
+            node = node[step]
+        elif isinstance(step, str) and _PYDANTIC_TAG.match(step):
+            continue
+        else:
+            out.append(step)
+            node = _NO_DATA
+    return tuple(out)
+
+
 def validation_issues(
     exc: ValidationError, model: type[BaseModel], document: SourceDocument | None = None
 ) -> tuple[Issue, ...]:
     """Readable issues from a pydantic ValidationError, with lines and 'did you mean' hints."""
     issues = []
     for err in exc.errors(include_url=False):
-        loc = tuple(p for p in err["loc"] if isinstance(p, str | int))
         # pydantic adds union/validator tags such as 'function-after[...]' to locations
-        loc = tuple(p for p in loc if not (isinstance(p, str) and "[" in p))
+        loc = error_location(err["loc"], document.data if document else _NO_DATA)
         path = format_path(loc)
         line = document.line_of(loc) if document else None
         message = err["msg"]
@@ -277,8 +308,9 @@ def validation_issues(
         if err["type"] == "extra_forbidden":
             holder = _model_at(model, loc)
             candidates = _field_names(holder) if holder else []
-            close = difflib.get_close_matches(str(loc[-1]), candidates, n=1)
-            message = f"unknown field '{loc[-1]}'"
+            name = str(loc[-1]) if loc else ""
+            close = difflib.get_close_matches(name, candidates, n=1)
+            message = f"unknown field '{name}'"
             hint = f"did you mean '{close[0]}'?" if close else "remove it"
         elif err["type"] == "enum":
             expected = err.get("ctx", {}).get("expected", "")
@@ -356,7 +388,14 @@ def iter_descriptor_files(folder: Path) -> Iterator[Path]:
 def load_file(path: str | Path) -> Descriptor:
     """Load one descriptor file; VNF template members given as files are loaded too."""
     path = Path(path)
-    descriptor = parse_document(read_document(path))
+    document = read_document(path)
+    if kind_of(document.data) is None:
+        # A vendor dialect (OpenStack flavor, OSM/SOL006, OpenVIM, SOL001) is converted first.
+        from ..dialects import load_document
+
+        descriptor = load_document(document)
+    else:
+        descriptor = parse_document(document)
     if isinstance(descriptor, VnfTemplate):
         descriptor = _resolve_members(descriptor, path.parent, str(path))
     return descriptor
@@ -381,8 +420,19 @@ def dump(model: BaseModel, fmt: str = "yaml") -> str:
     elif "schema" in data:
         data = {"schema": data.pop("schema"), **data}
     if fmt == "json":
-        return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
-    return yaml.safe_dump(_int_pin_keys(data), sort_keys=False, allow_unicode=True, width=100)
+        text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+        # We read JSON as YAML: escape what YAML refuses raw (controls) or folds (NEL, LS, PS).
+        return _YAML_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+    data = _int_pin_keys(data)
+    text = yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=100)
+    if _YAML_UNSAFE.search(text):  # e.g. U+0085 (NEL) is a line break to YAML: escape it all
+        text = yaml.safe_dump(data, sort_keys=False, allow_unicode=False, width=100)
+    return text
+
+
+_YAML_UNSAFE = re.compile(
+    "[^\x09\x0a\x0d\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]"
+)
 
 
 def _int_pin_keys(data: Any) -> Any:

@@ -15,7 +15,7 @@ from pydantic import Field, model_validator
 from .base import Identifier, Model, NonNegativeFloat, NonNegativeInt, PositiveInt
 from .capabilities import CAPABILITY_SETS, CapabilitySet, HypervisorCapability, HypervisorType
 from .chd import PciDeviceClass
-from .units import Gbps, GiB, Mbps, MiB, PageSize
+from .units import Gbps, GiB, KiB, Mbps, MiB, PageSize
 
 VMD_SCHEMA: Final = "nfvplace/vmd/v1"
 
@@ -181,6 +181,9 @@ class Impact(Model):
     interconnect_bandwidth_gbps: Gbps | None = None
     benchmark_class: str | None = Field(
         None, description="Result of a standardised interference benchmark (option 1)"
+    )
+    cache_occupancy_kib: KiB | None = Field(
+        None, description="Pessimistic last-level cache occupancy (option 3: data cache use)"
     )
 
 

@@ -1,0 +1,87 @@
+"""`nfvplace lint FILE...`: check descriptors (any kind, any supported dialect).
+
+Exit codes: 0 clean (warnings allowed), 1 errors found, 2 usage error or unreadable file.
+"""
+
+from __future__ import annotations
+
+import sys
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+
+from .. import __version__
+from ..lint import LintReport, Severity, lint_paths, lint_text, to_json, to_sarif
+from . import app
+
+STYLE = {Severity.error: "bold red", Severity.warning: "yellow", Severity.info: "cyan"}
+
+
+class OutputFormat(StrEnum):
+    text = "text"
+    json = "json"
+    sarif = "sarif"
+
+
+def render_text(report: LintReport, console: Console) -> None:
+    """Human output: one block per finding, grouped by file, then a summary line."""
+    for result in report.files:
+        for finding in result.findings:
+            where = f"{finding.file}:{finding.line}" if finding.line else finding.file
+            style = STYLE[finding.severity]
+            path = f" [bold]{escape(finding.path)}[/bold]:" if finding.path else ""
+            console.print(
+                f"{escape(where)}: [{style}]{finding.severity.value}[/{style}] "
+                f"[dim]{finding.rule}[/dim]{path} {escape(finding.message)}",
+                highlight=False,
+                soft_wrap=True,
+            )
+            if finding.hint:
+                console.print(
+                    f"    [green]fix:[/green] {escape(finding.hint)}",
+                    highlight=False,
+                    soft_wrap=True,
+                )
+    counts = report.counts
+    style = "bold red" if report.exit_code else ("yellow" if counts[Severity.warning] else "green")
+    console.print(f"[{style}]{escape(report.summary())}[/{style}]", highlight=False)
+
+
+@app.command("lint")
+def lint_command(
+    paths: Annotated[
+        list[Path],
+        typer.Argument(
+            help="Descriptor files or folders (every .yaml/.yml/.json below them); - for stdin"
+        ),
+    ],
+    output_format: Annotated[
+        OutputFormat,
+        typer.Option("--format", "-f", help="text (coloured), json or sarif (SARIF 2.1.0)"),
+    ] = OutputFormat.text,
+    no_color: Annotated[bool, typer.Option("--no-color", help="Plain text output")] = False,
+) -> None:
+    """Validate descriptors: schema and semantic rules, each finding with a rule id and a fix."""
+    try:
+        results = []
+        for path in paths:
+            if str(path) == "-":
+                results.append(lint_text(sys.stdin.read(), "<stdin>"))
+            else:
+                results.extend(lint_paths([path]).files)
+        report = LintReport(tuple(results))
+    except Exception as exc:  # the edge: never a traceback, whatever the input
+        typer.echo(f"nfvplace lint: internal error: {type(exc).__name__}: {exc}", err=True)
+        raise typer.Exit(2) from None
+    if output_format is OutputFormat.json:
+        sys.stdout.write(to_json(report))
+    elif output_format is OutputFormat.sarif:
+        sys.stdout.write(to_sarif(report, __version__))
+    else:
+        console = Console(no_color=no_color, highlight=False)
+        render_text(report, console)
+    raise typer.Exit(report.exit_code)

@@ -1,0 +1,142 @@
+"""What every dialect importer returns: our document, where each part came from, and what was lost."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..models.loading import PathKey
+
+
+@dataclass(frozen=True)
+class Note:
+    """Something of the source that was ignored, or read with an assumption."""
+
+    path: PathKey
+    message: str
+
+
+@dataclass(frozen=True)
+class Conversion:
+    """A vendor document converted to an nfvplace document (plain data, not yet validated).
+
+    `origins` maps a path in the converted document to the path in the source it came from, so that
+    findings on the converted descriptor point at the vendor's own file and line.
+    """
+
+    dialect: str
+    data: dict[str, Any]
+    origins: Mapping[PathKey, PathKey] = field(default_factory=dict)
+    notes: tuple[Note, ...] = ()
+
+    def origin_of(self, path: Sequence[str | int]) -> PathKey:
+        """Source path of the deepest prefix of `path` that has one (the root otherwise)."""
+        key = tuple(path)
+        while key:
+            if key in self.origins:
+                return self.origins[key]
+            key = key[:-1]
+        return self.origins.get((), ())
+
+
+class DialectError(ValueError):
+    """The document looks like the dialect but cannot be converted; the message says why."""
+
+    def __init__(self, message: str, path: PathKey = ()) -> None:
+        super().__init__(message)
+        self.path = path
+
+
+def as_mapping(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def as_list(value: Any) -> list[Any]:
+    return list(value) if isinstance(value, list) else []
+
+
+def parse_int(value: Any, what: str, path: PathKey) -> int:
+    """An integer from a number or a numeric string, or a DialectError naming the field."""
+    if isinstance(value, bool):
+        raise DialectError(f"{what} must be a number, got {value!r}", path)
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, str) and value.strip().isdigit():
+        return int(value.strip())
+    raise DialectError(f"{what} must be a whole number, got {value!r}", path)
+
+
+MAX_COUNT = 4096
+"""Largest vCPU, node or thread count a dialect may ask for (guards against absurd inputs)."""
+
+
+def parse_count(value: Any, what: str, path: PathKey, limit: int = MAX_COUNT) -> int:
+    """A whole number between 0 and `limit`, or a DialectError naming the field."""
+    number = parse_int(value, what, path)
+    if not 0 <= number <= limit:
+        raise DialectError(f"{what} must be between 0 and {limit}, got {number}", path)
+    return number
+
+
+def parse_cpu_list(text: Any, what: str, path: PathKey) -> list[int]:
+    """`"0-3,6,^2"` -> `[0, 1, 3, 6]`, the syntax of Nova's `hw:numa_cpus.N` and Linux cpulists."""
+    if isinstance(text, int) and not isinstance(text, bool):
+        return [text]
+    if not isinstance(text, str):
+        raise DialectError(f"{what} must be a CPU list such as '0-3,6', got {text!r}", path)
+    include: list[int] = []
+    exclude: set[int] = set()
+    for raw in text.split(","):
+        part = raw.strip()
+        if not part:
+            continue
+        target: list[int] | set[int] = include
+        if part.startswith("^"):
+            part = part[1:].strip()
+            target = exclude
+        try:
+            if "-" in part:
+                lo, hi = (int(x) for x in part.split("-", 1))
+                if hi < lo or hi - lo > 4096:
+                    raise ValueError
+                values = list(range(lo, hi + 1))
+            else:
+                values = [int(part)]
+        except ValueError:
+            raise DialectError(f"{what}: '{raw.strip()}' is not a CPU or range", path) from None
+        if isinstance(target, set):
+            target.update(values)
+        else:
+            target.extend(values)
+    return [v for v in dict.fromkeys(include) if v not in exclude]
+
+
+def identifier(value: Any, fallback: str) -> str:
+    """A name usable as an nfvplace identifier (letters, digits, . _ : @ / -)."""
+    import re
+
+    text = re.sub(r"[^A-Za-z0-9._:@/-]+", "-", str(value) if value is not None else "").strip("-")
+    if not text or not text[0].isalnum():
+        text = f"{fallback}-{text}".strip("-") if text else fallback
+    return text[:253]
+
+
+def page_size_kib(value: Any) -> int | None:
+    """Nova/OSM page size words and sizes in KiB: `large` -> 1 GiB, `2MB` -> 2048, `small` -> None."""
+    from ..models.units import QuantityError, parse_memory_kib
+
+    if value is None:
+        return None
+    text = str(value).strip().lower().replace("size_", "")
+    if text in ("small", "any", "4kb", "4k", "4096"):
+        return None
+    if text in ("large", "prefer_large"):
+        return 1024 * 1024
+    try:
+        kib = parse_memory_kib(text, "kib")
+    except QuantityError:
+        raise DialectError(f"page size {value!r} is not 'small', 'large' or a size") from None
+    return kib if kib > 4 else None

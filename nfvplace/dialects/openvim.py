@@ -1,0 +1,225 @@
+"""OpenVIM / openmano descriptors: `numas` with paired threads, cores, 1 GiB-page memory, interfaces.
+
+Accepts a VM or flavor with `numas` at the top level or under `extended`, and an openmano VNF
+(`vnf: {VNFC: [...]}`), whose VNFCs become the inline members of a VNF template. OpenVIM gives the
+memory of a NUMA entry in GiB of 1 GiB hugepages, and interfaces as `dedicated: "yes"` (whole
+port), `"yes:sriov"` (one VF) or `"no"` (a vSwitch port).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ..models.loading import PathKey
+from .base import (
+    Conversion,
+    DialectError,
+    Note,
+    as_list,
+    as_mapping,
+    identifier,
+    parse_count,
+    parse_int,
+)
+
+NAME = "openvim"
+
+DEDICATED = {
+    "yes": "dedicated",
+    "yes:sriov": "sriov",
+    "no": "vswitch",
+    "true": "dedicated",
+    "false": "vswitch",
+}
+
+
+def _numas(item: Mapping[str, Any], path: PathKey) -> tuple[list[Any], PathKey] | None:
+    if isinstance(item.get("numas"), list):
+        return item["numas"], (*path, "numas")
+    extended = item.get("extended")
+    if isinstance(extended, Mapping) and isinstance(extended.get("numas"), list):
+        return extended["numas"], (*path, "extended", "numas")
+    return None
+
+
+def _vnfcs(data: Mapping[str, Any]) -> list[tuple[Mapping[str, Any], PathKey]]:
+    vnf = data.get("vnf")
+    if isinstance(vnf, Mapping) and isinstance(vnf.get("VNFC"), list):
+        return [
+            (c, ("vnf", "VNFC", i)) for i, c in enumerate(vnf["VNFC"]) if isinstance(c, Mapping)
+        ]
+    for key in ("server", "vm", "flavor"):
+        inner = data.get(key)
+        if isinstance(inner, Mapping) and _numas(inner, (key,)) is not None:
+            return [(inner, (key,))]
+    return [(data, ())] if _numas(data, ()) is not None else []
+
+
+def detect(data: Mapping[str, Any]) -> bool:
+    return any(_numas(item, path) is not None for item, path in _vnfcs(data))
+
+
+def convert(data: Mapping[str, Any]) -> Conversion:
+    vnfcs = _vnfcs(data)
+    if not vnfcs:
+        raise DialectError("no 'numas' list")
+    notes: list[Note] = []
+    origins: dict[PathKey, PathKey] = {}
+    descriptors = []
+    many = isinstance(data.get("vnf"), Mapping)
+    for index, (item, path) in enumerate(vnfcs):
+        vm_origins: dict[PathKey, PathKey] = {}
+        descriptors.append(_vm(item, path, vm_origins, notes))
+        prefix: PathKey = ("members", index, "descriptor") if many else ()
+        origins[prefix] = path
+        for key, source in vm_origins.items():
+            origins[(*prefix, *key)] = source
+    if not many:
+        return Conversion(NAME, descriptors[0], origins, tuple(notes))
+    vnf = as_mapping(data.get("vnf"))
+    template = {
+        "schema": "nfvplace/vnf/v1",
+        "name": identifier(vnf.get("name"), "vnf"),
+        "members": [{"name": d["name"], "descriptor": d} for d in descriptors],
+    }
+    if vnf.get("description"):
+        template["description"] = str(vnf["description"])
+    origins[()] = ("vnf",)
+    if "internal-connections" in vnf:
+        notes.append(
+            Note(("vnf", "internal-connections"), "internal connections are not converted to links")
+        )
+    return Conversion(NAME, template, origins, tuple(notes))
+
+
+def _vm(
+    item: Mapping[str, Any], path: PathKey, origins: dict[PathKey, PathKey], notes: list[Note]
+) -> dict[str, Any]:
+    found = _numas(item, path)
+    assert found is not None
+    numas, numas_path = found
+    out: dict[str, Any] = {"schema": "nfvplace/vmd/v1", "name": identifier(item.get("name"), "vm")}
+    origins[("name",)] = (*path, "name")
+    if item.get("description"):
+        out["description"] = str(item["description"])
+    cpu_sets = []
+    next_vcpu = 0
+    any_pages = False
+    any_passthrough = False
+    for index, numa in enumerate(numas):
+        numa_path = (*numas_path, index)
+        if not isinstance(numa, Mapping):
+            raise DialectError("a 'numas' entry must be a mapping", numa_path)
+        pairs_n = parse_count(
+            numa.get("paired-threads", 0), "paired-threads", (*numa_path, "paired-threads")
+        )
+        cores = parse_count(numa.get("cores", 0), "cores", (*numa_path, "cores"))
+        threads = parse_count(numa.get("threads", 0), "threads", (*numa_path, "threads"))
+        ids_given = numa.get("paired-threads-id")
+        pairs: list[list[int]] = []
+        if isinstance(ids_given, list):
+            for p, pair in enumerate(ids_given):
+                values = as_list(pair)
+                if len(values) != 2:
+                    raise DialectError(
+                        "each paired-threads-id entry is a pair [a, b]",
+                        (*numa_path, "paired-threads-id", p),
+                    )
+                pairs.append(
+                    [parse_int(v, "vCPU id", (*numa_path, "paired-threads-id", p)) for v in values]
+                )
+            paired_ids = [v for pair in pairs for v in pair]
+        else:
+            paired_ids = list(range(next_vcpu, next_vcpu + 2 * pairs_n))
+            pairs = [paired_ids[i : i + 2] for i in range(0, len(paired_ids), 2)]
+        start = max([next_vcpu, *(v + 1 for v in paired_ids)])
+        singles = list(range(start, start + cores + threads))
+        ids = paired_ids + singles
+        if not ids:
+            raise DialectError("a 'numas' entry needs paired-threads, cores or threads", numa_path)
+        next_vcpu = max(ids) + 1
+        memory_gib = parse_int(numa.get("memory", 0), "memory (GiB)", (*numa_path, "memory"))
+        cpu_set: dict[str, Any] = {"id": index, "vcpus": ids, "memory_mib": memory_gib * 1024}
+        if pairs:
+            cpu_set["howtogroup"] = pairs
+            origins[("cpu_sets", index, "howtogroup")] = (
+                *numa_path,
+                "paired-threads-id" if isinstance(ids_given, list) else "paired-threads",
+            )
+        if memory_gib:
+            cpu_set["hugepages"] = {"size": "1GiB", "count": memory_gib}
+            any_pages = True
+            origins[("cpu_sets", index, "hugepages")] = (*numa_path, "memory")
+        if threads:
+            cpu_set["thread_policy"] = "prefer"
+            notes.append(
+                Note(
+                    (*numa_path, "threads"),
+                    "'threads' read as vCPUs that may share a core with other VMs (thread policy prefer)",
+                )
+            )
+        interfaces = []
+        for i, raw in enumerate(as_list(numa.get("interfaces"))):
+            iface_path = (*numa_path, "interfaces", i)
+            if not isinstance(raw, Mapping):
+                raise DialectError("an interface must be a mapping", iface_path)
+            dedicated = str(raw.get("dedicated", "no")).lower()
+            mode = DEDICATED.get(dedicated)
+            if mode is None:
+                raise DialectError(
+                    f"dedicated must be 'yes', 'yes:sriov' or 'no', got {raw.get('dedicated')!r}",
+                    (*iface_path, "dedicated"),
+                )
+            any_passthrough = any_passthrough or mode != "vswitch"
+            interface: dict[str, Any] = {
+                "name": identifier(raw.get("name"), f"if{i}"),
+                "mode": mode,
+            }
+            if raw.get("bandwidth") is not None:
+                interface["bandwidth_gbps"] = str(raw["bandwidth"])
+                interface["speed_gbps"] = str(raw["bandwidth"])
+                origins[("cpu_sets", index, "interfaces", i, "bandwidth_gbps")] = (
+                    *iface_path,
+                    "bandwidth",
+                )
+            origins[("cpu_sets", index, "interfaces", i)] = iface_path
+            interfaces.append(interface)
+        if interfaces:
+            cpu_set["interfaces"] = interfaces
+        origins[("cpu_sets", index)] = numa_path
+        origins[("cpu_sets", index, "vcpus")] = numa_path
+        origins[("cpu_sets", index, "memory_mib")] = (*numa_path, "memory")
+        cpu_sets.append(cpu_set)
+    out["cpu_sets"] = cpu_sets
+    origins[("cpu_sets",)] = numas_path
+    required = ["cpu_pinning", "numa_memory_pinning"]
+    if any_pages:
+        required.append("hugepage_numa_pinning")
+    hypervisor: dict[str, Any] = {"required_capabilities": required}
+    if any_passthrough:
+        hypervisor["required_capability_sets"] = ["io_virtualization"]
+    out["hypervisor"] = hypervisor
+    origins[("hypervisor",)] = numas_path
+    bridges = []
+    for i, raw in enumerate(as_list(item.get("bridge-ifaces"))):
+        if isinstance(raw, Mapping):
+            bridge: dict[str, Any] = {
+                "name": identifier(raw.get("name"), f"br{i}"),
+                "mode": "vswitch",
+            }
+            if raw.get("bandwidth") is not None:
+                bridge["bandwidth_gbps"] = str(raw["bandwidth"])
+            origins[("interfaces", i)] = (*path, "bridge-ifaces", i)
+            bridges.append(bridge)
+    if bridges:
+        out["interfaces"] = bridges
+    for key in ("ram", "vcpus"):
+        if key in item:
+            notes.append(
+                Note(
+                    (*path, key),
+                    f"'{key}' is ignored when 'numas' is given (OpenVIM does the same)",
+                )
+            )
+    return out

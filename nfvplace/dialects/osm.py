@@ -1,0 +1,376 @@
+"""OSM information model and ETSI SOL006 VNF descriptors: VDUs with their guest EPA.
+
+Reads the OSM IM `guest-epa` of each VDU (`cpu-pinning-policy`, `cpu-thread-pinning-policy`,
+`mempage-size`, `numa-node-policy` with per-node vCPUs, memory and paired threads) and the same
+items in SOL006's `virtual-compute-desc` (`virtual-cpu.pinning`, `virtual-memory.numa-node-policy`).
+One VDU gives a VM Descriptor; several give a VNF template with one inline member per VDU.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ..models.loading import PathKey
+from .base import (
+    Conversion,
+    DialectError,
+    Note,
+    as_list,
+    as_mapping,
+    identifier,
+    page_size_kib,
+    parse_count,
+    parse_int,
+)
+
+NAME = "osm-sol006"
+
+THREAD_POLICY = {
+    "isolate": "isolate",
+    "separate": "isolate",
+    "avoid": "isolate",
+    "prefer": "prefer",
+    "require": "require",
+}
+INTERFACE_MODE = {
+    "sr-iov": "sriov",
+    "sriov": "sriov",
+    "pci-passthrough": "dedicated",
+    "passthrough": "dedicated",
+    "paravirt": "vswitch",
+    "virtio": "vswitch",
+    "e1000": "vswitch",
+    "om-mgmt": "vswitch",
+}
+
+
+def _vnfd(data: Mapping[str, Any]) -> tuple[Mapping[str, Any], PathKey] | None:
+    for key in ("vnfd-catalog", "vnfd:vnfd-catalog"):
+        catalog = data.get(key)
+        if isinstance(catalog, Mapping):
+            vnfds = as_list(catalog.get("vnfd"))
+            if vnfds and isinstance(vnfds[0], Mapping):
+                return vnfds[0], (key, "vnfd", 0)
+    for key in ("vnfd", "etsi-nfv-vnf:vnf", "etsi-nfv-vnfd:vnfd"):
+        value = data.get(key)
+        if isinstance(value, Mapping):
+            return value, (key,)
+        if isinstance(value, list) and value and isinstance(value[0], Mapping):
+            return value[0], (key, 0)
+    if isinstance(data.get("vdu"), list):
+        return data, ()
+    return None
+
+
+def detect(data: Mapping[str, Any]) -> bool:
+    found = _vnfd(data)
+    return found is not None and isinstance(found[0].get("vdu"), list)
+
+
+def convert(data: Mapping[str, Any]) -> Conversion:
+    found = _vnfd(data)
+    if found is None:
+        raise DialectError("no 'vnfd' with a 'vdu' list")
+    vnfd, base = found
+    vdus = [v for v in as_list(vnfd.get("vdu")) if isinstance(v, Mapping)]
+    if not vdus:
+        raise DialectError("the VNFD has no VDU", (*base, "vdu"))
+    compute = {
+        str(c.get("id")): (c, (*base, "virtual-compute-desc", i))
+        for i, c in enumerate(as_list(vnfd.get("virtual-compute-desc")))
+        if isinstance(c, Mapping)
+    }
+    notes: list[Note] = []
+    origins: dict[PathKey, PathKey] = {(): base}
+    descriptors = []
+    for index, vdu in enumerate(vdus):
+        vdu_path = (*base, "vdu", index)
+        vm_origins: dict[PathKey, PathKey] = {}
+        descriptors.append(_vdu(vdu, vdu_path, compute, vm_origins, notes))
+        prefix: PathKey = () if len(vdus) == 1 else ("members", index, "descriptor")
+        origins[prefix] = vdu_path
+        for path, source in vm_origins.items():
+            origins[(*prefix, *path)] = source
+    if len(vdus) == 1:
+        return Conversion(NAME, descriptors[0], origins, tuple(notes))
+    for key in ("internal-vld", "int-virtual-link-desc"):
+        if key in vnfd:
+            notes.append(Note((*base, key), f"'{key}' is not converted to VNF links"))
+    template: dict[str, Any] = {
+        "schema": "nfvplace/vnf/v1",
+        "name": identifier(vnfd.get("id") or vnfd.get("name"), "vnf"),
+        "members": [{"name": d["name"], "descriptor": d} for d in descriptors],
+    }
+    for key in ("vendor", "provider"):
+        if vnfd.get(key):
+            template["vendor"] = str(vnfd[key])
+            break
+    if vnfd.get("version"):
+        template["version"] = str(vnfd["version"])
+    for index in range(len(vdus)):
+        origins[("members", index)] = (*base, "vdu", index)
+    return Conversion(NAME, template, origins, tuple(notes))
+
+
+def _epa(
+    vdu: Mapping[str, Any],
+    vdu_path: PathKey,
+    compute: Mapping[str, tuple[Mapping[str, Any], PathKey]],
+) -> tuple[dict[str, Any], dict[str, PathKey], int | None, int | None, dict[str, PathKey]]:
+    """The EPA items of a VDU, wherever they are, with their source paths and the sizes."""
+    epa: dict[str, Any] = {}
+    where: dict[str, PathKey] = {}
+    sizes: dict[str, PathKey] = {}
+    vcpus: int | None = None
+    memory: int | None = None
+    guest = vdu.get("guest-epa")
+    if isinstance(guest, Mapping):
+        for key, value in guest.items():
+            epa[str(key)] = value
+            where[str(key)] = (*vdu_path, "guest-epa", key)
+    flavor = vdu.get("vm-flavor")
+    if isinstance(flavor, Mapping):
+        if "vcpu-count" in flavor:
+            vcpus = parse_count(
+                flavor["vcpu-count"], "vcpu-count", (*vdu_path, "vm-flavor", "vcpu-count")
+            )
+            sizes["vcpus"] = (*vdu_path, "vm-flavor", "vcpu-count")
+        if "memory-mb" in flavor:
+            memory = parse_int(
+                flavor["memory-mb"], "memory-mb", (*vdu_path, "vm-flavor", "memory-mb")
+            )
+            sizes["memory"] = (*vdu_path, "vm-flavor", "memory-mb")
+    ref = vdu.get("virtual-compute-desc")
+    if ref is not None and str(ref) in compute:
+        desc, desc_path = compute[str(ref)]
+        cpu = as_mapping(desc.get("virtual-cpu"))
+        mem = as_mapping(desc.get("virtual-memory"))
+        if "num-virtual-cpu" in cpu:
+            vcpus = parse_count(
+                cpu["num-virtual-cpu"],
+                "num-virtual-cpu",
+                (*desc_path, "virtual-cpu", "num-virtual-cpu"),
+            )
+            sizes["vcpus"] = (*desc_path, "virtual-cpu", "num-virtual-cpu")
+        if "size" in mem:
+            size_path = (*desc_path, "virtual-memory", "size")
+            try:
+                memory = round(float(mem["size"]) * 1024)
+            except (TypeError, ValueError):
+                raise DialectError(
+                    f"virtual-memory size must be a number of GB, got {mem['size']!r}", size_path
+                ) from None
+            sizes["memory"] = size_path
+        pinning = as_mapping(cpu.get("pinning"))
+        if "policy" in pinning:
+            policy = str(pinning["policy"]).lower()
+            epa.setdefault("cpu-pinning-policy", "DEDICATED" if policy == "static" else "SHARED")
+            where.setdefault("cpu-pinning-policy", (*desc_path, "virtual-cpu", "pinning", "policy"))
+        for key, source in (("thread-policy", "cpu-thread-pinning-policy"),):
+            if key in pinning:
+                epa.setdefault(source, pinning[key])
+                where.setdefault(source, (*desc_path, "virtual-cpu", "pinning", key))
+        for key in ("mempage-size", "numa-node-policy"):
+            if key in mem:
+                epa.setdefault(key, mem[key])
+                where.setdefault(key, (*desc_path, "virtual-memory", key))
+    elif ref is not None:
+        raise DialectError(
+            f"virtual-compute-desc '{ref}' is not defined in the VNFD",
+            (*vdu_path, "virtual-compute-desc"),
+        )
+    return epa, where, vcpus, memory, sizes
+
+
+def _vdu(
+    vdu: Mapping[str, Any],
+    vdu_path: PathKey,
+    compute: Mapping[str, tuple[Mapping[str, Any], PathKey]],
+    origins: dict[PathKey, PathKey],
+    notes: list[Note],
+) -> dict[str, Any]:
+    epa, where, vcpus, memory, sizes = _epa(vdu, vdu_path, compute)
+    if vcpus is None or memory is None:
+        raise DialectError(
+            "the VDU gives no vCPU count or memory (vm-flavor or virtual-compute-desc)", vdu_path
+        )
+    out: dict[str, Any] = {
+        "schema": "nfvplace/vmd/v1",
+        "name": identifier(vdu.get("id") or vdu.get("name"), "vdu"),
+    }
+    origins[("name",)] = (*vdu_path, "id")
+    if vdu.get("description"):
+        out["description"] = str(vdu["description"])
+    policy = str(epa.get("cpu-pinning-policy", "ANY")).upper()
+    page_kib = page_size_kib(epa.get("mempage-size"))
+    if str(epa.get("mempage-size", "")).upper() in ("LARGE", "PREFER_LARGE"):
+        notes.append(
+            Note(where["mempage-size"], f"mempage-size {epa['mempage-size']} read as 1GiB pages")
+        )
+    thread = THREAD_POLICY.get(str(epa.get("cpu-thread-pinning-policy", "")).lower())
+    if policy == "DEDICATED":
+        numa = as_mapping(epa.get("numa-node-policy"))
+        out["cpu_sets"] = _cpu_sets(
+            numa, where.get("numa-node-policy", vdu_path), vcpus, memory, page_kib, origins
+        )
+        origins[("cpu_sets",)] = where.get("numa-node-policy", where["cpu-pinning-policy"])
+        required = ["cpu_pinning", "numa_memory_pinning"]
+        if page_kib:
+            required.append("hugepage_numa_pinning")
+        out["hypervisor"] = {"required_capabilities": required}
+        origins[("hypervisor",)] = where["cpu-pinning-policy"]
+        total = sum(len(cs["vcpus"]) for cs in out["cpu_sets"])
+        if total != vcpus:
+            out["vcpus"] = vcpus
+            origins[("vcpus",)] = sizes["vcpus"]
+        if sum(cs["memory_mib"] for cs in out["cpu_sets"]) != memory:
+            out["memory_mib"] = memory
+            origins[("memory_mib",)] = sizes["memory"]
+        if thread:
+            out["cpu_thread_policy"] = thread
+    else:
+        out.update(
+            {"vcpus": vcpus, "memory_mib": memory, "cpu_oversubscription": policy == "SHARED"}
+        )
+        origins[("vcpus",)] = sizes["vcpus"]
+        origins[("memory_mib",)] = sizes["memory"]
+        if "numa-node-policy" in epa or page_kib:
+            notes.append(
+                Note(
+                    where.get("numa-node-policy", where.get("mempage-size", vdu_path)),
+                    "NUMA policy and page size need cpu-pinning-policy DEDICATED; ignored",
+                )
+            )
+    sets = out.get("cpu_sets") or []
+    interfaces, in_set = _interfaces(vdu, vdu_path, origins, notes, bool(sets), len(sets))
+    if in_set:
+        out["cpu_sets"][0]["interfaces"] = in_set
+        out["hypervisor"]["required_capability_sets"] = ["io_virtualization"]
+    if interfaces:
+        out["interfaces"] = interfaces
+    return out
+
+
+def _cpu_sets(
+    numa: Mapping[str, Any],
+    numa_path: PathKey,
+    vcpus: int,
+    memory: int,
+    page_kib: int | None,
+    origins: dict[PathKey, PathKey],
+) -> list[dict[str, Any]]:
+    nodes = [n for n in as_list(numa.get("node")) if isinstance(n, Mapping)]
+    count = parse_count(numa.get("node-cnt", len(nodes) or 1), "node-cnt", (*numa_path, "node-cnt"))
+    if count <= 0 or count > vcpus:
+        raise DialectError(
+            f"node-cnt must be between 1 and the vCPU count {vcpus}, got {count}",
+            (*numa_path, "node-cnt"),
+        )
+    cpu_sets = []
+    next_vcpu = 0
+    for index in range(count):
+        node = nodes[index] if index < len(nodes) else {}
+        node_path = (*numa_path, "node", index) if index < len(nodes) else numa_path
+        share = vcpus // count if index < count - 1 else vcpus - (vcpus // count) * (count - 1)
+        ids = [
+            parse_int(as_mapping(v).get("id", v), "vcpu id", (*node_path, "vcpu", i))
+            for i, v in enumerate(as_list(node.get("vcpu")))
+        ]
+        paired = as_mapping(node.get("paired-threads"))
+        pairs = [
+            [
+                parse_int(p.get("thread-a"), "thread-a", (*node_path, "paired-threads")),
+                parse_int(p.get("thread-b"), "thread-b", (*node_path, "paired-threads")),
+            ]
+            for p in as_list(paired.get("paired-thread-ids"))
+            if isinstance(p, Mapping)
+        ]
+        if not ids:
+            if "num-paired-threads" in paired or "num-cores" in node or "num-threads" in node:
+                share = (
+                    2
+                    * parse_count(
+                        paired.get("num-paired-threads", 0), "num-paired-threads", node_path
+                    )
+                    + parse_count(node.get("num-cores", 0), "num-cores", node_path)
+                    + parse_count(node.get("num-threads", 0), "num-threads", node_path)
+                )
+            ids = list(range(next_vcpu, next_vcpu + share))
+        if not pairs and "num-paired-threads" in paired:
+            n_pairs = parse_count(paired["num-paired-threads"], "num-paired-threads", node_path)
+            pairs = [ids[2 * i : 2 * i + 2] for i in range(min(n_pairs, len(ids) // 2))]
+        next_vcpu = max([next_vcpu, *(v + 1 for v in ids)])
+        mem = parse_int(
+            node.get("memory-mb", memory // count), "memory-mb", (*node_path, "memory-mb")
+        )
+        cpu_set: dict[str, Any] = {
+            "id": parse_int(node.get("id", index), "node id", (*node_path, "id")),
+            "vcpus": ids,
+            "memory_mib": mem,
+        }
+        if pairs:
+            cpu_set["howtogroup"] = pairs
+            origins[("cpu_sets", index, "howtogroup")] = (*node_path, "paired-threads")
+        if page_kib:
+            cpu_set["hugepages"] = {"size": f"{page_kib}KiB", "count": mem * 1024 // page_kib}
+        origins[("cpu_sets", index)] = node_path
+        origins[("cpu_sets", index, "vcpus")] = (
+            (*node_path, "vcpu") if node.get("vcpu") else node_path
+        )
+        origins[("cpu_sets", index, "memory_mib")] = (
+            (*node_path, "memory-mb") if "memory-mb" in node else node_path
+        )
+        cpu_sets.append(cpu_set)
+    return cpu_sets
+
+
+def _interfaces(
+    vdu: Mapping[str, Any],
+    vdu_path: PathKey,
+    origins: dict[PathKey, PathKey],
+    notes: list[Note],
+    has_sets: bool,
+    set_count: int = 1,
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    free: list[dict[str, Any]] = []
+    in_set: list[dict[str, Any]] = []
+    for index, raw in enumerate(as_list(vdu.get("interface"))):
+        if not isinstance(raw, Mapping):
+            continue
+        path = (*vdu_path, "interface", index)
+        virtual = as_mapping(raw.get("virtual-interface"))
+        kind = str(virtual.get("type", raw.get("type", "PARAVIRT"))).lower()
+        mode = INTERFACE_MODE.get(kind)
+        if mode is None:
+            notes.append(Note(path, f"interface type '{kind}' read as a vSwitch port"))
+            mode = "vswitch"
+        interface: dict[str, Any] = {
+            "name": identifier(raw.get("name"), f"if{index}"),
+            "mode": mode,
+        }
+        bandwidth = virtual.get("bandwidth")
+        if isinstance(bandwidth, str):
+            interface["bandwidth_gbps"] = bandwidth
+        elif (
+            isinstance(bandwidth, int | float) and not isinstance(bandwidth, bool) and bandwidth > 0
+        ):
+            interface["bandwidth_gbps"] = f"{bandwidth}bps"
+        if mode != "vswitch" and "bandwidth_gbps" in interface:
+            # OSM gives the bandwidth the VIM must find a port or VF for: the port speed needed.
+            interface["speed_gbps"] = interface["bandwidth_gbps"]
+        if mode != "vswitch" and has_sets:
+            if set_count > 1:
+                notes.append(
+                    Note(
+                        path,
+                        f"{mode} interface '{interface['name']}' placed on the node of NUMA node "
+                        "policy entry 0 (OSM does not say which node)",
+                    )
+                )
+            origins[("cpu_sets", 0, "interfaces", len(in_set))] = path
+            in_set.append(interface)
+        else:
+            origins[("interfaces", len(free))] = path
+            free.append(interface)
+    return free, in_set

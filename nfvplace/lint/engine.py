@@ -1,0 +1,187 @@
+"""The linter's pure core: a parsed document in, findings out.
+
+`lint_document` checks one parsed document of any kind (ours or a vendor dialect); it does no I/O
+except through the optional `resolve` function it is given for a VNF template's member files.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from pydantic import BaseModel
+
+from ..dialects import DialectError, convert, detect
+from ..dialects.base import Conversion
+from ..errors import INPUT_SYNTAX, INPUT_UNSAFE, DescriptorError
+from ..models.chd import ComputeHostDescriptor
+from ..models.configuration import VmConfiguration
+from ..models.loading import KINDS, SourceDocument, format_path, kind_of, parse_text
+from ..models.vmd import VmDescriptor
+from ..models.vnf import VnfTemplate
+from . import rules
+from .findings import FileResult, Finding, Hit, finding_from_hit
+from .rules import document as doc_rules
+from .rules.vnf import Resolver, check_vnf
+from .schema import decimal_unit_hits, validate
+
+
+def semantic_hits(model: BaseModel, resolve: Resolver | None = None) -> Iterable[Hit]:
+    """Every semantic rule for a validated model of any kind."""
+    if isinstance(model, VmDescriptor):
+        yield from rules.check_vmd(model)
+    elif isinstance(model, ComputeHostDescriptor):
+        yield from rules.check_chd(model)
+    elif isinstance(model, VmConfiguration):
+        yield from rules.check_configuration(model)
+    elif isinstance(model, VnfTemplate):
+        yield from check_vnf(model, resolve)
+        for index, member in enumerate(model.members):
+            if member.descriptor is not None:
+                for hit in rules.check_vmd(member.descriptor):
+                    yield hit.under(("members", index, "descriptor"))
+
+
+def lint_data(data: Any, resolve: Resolver | None = None) -> tuple[str | None, list[Hit]]:
+    """Hits for plain data in one of our kinds: (kind, hits)."""
+    kind = kind_of(data)
+    model_class = KINDS.get(kind or "")
+    if model_class is None:
+        return kind, [_unknown_kind(data, kind)]
+    hits = list(decimal_unit_hits(data))
+    model, schema = validate(model_class, data)
+    hits.extend(schema)
+    if model is not None:
+        hits.extend(semantic_hits(model, resolve))
+    return kind, hits
+
+
+def _unknown_kind(data: Any, kind: str | None) -> Hit:
+    if data is None:
+        return doc_rules.UNKNOWN_KIND.hit((), "the document is empty")
+    if not isinstance(data, Mapping):
+        return doc_rules.UNKNOWN_KIND.hit(
+            (), f"a descriptor is a mapping, this document is a {type(data).__name__}"
+        )
+    if kind is None:
+        return doc_rules.UNKNOWN_KIND.hit(
+            (), "the document has no 'schema:' and is in no dialect nfvplace reads"
+        )
+    close = difflib.get_close_matches(kind, list(KINDS), n=1)
+    hint = f"did you mean '{close[0]}'?" if close else f"use one of {', '.join(KINDS)}"
+    return doc_rules.UNKNOWN_KIND.hit(("schema",), f"unknown schema '{kind}'", hint)
+
+
+def _dialect_hits(conversion: Conversion, resolve: Resolver | None) -> list[Hit]:
+    """Hits on a converted document, moved to the paths of the vendor's file."""
+    out = [
+        doc_rules.DIALECT.hit(
+            (),
+            f"read as {conversion.dialect}; checked as {conversion.data.get('schema')}",
+            "",
+        )
+    ]
+    out.extend(doc_rules.DIALECT_LOSS.hit(note.path, note.message) for note in conversion.notes)
+    _, hits = lint_data(conversion.data, resolve)
+    for hit in hits:
+        if hit.rule is doc_rules.DECIMAL_MEMORY_UNIT:
+            continue
+        origin = conversion.origin_of(hit.path)
+        message = f"{format_path(hit.path)}: {hit.message}" if hit.path else hit.message
+        out.append(Hit(hit.rule, origin, message, hit.hint))
+    return out
+
+
+def lint_document(document: SourceDocument, resolve: Resolver | None = None) -> list[Finding]:
+    """Findings for one parsed document, each located by field path and source line."""
+    return list(check_document(document, resolve).findings)
+
+
+def check_document(document: SourceDocument, resolve: Resolver | None = None) -> FileResult:
+    """Like `lint_document`, also telling the document's kind and dialect."""
+    data = document.data
+    kind = kind_of(data)
+    dialect: str | None = None
+    if kind is None and isinstance(data, Mapping):
+        found = detect(data)
+        if found is not None:
+            dialect = found
+            try:
+                conversion = convert(data)
+            except DialectError as exc:
+                hits = [
+                    doc_rules.DIALECT.hit((), f"read as {dialect}", ""),
+                    doc_rules.SCHEMA.hit(
+                        exc.path,
+                        f"cannot convert from {dialect}: {exc}",
+                        "fix the field, or write the descriptor in nfvplace/vmd/v1",
+                    ),
+                ]
+            else:
+                hits = _dialect_hits(conversion, resolve)
+                kind = str(conversion.data.get("schema"))
+            return _result(document, hits, kind, dialect)
+    kind, hits = lint_data(data, resolve)
+    return _result(document, hits, kind, dialect)
+
+
+def _result(
+    document: SourceDocument, hits: list[Hit], kind: str | None, dialect: str | None
+) -> FileResult:
+    findings = tuple(
+        sorted(
+            (finding_from_hit(hit, document.source, document.line_of(hit.path)) for hit in hits),
+            key=lambda f: (f.line or 0, f.rule, f.path),
+        )
+    )
+    return FileResult(document.source, findings, kind, dialect)
+
+
+def lint_text(text: str, source: str = "<string>", resolve: Resolver | None = None) -> FileResult:
+    """Lint YAML or JSON text; syntax errors become NFV000 findings."""
+    try:
+        document = parse_text(text, source)
+    except DescriptorError as exc:
+        return error_result(exc, source)
+    return check_document(document, resolve)
+
+
+def error_result(exc: DescriptorError, source: str) -> FileResult:
+    """A file that could not be parsed: NFV000 for syntax, NFV009 (unreadable) otherwise."""
+    if exc.code in (INPUT_SYNTAX, INPUT_UNSAFE):
+        rule = doc_rules.SYNTAX
+        unreadable = False
+    else:
+        rule = doc_rules.UNREADABLE
+        unreadable = True
+    issues = exc.issues or ()
+    if not issues:
+        finding = Finding(
+            rule.id, rule.severity, source, "", f"{exc.message} ({exc.code})", None, rule.fix
+        )
+        return FileResult(source, (finding,), unreadable=unreadable)
+    findings = tuple(
+        Finding(
+            rule.id,
+            rule.severity,
+            source,
+            issue.path,
+            f"{exc.message}: {issue.message} ({exc.code})",
+            issue.line,
+            issue.hint or rule.fix,
+        )
+        for issue in issues
+    )
+    return FileResult(source, findings, unreadable=unreadable)
+
+
+__all__ = [
+    "Resolver",
+    "check_document",
+    "error_result",
+    "lint_data",
+    "lint_document",
+    "lint_text",
+    "semantic_hits",
+]

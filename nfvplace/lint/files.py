@@ -1,0 +1,64 @@
+"""The linter's file edge: read files and folders, resolve VNF member files, gather a report."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+from ..errors import DescriptorError
+from ..models.loading import iter_descriptor_files, parse_document, read_document
+from ..models.vmd import VmDescriptor
+from .engine import check_document, error_result
+from .findings import FileResult, LintReport
+from .rules.vnf import Resolver
+
+
+def file_resolver(base: Path) -> Resolver:
+    """Loads VNF member files relative to `base` (the template's folder)."""
+
+    def resolve(relative: str) -> VmDescriptor | str:
+        target = base / relative
+        try:
+            document = read_document(target)
+            kind = document.data.get("schema") if isinstance(document.data, dict) else None
+            if kind is None:
+                from ..dialects import load_document
+
+                loaded = load_document(document)
+            else:
+                loaded = parse_document(document)
+        except DescriptorError as exc:
+            first = exc.issues[0] if exc.issues else None
+            detail = f" ({first.path}: {first.message})" if first and first.path else ""
+            return f"{exc.message}{detail} [{exc.code}]"
+        if not isinstance(loaded, VmDescriptor):
+            return "is not a VM Descriptor"
+        return loaded
+
+    return resolve
+
+
+def lint_file(path: str | Path) -> FileResult:
+    """Lint one file; an unreadable file gives an NFV009 finding and `unreadable=True`."""
+    path = Path(path)
+    try:
+        document = read_document(path)
+    except DescriptorError as exc:
+        return error_result(exc, str(path))
+    return check_document(document, file_resolver(path.parent))
+
+
+def _expand(paths: Iterable[str | Path]) -> list[Path]:
+    out: list[Path] = []
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir():
+            out.extend(iter_descriptor_files(path))
+        else:
+            out.append(path)
+    return out
+
+
+def lint_paths(paths: Iterable[str | Path]) -> LintReport:
+    """Lint files and folders (every .yaml/.yml/.json below a folder), in the order given."""
+    return LintReport(tuple(lint_file(path) for path in _expand(paths)))

@@ -1,0 +1,139 @@
+"""Findings, rules and reports: the plain values every lint rule produces."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from ..models.loading import PathKey, format_path
+
+
+class Severity(StrEnum):
+    error = "error"
+    warning = "warning"
+    info = "info"
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """A lint rule: a stable id (`NFVnnn`), a severity, what it checks, and how to fix it."""
+
+    id: str
+    severity: Severity
+    family: str
+    title: str
+    fix: str
+    clause: str = ""
+
+    def hit(self, path: Sequence[str | int], message: str, hint: str | None = None) -> Hit:
+        """A finding of this rule at `path` (the fix defaults to the rule's own)."""
+        return Hit(self, tuple(path), message, hint if hint is not None else self.fix)
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    """A rule firing on a model, before it is tied to a file and a line."""
+
+    rule: Rule
+    path: PathKey
+    message: str
+    hint: str | None = None
+
+    def under(self, prefix: Sequence[str | int]) -> Hit:
+        return Hit(self.rule, (*prefix, *self.path), self.message, self.hint)
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One problem in one file: rule id, severity, where (field path and line), what and how to fix."""
+
+    rule: str
+    severity: Severity
+    file: str
+    path: str
+    message: str
+    line: int | None = None
+    hint: str | None = None
+
+    def as_json(self) -> dict[str, object]:
+        return {
+            "rule": self.rule,
+            "severity": self.severity.value,
+            "file": self.file,
+            "path": self.path,
+            "message": self.message,
+            "line": self.line,
+            "hint": self.hint,
+        }
+
+
+@dataclass(frozen=True)
+class FileResult:
+    """What lint learnt about one file: its findings and the dialect it was read as."""
+
+    file: str
+    findings: tuple[Finding, ...] = ()
+    kind: str | None = None
+    dialect: str | None = None
+    unreadable: bool = False
+
+
+@dataclass(frozen=True)
+class LintReport:
+    """Findings over every file linted, and the counts the CLI turns into its exit code."""
+
+    files: tuple[FileResult, ...] = field(default_factory=tuple)
+
+    @property
+    def findings(self) -> tuple[Finding, ...]:
+        return tuple(f for result in self.files for f in result.findings)
+
+    @property
+    def counts(self) -> Counter[Severity]:
+        return Counter(f.severity for f in self.findings)
+
+    @property
+    def unreadable(self) -> tuple[str, ...]:
+        return tuple(r.file for r in self.files if r.unreadable)
+
+    @property
+    def has_errors(self) -> bool:
+        return any(f.severity is Severity.error for f in self.findings)
+
+    @property
+    def exit_code(self) -> int:
+        """0 clean (warnings allowed), 1 errors found, 2 a file could not be read."""
+        if self.unreadable:
+            return 2
+        return 1 if self.has_errors else 0
+
+    def summary(self) -> str:
+        counts = self.counts
+        n = len(self.files)
+
+        def plural(count: int, word: str) -> str:
+            return f"{count} {word}{'' if count == 1 else 's'}"
+
+        parts = [
+            plural(counts[Severity.error], "error"),
+            plural(counts[Severity.warning], "warning"),
+            f"{counts[Severity.info]} info",
+        ]
+        text = f"{plural(n, 'file')} checked: " + ", ".join(parts)
+        if self.unreadable:
+            text += f"; {plural(len(self.unreadable), 'file')} unreadable"
+        return text
+
+
+def finding_from_hit(hit: Hit, file: str, line: int | None) -> Finding:
+    return Finding(
+        rule=hit.rule.id,
+        severity=hit.rule.severity,
+        file=file,
+        path=format_path(hit.path),
+        message=hit.message,
+        line=line,
+        hint=hit.hint,
+    )

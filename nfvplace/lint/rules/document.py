@@ -1,0 +1,60 @@
+"""Rules about the document itself: syntax, schema, units, kind and dialect (NFV000-NFV009)."""
+
+from __future__ import annotations
+
+from ..findings import Rule, Severity
+
+FAMILY = "document"
+
+SYNTAX = Rule(
+    "NFV000",
+    Severity.error,
+    FAMILY,
+    "The file is not valid YAML or JSON, or uses unsafe YAML (object tags, alias bombs)",
+    "fix the syntax at the line given; use plain YAML without tags or anchors",
+)
+SCHEMA = Rule(
+    "NFV001",
+    Severity.error,
+    FAMILY,
+    "The document does not match the schema of its kind (unknown field, wrong type, bad value)",
+    "follow the hint: rename the field, fix its type, or use one of the allowed values",
+)
+DECIMAL_MEMORY_UNIT = Rule(
+    "NFV002",
+    Severity.warning,
+    FAMILY,
+    "A memory size is written with a decimal unit (GB, MB) and is read as binary (GiB, MiB)",
+    "write the binary unit you mean, e.g. '10GiB' instead of '10GB'",
+    "8.2.2.4",
+)
+UNKNOWN_KIND = Rule(
+    "NFV003",
+    Severity.error,
+    FAMILY,
+    "The document has no known 'schema:' and is in no supported dialect",
+    "start the document with 'schema: nfvplace/vmd/v1' (or chd, vnf, vm-configuration)",
+)
+DIALECT = Rule(
+    "NFV004",
+    Severity.info,
+    FAMILY,
+    "The document is in a vendor dialect and was converted to a VM Descriptor to be checked",
+    "nothing to fix; 'nfvplace lint' checks the converted descriptor",
+)
+DIALECT_LOSS = Rule(
+    "NFV005",
+    Severity.warning,
+    FAMILY,
+    "A field of the dialect has no equivalent and was ignored, or was read with an assumption",
+    "check that the converted descriptor says what you mean, or write it in nfvplace/vmd/v1",
+)
+UNREADABLE = Rule(
+    "NFV009",
+    Severity.error,
+    FAMILY,
+    "The file cannot be read (missing, not UTF-8, or larger than 8 MiB)",
+    "check the path and permissions; save the file as UTF-8",
+)
+
+RULES = (SYNTAX, SCHEMA, DECIMAL_MEMORY_UNIT, UNKNOWN_KIND, DIALECT, DIALECT_LOSS, UNREADABLE)

@@ -1,0 +1,102 @@
+"""OSM IM / SOL006 VNFDs with guest EPA -> VM Descriptor or VNF template."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from nfvplace.dialects import convert, detect, load_any
+from nfvplace.lint import lint_text
+from nfvplace.models import VmDescriptor, VnfTemplate
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "dialects"
+
+
+def test_example_guest_epa() -> None:
+    vm = load_any(EXAMPLES / "osm-vnfd-guest-epa.yaml")
+    assert isinstance(vm, VmDescriptor)
+    (cpu_set,) = vm.cpu_sets
+    assert cpu_set.howtogroup == ((0, 1), (2, 3), (4, 5), (6, 7))
+    assert cpu_set.memory_mib == 10240
+    assert cpu_set.hugepages is not None
+    assert cpu_set.hugepages.count == 10
+    assert [(i.name, i.mode.value, i.speed_gbps) for i in cpu_set.interfaces] == [
+        ("eth0", "sriov", 10)
+    ]
+    assert [i.name for i in vm.interfaces] == ["mgmt"]
+    assert vm.cpu_thread_policy.value == "prefer"
+
+
+def _sol006(vdus: list[dict[str, Any]]) -> dict[str, Any]:
+    return {
+        "vnfd": {
+            "id": "two-vdu",
+            "provider": "ACME",
+            "vdu": vdus,
+            "virtual-compute-desc": [
+                {
+                    "id": "big",
+                    "virtual-cpu": {"num-virtual-cpu": 4, "pinning": {"policy": "static"}},
+                    "virtual-memory": {
+                        "size": 8,
+                        "mempage-size": "SIZE_2MB",
+                        "numa-node-policy": {"node-cnt": 2},
+                    },
+                },
+                {
+                    "id": "small",
+                    "virtual-cpu": {"num-virtual-cpu": 2},
+                    "virtual-memory": {"size": 2.0},
+                },
+            ],
+        }
+    }
+
+
+def test_sol006_two_vdus_make_a_template() -> None:
+    data = _sol006(
+        [
+            {"id": "dp", "virtual-compute-desc": "big"},
+            {"id": "ctl", "virtual-compute-desc": "small"},
+        ]
+    )
+    assert detect(data) == "osm-sol006"
+    conversion = convert(data)
+    template = VnfTemplate.model_validate(conversion.data)
+    assert [m.name for m in template.members] == ["dp", "ctl"]
+    dp = template.members[0].descriptor
+    assert dp is not None
+    assert [cs.vcpus for cs in dp.cpu_sets] == [(0, 1), (2, 3)]
+    assert [cs.memory_mib for cs in dp.cpu_sets] == [4096, 4096]
+    assert dp.cpu_sets[0].hugepages is not None
+    assert dp.cpu_sets[0].hugepages.size_kib == 2048
+    ctl = template.members[1].descriptor
+    assert ctl is not None
+    assert (ctl.vcpus, ctl.memory_mib, ctl.cpu_sets) == (2, 2048, ())
+    assert template.vendor == "ACME"
+
+
+def test_missing_compute_desc_is_one_error_at_the_vdu() -> None:
+    text = "vnfd:\n  id: x\n  vdu:\n    - id: a\n      virtual-compute-desc: nope\n"
+    result = lint_text(text, "x.yaml")
+    errors = [f for f in result.findings if f.severity.value == "error"]
+    assert [(f.rule, f.path, f.line) for f in errors] == [
+        ("NFV001", "vnfd.vdu[0].virtual-compute-desc", 5)
+    ]
+
+
+def test_bad_numa_policy_is_reported_at_the_source_node() -> None:
+    text = (
+        "vnfd-catalog:\n  vnfd:\n    - id: v\n      vdu:\n        - id: a\n"
+        "          vm-flavor: {vcpu-count: 2, memory-mb: 1024}\n"
+        "          guest-epa:\n            cpu-pinning-policy: DEDICATED\n"
+        "            mempage-size: LARGE\n"
+        "            numa-node-policy:\n              node-cnt: 1\n              node:\n"
+        "                - id: 0\n                  memory-mb: 512\n"
+    )
+    result = lint_text(text, "v.yaml")
+    found = {f.rule: (f.path, f.line) for f in result.findings}
+    vdu = "vnfd-catalog.vnfd[0].vdu[0]"
+    # 512 MiB holds no 1 GiB page, and the node's memory is not the flavor's 1024 MiB.
+    assert found["NFV206"] == (f"{vdu}.guest-epa.numa-node-policy.node[0]", 13)
+    assert found["NFV202"] == (f"{vdu}.vm-flavor.memory-mb", 6)

@@ -1,0 +1,53 @@
+"""The public surface is what we mean to export, and nothing else (`nfvplace.__all__`)."""
+
+from __future__ import annotations
+
+import nfvplace
+import nfvplace.dialects
+import nfvplace.lint
+
+
+def test_top_level_all() -> None:
+    assert sorted(nfvplace.__all__) == [
+        "ComputeHostDescriptor",
+        "Descriptor",
+        "DescriptorError",
+        "NfvplaceError",
+        "VmConfiguration",
+        "VmDescriptor",
+        "VnfTemplate",
+        "__version__",
+        "dump",
+        "load",
+        "place",
+    ]
+    for name in nfvplace.__all__:
+        assert hasattr(nfvplace, name), name
+
+
+def test_lint_all() -> None:
+    expected = {
+        "ALL_RULES",
+        "RULES_BY_ID",
+        "FileResult",
+        "Finding",
+        "LintReport",
+        "Rule",
+        "Severity",
+        "check_document",
+        "lint_document",
+        "lint_file",
+        "lint_paths",
+        "lint_text",
+        "to_json",
+        "to_sarif",
+    }
+    assert set(nfvplace.lint.__all__) == expected
+    assert all(hasattr(nfvplace.lint, name) for name in expected)
+
+
+def test_dialects_all() -> None:
+    assert {"load_any", "load_document", "detect", "convert", "DIALECT_NAMES"} <= set(
+        nfvplace.dialects.__all__
+    )
+    assert all(hasattr(nfvplace.dialects, name) for name in nfvplace.dialects.__all__)
