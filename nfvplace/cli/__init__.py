@@ -24,7 +24,8 @@ def _root() -> None:
 def _register() -> None:
     # Imported for their side effect of adding commands to `app`.
     from . import schemas  # noqa: F401
-    from . import openapi, serve  # noqa: F401
+    from .openapi import openapi_command  # noqa: F401
+    from .serve import serve_command  # noqa: F401
 
 
 def main() -> None:

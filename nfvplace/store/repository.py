@@ -19,7 +19,7 @@ from typing import Any, cast
 from sqlalchemy import Connection, Engine, Table, delete, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
-from ..availability import claim, release
+from ..availability import claim
 from ..errors import Issue
 from ..models.chd import ComputeHostDescriptor
 from ..models.configuration import VmConfiguration
@@ -208,6 +208,17 @@ class Store:
         ).all()
         return [(row[0], row[1]) for row in rows]
 
+    def _availability(self, conn: Connection, host_id: str) -> ComputeHostDescriptor:
+        """The host's reported CHD with every live placement's configurations claimed."""
+        reported = conn.execute(select(HOSTS.c.chd).where(HOSTS.c.id == host_id)).scalar_one()
+        available = ComputeHostDescriptor.model_validate(reported)
+        for _placement_id, configurations in self._live_on(conn, host_id):
+            for data in configurations:
+                config = VmConfiguration.model_validate(data)
+                if config.host == host_id:
+                    available, _issues = claim_what_fits(available, config)
+        return available
+
     def _sync_pools(
         self, conn: Connection, chd: ComputeHostDescriptor, live: Sequence[VmConfiguration]
     ) -> None:
@@ -262,7 +273,9 @@ class Store:
     def snapshot(self) -> Snapshot:
         """Every host's availability with its generation (parsed CHDs cached per generation)."""
         with self.engine.connect() as conn:
-            generations = dict(conn.execute(select(HOSTS.c.id, HOSTS.c.generation)).tuples().all())
+            generations = {
+                row[0]: row[1] for row in conn.execute(select(HOSTS.c.id, HOSTS.c.generation))
+            }
             with self._cache.lock:
                 cached = dict(self._cache.hosts)
             stale = [h for h, g in generations.items() if cached.get(h, (None,))[0] != g]
@@ -273,7 +286,7 @@ class Store:
                     select(HOSTS.c.id, HOSTS.c.generation, HOSTS.c.available).where(
                         HOSTS.c.id.in_(chunk)
                     )
-                ).tuples():
+                ):
                     fresh[host_id] = (generation, ComputeHostDescriptor.model_validate(available))
         with self._cache.lock:
             for host_id in set(self._cache.hosts) - set(generations):
@@ -429,10 +442,6 @@ class Store:
             )
             if marked.rowcount == 0:
                 return False
-            stored = conn.execute(
-                select(PLACEMENTS.c.configurations).where(PLACEMENTS.c.id == placement_id)
-            ).scalar_one()
-            configs = [VmConfiguration.model_validate(c) for c in stored]
             host_ids = sorted(
                 conn.execute(
                     select(PLACEMENT_HOSTS.c.host_id).where(
@@ -446,16 +455,10 @@ class Store:
                     .where(HOSTS.c.id == host_id)
                     .values(generation=HOSTS.c.generation + 1, updated_at=now)
                 )
-                available = ComputeHostDescriptor.model_validate(
-                    conn.execute(
-                        select(HOSTS.c.available).where(HOSTS.c.id == host_id)
-                    ).scalar_one()
-                )
-                for config in configs:
-                    if config.host == host_id:
-                        available = release(available, config)
                 conn.execute(
-                    update(HOSTS).where(HOSTS.c.id == host_id).values(available=_dump(available))
+                    update(HOSTS)
+                    .where(HOSTS.c.id == host_id)
+                    .values(available=_dump(self._availability(conn, host_id)))
                 )
             for host_id, node, size, count in conn.execute(
                 select(
@@ -464,7 +467,7 @@ class Store:
                     PAGE_CLAIMS.c.size_kib,
                     PAGE_CLAIMS.c.count,
                 ).where(PAGE_CLAIMS.c.placement_id == placement_id)
-            ).tuples():
+            ):
                 conn.execute(
                     update(POOLS)
                     .where(
