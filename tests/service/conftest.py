@@ -96,8 +96,17 @@ def postgres_server() -> Iterator[str]:
         run = subprocess.run
         run(
             _as_postgres(
-                [str(PG_BIN / "initdb"), "-D", str(data), "-U", "postgres", "--auth=trust"]
-                + ["-E", "UTF8", "--no-sync"]
+                [
+                    str(PG_BIN / "initdb"),
+                    "-D",
+                    str(data),
+                    "-U",
+                    "postgres",
+                    "--auth=trust",
+                    "-E",
+                    "UTF8",
+                    "--no-sync",
+                ]
             ),
             check=True,
             capture_output=True,
@@ -108,8 +117,19 @@ def postgres_server() -> Iterator[str]:
         )
         run(
             _as_postgres(
-                [str(PG_BIN / "pg_ctl"), "-D", str(data), "-l", str(folder / "log")]
-                + ["-o", options, "-w", "-t", "60", "start"]
+                [
+                    str(PG_BIN / "pg_ctl"),
+                    "-D",
+                    str(data),
+                    "-l",
+                    str(folder / "log"),
+                    "-o",
+                    options,
+                    "-w",
+                    "-t",
+                    "60",
+                    "start",
+                ]
             ),
             check=True,
             capture_output=True,
@@ -221,8 +241,20 @@ class Server:
         }
         log = (self.folder / f"server-{self.port}.log").open("ab")
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "nfvplace", "serve", "--db", self.db]
-            + ["--port", str(self.port), "--workers", str(self.workers), "--tokens", str(tokens)],
+            [
+                sys.executable,
+                "-m",
+                "nfvplace",
+                "serve",
+                "--db",
+                self.db,
+                "--port",
+                str(self.port),
+                "--workers",
+                str(self.workers),
+                "--tokens",
+                str(tokens),
+            ],
             env=env,
             stdout=log,
             stderr=subprocess.STDOUT,
