@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import json
 import random
+import threading
 import time
 import uuid
 from collections.abc import Callable, Sequence
@@ -78,6 +79,9 @@ class Placements:
         self.placer = placer
         self.metrics = metrics
         self.max_attempts = max_attempts
+        # Threads of one process take turns from snapshot to commit: they would only conflict with
+        # each other. Processes and replicas still race, and compare-and-swap settles that.
+        self._turn = threading.Lock()
 
     def _replay(self, record: PlacementRecord, request: PlacementRequest) -> Answer:
         if record.request_hash != request.request_hash:
@@ -103,6 +107,10 @@ class Placements:
             first = self.store.find_by_key(idempotency_key)
             if first is not None:
                 return self._replay(first, request)
+        with self._turn:
+            return self._place(request, idempotency_key)
+
+    def _place(self, request: PlacementRequest, idempotency_key: str | None) -> Answer:
         for attempt in range(self.max_attempts):
             snapshot = self.store.snapshot()
             result = self._compute(list(snapshot.hosts.values()), request)
