@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import tempfile
 from pathlib import Path
 from typing import Annotated
@@ -61,15 +62,21 @@ def serve_command(
         typer.echo(f"error: cannot open the database: {exc}", err=True)
         raise typer.Exit(1) from exc
     os.environ[SETTINGS_ENV] = settings.to_json()
+    metrics_dir = None
     if workers > 1 and not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
-        os.environ["PROMETHEUS_MULTIPROC_DIR"] = tempfile.mkdtemp(prefix="nfvplace-metrics-")
-    uvicorn.run(
-        "nfvplace.service.app:app_from_env",
-        factory=True,
-        host=host,
-        port=port,
-        workers=workers,
-        log_config=None,
-        access_log=False,
-        timeout_graceful_shutdown=10,
-    )
+        metrics_dir = tempfile.mkdtemp(prefix="nfvplace-metrics-")
+        os.environ["PROMETHEUS_MULTIPROC_DIR"] = metrics_dir
+    try:
+        uvicorn.run(
+            "nfvplace.service.app:app_from_env",
+            factory=True,
+            host=host,
+            port=port,
+            workers=workers,
+            log_config=None,
+            access_log=False,
+            timeout_graceful_shutdown=10,
+        )
+    finally:
+        if metrics_dir is not None:
+            shutil.rmtree(metrics_dir, ignore_errors=True)

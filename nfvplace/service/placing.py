@@ -73,6 +73,10 @@ def dump_configurations(configs: Sequence[VmConfiguration]) -> list[dict[str, An
     return [c.model_dump(mode="json", by_alias=True, exclude_none=True) for c in configs]
 
 
+def _explanation(request: PlacementRequest, result: PlacementResult) -> dict[str, Any]:
+    return {"explanation": list(result.explanation)} if request.explain else {}
+
+
 class Placements:
     def __init__(self, store: Store, placer: Placer, metrics: Metrics, max_attempts: int) -> None:
         self.store = store
@@ -123,11 +127,16 @@ class Placements:
                     {
                         "dry_run": True,
                         "configurations": dump_configurations(result.configurations),
+                        **_explanation(request, result),
                     },
                 )
             placement_id = new_placement_id()
             configs = with_instances(placement_id, result.configurations)
-            response = {"id": placement_id, "configurations": dump_configurations(configs)}
+            response = {
+                "id": placement_id,
+                "configurations": dump_configurations(configs),
+                **_explanation(request, result),
+            }
             try:
                 self.store.commit_placement(
                     placement_id=placement_id,

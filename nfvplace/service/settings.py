@@ -5,7 +5,7 @@ from __future__ import annotations
 import ipaddress
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +35,6 @@ class Settings:
     max_attempts: int = 10  # compare-and-swap attempts before 409 concurrent_update
     migrate: bool = True  # run migrations when the app starts
     placer: str = DEFAULT_PLACER  # "module:function" computing placements
-    extra: Mapping[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> str:
         data = asdict(self)

@@ -65,6 +65,8 @@ def alembic_config(url: str) -> Config:
 def migrate(engine: Engine) -> None:
     """Bring the schema to the newest revision (idempotent)."""
     with engine.begin() as connection:
+        if connection.dialect.name == "postgresql":  # replicas starting together take turns
+            connection.execute(text("SELECT pg_advisory_xact_lock(7081146273)"))
         config = alembic_config(engine.url.render_as_string(hide_password=False))
         config.attributes["connection"] = connection
         command.upgrade(config, "head")

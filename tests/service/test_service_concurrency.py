@@ -88,6 +88,25 @@ def run_clients(
     return acknowledged, counts
 
 
+def same_key_in_parallel(url: str) -> dict[str, Any]:
+    """8 retries of one request with the same Idempotency-Key at once: one placement, one answer."""
+    answers: list[httpx.Response] = []
+
+    def post() -> None:
+        headers = {**auth("placer"), "Idempotency-Key": "same-order"}
+        answers.append(httpx.post(f"{url}/v1/placements", json={"vm": VM}, headers=headers))
+
+    threads = [threading.Thread(target=post) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert [a.status_code for a in answers] == [201] * 8
+    assert all(a.json() == answers[0].json() for a in answers)
+    assert sum(a.headers.get("idempotent-replayed") == "true" for a in answers) == 7
+    return dict(answers[0].json())
+
+
 def assert_nothing_held_twice(placements: list[dict[str, Any]]) -> None:
     pus: Counter[tuple[str, int]] = Counter()
     vfs: Counter[tuple[str, str]] = Counter()
@@ -114,11 +133,14 @@ def test_parallel_clients_two_workers(
     hosts = fleet(4)
     server = serve(db, workers=2)
     register(server.url, hosts)
+    same_key = same_key_in_parallel(server.url)
     acknowledged, counts = run_clients(server.url)
     assert counts["transport_error"] == 0, server.log()
     assert counts["nfvplace.placement.no_fit"] == CLIENTS  # every client ran until full
-    assert len(acknowledged) == sequential_count(placer, hosts) == 28
-    assert_nothing_held_twice(acknowledged)
+    assert len(acknowledged) + 1 == sequential_count(placer, hosts) == 28
+    assert_nothing_held_twice([*acknowledged, same_key])
+    metrics = httpx.get(f"{server.url}/metrics").text  # summed over both workers
+    assert f'nfvplace_placements_total{{outcome="placed"}} {len(acknowledged) + 1}.0' in metrics
     store = Store.open(db, migrate=False)
     try:
         assert store.audit() == []
