@@ -24,7 +24,13 @@ from ..errors import Issue
 from ..models.chd import ComputeHostDescriptor
 from ..models.configuration import VmConfiguration
 from . import db
-from .resources import claim_what_fits, held_resources, hugepage_capacity, hugepages_held
+from .resources import (
+    claim_what_fits,
+    held_resources,
+    hugepage_capacity,
+    hugepages_held,
+    without_owners,
+)
 from .tables import (
     ClaimRow,
     HostRow,
@@ -170,29 +176,29 @@ class Store:
                         updated_at=now,
                     )
                 )
-            available = chd
             conflicts: list[dict[str, str]] = []
-            live: list[VmConfiguration] = []
+            live: list[tuple[str, VmConfiguration]] = []
             for placement_id, configurations in self._live_on(conn, chd.id):
                 for data in configurations:
                     config = VmConfiguration.model_validate(data)
-                    if config.host != chd.id:
-                        continue
-                    live.append(config)
-                    available, issues = claim_what_fits(available, config)
-                    conflicts.extend(
-                        {
-                            "placement": placement_id,
-                            "instance": config.owner,
-                            "path": issue.path,
-                            "message": issue.message,
-                        }
-                        for issue in issues
-                    )
+                    if config.host == chd.id:
+                        live.append((placement_id, config))
+            available = without_owners(chd, {config.owner for _, config in live})
+            for placement_id, config in live:
+                available, issues = claim_what_fits(available, config)
+                conflicts.extend(
+                    {
+                        "placement": placement_id,
+                        "instance": config.owner,
+                        "path": issue.path,
+                        "message": issue.message,
+                    }
+                    for issue in issues
+                )
             conn.execute(
                 update(HOSTS).where(HOSTS.c.id == chd.id).values(available=_dump(available))
             )
-            self._sync_pools(conn, chd, live)
+            self._sync_pools(conn, chd, [config for _, config in live])
             generation = conn.execute(
                 select(HOSTS.c.generation).where(HOSTS.c.id == chd.id)
             ).scalar_one()
@@ -211,12 +217,17 @@ class Store:
     def _availability(self, conn: Connection, host_id: str) -> ComputeHostDescriptor:
         """The host's reported CHD with every live placement's configurations claimed."""
         reported = conn.execute(select(HOSTS.c.chd).where(HOSTS.c.id == host_id)).scalar_one()
-        available = ComputeHostDescriptor.model_validate(reported)
-        for _placement_id, configurations in self._live_on(conn, host_id):
-            for data in configurations:
-                config = VmConfiguration.model_validate(data)
-                if config.host == host_id:
-                    available, _issues = claim_what_fits(available, config)
+        configs = [
+            config
+            for _placement_id, configurations in self._live_on(conn, host_id)
+            for config in map(VmConfiguration.model_validate, configurations)
+            if config.host == host_id
+        ]
+        available = without_owners(
+            ComputeHostDescriptor.model_validate(reported), {c.owner for c in configs}
+        )
+        for config in configs:
+            available, _issues = claim_what_fits(available, config)
         return available
 
     def _sync_pools(
@@ -534,11 +545,12 @@ class Store:
             if pool["claimed"] > pool["capacity"]:
                 problems.append(f"hugepages {pool_key}: {pool['claimed']} > {pool['capacity']}")
         for host in hosts:
-            expected_chd = ComputeHostDescriptor.model_validate(host["chd"])
-            for configs in placements.values():
-                for config in configs:
-                    if config.host == host["id"]:
-                        expected_chd, _ = claim_what_fits(expected_chd, config)
+            on_host = [c for cs in placements.values() for c in cs if c.host == host["id"]]
+            expected_chd = without_owners(
+                ComputeHostDescriptor.model_validate(host["chd"]), {c.owner for c in on_host}
+            )
+            for config in on_host:
+                expected_chd, _ = claim_what_fits(expected_chd, config)
             if _normal(_dump(expected_chd)) != _normal(dict(host["available"])):
                 problems.append(f"host {host['id']}: availability differs from CHD + live claims")
         return problems

@@ -103,3 +103,37 @@ def test_reader_cannot_put(client: TestClient) -> None:
     answer = client.put("/v1/hosts/h1", json=host("h1"), headers=auth("reader"))
     assert answer.status_code == 403
     assert answer.json()["code"] == "nfvplace.service.forbidden"
+
+
+def test_agent_reporting_our_own_claims_is_no_conflict(client: TestClient) -> None:
+    client.put("/v1/hosts/h1", json=host("h1"))
+    placed = client.post("/v1/placements", json={"vm": vm(sriov=1)}).json()
+    config = placed["configurations"][0]
+    seen = host("h1")  # what the host itself now shows: our VM holds its PUs and VF
+    pins = set(config["cpu_sets"][0]["vcpu_pins"].values())
+    vf = config["interfaces"][0]["pci_address"]
+    for node in seen["numa_nodes"]:
+        for cpu in node["cpus"]:
+            if cpu["id"] in pins:
+                cpu.update(state="dedicated", owner=config["instance"])
+        for port in node["nics"][0]["ports"]:
+            for entry in port["vfs"]:
+                if entry["pci_address"] == vf:
+                    entry.update(in_use=True, owner=config["instance"])
+    answer = client.put("/v1/hosts/h1", json=seen)
+    assert answer.status_code == 200
+    assert answer.json()["conflicts"] == []
+    chd = answer.json()["chd"]
+    assert all(_cpu(chd, pu)["owner"] == config["instance"] for pu in pins)
+    assert client.app.state.store.audit() == []
+    # and once released, the host's own report is what is left
+    assert client.delete(f"/v1/placements/{placed['id']}").status_code == 204
+    assert _cpu(client.get("/v1/hosts/h1").json()["chd"], min(pins))["state"] == "dedicated"
+
+
+def test_host_ids_with_slashes(client: TestClient) -> None:
+    assert (
+        client.put("/v1/hosts/rack1/compute-07", json=host("rack1/compute-07")).status_code == 201
+    )
+    assert client.get("/v1/hosts/rack1/compute-07").json()["id"] == "rack1/compute-07"
+    assert client.delete("/v1/hosts/rack1/compute-07").status_code == 204

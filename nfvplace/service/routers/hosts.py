@@ -71,7 +71,7 @@ def list_hosts(store: StoreDep) -> dict[str, Any]:
 
 
 @router.get(
-    "/{host_id}",
+    "/{host_id:path}",
     response_model=HostView,
     response_model_exclude_none=True,
     dependencies=[Depends(require("reader"))],
@@ -87,7 +87,7 @@ def get_host(host_id: HostId, store: StoreDep, response: Response) -> dict[str, 
 
 
 @router.put(
-    "/{host_id}",
+    "/{host_id:path}",
     response_model=HostView,
     dependencies=[Depends(require("host-agent"))],
     responses={
@@ -115,7 +115,7 @@ async def put_host(host_id: HostId, request: Request, store: StoreDep) -> JSONRe
 
 
 @router.delete(
-    "/{host_id}",
+    "/{host_id:path}",
     status_code=204,
     response_class=Response,
     dependencies=[Depends(require("admin"))],
