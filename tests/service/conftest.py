@@ -13,6 +13,7 @@ import sys
 import tempfile
 import time
 import uuid
+import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,7 +23,10 @@ import httpx
 import psycopg
 import pytest
 import yaml
-from fastapi.testclient import TestClient
+
+with warnings.catch_warnings():  # starlette's note about httpx2; the client works as it is
+    warnings.simplefilter("ignore")
+    from fastapi.testclient import TestClient
 from sqlalchemy.engine import make_url
 
 from nfvplace.service.app import PLACER_ENV, create_app, import_placer

@@ -126,3 +126,23 @@ def test_settings_round_trip_without_secrets() -> None:
     assert again.tokens is None  # workers read the tokens file; secrets stay out of the env
     assert again.tokens_file == "t.yaml"
     assert again.db_url == "sqlite:///x.db"
+
+
+def test_logs_are_json_lines_with_the_request_id() -> None:
+    import json
+    import logging
+
+    from nfvplace.service.logs import JsonFormatter, request_id_var
+
+    token = request_id_var.set("req-7")
+    try:
+        record = logging.makeLogRecord(
+            {"name": "nfvplace.service", "levelname": "INFO", "msg": "placed", "placement": "pl-1"}
+        )
+        line = json.loads(JsonFormatter().format(record))
+    finally:
+        request_id_var.reset(token)
+    assert line["msg"] == "placed"
+    assert line["request_id"] == "req-7"
+    assert line["placement"] == "pl-1"
+    assert line["level"] == "info"
