@@ -185,6 +185,14 @@ def run(url: str, hosts: int, clients: int) -> tuple[int, float, Counter[str]]:
     return len(placed), time.perf_counter() - start, counts
 
 
+def conflicts(url: str) -> float:
+    """Compare-and-swap retries counted by the server (summed over its workers)."""
+    for line in httpx.get(url + "/metrics").text.splitlines():
+        if line.startswith("nfvplace_placement_conflicts_total "):
+            return float(line.split()[1])
+    return 0.0
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--hosts", type=int, default=24)
@@ -198,6 +206,7 @@ def main() -> None:
             process, url = start_server(db, workers, args.placer, Path(tmp))
             try:
                 placed, elapsed, counts = run(url, args.hosts, args.clients)
+                cas = conflicts(url)
             finally:
                 os.killpg(process.pid, signal.SIGTERM)
                 process.wait(timeout=30)
@@ -206,7 +215,7 @@ def main() -> None:
             print(
                 f"workers={workers} hosts={args.hosts} clients={args.clients}: placed {placed} "
                 f"in {elapsed:.2f} s = {rates[workers]:.1f} placements/s "
-                f"(409 concurrent_update answers: {retries})"
+                f"(compare-and-swap retries: {cas:.0f}, 409 concurrent_update answers: {retries})"
             )
     print(f"ratio 2 workers / 1 worker: {rates[2] / rates[1]:.2f}")
 

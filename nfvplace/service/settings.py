@@ -32,7 +32,7 @@ class Settings:
     tokens_file: str | None = None  # YAML file mapping role -> bearer tokens
     no_auth: bool = False
     max_body_bytes: int = MAX_BODY_BYTES
-    max_attempts: int = 10  # compare-and-swap attempts before 409 concurrent_update
+    max_attempts: int = 16  # compare-and-swap attempts before 409 concurrent_update
     migrate: bool = True  # run migrations when the app starts
     placer: str = DEFAULT_PLACER  # "module:function" computing placements
 

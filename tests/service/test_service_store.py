@@ -143,3 +143,13 @@ def test_put_host_reapplies_claims(store: Store) -> None:
     assert "0000:18:02.1" in put.conflicts[0]["message"]
     assert put.host.generation == 3
     assert store.audit() == []
+
+
+def test_migrations_match_the_models(store: Store) -> None:
+    from alembic.autogenerate import compare_metadata
+
+    from nfvplace.store.tables import Base
+
+    with store.engine.connect() as conn:
+        diff = compare_metadata(MigrationContext.configure(conn), Base.metadata)
+    assert diff == []
