@@ -38,7 +38,7 @@ from sqlalchemy.engine import make_url
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests" / "service"))
 
-from fleet import host, vm  # noqa: E402
+from service_fleet import host, vm  # noqa: E402
 
 PG_BIN = Path("/usr/lib/postgresql/15/bin")
 TOKEN = "bench-admin-token-0123456789"

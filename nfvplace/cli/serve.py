@@ -38,7 +38,6 @@ def serve_command(
     from ..service.settings import Settings, SettingsError, resolve_tokens
     from ..store import Store, default_url
 
-    logs.configure()
     if tokens is not None and no_auth:
         typer.echo("error: give --tokens FILE or --no-auth, not both", err=True)
         raise typer.Exit(2)
@@ -62,6 +61,7 @@ def serve_command(
         typer.echo(f"error: cannot open the database: {exc}", err=True)
         raise typer.Exit(1) from exc
     os.environ[SETTINGS_ENV] = settings.to_json()
+    logs.configure()
     metrics_dir = None
     if workers > 1 and not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
         metrics_dir = tempfile.mkdtemp(prefix="nfvplace-metrics-")

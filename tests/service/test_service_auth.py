@@ -7,9 +7,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import TOKENS, auth
 from fastapi.testclient import TestClient
-from fleet import host, vm
+from service_fleet import host, vm
+from service_support import TOKENS, auth
 
 from nfvplace.service.settings import Settings, SettingsError, load_tokens, resolve_tokens
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import ROOT
+from service_support import ROOT
 from typer.testing import CliRunner
 
 from nfvplace.cli import _register, app

@@ -9,8 +9,8 @@ from typing import Any
 
 import httpx
 import pytest
-from conftest import Server, auth
-from fleet import host, vm
+from service_fleet import host, vm
+from service_support import Server, auth
 
 from nfvplace.models.chd import ComputeHostDescriptor
 from nfvplace.models.vmd import VmDescriptor

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import yaml
-from conftest import auth
 from fastapi.testclient import TestClient
-from fleet import host, vm
+from service_fleet import host, vm
+from service_support import auth
 
 
 def _cpu(chd: dict, pu: int) -> dict:

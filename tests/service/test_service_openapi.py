@@ -12,10 +12,10 @@ import httpx
 import pytest
 import schemathesis
 import uvicorn
-from conftest import ROOT, TOKENS, auth, free_port
-from fleet import host
 from hypothesis import HealthCheck, settings
 from schemathesis.config import SchemathesisConfig
+from service_fleet import host
+from service_support import ROOT, TOKENS, auth, free_port
 
 from nfvplace.service.app import create_app, import_placer
 from nfvplace.service.openapi import openapi_text

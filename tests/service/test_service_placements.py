@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from conftest import auth
 from fastapi.testclient import TestClient
-from fleet import host, vm
+from service_fleet import host, vm
+from service_support import auth
 
 
 def test_place_get_release(client: TestClient) -> None:

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
-from fleet import host, vm
+from service_fleet import host, vm
 
 
 def test_problem_documents_for_unknown_routes(sqlite_client: TestClient) -> None:
@@ -33,7 +33,7 @@ def test_request_id_is_echoed_and_generated(sqlite_client: TestClient) -> None:
 
 
 def test_body_size_is_bounded(app_factory: Callable[..., Any], sqlite_url: str) -> None:
-    from conftest import auth
+    from service_support import auth
 
     with TestClient(app_factory(sqlite_url, max_body_bytes=10_000), headers=auth("admin")) as c:
         big = host("h1", nodes=8, cores=64)

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 import pytest
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
-from fleet import host
+from service_fleet import host
 from sqlalchemy import insert, inspect
 from sqlalchemy.exc import IntegrityError
 
