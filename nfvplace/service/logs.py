@@ -13,7 +13,7 @@ request_id_var: contextvars.ContextVar[str | None] = contextvars.ContextVar(
 )
 
 LOGGER = logging.getLogger("nfvplace.service")
-_STANDARD = set(vars(logging.makeLogRecord({}))) | {"message", "asctime"}
+_STANDARD = set(vars(logging.makeLogRecord({}))) | {"message", "asctime", "color_message"}
 
 
 class JsonFormatter(logging.Formatter):
