@@ -123,6 +123,7 @@ def start_server(
         **os.environ,
         "NFVPLACE_PLACER": placer,
         "PYTHONPATH": os.pathsep.join([str(ROOT / "tests" / "service"), str(ROOT)]),
+        "PROMETHEUS_MULTIPROC_DIR": tempfile.mkdtemp(prefix="metrics-", dir=folder),
     }
     process = subprocess.Popen(
         [

@@ -8,6 +8,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -60,7 +61,7 @@ class Server:
             **os.environ,
             PLACER_ENV: self.placer_path,
             "PYTHONPATH": os.pathsep.join([str(HERE), str(ROOT)]),
-            "PROMETHEUS_MULTIPROC_DIR": "",
+            "PROMETHEUS_MULTIPROC_DIR": tempfile.mkdtemp(prefix="metrics-", dir=self.folder),
         }
         log = (self.folder / f"server-{self.port}.log").open("ab")
         self.process = subprocess.Popen(
