@@ -12,6 +12,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import httpx
 import yaml
@@ -31,6 +32,23 @@ TOKENS = {
 
 def auth(role: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {TOKENS[role][0]}"}
+
+
+def sequential_count(placer: Any, hosts: list[dict[str, Any]], vm: dict[str, Any]) -> int:
+    """How many copies of `vm` one caller placing one after the other fits on `hosts`, by the
+    placement function itself (no service, no database): what the API must match."""
+    from nfvplace.models.chd import ComputeHostDescriptor
+    from nfvplace.models.vmd import VmDescriptor
+
+    current = {h["id"]: ComputeHostDescriptor.model_validate(h) for h in hosts}
+    descriptor = VmDescriptor.model_validate(vm)
+    placed = 0
+    while True:
+        result = placer(list(current.values()), descriptor, policy="pack", seed=0)
+        if not result.ok:
+            return placed
+        current.update(result.hosts)
+        placed += 1
 
 
 def free_port() -> int:
