@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from pathlib import Path
 
 import pytest
 from service_fleet import host, vm
@@ -146,3 +147,14 @@ def test_logs_are_json_lines_with_the_request_id() -> None:
     assert line["request_id"] == "req-7"
     assert line["placement"] == "pl-1"
     assert line["level"] == "info"
+
+
+def test_default_database_is_sqlite_in_the_user_data_dir(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from nfvplace.store.db import default_url
+
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path))
+    url = default_url()
+    assert url == f"sqlite:///{tmp_path / 'nfvplace' / 'nfvplace.db'}"
+    assert (tmp_path / "nfvplace").is_dir()
