@@ -22,6 +22,22 @@ PLACEMENT_NO_FIT = "nfvplace.placement.no_fit"
 PLACEMENT_CONCURRENT_UPDATE = "nfvplace.placement.concurrent_update"
 PLACEMENT_INVALID_POLICY = "nfvplace.placement.invalid_policy"
 
+# Placement service (REST API)
+PLACEMENT_NOT_FOUND = "nfvplace.placement.not_found"
+PLACEMENT_IDEMPOTENCY_KEY_REUSED = "nfvplace.placement.idempotency_key_reused"
+HOST_NOT_FOUND = "nfvplace.host.not_found"
+HOST_IN_USE = "nfvplace.host.in_use"
+HOST_ID_MISMATCH = "nfvplace.host.id_mismatch"
+SERVICE_UNAUTHORIZED = "nfvplace.service.unauthorized"
+SERVICE_FORBIDDEN = "nfvplace.service.forbidden"
+SERVICE_NOT_FOUND = "nfvplace.service.not_found"
+SERVICE_METHOD_NOT_ALLOWED = "nfvplace.service.method_not_allowed"
+SERVICE_UNSUPPORTED_MEDIA_TYPE = "nfvplace.service.unsupported_media_type"
+SERVICE_INVALID_REQUEST = "nfvplace.service.invalid_request"
+SERVICE_UNAVAILABLE = "nfvplace.service.unavailable"
+SERVICE_INTERNAL = "nfvplace.service.internal"
+SERVICE_CONFIG = "nfvplace.service.config"
+
 # Discovery
 DISCOVERY_FAILED = "nfvplace.discovery.failed"
 

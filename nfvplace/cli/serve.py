@@ -1,0 +1,82 @@
+"""`nfvplace serve`: run the placement REST API with uvicorn."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from . import app
+
+
+@app.command("serve")
+def serve_command(
+    db: Annotated[
+        str | None,
+        typer.Option("--db", help="Database URL (default: SQLite in the user data directory)"),
+    ] = None,
+    host: Annotated[str, typer.Option("--host", help="Address to bind")] = "127.0.0.1",
+    port: Annotated[int, typer.Option("--port", help="Port to bind")] = 8080,
+    workers: Annotated[int, typer.Option("--workers", min=1, help="Worker processes")] = 1,
+    tokens: Annotated[
+        Path | None,
+        typer.Option("--tokens", help="YAML file mapping roles to lists of bearer tokens"),
+    ] = None,
+    no_auth: Annotated[
+        bool, typer.Option("--no-auth", help="No authentication (loopback addresses only)")
+    ] = False,
+) -> None:
+    """Run the placement REST API (see docs/service.md)."""
+    import uvicorn
+
+    from ..service import logs
+    from ..service.app import SETTINGS_ENV
+    from ..service.settings import Settings, SettingsError, resolve_tokens
+    from ..store import Store, default_url
+
+    if tokens is not None and no_auth:
+        typer.echo("error: give --tokens FILE or --no-auth, not both", err=True)
+        raise typer.Exit(2)
+    settings = Settings(
+        db_url=db or default_url(),
+        host=host,
+        port=port,
+        tokens_file=str(tokens.resolve()) if tokens is not None else None,
+        no_auth=no_auth,
+        migrate=False,  # done once here, before any worker starts
+    )
+    try:
+        resolve_tokens(settings)
+    except SettingsError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from exc
+    try:
+        store = Store.open(settings.db_url or "", migrate=True)
+        store.close()
+    except Exception as exc:
+        typer.echo(f"error: cannot open the database: {exc}", err=True)
+        raise typer.Exit(1) from exc
+    os.environ[SETTINGS_ENV] = settings.to_json()
+    logs.configure()
+    metrics_dir = None
+    if workers > 1 and not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+        metrics_dir = tempfile.mkdtemp(prefix="nfvplace-metrics-")
+        os.environ["PROMETHEUS_MULTIPROC_DIR"] = metrics_dir
+    try:
+        uvicorn.run(
+            "nfvplace.service.app:app_from_env",
+            factory=True,
+            host=host,
+            port=port,
+            workers=workers,
+            log_config=None,
+            access_log=False,
+            timeout_graceful_shutdown=10,
+        )
+    finally:
+        if metrics_dir is not None:
+            shutil.rmtree(metrics_dir, ignore_errors=True)

@@ -1,0 +1,106 @@
+"""The FastAPI application factory."""
+
+from __future__ import annotations
+
+import importlib
+import os
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+from fastapi import FastAPI
+from fastapi.exceptions import RequestValidationError
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from .. import __version__
+from ..errors import NfvplaceError
+from ..store import Store, default_url
+from .auth import TokenTable
+from .metrics import Metrics
+from .middleware import RequestContext
+from .openapi import build_openapi
+from .placing import Placements, Placer
+from .problems import (
+    ProblemError,
+    on_http_error,
+    on_nfvplace_error,
+    on_problem,
+    on_unexpected,
+    on_validation_error,
+)
+from .routers import health, hosts, lint, placements, schemas
+from .settings import Settings, resolve_tokens
+
+SETTINGS_ENV = "NFVPLACE_SERVICE_SETTINGS"
+PLACER_ENV = "NFVPLACE_PLACER"
+
+DESCRIPTION = """Placement of NFV VMs over a persistent inventory of hosts (ETSI GS NFV-PER 001).
+
+Errors are RFC 9457 problem documents (`application/problem+json`) with a stable `code`; see
+`docs/errors.md`. Authenticate with `Authorization: Bearer <token>` of a role: `reader`, `placer`,
+`host-agent` or `admin`."""
+
+
+def import_placer(path: str) -> Placer:
+    """`"package.module:function"` -> the function."""
+    module_name, _, name = path.partition(":")
+    function: Placer = getattr(importlib.import_module(module_name), name or "place")
+    return function
+
+
+def create_app(settings: Settings, *, placer: Placer | None = None) -> FastAPI:
+    """The API over the store named by `settings`; opens (and migrates) it on startup.
+
+    Raises SettingsError when the settings would expose the API (no tokens and not loopback).
+    """
+    tokens = resolve_tokens(settings)
+    metrics = Metrics()
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        store = Store.open(settings.db_url or default_url(), migrate=settings.migrate)
+        app.state.store = store
+        app.state.placements = Placements(store, app.state.placer, metrics, settings.max_attempts)
+        try:
+            yield
+        finally:
+            store.close()
+
+    app = FastAPI(
+        title="nfvplace",
+        version=__version__,
+        description=DESCRIPTION,
+        lifespan=lifespan,
+        docs_url="/docs",
+        redoc_url=None,
+    )
+    app.state.settings = settings
+    app.state.tokens = TokenTable(tokens)
+    app.state.metrics = metrics
+    app.state.placer = placer or import_placer(settings.placer)
+    app.add_exception_handler(ProblemError, on_problem)
+    app.add_exception_handler(NfvplaceError, on_nfvplace_error)
+    app.add_exception_handler(StarletteHTTPException, on_http_error)
+    app.add_exception_handler(RequestValidationError, on_validation_error)
+    app.add_exception_handler(Exception, on_unexpected)
+    for module in (hosts, placements, lint, schemas, health):
+        app.include_router(module.router)
+    app.add_middleware(RequestContext, metrics=metrics, max_body_bytes=settings.max_body_bytes)
+
+    def openapi() -> dict[str, Any]:
+        return build_openapi(app)
+
+    app.openapi = openapi  # type: ignore[method-assign]
+    return app
+
+
+def app_from_env() -> FastAPI:
+    """Factory for uvicorn workers: settings from $NFVPLACE_SERVICE_SETTINGS (set by serve)."""
+    from . import logs
+
+    logs.configure()
+    settings = Settings.from_json(os.environ[SETTINGS_ENV])
+    placer = os.environ.get(PLACER_ENV)
+    if placer:
+        settings = Settings(**{**settings.__dict__, "placer": placer})
+    return create_app(settings)

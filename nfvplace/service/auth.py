@@ -1,0 +1,72 @@
+"""Bearer-token roles: reader < placer, host-agent < admin."""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Callable, Mapping, Sequence
+from typing import Annotated
+
+from fastapi import Depends, Request
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+
+from .. import errors
+from .problems import ProblemError
+
+GRANTS: dict[str, frozenset[str]] = {
+    "reader": frozenset({"reader"}),
+    "placer": frozenset({"reader", "placer"}),
+    "host-agent": frozenset({"reader", "host-agent"}),
+    "admin": frozenset({"reader", "placer", "host-agent", "admin"}),
+}
+
+bearer = HTTPBearer(auto_error=False, description="Bearer token of a role (see --tokens)")
+
+
+class TokenTable:
+    """Bearer token -> role; None means --no-auth (everyone is admin)."""
+
+    def __init__(self, roles: Mapping[str, Sequence[str]] | None) -> None:
+        self.open = roles is None
+        self.entries = [(t, role) for role, tokens in (roles or {}).items() for t in tokens]
+
+    def role_of(self, token: str) -> str | None:
+        found = None
+        for known, role in self.entries:  # compare every entry: no early exit on a match
+            if secrets.compare_digest(known.encode(), token.encode()):
+                found = role if found is None or role == "admin" else found
+        return found
+
+
+def require(role: str) -> Callable[..., str]:
+    """A dependency that admits callers whose token grants `role`; returns the caller's role."""
+
+    def check(
+        request: Request,
+        credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)],
+    ) -> str:
+        table: TokenTable = request.app.state.tokens
+        if table.open:
+            return "admin"
+        if credentials is None or credentials.scheme.lower() != "bearer":
+            raise ProblemError(
+                401,
+                errors.SERVICE_UNAUTHORIZED,
+                "a bearer token is required",
+                headers={"WWW-Authenticate": "Bearer"},
+            )
+        caller = table.role_of(credentials.credentials)
+        if caller is None:
+            raise ProblemError(
+                401,
+                errors.SERVICE_UNAUTHORIZED,
+                "unknown bearer token",
+                headers={"WWW-Authenticate": 'Bearer error="invalid_token"'},
+            )
+        if role not in GRANTS[caller]:
+            raise ProblemError(
+                403, errors.SERVICE_FORBIDDEN, f"role {caller!r} may not do this; needs {role!r}"
+            )
+        return caller
+
+    check.__name__ = f"require_{role.replace('-', '_')}"
+    return check

@@ -1,0 +1,76 @@
+"""Reading request bodies safely: bounded size, JSON or YAML (safe loader), never a traceback."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from fastapi import Request
+
+from .. import errors
+from ..errors import DescriptorError, Issue
+from ..models.loading import SourceDocument, parse_text
+from .problems import ProblemError
+
+YAML_TYPES = ("application/yaml", "application/x-yaml", "text/yaml", "text/x-yaml")
+JSON_TYPES = ("application/json", "application/problem+json", "")
+
+
+async def read_bytes(request: Request) -> bytes:
+    limit: int = request.app.state.settings.max_body_bytes
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise ProblemError(
+                413, errors.INPUT_TOO_LARGE, f"request body is more than the {limit} bytes allowed"
+            )
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+async def read_document(request: Request) -> SourceDocument:
+    """The request body as a parsed document (JSON, or YAML when the content type says so)."""
+    raw = await read_bytes(request)
+    media = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if media not in YAML_TYPES and media not in JSON_TYPES and not media.endswith("+json"):
+        raise ProblemError(
+            415,
+            errors.SERVICE_UNSUPPORTED_MEDIA_TYPE,
+            f"content type {media!r} is not supported; send application/json or application/yaml",
+        )
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise DescriptorError(
+            errors.INPUT_UNREADABLE, f"request body is not UTF-8 (byte {exc.start})", file="body"
+        ) from exc
+    if media in YAML_TYPES:
+        return parse_text(text, "body")
+    try:
+        data = json.loads(text)
+    except (json.JSONDecodeError, RecursionError) as exc:
+        line = getattr(exc, "lineno", None)
+        raise DescriptorError(
+            errors.INPUT_SYNTAX,
+            "request body is not valid JSON",
+            file="body",
+            issues=(Issue(str(exc), line=line, hint="send a JSON document"),),
+        ) from exc
+    return SourceDocument(data=_check_depth(data), source="body")
+
+
+def _check_depth(data: Any, limit: int = 64) -> Any:
+    stack = [(data, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if depth > limit:
+            raise DescriptorError(
+                errors.INPUT_UNSAFE, f"request body nests deeper than {limit} levels", file="body"
+            )
+        if isinstance(item, dict):
+            stack.extend((v, depth + 1) for v in item.values())
+        elif isinstance(item, list):
+            stack.extend((v, depth + 1) for v in item)
+    return data

@@ -1,0 +1,50 @@
+"""Prometheus metrics of one app (per-app registry; multiprocess when PROMETHEUS_MULTIPROC_DIR)."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client import multiprocess as prometheus_multiprocess
+
+
+@dataclass
+class Metrics:
+    registry: CollectorRegistry = field(
+        default_factory=lambda: CollectorRegistry(auto_describe=True)
+    )
+
+    def __post_init__(self) -> None:
+        self.latency = Histogram(
+            "nfvplace_http_request_duration_seconds",
+            "HTTP request latency",
+            ["method", "route", "status"],
+            registry=self.registry,
+            buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10),
+        )
+        self.placements = Counter(
+            "nfvplace_placements",
+            "Placement requests by outcome (placed, dry_run, replayed, no_fit, conflict, invalid)",
+            ["outcome"],
+            registry=self.registry,
+        )
+        self.no_fit_reasons = Counter(
+            "nfvplace_no_fit_reasons",
+            "Rejection reasons of placements that found no host",
+            ["reason"],
+            registry=self.registry,
+        )
+        self.conflicts = Counter(
+            "nfvplace_placement_conflicts",
+            "Compare-and-swap conflicts (stale snapshots) that made a placement recompute",
+            registry=self.registry,
+        )
+        self.releases = Counter("nfvplace_releases", "Placements released", registry=self.registry)
+
+    def exposition(self) -> bytes:
+        if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+            registry = CollectorRegistry()
+            prometheus_multiprocess.MultiProcessCollector(registry)  # type: ignore[no-untyped-call]
+            return bytes(generate_latest(registry))
+        return bytes(generate_latest(self.registry))

@@ -1,0 +1,43 @@
+"""OpenAPI fragments shared by the routers."""
+
+from __future__ import annotations
+
+from typing import Any
+
+PROBLEM_REF = {"$ref": "#/components/schemas/Problem"}
+
+
+def problems(*statuses: int) -> dict[int | str, dict[str, Any]]:
+    """`responses=` entries for problem documents."""
+    text = {
+        401: "No or unknown bearer token",
+        403: "The token's role may not do this",
+        404: "Not found",
+        409: "Conflict",
+        413: "Request body too large",
+        415: "Unsupported content type",
+        422: "Invalid input (with findings)",
+        503: "Not ready",
+    }
+    return {
+        status: {
+            "description": text.get(status, "Problem"),
+            "content": {"application/problem+json": {"schema": PROBLEM_REF}},
+        }
+        for status in statuses
+    }
+
+
+def body_of(component: str, description: str) -> dict[str, Any]:
+    """`openapi_extra=` declaring a JSON (or YAML) request body of a schema component."""
+    schema = {"$ref": f"#/components/schemas/{component}"}
+    return {
+        "requestBody": {
+            "required": True,
+            "description": description,
+            "content": {
+                "application/json": {"schema": schema},
+                "application/yaml": {"schema": schema},
+            },
+        }
+    }

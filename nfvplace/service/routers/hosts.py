@@ -1,0 +1,137 @@
+"""`/v1/hosts`: host agents report CHDs; everyone reads availability after claims."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Path, Request, Response
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel, Field
+from starlette.concurrency import run_in_threadpool
+
+from ... import errors
+from ...models.chd import ComputeHostDescriptor
+from ...store import HostInUseError, HostRecord
+from ..auth import require
+from ..body import read_document
+from ..deps import StoreDep
+from ..descriptors import parse_as
+from ..problems import ProblemError
+from .common import body_of, problems
+
+router = APIRouter(prefix="/v1/hosts", tags=["hosts"])
+
+HostId = Annotated[str, Path(min_length=1, max_length=253, description="Host id (the CHD's id)")]
+
+
+class HostConflict(BaseModel):
+    placement: str
+    instance: str
+    path: str
+    message: str
+
+
+class HostView(BaseModel):
+    id: str
+    generation: int = Field(description="Bumped by every change of the host or its claims")
+    chd: dict[str, Any] = Field(description="The CHD with availability after live claims")
+    conflicts: list[HostConflict] | None = Field(
+        None, description="Claims the reported CHD no longer supports (PUT only)"
+    )
+
+
+class HostList(BaseModel):
+    hosts: list[HostView]
+
+
+def view(record: HostRecord, conflicts: Any = None) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "id": record.id,
+        "generation": record.generation,
+        "chd": dict(record.available),
+    }
+    if conflicts is not None:
+        out["conflicts"] = list(conflicts)
+    return out
+
+
+def _not_found(host_id: str) -> ProblemError:
+    return ProblemError(404, errors.HOST_NOT_FOUND, f"no host {host_id!r}")
+
+
+@router.get(
+    "",
+    response_model=HostList,
+    dependencies=[Depends(require("reader"))],
+    responses=problems(401, 403),
+)
+def list_hosts(store: StoreDep) -> dict[str, Any]:
+    """Every host with its availability after claims and its generation."""
+    return {"hosts": [view(r) for r in store.list_hosts()]}
+
+
+@router.get(
+    "/{host_id:path}",
+    response_model=HostView,
+    response_model_exclude_none=True,
+    dependencies=[Depends(require("reader"))],
+    responses=problems(401, 403, 404),
+)
+def get_host(host_id: HostId, store: StoreDep, response: Response) -> dict[str, Any]:
+    """One host: its CHD with availability after claims, and its generation."""
+    record = store.get_host(host_id)
+    if record is None:
+        raise _not_found(host_id)
+    response.headers["ETag"] = f'"{record.generation}"'
+    return view(record)
+
+
+@router.put(
+    "/{host_id:path}",
+    response_model=HostView,
+    dependencies=[Depends(require("host-agent"))],
+    responses={
+        201: {"description": "Created", "model": HostView},
+        **problems(401, 403, 413, 415, 422),
+    },
+    openapi_extra=body_of("ComputeHostDescriptor", "The CHD the host reports"),
+)
+async def put_host(host_id: HostId, request: Request, store: StoreDep) -> JSONResponse:
+    """Create or replace what a host reports. Live claims are kept; conflicts are listed."""
+    document = await read_document(request)
+    chd = parse_as(document, ComputeHostDescriptor, "Compute Host Descriptor")
+    if chd.id != host_id:
+        raise ProblemError(
+            422,
+            errors.HOST_ID_MISMATCH,
+            f"the CHD's id {chd.id!r} is not the host {host_id!r} of the URL",
+        )
+    put = await run_in_threadpool(store.put_host, chd)
+    return JSONResponse(
+        view(put.host, put.conflicts),
+        status_code=201 if put.created else 200,
+        headers={"ETag": f'"{put.host.generation}"', "Location": f"/v1/hosts/{host_id}"},
+    )
+
+
+@router.delete(
+    "/{host_id:path}",
+    status_code=204,
+    response_class=Response,
+    dependencies=[Depends(require("admin"))],
+    responses=problems(401, 403, 404, 409),
+)
+def delete_host(host_id: HostId, store: StoreDep) -> Response:
+    """Forget a host; refused (409) while placements hold resources on it."""
+    try:
+        deleted = store.delete_host(host_id)
+    except HostInUseError as exc:
+        raise ProblemError(
+            409,
+            errors.HOST_IN_USE,
+            f"{len(exc.placements)} placement(s) hold resources on {host_id}; release them first",
+            extra={"placements": list(exc.placements)},
+        ) from exc
+    if not deleted:
+        raise _not_found(host_id)
+    return Response(status_code=204)

@@ -1,0 +1,147 @@
+"""`/v1/placements`: place a VM or a VNF, read it back, release it."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Header, Path, Request, Response
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel, Field
+from starlette.concurrency import run_in_threadpool
+
+from ... import errors
+from ...models.loading import SourceDocument
+from ...models.vmd import VmDescriptor
+from ...models.vnf import VnfTemplate
+from ..auth import require
+from ..body import read_document
+from ..deps import PlacementsDep, StoreDep
+from ..descriptors import parse_as
+from ..placing import PlacementRequest
+from ..problems import ProblemError
+from .common import body_of, problems
+
+router = APIRouter(prefix="/v1/placements", tags=["placements"])
+
+PlacementId = Annotated[str, Path(min_length=1, max_length=64)]
+ENVELOPE = {"vm", "vnf", "dry_run", "policy", "explain"}
+
+
+class PlacementView(BaseModel):
+    id: str
+    configurations: list[dict[str, Any]] = Field(description="VM Configurations, one per VM")
+
+
+class DryRunView(BaseModel):
+    dry_run: bool
+    configurations: list[dict[str, Any]]
+
+
+def _invalid(message: str) -> ProblemError:
+    return ProblemError(422, errors.SERVICE_INVALID_REQUEST, message)
+
+
+def placement_request(document: SourceDocument) -> PlacementRequest:
+    body = document.data
+    if not isinstance(body, Mapping):
+        raise _invalid('the body must be a JSON object: {"vm": ...} or {"vnf": ...}')
+    unknown = sorted(str(k) for k in body if k not in ENVELOPE)
+    if unknown:
+        raise _invalid(f"unknown member(s) {unknown}; use {sorted(ENVELOPE)}")
+    if ("vm" in body) == ("vnf" in body):
+        raise _invalid('give exactly one of "vm" (a VM Descriptor) or "vnf" (a VNF template)')
+    dry_run = body.get("dry_run", False)
+    explain = body.get("explain", False)
+    policy = body.get("policy", "pack")
+    if not isinstance(dry_run, bool) or not isinstance(explain, bool):
+        raise _invalid('"dry_run" and "explain" must be true or false')
+    if not isinstance(policy, str) or not policy or len(policy) > 64:
+        raise _invalid('"policy" must be a policy name such as "pack" or "spread"')
+    key = "vm" if "vm" in body else "vnf"
+    lines = {path[1:]: line for path, line in document.lines.items() if path[:1] == (key,)}
+    inner = SourceDocument(data=body[key], source=f"body.{key}", lines=lines)
+    descriptor: VmDescriptor | VnfTemplate
+    if key == "vm":
+        descriptor = parse_as(inner, VmDescriptor, "VM Descriptor")
+    else:
+        descriptor = parse_as(inner, VnfTemplate, "VNF template")
+        missing = [m.name for m in descriptor.members if m.descriptor is None]
+        if missing:
+            raise ProblemError(
+                422,
+                errors.INPUT_REFERENCE,
+                f"member(s) {missing} refer to files; the API needs descriptors inline",
+            )
+    return PlacementRequest(
+        descriptor=descriptor, body=body, dry_run=dry_run, policy=policy, explain=explain
+    )
+
+
+def _idempotency_key(value: str | None) -> str | None:
+    if value is None:
+        return None
+    if not (1 <= len(value) <= 255) or not value.isprintable():
+        raise _invalid("Idempotency-Key must be 1 to 255 printable characters")
+    return value
+
+
+@router.post(
+    "",
+    status_code=201,
+    response_model=PlacementView,
+    dependencies=[Depends(require("placer"))],
+    responses={
+        200: {"description": "Dry run: nothing claimed", "model": DryRunView},
+        **problems(401, 403, 409, 413, 415, 422),
+    },
+    openapi_extra=body_of(
+        "PlacementRequest",
+        '{"vm": VM Descriptor} or {"vnf": VNF template}, optional "dry_run", "policy"',
+    ),
+)
+async def create_placement(
+    request: Request,
+    placements: PlacementsDep,
+    idempotency_key: Annotated[
+        str | None,
+        Header(
+            alias="Idempotency-Key",
+            description="Retries with the same key get the first answer and claim nothing more",
+        ),
+    ] = None,
+) -> JSONResponse:
+    """Place a VM (or a VNF template) and claim its resources atomically."""
+    key = _idempotency_key(idempotency_key)
+    parsed = placement_request(await read_document(request))
+    answer = await run_in_threadpool(placements.place, parsed, key)
+    return JSONResponse(answer.body, status_code=answer.status, headers=answer.headers)
+
+
+@router.get(
+    "/{placement_id}",
+    response_model=PlacementView,
+    dependencies=[Depends(require("reader"))],
+    responses=problems(401, 403, 404),
+)
+def get_placement(placement_id: PlacementId, store: StoreDep) -> dict[str, Any]:
+    """A live placement and its VM Configurations."""
+    record = store.get_placement(placement_id)
+    if record is None:
+        raise ProblemError(404, errors.PLACEMENT_NOT_FOUND, f"no placement {placement_id!r}")
+    return dict(record.response)
+
+
+@router.delete(
+    "/{placement_id}",
+    status_code=204,
+    response_class=Response,
+    dependencies=[Depends(require("placer"))],
+    responses=problems(401, 403, 404),
+)
+def delete_placement(placement_id: PlacementId, store: StoreDep, request: Request) -> Response:
+    """Release a placement's resources (204); 404 once it is gone."""
+    if not store.release_placement(placement_id):
+        raise ProblemError(404, errors.PLACEMENT_NOT_FOUND, f"no placement {placement_id!r}")
+    request.app.state.metrics.releases.inc()
+    return Response(status_code=204)

@@ -1,0 +1,123 @@
+"""Service settings: database, bind address, authentication, limits."""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from .. import errors
+from ..errors import Issue, NfvplaceError
+
+ROLES = ("reader", "placer", "host-agent", "admin")
+MAX_BODY_BYTES = 2 * 1024 * 1024
+DEFAULT_PLACER = "nfvplace.placement:place"
+
+
+class SettingsError(NfvplaceError):
+    """The service cannot start with these settings."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    db_url: str | None = None  # None: SQLite in the user data directory
+    host: str = "127.0.0.1"
+    port: int = 8080
+    tokens: Mapping[str, Sequence[str]] | None = None  # role -> bearer tokens
+    tokens_file: str | None = None  # YAML file mapping role -> bearer tokens
+    no_auth: bool = False
+    max_body_bytes: int = MAX_BODY_BYTES
+    max_attempts: int = 16  # compare-and-swap attempts before 409 concurrent_update
+    migrate: bool = True  # run migrations when the app starts
+    placer: str = DEFAULT_PLACER  # "module:function" computing placements
+
+    def to_json(self) -> str:
+        data = asdict(self)
+        data["tokens"] = None  # workers read tokens_file themselves; secrets stay out of env
+        return json.dumps(data)
+
+    @classmethod
+    def from_json(cls, text: str) -> Settings:
+        return cls(**json.loads(text))
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def load_tokens(path: str | Path) -> dict[str, tuple[str, ...]]:
+    """Read a YAML file mapping each role to a list of bearer tokens."""
+    source = str(path)
+    try:
+        data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise SettingsError(
+            errors.SERVICE_CONFIG, f"cannot read tokens: {exc}", file=source
+        ) from exc
+    except yaml.YAMLError as exc:
+        raise SettingsError(errors.SERVICE_CONFIG, f"not valid YAML: {exc}", file=source) from exc
+    return check_tokens(data, source)
+
+
+def check_tokens(data: Any, source: str = "<tokens>") -> dict[str, tuple[str, ...]]:
+    if not isinstance(data, Mapping):
+        raise SettingsError(
+            errors.SERVICE_CONFIG,
+            "tokens must map roles to lists of tokens",
+            file=source,
+            issues=(Issue("not a mapping", hint=f"e.g. 'reader: [token1]'; roles {ROLES}"),),
+        )
+    out: dict[str, tuple[str, ...]] = {}
+    issues = []
+    for role, tokens in data.items():
+        if role not in ROLES:
+            issues.append(Issue(f"unknown role {role!r}", path=str(role), hint=f"use {ROLES}"))
+            continue
+        if not isinstance(tokens, list) or not all(isinstance(t, str) and t for t in tokens):
+            issues.append(Issue("must be a list of non-empty strings", path=str(role)))
+            continue
+        short = [t for t in tokens if len(t) < 16]
+        if short:
+            issues.append(
+                Issue("tokens must be at least 16 characters", path=str(role), hint="use longer")
+            )
+            continue
+        out[str(role)] = tuple(tokens)
+    if issues:
+        raise SettingsError(
+            errors.SERVICE_CONFIG, "invalid tokens", file=source, issues=tuple(issues)
+        )
+    if not any(out.values()):
+        raise SettingsError(errors.SERVICE_CONFIG, "no tokens given", file=source)
+    return out
+
+
+def resolve_tokens(settings: Settings) -> dict[str, tuple[str, ...]] | None:
+    """Role -> tokens, or None in --no-auth mode; refuses settings that would expose the API."""
+    if settings.tokens_file is not None:
+        return load_tokens(settings.tokens_file)
+    if settings.tokens is not None:
+        return check_tokens(dict(settings.tokens))
+    if not settings.no_auth:
+        raise SettingsError(
+            errors.SERVICE_CONFIG,
+            "refusing to start without authentication",
+            issues=(Issue("no tokens", hint="give --tokens FILE, or --no-auth on loopback only"),),
+        )
+    if not is_loopback(settings.host):
+        raise SettingsError(
+            errors.SERVICE_CONFIG,
+            f"--no-auth only binds to loopback, not {settings.host}",
+            issues=(Issue("public bind without auth", hint="use --host 127.0.0.1 or --tokens"),),
+        )
+    return None

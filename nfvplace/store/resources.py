@@ -1,0 +1,106 @@
+"""What a VM Configuration holds, as rows the store can make unique (pure functions)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from ..availability import _apply
+from ..errors import Issue
+from ..models.chd import ComputeHostDescriptor
+from ..models.configuration import VmConfiguration
+
+PU = "pu"
+VF = "vf"
+PORT = "port"
+PCI = "pci"
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class Held:
+    """One exclusively held resource of a host."""
+
+    host: str
+    kind: str
+    resource: str
+
+
+def held_resources(config: VmConfiguration) -> list[Held]:
+    """Every PU, VF, dedicated port and PCI device `config` holds exclusively."""
+    held = [Held(config.host, PU, str(pu)) for pu in config.held_cpus]
+    for iface in config.interfaces:
+        if iface.pci_address is None:
+            continue
+        if iface.mode == "sriov":
+            held.append(Held(config.host, VF, iface.pci_address.lower()))
+        elif iface.mode == "dedicated":
+            held.append(Held(config.host, PORT, iface.pci_address.lower()))
+    held.extend(Held(config.host, PCI, d.pci_address.lower()) for d in config.pci_devices)
+    return held
+
+
+def hugepages_held(configs: Iterable[VmConfiguration]) -> Counter[tuple[str, int, int]]:
+    """Hugepages held per (host, NUMA node, page size in KiB)."""
+    pages: Counter[tuple[str, int, int]] = Counter()
+    for config in configs:
+        for cs in config.cpu_sets:
+            if cs.hugepages is not None and cs.hugepages.count:
+                pages[(config.host, cs.numa_node, cs.hugepages.size_kib)] += cs.hugepages.count
+    return pages
+
+
+def hugepage_capacity(chd: ComputeHostDescriptor) -> dict[tuple[int, int], int]:
+    """Free hugepages the host itself reports, per (NUMA node, page size in KiB)."""
+    return {
+        (node.id, pool.size_kib): pool.free
+        for node in chd.numa_nodes
+        for pool in node.memory.hugepages
+    }
+
+
+def without_owners(chd: ComputeHostDescriptor, owners: set[str]) -> ComputeHostDescriptor:
+    """`chd` with every PU, VF, port and PCI device it reports as held by one of `owners` free.
+
+    A host agent that reports the host as it is sees the store's own placements holding resources;
+    those are the claims being re-applied, not conflicts with them.
+    """
+    if not owners:
+        return chd
+    data = chd.model_dump(mode="python", by_alias=True)
+    changed = False
+    for node in data["numa_nodes"]:
+        for cpu in node.get("cpus", []):
+            if cpu.get("owner") in owners:
+                cpu.update(state="free", owner=None)
+                changed = True
+        for nic in node.get("nics", []):
+            for port in nic.get("ports", []):
+                if port.get("owner") in owners:
+                    port.update(usage="free", owner=None, bandwidth_used_gbps=0.0)
+                    changed = True
+                for vf in port.get("vfs", []):
+                    if vf.get("owner") in owners:
+                        vf.update(in_use=False, owner=None)
+                        changed = True
+        for device in node.get("pci_devices", []):
+            if device.get("owner") in owners:
+                device.update(in_use=False, owner=None)
+                changed = True
+    instances = [i for i in data.get("instances", []) if i["id"] not in owners]
+    if len(instances) != len(data.get("instances", [])):
+        data["instances"] = instances
+        changed = True
+    return ComputeHostDescriptor.model_validate(data) if changed else chd
+
+
+def claim_what_fits(
+    host: ComputeHostDescriptor, config: VmConfiguration
+) -> tuple[ComputeHostDescriptor, tuple[Issue, ...]]:
+    """`host` with every resource of `config` that still fits claimed, and why the rest does not.
+
+    Used when a host agent reports a fresh CHD: existing claims are kept, and what the new CHD no
+    longer supports (a VF that vanished, a PU that became ineligible) is reported as a conflict.
+    """
+    updated, issues = _apply(host, config, +1)
+    return updated, tuple(issues)

@@ -1,0 +1,121 @@
+"""SQLAlchemy tables of the placement store.
+
+The database itself refuses a double claim: every exclusively held resource (a PU, an SR-IOV VF, a
+dedicated port, a PCI device) is one row of `claims` with a UNIQUE (host, kind, resource) constraint,
+and hugepages are counters per (host, NUMA node, page size) that are only ever raised by a conditional
+UPDATE that keeps them within capacity. Every write that changes what a host has free also bumps the
+host's `generation` (compare-and-swap), so a placement computed on a stale snapshot cannot commit.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    DateTime,
+    ForeignKey,
+    Integer,
+    MetaData,
+    String,
+    UniqueConstraint,
+)
+from sqlalchemy.dialects.postgresql import JSONB
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+JsonType = JSON().with_variant(JSONB(), "postgresql")
+
+NAMING = {
+    "ix": "ix_%(column_0_label)s",
+    "uq": "uq_%(table_name)s_%(column_0_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+
+class Base(DeclarativeBase):
+    metadata = MetaData(naming_convention=NAMING)
+
+
+class HostRow(Base):
+    """A host: the CHD its agent reported, its availability after claims, and its generation."""
+
+    __tablename__ = "hosts"
+
+    id: Mapped[str] = mapped_column(String(255), primary_key=True)
+    chd: Mapped[dict[str, Any]] = mapped_column(JsonType, nullable=False)
+    available: Mapped[dict[str, Any]] = mapped_column(JsonType, nullable=False)
+    generation: Mapped[int] = mapped_column(BigInteger, nullable=False)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
+
+
+class PlacementRow(Base):
+    """A placement: its answer, its configurations, and (once released) when it was released."""
+
+    __tablename__ = "placements"
+
+    id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    idempotency_key: Mapped[str | None] = mapped_column(String(255), unique=True, nullable=True)
+    request_hash: Mapped[str] = mapped_column(String(64), nullable=False)
+    response: Mapped[dict[str, Any]] = mapped_column(JsonType, nullable=False)
+    configurations: Mapped[list[dict[str, Any]]] = mapped_column(JsonType, nullable=False)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
+    released_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+
+
+class PlacementHostRow(Base):
+    """Which hosts a live placement holds resources on."""
+
+    __tablename__ = "placement_hosts"
+
+    placement_id: Mapped[str] = mapped_column(
+        String(64), ForeignKey("placements.id"), primary_key=True
+    )
+    host_id: Mapped[str] = mapped_column(
+        String(255), ForeignKey("hosts.id"), primary_key=True, index=True
+    )
+
+
+class ClaimRow(Base):
+    """One exclusively held resource: (host, kind, resource) is unique across all placements."""
+
+    __tablename__ = "claims"
+    __table_args__ = (UniqueConstraint("host_id", "kind", "resource", name="uq_claims_resource"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    placement_id: Mapped[str] = mapped_column(
+        String(64), ForeignKey("placements.id"), nullable=False, index=True
+    )
+    host_id: Mapped[str] = mapped_column(String(255), ForeignKey("hosts.id"), nullable=False)
+    kind: Mapped[str] = mapped_column(String(16), nullable=False)
+    resource: Mapped[str] = mapped_column(String(64), nullable=False)
+
+
+class HugepagePoolRow(Base):
+    """Hugepages of one (host, node, size): capacity the host reported free, and pages claimed."""
+
+    __tablename__ = "hugepage_pools"
+
+    host_id: Mapped[str] = mapped_column(String(255), ForeignKey("hosts.id"), primary_key=True)
+    numa_node: Mapped[int] = mapped_column(Integer, primary_key=True)
+    size_kib: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    capacity: Mapped[int] = mapped_column(BigInteger, nullable=False)
+    claimed: Mapped[int] = mapped_column(BigInteger, nullable=False, default=0)
+
+
+class HugepageClaimRow(Base):
+    """Hugepages one placement holds on one (host, node, size)."""
+
+    __tablename__ = "hugepage_claims"
+
+    placement_id: Mapped[str] = mapped_column(
+        String(64), ForeignKey("placements.id"), primary_key=True
+    )
+    host_id: Mapped[str] = mapped_column(String(255), ForeignKey("hosts.id"), primary_key=True)
+    numa_node: Mapped[int] = mapped_column(Integer, primary_key=True)
+    size_kib: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    count: Mapped[int] = mapped_column(BigInteger, nullable=False)

@@ -1,0 +1,209 @@
+"""Fixtures of the service tests: the placer (chosen in ONE fixture), SQLite and PostgreSQL
+databases, an in-process app, and real `nfvplace serve` processes on free ports."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import uuid
+import warnings
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import pytest
+
+with warnings.catch_warnings():  # starlette's note about httpx2; the client works as it is
+    warnings.simplefilter("ignore")
+    from fastapi.testclient import TestClient
+from service_support import TOKENS, Server, auth, free_port
+from sqlalchemy.engine import make_url
+
+from nfvplace.service.app import create_app, import_placer
+from nfvplace.service.placing import Placer
+from nfvplace.service.settings import Settings
+
+PG_BIN = Path("/usr/lib/postgresql/15/bin")
+PG_ENV = "NFVPLACE_TEST_POSTGRES_URL"
+
+
+# --- the placer: the ONE place that chooses it -------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def placer_path() -> str:
+    """`module:function` of the placement function every service test uses (in-process and in
+    `nfvplace serve` subprocesses). Switch to "nfvplace.placement:place" once the engine lands."""
+    return "simple_placer:place"
+
+
+@pytest.fixture(scope="session")
+def placer(placer_path: str) -> Placer:
+    return import_placer(placer_path)
+
+
+# --- databases -----------------------------------------------------------------------------------
+
+
+def _as_postgres(argv: list[str]) -> list[str]:
+    return ["runuser", "-u", "postgres", "--", *argv] if os.geteuid() == 0 else argv
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[str]:
+    """URL of a PostgreSQL server we may create databases on: $NFVPLACE_TEST_POSTGRES_URL, else a
+    throwaway cluster started here (initdb + pg_ctl, unix socket in a temporary folder)."""
+    given = os.environ.get(PG_ENV)
+    if given:
+        yield given
+        return
+    if not (PG_BIN / "initdb").exists():
+        pytest.fail(
+            f"no PostgreSQL: set {PG_ENV}=postgresql://user@host:port/db (a user that may "
+            f"CREATE DATABASE) or install PostgreSQL 15 server binaries in {PG_BIN}"
+        )
+    folder = Path(tempfile.mkdtemp(prefix="nfvplace-pg-"))
+    data = folder / "data"
+    port = free_port()
+    try:
+        if os.geteuid() == 0:
+            shutil.chown(folder, "postgres", "postgres")
+        run = subprocess.run
+        run(
+            _as_postgres(
+                [
+                    str(PG_BIN / "initdb"),
+                    "-D",
+                    str(data),
+                    "-U",
+                    "postgres",
+                    "--auth=trust",
+                    "-E",
+                    "UTF8",
+                    "--no-sync",
+                ]
+            ),
+            check=True,
+            capture_output=True,
+        )
+        options = (
+            f"-p {port} -k {folder} -c listen_addresses='' -c fsync=off "
+            "-c synchronous_commit=off -c full_page_writes=off -c max_connections=200"
+        )
+        run(
+            _as_postgres(
+                [
+                    str(PG_BIN / "pg_ctl"),
+                    "-D",
+                    str(data),
+                    "-l",
+                    str(folder / "log"),
+                    "-o",
+                    options,
+                    "-w",
+                    "-t",
+                    "60",
+                    "start",
+                ]
+            ),
+            check=True,
+            capture_output=True,
+        )
+    except (subprocess.CalledProcessError, OSError) as exc:
+        detail = getattr(exc, "stderr", b"") or b""
+        shutil.rmtree(folder, ignore_errors=True)
+        pytest.fail(
+            f"cannot start a PostgreSQL cluster ({exc}; {detail.decode(errors='replace')}); "
+            f"set {PG_ENV} to a server of yours"
+        )
+    try:
+        yield f"postgresql+psycopg://postgres@/postgres?host={folder}&port={port}"
+    finally:
+        subprocess.run(
+            _as_postgres([str(PG_BIN / "pg_ctl"), "-D", str(data), "-m", "immediate", "stop"]),
+            capture_output=True,
+        )
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _admin_conninfo(url: str) -> dict[str, Any]:
+    parsed = make_url(url)
+    info: dict[str, Any] = {"dbname": parsed.database or "postgres", "autocommit": True}
+    for key in ("host", "port", "username", "password"):
+        value = getattr(parsed, key)
+        if value:
+            info["user" if key == "username" else key] = value
+    for key, value in parsed.query.items():
+        info[key] = value
+    return info
+
+
+@pytest.fixture
+def postgres_url(postgres_server: str) -> Iterator[str]:
+    """A fresh, empty database on the PostgreSQL server (dropped afterwards)."""
+    name = f"nfvplace_test_{uuid.uuid4().hex[:12]}"
+    info = _admin_conninfo(postgres_server)
+    with psycopg.connect(**info) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    url = make_url(postgres_server).set(database=name, drivername="postgresql+psycopg")
+    yield url.render_as_string(hide_password=False)
+    with psycopg.connect(**info) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.fixture
+def sqlite_url(tmp_path: Path) -> str:
+    return f"sqlite:///{tmp_path / 'nfvplace.db'}"
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def db_url(request: pytest.FixtureRequest) -> str:
+    """Each test using this runs against SQLite and against PostgreSQL."""
+    return str(request.getfixturevalue(f"{request.param}_url"))
+
+
+# --- in-process app -----------------------------------------------------------------------------
+
+
+@pytest.fixture
+def app_factory(placer: Placer) -> Callable[..., Any]:
+    def make(db: str, **overrides: Any) -> Any:
+        settings = Settings(db_url=db, tokens=TOKENS, **overrides)
+        return create_app(settings, placer=placer)
+
+    return make
+
+
+@pytest.fixture
+def client(app_factory: Callable[..., Any], db_url: str) -> Iterator[TestClient]:
+    """The API over a fresh database (SQLite, then PostgreSQL), as the admin role."""
+    with TestClient(app_factory(db_url), headers=auth("admin")) as c:
+        yield c
+
+
+@pytest.fixture
+def sqlite_client(app_factory: Callable[..., Any], sqlite_url: str) -> Iterator[TestClient]:
+    with TestClient(app_factory(sqlite_url), headers=auth("admin")) as c:
+        yield c
+
+
+# --- real servers ----------------------------------------------------------------------------
+
+
+@pytest.fixture
+def serve(placer_path: str, tmp_path: Path) -> Iterator[Callable[..., Server]]:
+    """Start `nfvplace serve` processes; all are killed at the end of the test."""
+    started: list[Server] = []
+
+    def start(db: str, workers: int = 1) -> Server:
+        server = Server(db=db, workers=workers, placer_path=placer_path, folder=tmp_path)
+        started.append(server)
+        return server.start()
+
+    yield start
+    for server in started:
+        server.kill(signal.SIGTERM)

@@ -1,0 +1,128 @@
+"""Helpers shared by the service tests (a module of its own: `conftest` names are not unique)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+import yaml
+
+from nfvplace.service.app import PLACER_ENV
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent.parent
+
+TOKENS = {
+    "reader": ["reader-token-0123456789"],
+    "placer": ["placer-token-0123456789"],
+    "host-agent": ["agent-token-0123456789"],
+    "admin": ["admin-token-0123456789"],
+}
+
+
+def auth(role: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {TOKENS[role][0]}"}
+
+
+def sequential_count(placer: Any, hosts: list[dict[str, Any]], vm: dict[str, Any]) -> int:
+    """How many copies of `vm` one caller placing one after the other fits on `hosts`, by the
+    placement function itself (no service, no database): what the API must match."""
+    from nfvplace.models.chd import ComputeHostDescriptor
+    from nfvplace.models.vmd import VmDescriptor
+
+    current = {h["id"]: ComputeHostDescriptor.model_validate(h) for h in hosts}
+    descriptor = VmDescriptor.model_validate(vm)
+    placed = 0
+    while True:
+        result = placer(list(current.values()), descriptor, policy="pack", seed=0)
+        if not result.ok:
+            return placed
+        current.update(result.hosts)
+        placed += 1
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@dataclass
+class Server:
+    """A `nfvplace serve` process group on a free port."""
+
+    db: str
+    workers: int
+    placer_path: str
+    folder: Path
+    port: int = field(default_factory=free_port)
+    process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self, timeout: float = 30.0) -> Server:
+        tokens = self.folder / "tokens.yaml"
+        tokens.write_text(yaml.safe_dump(TOKENS))
+        env = {
+            **os.environ,
+            PLACER_ENV: self.placer_path,
+            "PYTHONPATH": os.pathsep.join([str(HERE), str(ROOT)]),
+            "PROMETHEUS_MULTIPROC_DIR": tempfile.mkdtemp(prefix="metrics-", dir=self.folder),
+        }
+        log = (self.folder / f"server-{self.port}.log").open("ab")
+        self.process = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "nfvplace",
+                "serve",
+                "--db",
+                self.db,
+                "--port",
+                str(self.port),
+                "--workers",
+                str(self.workers),
+                "--tokens",
+                str(tokens),
+            ],
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"server exited with {self.process.returncode}: {self.log()}")
+            with contextlib.suppress(httpx.HTTPError):
+                if httpx.get(self.url + "/readyz", timeout=1).status_code == 200:
+                    if self.workers > 1:
+                        time.sleep(1.0)  # let every worker finish starting
+                    return self
+            time.sleep(0.1)
+        self.kill()
+        raise RuntimeError(f"server did not become ready: {self.log()}")
+
+    def log(self) -> str:
+        path = self.folder / f"server-{self.port}.log"
+        return path.read_text(errors="replace")[-3000:] if path.exists() else ""
+
+    def kill(self, sig: int = signal.SIGKILL) -> None:
+        """Signal the server's own process group (uvicorn master and workers) and reap it."""
+        if self.process is None or self.process.poll() is not None:
+            return
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.process.pid, sig)
+        self.process.wait(timeout=30)

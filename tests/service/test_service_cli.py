@@ -1,0 +1,48 @@
+"""`nfvplace serve` refusals and `nfvplace openapi`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from service_support import ROOT
+from typer.testing import CliRunner
+
+from nfvplace.cli import _register, app
+
+
+@pytest.fixture(scope="module")
+def runner() -> CliRunner:
+    _register()
+    return CliRunner()
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        ([], "refusing to start without authentication"),
+        (["--no-auth", "--host", "0.0.0.0"], "only binds to loopback"),
+        (["--no-auth", "--tokens", "t.yaml"], "not both"),
+    ],
+)
+def test_serve_refuses_unsafe_settings(
+    runner: CliRunner, tmp_path: Path, args: list[str], message: str
+) -> None:
+    result = runner.invoke(app, ["serve", "--db", f"sqlite:///{tmp_path / 'x.db'}", *args])
+    assert result.exit_code == 2
+    assert message in result.output
+    assert not (tmp_path / "x.db").exists()  # refused before touching the database
+
+
+def test_serve_reports_unreachable_database(runner: CliRunner, tmp_path: Path) -> None:
+    url = f"postgresql+psycopg://nobody@/x?host={tmp_path}&port=1&connect_timeout=2"
+    result = runner.invoke(app, ["serve", "--no-auth", "--db", url])
+    assert result.exit_code == 1
+    assert "cannot open the database" in result.output
+
+
+def test_openapi_command_writes_the_published_document(runner: CliRunner, tmp_path: Path) -> None:
+    target = tmp_path / "openapi.json"
+    result = runner.invoke(app, ["openapi", "-o", str(target)])
+    assert result.exit_code == 0, result.output
+    assert target.read_text() == (ROOT / "api" / "openapi.json").read_text()

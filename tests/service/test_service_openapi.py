@@ -1,0 +1,119 @@
+"""The published OpenAPI document: no drift, and a bounded schemathesis run finds no 5xx."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+import schemathesis
+import uvicorn
+from hypothesis import HealthCheck, settings
+from schemathesis.config import SchemathesisConfig
+from service_fleet import host
+from service_support import ROOT, TOKENS, auth, free_port
+
+from nfvplace.service.app import create_app, import_placer
+from nfvplace.service.openapi import openapi_text
+from nfvplace.service.settings import Settings
+
+PUBLISHED = ROOT / "api" / "openapi.json"
+
+
+def _app_for_document() -> object:
+    return create_app(Settings(no_auth=True, db_url="sqlite://"))
+
+
+def test_published_openapi_matches_the_app() -> None:
+    current = openapi_text(_app_for_document())  # type: ignore[arg-type]
+    assert PUBLISHED.read_text(encoding="utf-8") == current, (
+        "api/openapi.json is out of date: run `nfvplace openapi -o api/openapi.json`"
+    )
+
+
+def test_openapi_documents_every_spec_route() -> None:
+    paths = json.loads(PUBLISHED.read_text())["paths"]
+    expected = {
+        ("/v1/hosts/{host_id}", "put"),
+        ("/v1/hosts", "get"),
+        ("/v1/hosts/{host_id}", "get"),
+        ("/v1/hosts/{host_id}", "delete"),
+        ("/v1/placements", "post"),
+        ("/v1/placements/{placement_id}", "get"),
+        ("/v1/placements/{placement_id}", "delete"),
+        ("/v1/lint", "post"),
+        ("/v1/schemas/{name}", "get"),
+        ("/healthz", "get"),
+        ("/readyz", "get"),
+        ("/metrics", "get"),
+    }
+    assert expected <= {(p, m) for p, ops in paths.items() for m in ops}
+    post = paths["/v1/placements"]["post"]
+    assert {"201", "200", "409", "422"} <= set(post["responses"])
+    assert post["requestBody"]["content"]["application/json"]["schema"] == {
+        "$ref": "#/components/schemas/PlacementRequest"
+    }
+
+
+class ThreadedServer(uvicorn.Server):
+    def install_signal_handlers(self) -> None:  # running in a thread
+        pass
+
+
+@pytest.fixture(scope="module")
+def live_server(tmp_path_factory: pytest.TempPathFactory, placer_path: str) -> Iterator[str]:
+    """The app served over real HTTP by uvicorn in a thread, on SQLite, with two hosts."""
+    db = tmp_path_factory.mktemp("schemathesis") / "n.db"
+    app = create_app(
+        Settings(db_url=f"sqlite:///{db}", tokens=TOKENS), placer=import_placer(placer_path)
+    )
+    port = free_port()
+    server = ThreadedServer(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    url = f"http://127.0.0.1:{port}"
+    for _ in range(100):
+        if server.started:
+            break
+        time.sleep(0.05)
+    for name in ("h1", "h2"):
+        httpx.put(f"{url}/v1/hosts/{name}", json=host(name), headers=auth("admin"))
+    yield url
+    server.should_exit = True
+    thread.join(timeout=10)
+
+
+# Bounded: no coverage phase, few examples, no shrinking, deterministic; well under 60 s.
+CONFIG = SchemathesisConfig.from_dict(
+    {
+        "phases": {"coverage": {"enabled": False}, "stateful": {"enabled": False}},
+        "generation": {"max-examples": 8, "no-shrink": True, "deterministic": True},
+    }
+)
+schema = schemathesis.openapi.from_dict(
+    json.loads(Path(PUBLISHED).read_text(encoding="utf-8")), config=CONFIG
+)
+
+
+@schema.parametrize()
+@settings(
+    max_examples=8,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=list(HealthCheck),
+)
+def test_api_never_answers_5xx(case: schemathesis.Case, live_server: str) -> None:
+    response = case.call(base_url=live_server, headers=auth("admin"), timeout=30)
+    assert response.status_code < 500, (
+        f"{case.method} {case.path} -> {response.status_code}: {response.text[:500]}"
+    )
+    if response.status_code >= 400:
+        content_type = response.headers["content-type"]
+        if isinstance(content_type, list):
+            content_type = content_type[0]
+        assert content_type == "application/problem+json", response.text[:300]
+        assert response.json()["code"].startswith("nfvplace.")

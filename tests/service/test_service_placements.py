@@ -1,0 +1,126 @@
+"""`/v1/placements` over SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+from fastapi.testclient import TestClient
+from service_fleet import host, vm
+from service_support import auth, sequential_count
+
+from nfvplace.service.placing import Placer
+
+
+def test_place_get_release(client: TestClient) -> None:
+    client.put("/v1/hosts/h1", json=host("h1"))
+    answer = client.post("/v1/placements", json={"vm": vm(vcpus=3)}, headers=auth("placer"))
+    assert answer.status_code == 201, answer.text
+    body = answer.json()
+    assert answer.headers["location"] == f"/v1/placements/{body['id']}"
+    (config,) = body["configurations"]
+    assert config["schema"] == "nfvplace/vm-configuration/v1"
+    assert config["host"] == "h1"
+    assert len(config["cpu_sets"][0]["vcpu_pins"]) == 3
+    assert client.get(f"/v1/placements/{body['id']}", headers=auth("reader")).json() == body
+    assert client.delete(f"/v1/placements/{body['id']}").status_code == 204
+    gone = client.get(f"/v1/placements/{body['id']}")
+    assert gone.status_code == 404
+    assert gone.json()["code"] == "nfvplace.placement.not_found"
+    assert client.delete(f"/v1/placements/{body['id']}").status_code == 404
+    chd = client.get("/v1/hosts/h1").json()["chd"]
+    assert all(c["state"] == "free" for n in chd["numa_nodes"] for c in n["cpus"])
+    assert client.app.state.store.audit() == []
+
+
+def test_dry_run_claims_nothing(client: TestClient) -> None:
+    client.put("/v1/hosts/h1", json=host("h1"))
+    before = client.get("/v1/hosts/h1").json()
+    answer = client.post("/v1/placements", json={"vm": vm(), "dry_run": True})
+    assert answer.status_code == 200
+    assert answer.json()["dry_run"] is True
+    assert answer.json()["configurations"][0]["host"] == "h1"
+    assert client.get("/v1/hosts/h1").json() == before
+
+
+def test_no_fit_is_409_with_diagnosis(client: TestClient) -> None:
+    client.put("/v1/hosts/h1", json=host("h1", pages_1g=1))
+    answer = client.post("/v1/placements", json={"vm": vm(pages=2)})
+    assert answer.status_code == 409
+    assert answer.headers["content-type"] == "application/problem+json"
+    body = answer.json()
+    assert body["code"] == "nfvplace.placement.no_fit"
+    assert body["diagnosis"]["hosts_considered"] == 1
+    assert body["diagnosis"]["rejections"][0]["reason"] == "hugepages"
+    assert body["detail"] == body["diagnosis"]["summary"]
+
+
+def test_invalid_vm_is_422_with_findings(client: TestClient) -> None:
+    bad = vm()
+    bad["cpu_sets"][0]["hugepage"] = bad["cpu_sets"][0].pop("hugepages")
+    answer = client.post("/v1/placements", json={"vm": bad})
+    assert answer.status_code == 422
+    body = answer.json()
+    assert body["code"] == "nfvplace.input.invalid"
+    assert body["findings"][0]["path"] == "cpu_sets[0].hugepage"
+    assert body["findings"][0]["hint"] == "did you mean 'hugepages'?"
+    assert body["findings"][0]["severity"] == "error"
+
+
+def test_envelope_errors(client: TestClient) -> None:
+    for envelope in ({}, {"vm": vm(), "vnf": {}}, {"vm": vm(), "colour": 1}, [1, 2]):
+        answer = client.post("/v1/placements", json=envelope)
+        assert answer.status_code == 422, envelope
+        assert answer.json()["code"] == "nfvplace.service.invalid_request"
+
+
+def test_idempotency_key_replays_first_answer(client: TestClient) -> None:
+    client.put("/v1/hosts/h1", json=host("h1"))
+    headers = {"Idempotency-Key": "order-42"}
+    first = client.post("/v1/placements", json={"vm": vm()}, headers=headers)
+    again = client.post("/v1/placements", json={"vm": vm()}, headers=headers)
+    assert first.status_code == again.status_code == 201
+    assert again.json() == first.json()
+    assert again.headers["idempotent-replayed"] == "true"
+    chd = client.get("/v1/hosts/h1").json()["chd"]
+    dedicated = [c for n in chd["numa_nodes"] for c in n["cpus"] if c["state"] == "dedicated"]
+    assert len(dedicated) == 2  # claimed once
+    reused = client.post("/v1/placements", json={"vm": vm(vcpus=4)}, headers=headers)
+    assert reused.status_code == 422
+    assert reused.json()["code"] == "nfvplace.placement.idempotency_key_reused"
+
+
+def test_vnf_places_every_member(client: TestClient) -> None:
+    client.put("/v1/hosts/h1", json=host("h1"))
+    client.put("/v1/hosts/h2", json=host("h2"))
+    vnf = {
+        "schema": "nfvplace/vnf/v1",
+        "name": "upf",
+        "members": [{"name": "dp", "descriptor": vm(vcpus=4, pages=2), "count": 3}],
+    }
+    answer = client.post("/v1/placements", json={"vnf": vnf})
+    assert answer.status_code == 201, answer.text
+    configs = answer.json()["configurations"]
+    assert len(configs) == 3
+    assert len({c["instance"] for c in configs}) == 3
+    assert client.app.state.store.audit() == []
+    assert client.delete(f"/v1/placements/{answer.json()['id']}").status_code == 204
+    assert client.app.state.store.audit() == []
+
+
+def test_fleet_fills_up_then_no_fit(client: TestClient, placer: Placer) -> None:
+    chd = host("h1", cores=2, pages_1g=8, vfs=8)
+    client.put("/v1/hosts/h1", json=chd)
+    placed = []
+    while True:
+        answer = client.post("/v1/placements", json={"vm": vm(vcpus=2)})
+        if answer.status_code != 201:
+            break
+        placed.append(answer.json())
+    assert answer.json()["code"] == "nfvplace.placement.no_fit"
+    assert len(placed) == sequential_count(placer, [chd], vm(vcpus=2)) > 1
+    pus = [
+        (c["host"], pu)
+        for p in placed
+        for c in p["configurations"]
+        for pu in c["cpu_sets"][0]["vcpu_pins"].values()
+    ]
+    assert len(pus) == len(set(pus))
+    assert client.app.state.store.audit() == []

@@ -1,0 +1,133 @@
+"""HTTP-level behaviour: problem documents, bounds, request ids, health, metrics, lint, schemas."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+from service_fleet import host, vm
+
+
+def test_problem_documents_for_unknown_routes(sqlite_client: TestClient) -> None:
+    answer = sqlite_client.get("/v1/nothing-here")
+    assert answer.status_code == 404
+    assert answer.headers["content-type"] == "application/problem+json"
+    body = answer.json()
+    assert body["code"] == "nfvplace.service.not_found"
+    assert body["type"] == "https://nfvplace.dev/errors/nfvplace.service.not_found"
+    assert body["status"] == 404
+    assert body["instance"] == "/v1/nothing-here"
+    method = sqlite_client.patch("/v1/hosts/h1")
+    assert method.status_code == 405
+    assert method.json()["code"] == "nfvplace.service.method_not_allowed"
+
+
+def test_request_id_is_echoed_and_generated(sqlite_client: TestClient) -> None:
+    given = sqlite_client.get("/v1/hosts/x", headers={"X-Request-ID": "abc-123"})
+    assert given.headers["x-request-id"] == "abc-123"
+    assert given.json()["request_id"] == "abc-123"
+    made = sqlite_client.get("/healthz", headers={"X-Request-ID": "bad id with spaces"})
+    assert len(made.headers["x-request-id"]) == 32
+
+
+def test_body_size_is_bounded(app_factory: Callable[..., Any], sqlite_url: str) -> None:
+    from service_support import auth
+
+    with TestClient(app_factory(sqlite_url, max_body_bytes=10_000), headers=auth("admin")) as c:
+        big = host("h1", nodes=8, cores=64)
+        answer = c.put("/v1/hosts/h1", json=big)
+        assert answer.status_code == 413
+        assert answer.json()["code"] == "nfvplace.input.too_large"
+
+        def chunks() -> Any:  # no Content-Length: counted while streaming
+            for _ in range(20):
+                yield b" " * 1000
+
+        streamed = c.post("/v1/lint", content=chunks())
+        assert streamed.status_code == 413
+        assert c.get("/v1/hosts/h1").status_code == 404
+
+
+@pytest.mark.parametrize(
+    ("content", "content_type", "code", "status"),
+    [
+        (b"{not json", "application/json", "nfvplace.input.syntax", 422),
+        (b"\xff\xfe", "application/json", "nfvplace.input.unreadable", 422),
+        (b"[" * 100 + b"]" * 100, "application/json", "nfvplace.input.unsafe", 422),
+        (b"[" * 100000 + b"]" * 100000, "application/json", "nfvplace.input.syntax", 422),
+        (b"a: !!python/object:os.system {}", "application/yaml", "nfvplace.input.syntax", 422),
+        (b"<chd/>", "application/xml", "nfvplace.service.unsupported_media_type", 415),
+    ],
+)
+def test_malformed_bodies_are_problems(
+    sqlite_client: TestClient, content: bytes, content_type: str, code: str, status: int
+) -> None:
+    answer = sqlite_client.put(
+        "/v1/hosts/h1", content=content, headers={"Content-Type": content_type}
+    )
+    assert answer.status_code == status
+    assert answer.headers["content-type"] == "application/problem+json"
+    assert answer.json()["code"] == code
+
+
+def test_health_readiness_metrics(sqlite_client: TestClient) -> None:
+    assert sqlite_client.get("/healthz").json() == {"status": "ok"}
+    assert sqlite_client.get("/readyz").json() == {"status": "ready"}
+    sqlite_client.put("/v1/hosts/h1", json=host("h1", pages_1g=1))
+    assert sqlite_client.post("/v1/placements", json={"vm": vm(pages=1)}).status_code == 201
+    assert sqlite_client.post("/v1/placements", json={"vm": vm(pages=4)}).status_code == 409
+    text = sqlite_client.get("/metrics").text
+    assert 'nfvplace_placements_total{outcome="placed"} 1.0' in text
+    assert 'nfvplace_placements_total{outcome="no_fit"} 1.0' in text
+    assert 'nfvplace_no_fit_reasons_total{reason="hugepages"} 1.0' in text
+    assert "nfvplace_placement_conflicts_total 0.0" in text
+    assert (
+        'nfvplace_http_request_duration_seconds_count{method="POST",route="/v1/placements",status="201"} 1.0'
+        in text
+    )
+
+
+def test_readyz_fails_when_database_is_gone(app_factory: Callable[..., Any], tmp_path: Any) -> None:
+    db = tmp_path / "sub" / "n.db"
+    with TestClient(app_factory(f"sqlite:///{db}")) as c:
+        assert c.get("/readyz").status_code == 200
+        c.app.state.store.engine.dispose()
+        (tmp_path / "sub" / "n.db").unlink()
+        (tmp_path / "sub").chmod(0o500)
+        (tmp_path / "sub").rename(tmp_path / "gone")
+        answer = c.get("/readyz")
+        (tmp_path / "gone").chmod(0o700)
+    assert answer.status_code == 503
+    assert answer.json()["code"] == "nfvplace.service.unavailable"
+
+
+def test_lint_endpoint(sqlite_client: TestClient) -> None:
+    clean = sqlite_client.post("/v1/lint", json=vm())
+    assert clean.status_code == 200
+    assert clean.json()["errors"] == 0
+    bad = vm()
+    bad["cpu_sets"][0]["vcpu"] = bad["cpu_sets"][0].pop("vcpus")
+    report = sqlite_client.post("/v1/lint", json=bad).json()
+    assert report["errors"] >= 1
+    paths = [f["path"] for f in report["findings"]]
+    assert "cpu_sets[0].vcpu" in paths
+    syntax = sqlite_client.post(
+        "/v1/lint", content=b"schema: [", headers={"Content-Type": "application/yaml"}
+    )
+    assert syntax.status_code == 200
+    assert syntax.json()["findings"][0]["rule"] == "nfvplace.input.syntax"
+
+
+@pytest.mark.parametrize("name", ["chd", "vmd", "vnf", "vm-configuration", "vmd.v1.json"])
+def test_schemas(sqlite_client: TestClient, name: str) -> None:
+    answer = sqlite_client.get(f"/v1/schemas/{name}")
+    assert answer.status_code == 200
+    assert answer.json()["$schema"] == "https://json-schema.org/draft/2020-12/schema"
+
+
+def test_unknown_schema(sqlite_client: TestClient) -> None:
+    answer = sqlite_client.get("/v1/schemas/nope")
+    assert answer.status_code == 404
+    assert "vmd" in answer.json()["detail"]

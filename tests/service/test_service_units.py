@@ -1,0 +1,160 @@
+"""Pure helpers of the store and the service."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from service_fleet import host, vm
+
+from nfvplace.models.chd import ComputeHostDescriptor
+from nfvplace.models.configuration import VmConfiguration
+from nfvplace.models.loading import SourceDocument
+from nfvplace.service.lint_adapter import has_errors, lint_findings
+from nfvplace.service.placing import PlacementRequest, with_instances
+from nfvplace.service.settings import Settings
+from nfvplace.store.db import normalise_url
+from nfvplace.store.resources import (
+    Held,
+    held_resources,
+    hugepage_capacity,
+    hugepages_held,
+    without_owners,
+)
+
+CONFIG = VmConfiguration.model_validate(
+    {
+        "vm": "vm",
+        "instance": "pl-1/vm",
+        "host": "h1",
+        "cpu_sets": [
+            {
+                "id": 0,
+                "numa_node": 1,
+                "vcpu_pins": {"0": 9, "1": 10},
+                "memory_mib": 2048,
+                "hugepages": {"size_kib": 1048576, "count": 2},
+                "reserved_siblings": [13],
+            }
+        ],
+        "emulator_pins": [11],
+        "interfaces": [
+            {"name": "a", "mode": "sriov", "pci_address": "0000:58:02.1"},
+            {"name": "b", "mode": "dedicated", "pci_address": "0000:58:00.0"},
+            {"name": "c", "mode": "vswitch"},
+        ],
+        "pci_devices": [{"pci_address": "0000:3D:00.0", "class": "crypto", "numa_node": 1}],
+    }
+)
+
+
+def test_held_resources_names_every_exclusive_resource() -> None:
+    assert sorted(held_resources(CONFIG)) == sorted(
+        [
+            Held("h1", "pu", "9"),
+            Held("h1", "pu", "10"),
+            Held("h1", "pu", "11"),
+            Held("h1", "pu", "13"),
+            Held("h1", "vf", "0000:58:02.1"),
+            Held("h1", "port", "0000:58:00.0"),
+            Held("h1", "pci", "0000:3d:00.0"),  # lower case: addresses compare case-blind
+        ]
+    )
+
+
+def test_hugepages_held_and_capacity() -> None:
+    assert hugepages_held([CONFIG, CONFIG]) == Counter({("h1", 1, 1048576): 4})
+    chd = ComputeHostDescriptor.model_validate(host("h1", pages_1g=3))
+    assert hugepage_capacity(chd) == {(0, 1048576): 3, (1, 1048576): 3}
+
+
+def test_without_owners_frees_only_those_owners() -> None:
+    data = host("h1", vfs=2)
+    mine, theirs = data["numa_nodes"][0]["cpus"][1], data["numa_nodes"][0]["cpus"][2]
+    mine.update(state="dedicated", owner="mine")
+    theirs.update(state="dedicated", owner="theirs")
+    data["numa_nodes"][0]["nics"][0]["ports"][0]["vfs"][0].update(in_use=True, owner="mine")
+    chd = ComputeHostDescriptor.model_validate(data)
+    freed = without_owners(chd, {"mine"})
+    cpus = {c.id: c for c in freed.cpus}
+    assert cpus[mine["id"]].state == "free"
+    assert cpus[mine["id"]].owner is None
+    assert cpus[theirs["id"]].owner == "theirs"
+    assert not freed.numa_nodes[0].nics[0].ports[0].vfs[0].in_use
+    assert without_owners(chd, set()) is chd
+
+
+@pytest.mark.parametrize(
+    ("url", "expected"),
+    [
+        ("postgresql://u@h/db", "postgresql+psycopg://u@h/db"),
+        ("postgres://u@h/db", "postgresql+psycopg://u@h/db"),
+        ("postgresql+psycopg://u@h/db", "postgresql+psycopg://u@h/db"),
+        ("sqlite:///x.db", "sqlite:///x.db"),
+    ],
+)
+def test_normalise_url(url: str, expected: str) -> None:
+    assert normalise_url(url) == expected
+
+
+def test_instances_are_unique_per_placement() -> None:
+    named = with_instances("pl-9", [CONFIG.model_copy(update={"instance": None})] * 2)
+    assert [c.instance for c in named] == ["pl-9/vm", "pl-9/vm#1"]
+
+
+def test_request_hash_ignores_key_order() -> None:
+    a = PlacementRequest(descriptor=None, body={"vm": vm(), "dry_run": False})  # type: ignore[arg-type]
+    b = PlacementRequest(descriptor=None, body={"dry_run": False, "vm": vm()})  # type: ignore[arg-type]
+    c = PlacementRequest(descriptor=None, body={"vm": vm(vcpus=3)})  # type: ignore[arg-type]
+    assert a.request_hash == b.request_hash != c.request_hash
+
+
+def test_lint_adapter_falls_back_to_schema_findings() -> None:
+    bad = vm()
+    bad["cpu_sets"][0]["memory"] = 1
+    findings = lint_findings(SourceDocument(data=bad, source="x.yaml"))
+    assert has_errors(findings)
+    assert {"rule", "severity", "file", "path", "message"} <= set(findings[0])
+    assert findings[0]["file"] == "x.yaml"
+    unknown = lint_findings(SourceDocument(data={"schema": "nfvplace/vdm/v1"}, source="y"))
+    assert "did you mean 'nfvplace/vmd/v1'?" in str(unknown[0]["hint"])
+
+
+def test_settings_round_trip_without_secrets() -> None:
+    settings = Settings(db_url="sqlite:///x.db", tokens={"admin": ["a" * 20]}, tokens_file="t.yaml")
+    again = Settings.from_json(settings.to_json())
+    assert again.tokens is None  # workers read the tokens file; secrets stay out of the env
+    assert again.tokens_file == "t.yaml"
+    assert again.db_url == "sqlite:///x.db"
+
+
+def test_logs_are_json_lines_with_the_request_id() -> None:
+    import json
+    import logging
+
+    from nfvplace.service.logs import JsonFormatter, request_id_var
+
+    token = request_id_var.set("req-7")
+    try:
+        record = logging.makeLogRecord(
+            {"name": "nfvplace.service", "levelname": "INFO", "msg": "placed", "placement": "pl-1"}
+        )
+        line = json.loads(JsonFormatter().format(record))
+    finally:
+        request_id_var.reset(token)
+    assert line["msg"] == "placed"
+    assert line["request_id"] == "req-7"
+    assert line["placement"] == "pl-1"
+    assert line["level"] == "info"
+
+
+def test_default_database_is_sqlite_in_the_user_data_dir(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from nfvplace.store.db import default_url
+
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path))
+    url = default_url()
+    assert url == f"sqlite:///{tmp_path / 'nfvplace' / 'nfvplace.db'}"
+    assert (tmp_path / "nfvplace").is_dir()
