@@ -1,0 +1,56 @@
+"""Placement policies as objectives.
+
+Each policy orders the hosts that pass the filter (a vectorised score; ties broken by a hash of the host
+id mixed with `seed`, so the same input and seed give the same answer) and sets the node-level costs of
+the exact model. In every policy the model first minimises stranded threads (an idle sibling kept for
+an isolated vCPU, a core left half used), weight `STRAND` per thread.
+
+- `pack` (default): the host with the fewest free threads that fits (fill used hosts, keep empty hosts
+  empty), and on it the fullest node that fits (keep whole nodes free);
+- `spread`: the host with the largest share of free threads, and on it the emptiest node;
+- `least-fragmentation`: the host and node where the VM fits most tightly (fewest free threads left on
+  the chosen node), which keeps large holes for large VMs.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .fleet import Fleet, IntArray
+from .hostview import NodeView
+from .options import Options, Policy
+from .request import CpuSetDemand, Request
+
+
+def _mix(seed: int) -> np.uint64:
+    x = (seed * 0x9E3779B97F4A7C15 + 0x632BE59BD9B4E019) & 0xFFFFFFFF
+    return np.uint64(x)
+
+
+def host_keys(
+    fleet: Fleet, request: Request, options: Options, node_ok: dict[int, np.ndarray]
+) -> IntArray:
+    """One int64 per host; the lower, the better (score in the high bits, tie-break in the low)."""
+    if options.policy is Policy.pack:
+        score = fleet.free_threads.astype(np.int64)
+    elif options.policy is Policy.spread:
+        score = -(fleet.free_threads * 1_000_000 // fleet.total_threads)
+    else:
+        need = request.cpu_sets[0] if request.cpu_sets else None
+        threads = fleet.whole * 2 + fleet.single + fleet.half_iso + fleet.half_busy
+        ok = node_ok.get(need.id if need else -1)
+        vcpus = len(need.vcpus) if need else (request.shared.vcpus if request.shared else 0)
+        leftover = np.where(ok if ok is not None else fleet.node_id >= 0, threads - vcpus, 1 << 20)
+        score = leftover.min(axis=1).astype(np.int64) * 4096 + np.minimum(fleet.free_threads, 4095)
+    tie = (fleet.tiebreak ^ _mix(options.seed)).astype(np.int64)
+    keys: IntArray = score.astype(np.int64) * (1 << 32) + tie
+    return keys
+
+
+def node_cost(node: NodeView, cs: CpuSetDemand, options: Options) -> int:
+    free = node.free_threads
+    if options.policy is Policy.pack:
+        return free
+    if options.policy is Policy.spread:
+        return -free
+    return abs(free - len(cs.vcpus))
