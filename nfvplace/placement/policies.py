@@ -6,7 +6,8 @@ the exact model. In every policy the model first minimises stranded threads (an 
 an isolated vCPU, a core left half used), weight `STRAND` per thread.
 
 - `pack` (default): the host with the fewest free threads that fits (fill used hosts, keep empty hosts
-  empty), and on it the fullest node that fits (keep whole nodes free);
+  empty), and on it the fullest node that fits (keep whole nodes free), avoiding nodes with usable
+  ports when the cpu-set needs none (keep them for VMs that do);
 - `spread`: the host with the largest share of free threads, and on it the emptiest node;
 - `least-fragmentation`: the host and node where the VM fits most tightly (fewest free threads left on
   the chosen node), which keeps large holes for large VMs.
@@ -47,10 +48,14 @@ def host_keys(
     return keys
 
 
-def node_cost(node: NodeView, cs: CpuSetDemand, options: Options) -> int:
+PORT_KEEP = 8  # pack / least-fragmentation: keep nodes with usable ports for VMs that need them
+
+
+def node_cost(node: NodeView, cs: CpuSetDemand, options: Options, needs_ports: bool) -> int:
     free = node.free_threads
-    if options.policy is Policy.pack:
-        return free
     if options.policy is Policy.spread:
         return -free
-    return abs(free - len(cs.vcpus))
+    keep = 0 if needs_ports else PORT_KEEP * sum(1 for p in node.ports if p.sriov_ok)
+    if options.policy is Policy.pack:
+        return free + keep
+    return abs(free - len(cs.vcpus)) + keep

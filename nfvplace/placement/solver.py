@@ -45,6 +45,10 @@ def solve(
 ) -> Layout | SolveFailure:
     model = cp_model.CpModel()
     ctx = ModelContext(model=model, request=request, view=view, options=options)
+    needs_ports = {
+        cs.id: any(i.mode.value != "vswitch" for i in request.interfaces_of(cs.id))
+        for cs in request.cpu_sets
+    }
     for cs in request.cpu_sets:
         choices = []
         for node in view.nodes:
@@ -52,7 +56,7 @@ def solve(
                 var = model.new_bool_var(f"place[cs{cs.id}->n{node.id}]")
                 ctx.place[(cs.id, node.id)] = var
                 choices.append(var)
-                ctx.objective.append(node_cost(node, cs, options) * var)
+                ctx.objective.append(node_cost(node, cs, options, needs_ports[cs.id]) * var)
         if not choices:
             return SolveFailure(view.id, "infeasible")
         model.add_exactly_one(choices)
