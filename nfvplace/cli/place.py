@@ -44,7 +44,9 @@ def _load_hosts(paths: list[Path]) -> list[ComputeHostDescriptor]:
                     file=str(path),
                     issues=(
                         Issue(
-                            "not a CHD", path="schema", hint="give files with schema: nfvplace/chd/v1"
+                            "not a CHD",
+                            path="schema",
+                            hint="give files with schema: nfvplace/chd/v1",
                         ),
                     ),
                 )

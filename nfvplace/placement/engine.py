@@ -20,7 +20,7 @@ from .options import Options
 from .policies import host_keys
 from .request import Request, build_request
 from .result import PlacementResult, Rejection
-from .solver import Layout, SolveFailure, solve
+from .solver import FAMILIES, Layout, SolveFailure, blame, solve
 from .variants import split
 
 NO_KEY = np.iinfo(np.int64).max
@@ -147,6 +147,9 @@ def _attempt(
         }
         solved = solve(view, request, allowed, options)
         if isinstance(solved, SolveFailure):
+            if solved.status == "infeasible":
+                family = blame(view, request, allowed, options)
+                return f"infeasible:{family}" if family else "infeasible"
             return solved.status
         layout = solved
         for cs in request.cpu_sets:
@@ -173,19 +176,19 @@ def _attempt(
 
 
 def _add_solve_failures(reasons: Reasons, fleet: Fleet, hosts: list[int], status: str) -> None:
+    status, _, family = status.partition(":")
     phrase = SOLVE_SUMMARY[status]
+    message = f"passed the count filter, but the exact model says {status}"
+    if family:
+        phrase = f"fail the exact check on {FAMILIES[family]}"
+        message = (
+            "each cpu-set fits some node on its own, but not all together: without the "
+            f"constraints on {FAMILIES[family]} the model would be feasible"
+        )
+    code = {"assignment": "pci_device"}.get(status, status)
 
     def build() -> list[Rejection]:
-        return [
-            Rejection(
-                fleet.hosts[i].id,
-                status if status != "assignment" else "pci_device",
-                f"passed the count filter, but the exact model says {status}",
-                phrase,
-                stage="solve",
-            )
-            for i in hosts
-        ]
+        return [Rejection(fleet.hosts[i].id, code, message, phrase, stage="solve") for i in hosts]
 
     reasons.add(phrase, len(hosts), build)
 

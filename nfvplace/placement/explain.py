@@ -18,7 +18,7 @@ from .filter import CountRecord, FilterOutcome, HostRecord, NodeRecord
 from .fleet import Fleet
 from .result import Diagnosis, Rejection
 
-NIC_CODES = ("sriov_vf", "dedicated_port")
+NIC_CODES = ("sriov_vf", "sriov_bandwidth", "dedicated_port")
 
 
 class RejectionList(Sequence[Rejection]):
@@ -136,7 +136,7 @@ class Reasons:
             if is_single:
                 need = needs[key]
                 if need.code in NIC_CODES:
-                    phrase = f"lack {need.phrase} on any NUMA node{where}"
+                    phrase = f"lack {need.phrase}{where}"
                 else:
                     phrase = f"have no NUMA node with {need.phrase}{where}"
                 code = need.code

@@ -42,7 +42,9 @@ def solve(
     request: Request,
     allowed: dict[int, set[int]],
     options: Options,
+    skip: frozenset[str] = frozenset(),
 ) -> Layout | SolveFailure:
+    """Solve; `skip` leaves constraint families out (used to name the family that blocks)."""
     model = cp_model.CpModel()
     ctx = ModelContext(model=model, request=request, view=view, options=options)
     needs_ports = {
@@ -60,7 +62,7 @@ def solve(
         if not choices:
             return SolveFailure(view.id, "infeasible")
         model.add_exactly_one(choices)
-    if request.distinct_nodes and len(request.cpu_sets) > 1:
+    if request.distinct_nodes and len(request.cpu_sets) > 1 and "numa" not in skip:
         for node in view.nodes:
             here = [
                 ctx.place[(cs.id, node.id)]
@@ -72,10 +74,14 @@ def solve(
     for cs in request.cpu_sets:
         cpu.post(ctx, cs)
     emulator.post(ctx)
-    cpu.post_capacity(ctx)
-    memory.post(ctx)
-    nics.post(ctx, spread=options.policy is Policy.spread)
-    bandwidth.post(ctx)
+    if "cpu" not in skip:
+        cpu.post_capacity(ctx)
+    if "memory" not in skip:
+        memory.post(ctx)
+    if "interfaces" not in skip:
+        nics.post(ctx, spread=options.policy is Policy.spread)
+    if "interconnect" not in skip:
+        bandwidth.post(ctx)
     if ctx.objective:
         model.minimize(sum(ctx.objective))
     solver = cp_model.CpSolver()
@@ -102,3 +108,24 @@ def solve(
         objective=solver.objective_value if ctx.objective else 0.0,
         optimal=status == cp_model.OPTIMAL,
     )
+
+
+FAMILIES = {
+    "interfaces": "ports and VFs (a port given whole cannot also serve VFs; VFs share bandwidth)",
+    "interconnect": "bandwidth of the NUMA interconnect between the cpu-sets",
+    "memory": "hugepages and memory of the nodes shared by the cpu-sets",
+    "cpu": "free cores of the nodes shared by the cpu-sets and the emulator PU",
+    "numa": "distinct NUMA nodes for the cpu-sets",
+}
+
+
+def blame(
+    view: HostView, request: Request, allowed: dict[int, set[int]], options: Options
+) -> str | None:
+    """The constraint family whose removal makes an infeasible model feasible (first in order)."""
+    for family in FAMILIES:
+        if not isinstance(
+            solve(view, request, allowed, options, frozenset({family})), SolveFailure
+        ):
+            return family
+    return None

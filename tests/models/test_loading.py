@@ -31,7 +31,9 @@ def test_round_trip_is_exact(fmt: str) -> None:
 
 
 def test_unknown_field_names_file_line_and_suggestion() -> None:
-    text = "schema: nfvplace/vmd/v1\nname: x\nvcpus: 2\nmemory_mib: 1024\ncpu_oversubscriptin: true\n"
+    text = (
+        "schema: nfvplace/vmd/v1\nname: x\nvcpus: 2\nmemory_mib: 1024\ncpu_oversubscriptin: true\n"
+    )
     with pytest.raises(DescriptorError) as info:
         parse_document(parse_text(text, "vm.yaml"))
     err = info.value

@@ -126,7 +126,7 @@ def host(
                 }
             )
         devices = [
-            {"pci_address": f"0000:{0xe0 + k:02x}:00.{d}", "class": cls}
+            {"pci_address": f"0000:{0xE0 + k:02x}:00.{d}", "class": cls}
             for d, cls in enumerate(spec.devices)
         ]
         out_nodes.append(
@@ -188,7 +188,9 @@ def cpu_set(
     return out
 
 
-def vm(name: str = "vm", cpu_sets: list[dict[str, Any]] | None = None, **extra: Any) -> VmDescriptor:
+def vm(
+    name: str = "vm", cpu_sets: list[dict[str, Any]] | None = None, **extra: Any
+) -> VmDescriptor:
     data: dict[str, Any] = {"schema": "nfvplace/vmd/v1", "name": name}
     if cpu_sets is not None:
         data["cpu_sets"] = cpu_sets

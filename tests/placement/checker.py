@@ -39,7 +39,13 @@ def violations(
         cpus = _cpus(host)
         who = config.instance or config.vm
 
-        def take_pu(pu: int, what: str, host: ComputeHostDescriptor = host, who: str = who) -> None:
+        def take_pu(
+            pu: int,
+            what: str,
+            host: ComputeHostDescriptor = host,
+            who: str = who,
+            cpus: dict[int, tuple[int, Any]] = cpus,
+        ) -> None:
             key = (host.id, pu)
             if key in used_pus:
                 out.append(f"PU {pu} on {host.id} used twice ({used_pus[key]}, {who} {what})")
@@ -67,7 +73,11 @@ def violations(
         if vm.cpu_sets and sorted(placed_ids) != sorted(wanted):
             out.append(f"cpu-sets placed {placed_ids}, descriptor has {sorted(wanted)}")
         nodes_used = [cs.numa_node for cs in config.cpu_sets]
-        if vm.cpu_sets and not vm.cpu_sets_may_share_node and len(set(nodes_used)) != len(nodes_used):
+        if (
+            vm.cpu_sets
+            and not vm.cpu_sets_may_share_node
+            and len(set(nodes_used)) != len(nodes_used)
+        ):
             out.append(f"cpu-sets share a node: {nodes_used}")
         for placement in config.cpu_sets:
             desc = wanted.get(placement.id)
@@ -101,7 +111,11 @@ def violations(
                                 out.append(f"isolated vCPU {v}: sibling {sib} not kept idle")
                 if desc.hugepages and desc.hugepages.count:
                     hp = placement.hugepages
-                    if hp is None or hp.count != desc.hugepages.count or hp.size_kib != desc.hugepages.size:
+                    if (
+                        hp is None
+                        or hp.count != desc.hugepages.count
+                        or hp.size_kib != desc.hugepages.size
+                    ):
                         out.append(f"cpu-set {placement.id} hugepages {hp} not as described")
                 if placement.memory_mib != desc.memory_mib:
                     out.append(f"cpu-set {placement.id} memory {placement.memory_mib}")
@@ -154,7 +168,11 @@ def violations(
                     out.append(f"{name}: {address} is not a port")
                     continue
                 node_id, port = ports[address]
-                if not port.eligible or port.usage.value != "free" or any(v.in_use for v in port.vfs):
+                if (
+                    not port.eligible
+                    or port.usage.value != "free"
+                    or any(v.in_use for v in port.vfs)
+                ):
                     out.append(f"{name}: port {address} not free")
                 if (host.id, "port:" + address) in used_pci:
                     out.append(f"{name}: port {address} also serves VFs")

@@ -170,7 +170,7 @@ NICS = [
         [host(nodes=[NodeSpec(ports=[PortSpec(speed=10)]), NodeSpec()])],
         vm(cpu_sets=[cpu_set(0, 2, interfaces=(SRIOV,))]),
         "sriov_vf",
-        summary="1 lack a free VF on a ≥ 25 Gbps port with 10 Gbps unused on any NUMA node",
+        summary="0/1 hosts fit: 1 lack a free VF on a ≥ 25 Gbps port",
     ),
     Case(
         "all VFs in use",
@@ -182,7 +182,9 @@ NICS = [
         "port bandwidth used up",
         [host(nodes=[NodeSpec(ports=[PortSpec(bandwidth_used=20)]), NodeSpec()])],
         vm(cpu_sets=[cpu_set(0, 2, interfaces=(SRIOV,))]),
-        "sriov_vf",
+        "sriov_bandwidth",
+        1,
+        5,
     ),
     Case(
         "dedicated port fits",
@@ -201,7 +203,7 @@ NICS = [
         [host(nodes=[NodeSpec(ports=[PortSpec()]), NodeSpec()])],
         vm(cpu_sets=[cpu_set(0, 2, interfaces=(DEDICATED, SRIOV))]),
         "infeasible",
-        summary="fail the exact check",
+        summary="fail the exact check on ports and VFs",
     ),
     Case(
         "vswitch missing",
@@ -255,7 +257,9 @@ CAPS = [
         vm(processor={"vendor": "GenuineIntel"}),
         "processor_vendor",
     ),
-    Case("flags", [host()], vm(processor={"required_flags": ["avx512f", "amx"]}), "processor_flags"),
+    Case(
+        "flags", [host()], vm(processor={"required_flags": ["avx512f", "amx"]}), "processor_flags"
+    ),
     Case(
         "capability present but disabled",
         [host(caps=["cpu_pinning"], disabled_caps=("hugepage_numa_pinning",))],
@@ -386,6 +390,7 @@ TOPOLOGY = [
         [host(nodes=[NodeSpec(cores=3), NodeSpec(cores=0)])],
         vm(cpu_sets=[cpu_set(0, 4), cpu_set(1, 4, first_vcpu=4)], cpu_sets_may_share_node=True),
         "infeasible",
+        summary="1 fail the exact check on free cores of the nodes shared",
     ),
     Case(
         "interconnect bandwidth too small",
@@ -395,6 +400,7 @@ TOPOLOGY = [
             cpu_set_bandwidth=[{"cpu_sets": [0, 1], "bandwidth_mbps": 2000}],
         ),
         "infeasible",
+        summary="fail the exact check on bandwidth of the NUMA interconnect",
     ),
     Case(
         "interconnect bandwidth enough",

@@ -13,10 +13,14 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
+import numpy.typing as npt
 from ortools.sat.python import cp_model
 
 from ...models.vmd import InterfaceMode
+from ..fleet import BoolArray
 from ..hostview import EPS, PortView
 from ..request import InterfaceDemand
 from .base import FilterInput, HostCheck, ModelContext, NodeNeed, detail
@@ -28,25 +32,23 @@ def _sorted(ifaces: list[InterfaceDemand]) -> list[InterfaceDemand]:
 
 def _count_need(
     inp: FilterInput, ifaces: list[InterfaceDemand], mode: InterfaceMode, per_host: bool
-) -> tuple[np.ndarray, np.ndarray, str]:
-    """ok and available arrays for the interfaces of one mode (nested speed classes: Hall's rule)."""
+) -> list[tuple[str, BoolArray, npt.NDArray[Any], str, str]]:
+    """(code, ok, available, phrase, unit) for the interfaces of one mode. Speed classes are nested,
+    so "the k fastest needs have at least k ports/VFs at their speed" is exact for counts (Hall)."""
     f = inp.fleet
     table = f.ded_ports if mode is InterfaceMode.dedicated else f.vfs
     if per_host:
         table = table.sum(axis=1, keepdims=True)
-    ok = np.ones(table.shape[:2], dtype=np.bool_)
+    shape = table.shape[:2]
+    ok = np.ones(shape, dtype=np.bool_)
     top = _sorted(ifaces)
-    available = np.zeros(table.shape[:2], dtype=np.int64)
+    available = np.zeros(shape, dtype=np.int64)
     for k, iface in enumerate(top, start=1):
         col = f.speed_class(iface.speed_gbps)
-        have = table[:, :, col] if col is not None else np.zeros(table.shape[:2], dtype=np.int64)
+        have = table[:, :, col] if col is not None else np.zeros(shape, dtype=np.int64)
         if k == 1:
             available = have
         ok &= have >= k
-        if mode is InterfaceMode.sriov and iface.bandwidth_gbps > 0:
-            bw = f.vf_bw.max(axis=1, keepdims=True) if per_host else f.vf_bw
-            best = bw[:, :, col] if col is not None else np.zeros(table.shape[:2])
-            ok &= best >= iface.bandwidth_gbps - EPS
     speed = top[0].speed_gbps
     if mode is InterfaceMode.dedicated:
         phrase = (
@@ -54,29 +56,49 @@ def _count_need(
             if len(top) == 1
             else f"{len(top)} free ports (≥ {speed:g} Gbps)"
         )
-    else:
-        bw_need = max(i.bandwidth_gbps for i in top)
-        phrase = (
-            f"a free VF on a ≥ {speed:g} Gbps port"
-            if len(top) == 1
-            else f"{len(top)} free VFs on ≥ {speed:g} Gbps ports"
+        return [("dedicated_port", ok, available, phrase, "free ports of that speed")]
+    phrase = (
+        f"a free VF on a ≥ {speed:g} Gbps port"
+        if len(top) == 1
+        else f"{len(top)} free VFs on ≥ {speed:g} Gbps ports"
+    )
+    out: list[tuple[str, BoolArray, npt.NDArray[Any], str, str]] = [
+        ("sriov_vf", ok, available, phrase, "free VFs on ports of that speed")
+    ]
+    bw_ok = np.ones(shape, dtype=np.bool_)
+    best_bw = np.zeros(shape, dtype=np.float64)
+    widest = max(top, key=lambda i: i.bandwidth_gbps)
+    for iface in top:
+        if iface.bandwidth_gbps <= 0:
+            continue
+        col = f.speed_class(iface.speed_gbps)
+        bw = f.vf_bw.max(axis=1, keepdims=True) if per_host else f.vf_bw
+        best = bw[:, :, col] if col is not None else np.zeros(shape)
+        bw_ok &= best >= iface.bandwidth_gbps - EPS
+        if iface is widest:
+            best_bw = best
+    if widest.bandwidth_gbps > 0:
+        out.append(
+            (
+                "sriov_bandwidth",
+                bw_ok,
+                best_bw,
+                f"a ≥ {widest.speed_gbps:g} Gbps port with a free VF and "
+                f"{widest.bandwidth_gbps:g} Gbps unused",
+                "Gbps unused on such a port",
+            )
         )
-        if bw_need > 0:
-            phrase += f" with {bw_need:g} Gbps unused"
-    return ok, available, phrase
+    return out
 
 
 def node_needs(inp: FilterInput, cpu_set: int) -> list[NodeNeed]:
     ifaces = inp.request.interfaces_of(cpu_set)
     out = []
-    for mode, code, unit in (
-        (InterfaceMode.dedicated, "dedicated_port", "free ports of that speed"),
-        (InterfaceMode.sriov, "sriov_vf", "free VFs on ports of that speed"),
-    ):
+    for mode in (InterfaceMode.dedicated, InterfaceMode.sriov):
         chosen = [i for i in ifaces if i.mode is mode]
         if chosen:
-            ok, available, phrase = _count_need(inp, chosen, mode, per_host=False)
-            out.append(NodeNeed(code, phrase, ok, available, len(chosen), unit))
+            for code, ok, available, phrase, unit in _count_need(inp, chosen, mode, False):
+                out.append(NodeNeed(code, phrase, ok, available, len(chosen), unit))
     return out
 
 
@@ -136,28 +158,25 @@ def host_checks(inp: FilterInput) -> list[HostCheck]:
                 )
             )
     free = [i for i in req.interfaces if not i.restricted]
-    for mode, code in (
-        (InterfaceMode.dedicated, "dedicated_port"),
-        (InterfaceMode.sriov, "sriov_vf"),
-    ):
+    for mode in (InterfaceMode.dedicated, InterfaceMode.sriov):
         chosen = [i for i in free if i.mode is mode]
         if not chosen:
             continue
-        ok, available, phrase = _count_need(inp, chosen, mode, per_host=True)
-        out.append(
-            HostCheck(
-                code,
-                f"lack {phrase}",
-                ~ok[:, 0],
-                detail(
-                    lambda i, a=available, p=phrase: (
-                        f"no node offers {p} ({int(a[i, 0])} on the host)",
-                        None,
-                        float(a[i, 0]),
-                    )
-                ),
+        for code, ok, available, phrase, unit in _count_need(inp, chosen, mode, per_host=True):
+            out.append(
+                HostCheck(
+                    code,
+                    f"lack {phrase}",
+                    ~ok[:, 0],
+                    detail(
+                        lambda i, a=available, p=phrase, u=unit: (
+                            f"the VM needs {p}; the host has {float(a[i, 0]):g} {u}",
+                            None,
+                            float(a[i, 0]),
+                        )
+                    ),
+                )
             )
-        )
     return out
 
 
