@@ -20,6 +20,7 @@ from ..models.configuration import (
     VmConfiguration,
 )
 from ..models.vmd import InterfaceMode
+from .constraints.devices import matches
 from .hostview import HostView, NodeView, SharedPu
 from .request import Request
 from .solver import Layout
@@ -56,11 +57,12 @@ class _Pools:
 def instance_id(host: ComputeHostDescriptor, request: Request, given: str | None) -> str:
     if given:
         return given
+    """The given id, or `<vm>@<host>-<k>` with the smallest k free on the host (unique in a fleet)."""
     taken = {i.id for i in host.instances}
     k = 1
-    while f"{request.name}-{k}" in taken:
+    while f"{request.name}@{host.id}-{k}" in taken:
         k += 1
-    return f"{request.name}-{k}"
+    return f"{request.name}@{host.id}-{k}"
 
 
 def build_configuration(
@@ -251,11 +253,7 @@ def _devices(
             found = None
             for node_id in node_ids:
                 for dev in view.node(node_id).devices:
-                    if dev.pci_address in taken or dev.device_class != str(want.device_class):
-                        continue
-                    if want.vendor and (dev.vendor or "").lower() != want.vendor.lower():
-                        continue
-                    if want.model and (dev.model or "").lower() != want.model.lower():
+                    if dev.pci_address in taken or not matches(dev, want):
                         continue
                     found = (node_id, dev)
                     break

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from ortools.sat.python import cp_model
 
-from .constraints import bandwidth, cpu, emulator, memory, nics
+from .constraints import bandwidth, cpu, devices, emulator, memory, nics
 from .constraints.base import ModelContext
 from .hostview import HostView
 from .options import Options, Policy
@@ -80,6 +80,7 @@ def solve(
         memory.post(ctx)
     if "interfaces" not in skip:
         nics.post(ctx, spread=options.policy is Policy.spread)
+        devices.post(ctx)
     if "interconnect" not in skip:
         bandwidth.post(ctx)
     if ctx.objective:
