@@ -65,15 +65,28 @@ class Reasons:
     """Collects rejection groups (counted eagerly) and their per-host messages (built lazily)."""
 
     def __init__(self) -> None:
-        self.counts: Counter[str] = Counter()
+        self._counts: Counter[str] = Counter()
         self.builders: list[Callable[[], list[Rejection]]] = []
+        self._pending: list[FilterOutcome] = []
+
+    @property
+    def counts(self) -> Counter[str]:
+        """Hosts per summary phrase (filter outcomes are grouped only when first asked)."""
+        while self._pending:
+            self._group(self._pending.pop(0))
+        return self._counts
 
     def add(self, phrase: str, count: int, build: Callable[[], list[Rejection]]) -> None:
         if count:
-            self.counts[phrase] += count
+            self._counts[phrase] += count
             self.builders.append(build)
 
     def add_outcome(self, outcome: FilterOutcome) -> None:
+        """Record a filter outcome; a placement that succeeds never pays for its grouping."""
+        if outcome.records:
+            self._pending.append(outcome)
+
+    def _group(self, outcome: FilterOutcome) -> None:
         for record in outcome.records:
             if isinstance(record, HostRecord):
                 self._host(outcome.fleet, record)
@@ -194,11 +207,12 @@ class Reasons:
         return build
 
     def diagnosis(self, considered: int, fitting: int) -> Diagnosis:
+        counts = self.counts
         return Diagnosis(
             hosts_considered=considered,
             hosts_fitting=fitting,
             rejections=RejectionList(self.builders),
-            summary=summary_line(considered, fitting, self.counts),
+            summary=summary_line(considered, fitting, counts),
         )
 
 
