@@ -80,7 +80,9 @@ def first_fit(
         CpuSet(id=0, vcpus=tuple(range(vm.vcpus or 1)), memory_mib=vm.memory_mib or 0),
     )
     policy = vm.cpu_thread_policy if vm.cpu_sets else ThreadPolicy.prefer
+    emulator = vm.emulator_threads.value == "isolate"
     for host in hosts:
+        emulator_pu: int | None = None
         placements = []
         interfaces = []
         used_nodes: set[int] = set()
@@ -134,6 +136,17 @@ def first_fit(
                 cpu = _fit_cpu_set(host, node, cs, cs.thread_policy or policy, set())
                 if cpu is None:
                     continue
+                if emulator and not placements:
+                    # Nova's hw:emulator_threads_policy=isolate: one more dedicated PU on cell 0
+                    spare = [
+                        t
+                        for core in _free_cores(node, host)
+                        for t in core
+                        if t not in cpu[0].values() and t not in cpu[1]
+                    ]
+                    if not spare:
+                        continue
+                    emulator_pu = spare[0]
                 fitted = (node, cpu, ifaces)
                 break
             if fitted is None:
@@ -162,6 +175,7 @@ def first_fit(
                 host=host.id,
                 cpu_sets=tuple(placements),
                 interfaces=tuple(interfaces),
+                emulator_pins=(emulator_pu,) if emulator_pu is not None else (),
             )
             return config, claim(host, config)
     return None

@@ -16,6 +16,7 @@ from .assign import AssignmentError, build_configuration, instance_id
 from .explain import Reasons
 from .filter import FilterOutcome, run_filter
 from .fleet import BoolArray, Fleet
+from .hostview import HostView
 from .options import Options
 from .policies import host_keys
 from .request import Request, build_request
@@ -31,6 +32,18 @@ SOLVE_SUMMARY = {
     "assignment": "have no free PCI device of the requested class where needed",
     "claim": "could not be claimed (internal inconsistency, please report)",
 }
+
+
+@dataclass(frozen=True)
+class _Infeasible:
+    view: HostView
+    request: Request
+    allowed: dict[int, set[int]]
+    options: Options
+
+    def status(self) -> str:
+        family = blame(self.view, self.request, self.allowed, self.options)
+        return f"infeasible:{family}" if family else "infeasible"
 
 
 @dataclass
@@ -74,7 +87,7 @@ def place_vm(
     considered = int(base.sum())
     passed = int((keys != NO_KEY).sum())
     tries = 0
-    failures: dict[str, list[tuple[int, str]]] = {}
+    failures: list[tuple[int, str | _Infeasible]] = []
     explanation: list[str] = []
     while True:
         best = int(np.argmin(keys))
@@ -88,16 +101,20 @@ def place_vm(
         keys[best] = NO_KEY
         request, outcome = groups[int(owner[best])]
         attempt = _attempt(fleet, best, request, outcome, options, instance)
-        if isinstance(attempt, str):
-            failures.setdefault(attempt, []).append((best, attempt))
+        if isinstance(attempt, str | _Infeasible):
+            failures.append((best, attempt))
             continue
         config, updated, detail = attempt
         if options.explain:
             explanation = _explain(fleet, best, request, options, passed, considered, reasons, keys)
             explanation.extend(detail)
         return VmOutcome(config, updated, reasons, considered, passed, explanation)
-    for status, items in failures.items():
-        _add_solve_failures(reasons, fleet, [i for i, _ in items], status)
+    grouped: dict[str, list[int]] = {}
+    for index, failure in failures:
+        status = failure if isinstance(failure, str) else failure.status()
+        grouped.setdefault(status, []).append(index)
+    for status, indices in grouped.items():
+        _add_solve_failures(reasons, fleet, indices, status)
     return VmOutcome(None, None, reasons, considered, 0)
 
 
@@ -108,7 +125,7 @@ def _attempt(
     outcome: FilterOutcome,
     options: Options,
     instance: str | None,
-) -> tuple[VmConfiguration, ComputeHostDescriptor, list[str]] | str:
+) -> tuple[VmConfiguration, ComputeHostDescriptor, list[str]] | str | _Infeasible:
     host = fleet.hosts[index]
     view = fleet.view(index)
     layout: Layout | None = None
@@ -148,8 +165,8 @@ def _attempt(
         solved = solve(view, request, allowed, options)
         if isinstance(solved, SolveFailure):
             if solved.status == "infeasible":
-                family = blame(view, request, allowed, options)
-                return f"infeasible:{family}" if family else "infeasible"
+                # named lazily (a few more solves), only if no host fits in the end
+                return _Infeasible(view, request, allowed, options)
             return solved.status
         layout = solved
         for cs in request.cpu_sets:

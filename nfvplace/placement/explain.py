@@ -140,12 +140,13 @@ class Reasons:
         first = np.argmax(short, axis=0)
         bits = (somewhere.astype(np.int64) << np.arange(len(needs))[:, None]).sum(axis=0)
         where = f" for cpu-set {record.cpu_set}" if record.many_cpu_sets else ""
-        groups: dict[tuple[bool, int], list[int]] = {}
-        for pos, (is_single, k, mask) in enumerate(
-            zip(single.tolist(), first.tolist(), bits.tolist(), strict=True)
-        ):
-            groups.setdefault((is_single, k if is_single else mask), []).append(pos)
-        for (is_single, key), positions in groups.items():
+        # one key per host: the need failing everywhere (>= 0), or -(mask + 1) for a combination
+        keys = np.where(single, first, -(bits + 1))
+        uniq, inverse = np.unique(keys, return_inverse=True)
+        for g, key_value in enumerate(uniq.tolist()):
+            positions = np.flatnonzero(inverse == g)
+            is_single = key_value >= 0
+            key = key_value if is_single else -key_value - 1
             if is_single:
                 need = needs[key]
                 if need.code in NIC_CODES:

@@ -165,6 +165,7 @@ class Fleet:
         self.host_membw_used: FloatArray = np.zeros(n, dtype=np.float64)
         self.free_threads: IntArray = np.zeros(n, dtype=np.int64)
         self.total_threads: IntArray = np.zeros(n, dtype=np.int64)
+        self.normal_capacity: IntArray = np.ones(n, dtype=np.int64)
         self.tiebreak: npt.NDArray[np.uint64] = np.zeros(n, dtype=np.uint64)
         self.instances: dict[str, dict[int, int]] = {}
         for i, host in enumerate(self.hosts):
@@ -230,6 +231,10 @@ class Fleet:
         self.smt[i] = view.smt
         self.free_threads[i] = sum(n.free_threads for n in view.nodes)
         self.total_threads[i] = max(sum(n.eligible_threads for n in view.nodes), 1)
+        self.normal_capacity[i] = max(
+            sum(n.memory.normal_total_mib - n.memory.normal.reserved_mib for n in host.numa_nodes),
+            1,
+        )
         proc = host.processor
         self.vendor[i] = v.code(proc.vendor)
         self.model[i] = v.code(proc.model)

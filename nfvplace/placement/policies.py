@@ -33,7 +33,13 @@ def host_keys(
 ) -> IntArray:
     """One int64 per host; the lower, the better (score in the high bits, tie-break in the low)."""
     if options.policy is Policy.pack:
-        score = fleet.free_threads.astype(np.int64)
+        # fullest host first, counting threads and normal memory (shares of capacity, in 1/10000)
+        score = (fleet.free_threads * 10000 // fleet.total_threads) + (
+            fleet.normal.sum(axis=1) * 10000 // fleet.normal_capacity
+        )
+        if not any(i.mode.value != "vswitch" for i in request.interfaces):
+            # keep hosts with free VFs and ports for the VMs that need them
+            score = score + KEEP_VF * (fleet.vfs[:, :, 0] + fleet.ded_ports[:, :, 0]).sum(axis=1)
     elif options.policy is Policy.spread:
         score = -(fleet.free_threads * 1_000_000 // fleet.total_threads)
     else:
@@ -48,7 +54,8 @@ def host_keys(
     return keys
 
 
-PORT_KEEP = 8  # pack / least-fragmentation: keep nodes with usable ports for VMs that need them
+KEEP_VF = 200  # pack: host score per free VF or port (in 1/10000 shares), for VMs that need none
+PORT_KEEP = 100  # pack / least-fragmentation: keep nodes with usable ports for VMs that need them
 
 
 def node_cost(node: NodeView, cs: CpuSetDemand, options: Options, needs_ports: bool) -> int:

@@ -19,7 +19,7 @@ from .policies import node_cost
 from .request import Request
 
 
-class _Model(cp_model.CpModel):  # type: ignore[misc]
+class _Model(cp_model.CpModel):
     """CpModel without the pre-PEP 8 aliases that `CpModel.__init__` adds to every instance (about
     1 ms per model, as much as solving one of these small models)."""
 
