@@ -328,7 +328,7 @@ def impossible_requests(n: int, seed: int = 2) -> list[VmDescriptor]:
     rng = random.Random(seed)
     out = []
     for k in range(n):
-        pairs = rng.choice((60, 80, 100))
+        pairs = rng.choice((120, 150, 200))  # more cores than any node of the fleet has
         out.append(
             VmDescriptor.model_validate(
                 {

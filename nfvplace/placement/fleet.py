@@ -168,6 +168,7 @@ class Fleet:
         self.normal_capacity: IntArray = np.ones(n, dtype=np.int64)
         self.tiebreak: npt.NDArray[np.uint64] = np.zeros(n, dtype=np.uint64)
         self.instances: dict[str, dict[int, int]] = {}
+        self._vm_names: dict[int, set[str]] = {}
         for i, host in enumerate(self.hosts):
             self._fill(i, host)
 
@@ -272,11 +273,12 @@ class Fleet:
             UNLIMITED if any(b is None for b in bws) else float(sum(b or 0.0 for b in bws))
         )
         self.host_membw_used[i] = sum(inst.memory_bandwidth_gbps for inst in host.instances)
-        for counts in self.instances.values():
-            counts.pop(i, None)
+        for name in self._vm_names.pop(i, ()):
+            self.instances[name].pop(i, None)
         for inst in host.instances:
             per = self.instances.setdefault(inst.vm, {})
             per[i] = per.get(i, 0) + 1
+            self._vm_names.setdefault(i, set()).add(inst.vm)
         self.tiebreak[i] = np.uint64(zlib.crc32(host.id.encode()))
 
     # --- keeping it current -------------------------------------------------------------------
@@ -326,6 +328,8 @@ class Fleet:
                 setattr(clone, name, value.copy())
             elif name == "instances":
                 clone.instances = {k: dict(v) for k, v in self.instances.items()}
+            elif name == "_vm_names":
+                clone._vm_names = {k: set(v) for k, v in self._vm_names.items()}
             elif isinstance(value, list | dict):
                 setattr(clone, name, value.copy())
             else:

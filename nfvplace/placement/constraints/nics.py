@@ -50,20 +50,21 @@ def _count_need(
             available = have
         ok &= have >= k
     speed = top[0].speed_gbps
+    speeds = " and ".join(f"≥ {i.speed_gbps:g}" for i in top)
     if mode is InterfaceMode.dedicated:
         phrase = (
             f"a free ≥ {speed:g} Gbps port"
             if len(top) == 1
-            else f"{len(top)} free ports (≥ {speed:g} Gbps)"
+            else f"{len(top)} free ports ({speeds} Gbps)"
         )
-        return [("dedicated_port", ok, available, phrase, "free ports of that speed")]
+        return [("dedicated_port", ok, available, phrase, "free ports of the fastest speed asked")]
     phrase = (
         f"a free VF on a ≥ {speed:g} Gbps port"
         if len(top) == 1
-        else f"{len(top)} free VFs on ≥ {speed:g} Gbps ports"
+        else f"{len(top)} free VFs on ports of {speeds} Gbps"
     )
     out: list[tuple[str, BoolArray, npt.NDArray[Any], str, str]] = [
-        ("sriov_vf", ok, available, phrase, "free VFs on ports of that speed")
+        ("sriov_vf", ok, available, phrase, "free VFs on ports of the fastest speed asked")
     ]
     bw_ok = np.ones(shape, dtype=np.bool_)
     best_bw = np.zeros(shape, dtype=np.float64)
