@@ -23,6 +23,7 @@ FloatArray = npt.NDArray[np.float64]
 BoolArray = npt.NDArray[np.bool_]
 
 UNLIMITED = float(2**40)
+VIEW_CACHE = 64  # host views kept (the hosts a sequence of placements keeps coming back to)
 CAPABILITIES: tuple[HypervisorCapability, ...] = tuple(HypervisorCapability)
 
 
@@ -92,7 +93,19 @@ class Fleet:
         return self.hosts[self.index[host_id]]
 
     def view(self, i: int) -> HostView:
-        return host_view(self.hosts[i])
+        """The classified free resources of host i (the last few are cached)."""
+        host = self.hosts[i]
+        cached = self._views.get(i)
+        if cached is not None and cached[0] is host:
+            return cached[1]
+        return self._remember(i, host, host_view(host))
+
+    def _remember(self, i: int, host: ComputeHostDescriptor, view: HostView) -> HostView:
+        self._views.pop(i, None)
+        self._views[i] = (host, view)
+        while len(self._views) > VIEW_CACHE:
+            self._views.pop(next(iter(self._views)))
+        return view
 
     # --- building ---------------------------------------------------------------------------
 
@@ -166,9 +179,12 @@ class Fleet:
         self.free_threads: IntArray = np.zeros(n, dtype=np.int64)
         self.total_threads: IntArray = np.zeros(n, dtype=np.int64)
         self.normal_capacity: IntArray = np.ones(n, dtype=np.int64)
+        self.normal_free: IntArray = np.zeros(n, dtype=np.int64)  # summed over nodes
+        self.nic_free: IntArray = np.zeros(n, dtype=np.int64)  # free VFs + free whole ports
         self.tiebreak: npt.NDArray[np.uint64] = np.zeros(n, dtype=np.uint64)
         self.instances: dict[str, dict[int, int]] = {}
         self._vm_names: dict[int, set[str]] = {}
+        self._views: dict[int, tuple[ComputeHostDescriptor, HostView]] = {}
         for i, host in enumerate(self.hosts):
             self._fill(i, host)
 
@@ -194,7 +210,7 @@ class Fleet:
 
     def _fill(self, i: int, host: ComputeHostDescriptor) -> None:
         v = self.vocab
-        view = host_view(host)
+        view = self._remember(i, host, host_view(host))
         self.node_id[i, :] = -1
         for arr in (self.whole, self.single, self.half_iso, self.half_busy, self.eligible):
             arr[i, :] = 0
@@ -232,6 +248,8 @@ class Fleet:
         self.smt[i] = view.smt
         self.free_threads[i] = sum(n.free_threads for n in view.nodes)
         self.total_threads[i] = max(sum(n.eligible_threads for n in view.nodes), 1)
+        self.normal_free[i] = int(self.normal[i].sum())
+        self.nic_free[i] = int(self.vfs[i, :, 0].sum() + self.ded_ports[i, :, 0].sum())
         self.normal_capacity[i] = max(
             sum(n.memory.normal_total_mib - n.memory.normal.reserved_mib for n in host.numa_nodes),
             1,
@@ -328,6 +346,8 @@ class Fleet:
                 setattr(clone, name, value.copy())
             elif name == "instances":
                 clone.instances = {k: dict(v) for k, v in self.instances.items()}
+            elif name == "_views":
+                clone._views = dict(self._views)
             elif name == "_vm_names":
                 clone._vm_names = {k: set(v) for k, v in self._vm_names.items()}
             elif isinstance(value, list | dict):

@@ -35,11 +35,11 @@ def host_keys(
     if options.policy is Policy.pack:
         # fullest host first, counting threads and normal memory (shares of capacity, in 1/10000)
         score = (fleet.free_threads * 10000 // fleet.total_threads) + (
-            fleet.normal.sum(axis=1) * 10000 // fleet.normal_capacity
+            fleet.normal_free * 10000 // fleet.normal_capacity
         )
         if not any(i.mode.value != "vswitch" for i in request.interfaces):
             # keep hosts with free VFs and ports for the VMs that need them
-            score = score + KEEP_VF * (fleet.vfs[:, :, 0] + fleet.ded_ports[:, :, 0]).sum(axis=1)
+            score = score + KEEP_VF * fleet.nic_free
     elif options.policy is Policy.spread:
         score = -(fleet.free_threads * 1_000_000 // fleet.total_threads)
     else:
