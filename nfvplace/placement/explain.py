@@ -134,14 +134,26 @@ class Reasons:
         needs = record.needs
         if not needs:
             return
-        short = np.stack([~(n.ok[hosts] & exists).any(axis=1) for n in needs])
-        somewhere = np.stack([(~n.ok[hosts] & exists).any(axis=1) for n in needs])
-        single = short.any(axis=0)
-        first = np.argmax(short, axis=0)
-        bits = (somewhere.astype(np.int64) << np.arange(len(needs))[:, None]).sum(axis=0)
+        # one key per host: the first need that no node meets (>= 0), else -(mask + 1) where the
+        # mask has a bit for every need some node misses (a combination); each need is only looked
+        # at for the hosts no earlier need explained
+        keys = np.empty(len(hosts), dtype=np.int64)
+        pos = np.arange(len(hosts))
+        for k, need in enumerate(needs):
+            if not len(pos):
+                break
+            sub = hosts[pos]
+            short = ~(need.ok[sub] & exists).any(axis=1)
+            keys[pos[short]] = k
+            pos = pos[~short]
+            exists = exists[~short]
+        if len(pos):
+            sub = hosts[pos]
+            bits = np.zeros(len(pos), dtype=np.int64)
+            for k, need in enumerate(needs):
+                bits |= (~need.ok[sub] & exists).any(axis=1).astype(np.int64) << k
+            keys[pos] = -(bits + 1)
         where = f" for cpu-set {record.cpu_set}" if record.many_cpu_sets else ""
-        # one key per host: the need failing everywhere (>= 0), or -(mask + 1) for a combination
-        keys = np.where(single, first, -(bits + 1))
         uniq, inverse = np.unique(keys, return_inverse=True)
         for g, key_value in enumerate(uniq.tolist()):
             positions = np.flatnonzero(inverse == g)
