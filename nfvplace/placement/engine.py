@@ -27,7 +27,8 @@ from .variants import split
 NO_KEY = np.iinfo(np.int64).max
 
 SOLVE_SUMMARY = {
-    "infeasible": "fail the exact check (the needs fit one by one, not together)",
+    "infeasible": "fail the exact check (the needs fit one by one but not together)",
+    "shared": "have no shared PUs on one node with room for the vCPUs spread evenly",
     "timeout": "were not decided within the solver time limit",
     "assignment": "have no free PCI device of the requested class where needed",
     "claim": "could not be claimed (internal inconsistency, please report)",
@@ -152,7 +153,7 @@ def _attempt(
                 )
                 break
         if shared_choice is None:
-            return "infeasible"
+            return "shared"
     if request.cpu_sets:
         allowed = {
             cs.id: {
@@ -202,7 +203,12 @@ def _add_solve_failures(reasons: Reasons, fleet: Fleet, hosts: list[int], status
             "each cpu-set fits some node on its own, but not all together: without the "
             f"constraints on {FAMILIES[family]} the model would be feasible"
         )
-    code = {"assignment": "pci_device"}.get(status, status)
+    code = {"assignment": "pci_device", "shared": "shared_cpu"}.get(status, status)
+    if status == "shared":
+        message = (
+            "the shared pool has enough room in total, but no set of its PUs can take the "
+            "vCPUs spread evenly within each PU's ratio"
+        )
 
     def build() -> list[Rejection]:
         return [Rejection(fleet.hosts[i].id, code, message, phrase, stage="solve") for i in hosts]

@@ -130,13 +130,31 @@ def violations(
             )
         for pu in config.emulator_pins:
             take_pu(pu, "emulator")
+            first = config.cpu_sets[0].numa_node if config.cpu_sets else None
+            if pu in cpus and cpus[pu][0] != first:
+                out.append(f"emulator PU {pu} not on the node of the first cpu-set ({first})")
+        if (
+            vm.emulator_threads.value == "isolate"
+            and vm.cpu_sets
+            and len(config.emulator_pins) != 1
+        ):
+            out.append(f"emulator PUs {config.emulator_pins}, expected one")
         if config.shared is not None:
+            share = config.shared.vcpus / max(len(config.shared.cpus), 1)
             for pu in config.shared.cpus:
                 cpu = cpus.get(pu)
                 if cpu is None or not cpu[1].eligible or cpu[1].state.value == "dedicated":
                     out.append(f"shared PU {pu} not shareable")
+                    continue
+                ratio = cpu[1].oversubscription_ratio or 1.0
+                if (cpu[1].usage_ratio or 0.0) + share / ratio > 1 + 1e-9:
+                    out.append(f"shared PU {pu} over its ratio")
+                if config.shared.numa_node is not None and cpu[0] != config.shared.numa_node:
+                    out.append(f"shared PU {pu} not on node {config.shared.numa_node}")
             if not vm.cpu_oversubscription:
                 out.append("shared PUs for a VM that does not allow oversubscription")
+        elif vm.cpu_oversubscription and not vm.cpu_sets:
+            out.append("oversubscribed plain VM placed without shared PUs")
         ports = {
             port.pci_address: (node.id, port)
             for node in host.numa_nodes

@@ -114,3 +114,52 @@ def test_libvirt_format_needs_the_renderers(files: Path) -> None:
     else:
         assert out.exit_code == 0
         assert "<domain" in out.stdout
+
+
+def test_vnf_template_prints_every_configuration(files: Path) -> None:
+    (files / "du.yaml").write_text(nfvplace.dump(vm("du", [cpu_set(0, 2)])))
+    (files / "vnf.yaml").write_text(
+        "schema: nfvplace/vnf/v1\nname: ran\nmembers:\n  - {name: du, file: du.yaml, count: 2}\n"
+    )
+    out = runner.invoke(
+        app,
+        [
+            "place",
+            "--hosts",
+            str(files / "hosts"),
+            "--vm",
+            str(files / "vnf.yaml"),
+            "--format",
+            "json",
+        ],
+    )
+    assert out.exit_code == 0, out.output
+    docs = json.loads(out.stdout)
+    assert [d["instance"] for d in docs] == ["ran.du-1", "ran.du-2"]
+
+
+def test_no_fit_as_json(files: Path) -> None:
+    out = runner.invoke(
+        app,
+        [
+            "place",
+            "--hosts",
+            str(files / "hosts"),
+            "--vm",
+            str(files / "big.yaml"),
+            "--format",
+            "json",
+        ],
+    )
+    assert out.exit_code == 3
+    diagnosis = json.loads(out.stdout)
+    assert diagnosis["hosts_considered"] == 2
+    assert {r["reason"] for r in diagnosis["rejections"]} == {"core_pairs"}
+
+
+def test_missing_file_exits_1(files: Path) -> None:
+    out = runner.invoke(
+        app, ["place", "--hosts", str(files / "nope.yaml"), "--vm", str(files / "vm.yaml")]
+    )
+    assert out.exit_code == 1
+    assert "nfvplace.input.unreadable" in out.stderr

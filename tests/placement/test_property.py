@@ -14,7 +14,10 @@ import nfvplace
 from nfvplace.availability import claim
 
 SETTINGS = settings(
-    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow], database=None
+    max_examples=int(__import__("os").environ.get("NFVPLACE_EXAMPLES", "60")),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+    database=None,
 )
 
 
@@ -54,6 +57,15 @@ def hosts(draw: st.DrawFn, count: int = 3) -> list[nfvplace.ComputeHostDescripto
         used = draw(st.lists(st.sampled_from(pus), max_size=len(pus) // 2, unique=True))
         rest = [p for p in pus if p not in used]
         ineligible = draw(st.lists(st.sampled_from(rest), max_size=3, unique=True)) if rest else []
+        rest = [p for p in rest if p not in ineligible]
+        shared_pus = draw(st.lists(st.sampled_from(rest), max_size=4, unique=True)) if rest else []
+        shared = {
+            p: (
+                draw(st.sampled_from([1.0, 2.0, 4.0])),
+                draw(st.sampled_from([0.0, 0.25, 0.5, 0.9])),
+            )
+            for p in shared_pus
+        }
         out.append(
             host(
                 f"h{k}",
@@ -61,6 +73,7 @@ def hosts(draw: st.DrawFn, count: int = 3) -> list[nfvplace.ComputeHostDescripto
                 smt=smt,
                 used=dict.fromkeys(used, "other"),
                 ineligible=tuple(ineligible),
+                shared=shared,
             )
         )
     return out
@@ -68,6 +81,13 @@ def hosts(draw: st.DrawFn, count: int = 3) -> list[nfvplace.ComputeHostDescripto
 
 @st.composite
 def vms(draw: st.DrawFn) -> nfvplace.VmDescriptor:
+    if draw(st.integers(0, 4)) == 0:  # a plain cloud VM, pinned or oversubscribed
+        return vm(
+            "cloud",
+            vcpus=draw(st.integers(1, 6)),
+            memory_mib=draw(st.sampled_from([512, 2048, 8192])),
+            cpu_oversubscription=draw(st.booleans()),
+        )
     n_sets = draw(st.integers(1, 2))
     sets: list[dict[str, Any]] = []
     first = 0
