@@ -14,7 +14,7 @@ import nfvplace
 from nfvplace.availability import claim
 
 SETTINGS = settings(
-    max_examples=int(__import__("os").environ.get("NFVPLACE_EXAMPLES", "60")),
+    max_examples=int(__import__("os").environ.get("NFVPLACE_EXAMPLES", "150")),
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow],
     database=None,
@@ -129,7 +129,11 @@ def vms(draw: st.DrawFn) -> nfvplace.VmDescriptor:
 def test_every_placement_passes_the_independent_checker(
     fleet: list[nfvplace.ComputeHostDescriptor], v: nfvplace.VmDescriptor, policy: str
 ) -> None:
+    before = [h.model_dump() for h in fleet]
     result = nfvplace.place(fleet, v, policy=policy)
+    assert [h.model_dump() for h in fleet] == before  # inputs untouched
+    again = nfvplace.place(fleet, v, policy=policy)
+    assert again.configurations == result.configurations  # deterministic
     if result.ok:
         assert violations(fleet, v, result.configurations) == []
         config = result.configuration
