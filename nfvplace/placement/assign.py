@@ -121,9 +121,7 @@ def build_configuration(
         if request.emulator and cs is request.cpu_sets[0]:
             for name in ("half_busy", "half_iso", "single", "whole"):
                 if count(f"emu_{name}"):
-                    emulator_pins.append(pool.take(name)[0])
-                    if name == "whole":
-                        pool.half_busy.extend(())  # its siblings stay free
+                    emulator_pins.append(pool.take(name)[0])  # a whole core's sibling stays free
         placements.append(
             CpuSetPlacement(
                 id=cs.id,
