@@ -167,7 +167,13 @@ def build_configuration(
         host=host.id,
         vcpus=vm.total_vcpus,
         memory_mib=vm.total_memory_mib,
-        thread_policy=vm.cpu_thread_policy if request.cpu_sets else None,
+        thread_policy=(
+            None
+            if not request.cpu_sets
+            else request.cpu_sets[0].policy
+            if request.cpu_sets[0].synthetic
+            else vm.cpu_thread_policy
+        ),
         cpu_sets=tuple(placements),
         shared=shared_cpus,
         emulator_pins=tuple(emulator_pins),

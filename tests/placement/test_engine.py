@@ -238,3 +238,12 @@ def test_pci_device_on_the_cpu_set_node() -> None:
     assert result.ok
     assert result.configuration.pci_devices[0].numa_node == 1
     assert result.configuration.cpu_sets[0].numa_node in (0, 1)
+
+
+def test_plain_vm_configuration_states_the_policy_applied() -> None:
+    config = nfvplace.place([host()], vm(vcpus=2, memory_mib=1024)).configuration
+    assert config.thread_policy is not None
+    assert config.thread_policy.value == "prefer"
+    pinned = nfvplace.place([host()], vm(cpu_sets=[cpu_set(0, 2)])).configuration
+    assert pinned.thread_policy is not None
+    assert pinned.thread_policy.value == "isolate"
