@@ -2,8 +2,8 @@
 
 The CPU topology of each machine (NUMA nodes, cores per node, threads per core, PU ids, memory per
 node) is read from its hwloc XML export (a minimal parse: every Core object's nodeset and PU
-children). What the exports do not say is synthesised, seeded: NICs (E810-like 25 Gbps ports with 8
-VFs, on one node), 1 GiB hugepage pools (half of each node's memory), a host-reserved core per node,
+children). What the exports do not say is synthesised, seeded: NICs (E810-like ports with 8 VFs, on one
+node, or on every node for half of the hosts), 1 GiB hugepage pools (half of each node's memory), a host-reserved core per node,
 a small shared pool, and realistic partial use (0-70 % of cores taken by other VMs, one in five of them
 only half: one thread used, its sibling free).
 """
@@ -119,6 +119,7 @@ def _host(shape: MachineShape, host_id: str, rng: random.Random, use: float) -> 
     nodes = []
     owner = 0
     nic_node = rng.randrange(len(shape.nodes))
+    nics_everywhere = rng.random() < 0.5  # half the hosts have NICs on every node
     bus = 0x18
     for k, cores in enumerate(shape.nodes):
         cpus: list[dict[str, Any]] = []
@@ -146,7 +147,7 @@ def _host(shape: MachineShape, host_id: str, rng: random.Random, use: float) -> 
         total_mib = max(shape.memory_mib[k], 8192)
         pages = total_mib // 2048  # half of the node's memory in 1 GiB pages
         nics = []
-        if k == nic_node:
+        if k == nic_node or nics_everywhere:
             for _ in range(rng.choice((1, 2))):
                 ports = []
                 for p in range(2):

@@ -60,6 +60,7 @@ class NodeView:
     hugepages_free: dict[int, int]
     normal_free_mib: int  # without oversubscription
     normal_free_over_mib: int  # with the node's memory oversubscription ratio
+    normal_total_mib: int  # outside hugepage pools, less the host's reservation
     memory_bandwidth_free_mbps: int | None
     ports: tuple[PortView, ...]
     devices: tuple[DeviceView, ...]
@@ -170,6 +171,7 @@ def _node_view(host: ComputeHostDescriptor, index: int, cpu_by_id: dict[int, Cpu
         hugepages_free={p.size_kib: p.free for p in memory.hugepages},
         normal_free_mib=strict,
         normal_free_over_mib=memory.normal_free_mib,
+        normal_total_mib=max(memory.normal_total_mib - memory.normal.reserved_mib, 0),
         memory_bandwidth_free_mbps=bandwidth,
         ports=tuple(ports),
         devices=tuple(

@@ -5,9 +5,10 @@ id mixed with `seed`, so the same input and seed give the same answer) and sets 
 the exact model. In every policy the model first minimises stranded threads (an idle sibling kept for
 an isolated vCPU, a core left half used), weight `STRAND` per thread.
 
-- `pack` (default): the host with the fewest free threads that fits (fill used hosts, keep empty hosts
-  empty), and on it the fullest node that fits (keep whole nodes free), avoiding nodes with usable
-  ports when the cpu-set needs none (keep them for VMs that do);
+- `pack` (default): the fullest host that fits, counting the shares of free threads and free normal
+  memory (fill used hosts, keep empty hosts empty), keeping hosts with free VFs or ports for VMs that
+  need them and hosts with SMT for VMs with howtogroup pairs; on it the fullest node that fits (keep
+  whole nodes free), avoiding nodes with usable ports when the cpu-set needs none;
 - `spread`: the host with the largest share of free threads, and on it the emptiest node;
 - `least-fragmentation`: the host and node where the VM fits most tightly (fewest free threads left on
   the chosen node), which keeps large holes for large VMs.
@@ -40,6 +41,9 @@ def host_keys(
         if not any(i.mode.value != "vswitch" for i in request.interfaces):
             # keep hosts with free VFs and ports for the VMs that need them
             score = score + KEEP_VF * fleet.nic_free
+        if not any(cs.pairs for cs in request.cpu_sets):
+            # keep hosts with SMT (whole cores for pairs) for the VMs that need them
+            score = score + KEEP_SMT * fleet.smt
     elif options.policy is Policy.spread:
         score = -(fleet.free_threads * 1_000_000 // fleet.total_threads)
     else:
@@ -55,6 +59,7 @@ def host_keys(
 
 
 KEEP_VF = 200  # pack: host score per free VF or port (in 1/10000 shares), for VMs that need none
+KEEP_SMT = 2000  # pack: host score of SMT, for VMs with no howtogroup pair
 PORT_KEEP = 100  # pack / least-fragmentation: keep nodes with usable ports for VMs that need them
 
 
@@ -64,5 +69,8 @@ def node_cost(node: NodeView, cs: CpuSetDemand, options: Options, needs_ports: b
         return -free
     keep = 0 if needs_ports else PORT_KEEP * sum(1 for p in node.ports if p.sriov_ok)
     if options.policy is Policy.pack:
-        return free + keep
+        # fullest node first, in threads and in normal memory (each as a share, in percent)
+        memory = 100 * node.normal_free_mib // max(node.normal_total_mib, 1)
+        threads = 100 * free // max(node.eligible_threads, 1)
+        return threads + memory + keep
     return abs(free - len(cs.vcpus)) + keep
