@@ -211,7 +211,7 @@ def _add_solve_failures(reasons: Reasons, fleet: Fleet, hosts: list[int], status
         )
 
     def build() -> list[Rejection]:
-        return [Rejection(fleet.hosts[i].id, code, message, phrase, stage="solve") for i in hosts]
+        return [Rejection(fleet.host_ids[i], code, message, phrase, stage="solve") for i in hosts]
 
     reasons.add(phrase, len(hosts), build)
 
@@ -222,7 +222,7 @@ def _add_untried(reasons: Reasons, fleet: Fleet, hosts: np.ndarray, limit: int) 
     def build() -> list[Rejection]:
         return [
             Rejection(
-                fleet.hosts[i].id,
+                fleet.host_ids[i],
                 "not_tried",
                 f"passed the filter but max_candidates={limit} hosts were tried first",
                 phrase,
@@ -269,7 +269,7 @@ def _explain(
     runner = int(np.argmin(keys))
     if keys[runner] != NO_KEY:
         lines.append(
-            f"runner-up: {fleet.hosts[runner].id} with {int(fleet.free_threads[runner])} of "
+            f"runner-up: {fleet.host_ids[runner]} with {int(fleet.free_threads[runner])} of "
             f"{int(fleet.total_threads[runner])} threads free"
         )
     return lines

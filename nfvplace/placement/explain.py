@@ -104,7 +104,7 @@ class Reasons:
                 message, requested, available = check.detail(i)
                 out.append(
                     Rejection(
-                        fleet.hosts[i].id, check.code, message, check.summary, requested, available
+                        fleet.host_ids[i], check.code, message, check.summary, requested, available
                     )
                 )
             return out
@@ -115,7 +115,7 @@ class Reasons:
         def build() -> list[Rejection]:
             return [
                 Rejection(
-                    fleet.hosts[i].id,
+                    fleet.host_ids[i],
                     record.code,
                     f"{int(record.available[i])} NUMA nodes can take a cpu-set, "
                     f"{record.needed} distinct ones are needed",
@@ -201,7 +201,7 @@ class Reasons:
                         f"({int(fleet.node_id[i, best])}) has {have:g} {need.unit}"
                     )
                     out.append(
-                        Rejection(fleet.hosts[i].id, code, message, phrase, need.requested, have)
+                        Rejection(fleet.host_ids[i], code, message, phrase, need.requested, have)
                     )
                 else:
                     chosen = [n for k, n in enumerate(record.needs) if key >> k & 1]
@@ -214,7 +214,7 @@ class Reasons:
                         f"{label} needs {' and '.join(n.phrase for n in chosen)} on one NUMA "
                         f"node; no node has all ({per_node})"
                     )
-                    out.append(Rejection(fleet.hosts[i].id, code, message, phrase))
+                    out.append(Rejection(fleet.host_ids[i], code, message, phrase))
             return out
 
         return build

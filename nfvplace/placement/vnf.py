@@ -116,6 +116,6 @@ def _consider(
 
 def _excluded_builder(fleet: Fleet, hosts: list[int], phrase: str):  # type: ignore[no-untyped-def]
     def build() -> list[Rejection]:
-        return [Rejection(fleet.hosts[i].id, "affinity", phrase, phrase) for i in hosts]
+        return [Rejection(fleet.host_ids[i], "affinity", phrase, phrase) for i in hosts]
 
     return build

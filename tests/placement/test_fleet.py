@@ -38,3 +38,22 @@ def test_copy_is_independent() -> None:
     g.update_many(result.hosts.values())
     assert int(f.whole[0].sum()) == 8
     assert int(g.whole[0].sum()) == 6
+
+
+def test_compact_fleet_places_like_the_plain_one() -> None:
+    hosts = [host(f"h{i}", nodes=[NodeSpec(cores=3), NodeSpec(cores=3)]) for i in range(6)]
+    plain, compact = Fleet(hosts), Fleet(hosts, compact=True)
+    compact.hosts.hot_size = 2  # type: ignore[union-attr]  # force compress / decompress cycles
+    v = vm(cpu_sets=[cpu_set(0, 4, hugepages_1g=1)])
+    while True:
+        a, b = nfvplace.place(plain, v), nfvplace.place(compact, v)
+        assert a.configurations == b.configurations
+        if not a.ok:
+            assert a.diagnosis is not None
+            assert b.diagnosis is not None
+            assert a.diagnosis.summary == b.diagnosis.summary
+            break
+        plain.update_many(a.hosts.values())
+        compact.update_many(b.hosts.values())
+    assert [compact.hosts[i] for i in range(6)] == [plain.hosts[i] for i in range(6)]
+    assert compact.ids == [h.id for h in hosts]
