@@ -110,9 +110,6 @@ def latency_section(
     indexed = time.perf_counter() - t0
     del hosts
     gc.collect()
-    # a long-running scheduler keeps its fleet for hours: move it out of the cyclic GC's way
-    # (without this, full collections over ~10 million objects add to the tail latency)
-    gc.freeze()
     mode = "compact Fleet" if compact else "Fleet"
     print(f"\n{size} hosts, {mode} (generated in {built:.1f} s, indexed in {indexed:.1f} s)")
     for each in (False, True):
@@ -129,14 +126,6 @@ def latency_section(
     # a long-running scheduler keeps its fleet for hours: move it out of the cyclic GC's way
     # (without this, full collections over ~10 million objects add to the tail latency)
     gc.freeze()
-    print(f"\n{size} hosts (generated in {built:.1f} s, indexed in {indexed:.1f} s)")
-    live, rss = measure_memory(size, seed)
-    line(
-        "memory of hosts + index: live Python objects",
-        f"{live:.0f} MiB",
-        "target < 1024 MiB at 10,000",
-    )
-    line("memory of hosts + index: RSS growth (incl. generation garbage)", f"{rss:.0f} MiB")
     vms = request_stream(n_requests, seed=seed + 1)
     timed_places(fleet, vms[:20])  # warm-up
     accepted, rejected_mix = timed_places(fleet, vms)
