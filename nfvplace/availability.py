@@ -24,32 +24,63 @@ class ClaimConflictError(NfvplaceError):
     """A configuration asks for host resources that are not free (or not there)."""
 
 
+class _Cpus:
+    """PU id -> its entry as a dict. Entries stay models (and are not validated again when the host
+    is rebuilt) until first looked up; only the PUs a configuration names are dumped."""
+
+    def __init__(self, data: dict[str, Any]) -> None:
+        self._where: dict[int, tuple[list[Any], int]] = {}
+        for node in data["numa_nodes"]:
+            entries: list[Any] = node.get("cpus", [])
+            for k, cpu in enumerate(entries):
+                pu = cpu["id"] if isinstance(cpu, dict) else cpu.id
+                self._where[pu] = (entries, k)
+
+    def get(self, pu: int) -> dict[str, Any] | None:
+        found = self._where.get(pu)
+        if found is None:
+            return None
+        entries, k = found
+        cpu = entries[k]
+        if not isinstance(cpu, dict):
+            cpu = cpu.model_dump(mode="python")
+            entries[k] = cpu
+        return cpu  # type: ignore[no-any-return]
+
+
+def _shallow(host: ComputeHostDescriptor) -> dict[str, Any]:
+    """The host as plain data, except the PUs, which stay models until touched."""
+    data = host.model_dump(mode="python", by_alias=True, exclude={"numa_nodes"})
+    data["numa_nodes"] = [
+        {**node.model_dump(mode="python", by_alias=True, exclude={"cpus"}), "cpus": list(node.cpus)}
+        for node in host.numa_nodes
+    ]
+    return data
+
+
 def _index(
     host: dict[str, Any],
 ) -> tuple[
-    dict[int, dict[str, Any]],
+    _Cpus,
     dict[str, tuple[dict[str, Any], dict[str, Any]]],
     dict[str, dict[str, Any]],
 ]:
-    cpus: dict[int, dict[str, Any]] = {}
     ports: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {}  # pci -> (port, node)
     vfs: dict[str, dict[str, Any]] = {}
     for node in host["numa_nodes"]:
-        for cpu in node.get("cpus", []):
-            cpus[cpu["id"]] = cpu
         for nic in node.get("nics", []):
             for port in nic.get("ports", []):
                 ports[port["pci_address"].lower()] = (port, node)
                 for vf in port.get("vfs", []):
                     vfs[vf["pci_address"].lower()] = vf
-    return cpus, ports, vfs
+    return _Cpus(host), ports, vfs
 
 
 def _apply(
     host: ComputeHostDescriptor, config: VmConfiguration, sign: int
 ) -> tuple[ComputeHostDescriptor, list[Issue]]:
     """Claim (sign=+1) or release (sign=-1) `config` on `host`; returns the host and any conflicts."""
-    data = host.model_dump(mode="python", by_alias=True)
+    data = _shallow(host)
     issues: list[Issue] = []
     owner = config.owner
     claiming = sign > 0

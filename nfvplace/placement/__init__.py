@@ -1,13 +1,85 @@
-"""Placement pipeline (filter -> solve -> explain). Being built under issue 4."""
+"""Placement pipeline: host checks and a vectorised count filter over the fleet, policy ranking, an
+exact CP-SAT model on the best candidates, exact ids, claim. See docs/placement.md."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
 
+from .. import errors
+from ..errors import DescriptorError, Issue
+from ..models.chd import ComputeHostDescriptor
+from ..models.vmd import VmDescriptor
+from ..models.vnf import VnfTemplate
+from .engine import place_vm, result_of
+from .fleet import Fleet
+from .options import Options, Policy, ProcessorMatch, parse_options
+from .result import Diagnosis, NoFitError, PlacementResult, Rejection
+from .vnf import place_vnf
 
-class PlacementResult:
-    """Placeholder until the placement engine lands (issue 4)."""
+Hosts = Fleet | Sequence[ComputeHostDescriptor] | Mapping[str, ComputeHostDescriptor]
 
 
-def place(hosts: Any, vm: Any, **policy: Any) -> PlacementResult:
-    raise NotImplementedError("placement engine not built yet (issue 4)")
+def _as_fleet(hosts: Hosts) -> Fleet:
+    if isinstance(hosts, Fleet):
+        return hosts
+    items = list(hosts.values()) if isinstance(hosts, Mapping) else list(hosts)
+    bad = [k for k, h in enumerate(items) if not isinstance(h, ComputeHostDescriptor)]
+    if bad:
+        raise DescriptorError(
+            errors.INPUT_INVALID,
+            f"hosts[{bad[0]}] is a {type(items[bad[0]]).__name__}, not a Compute Host Descriptor",
+            issues=(
+                Issue(
+                    "give ComputeHostDescriptor objects (nfvplace.load)", path=f"hosts[{bad[0]}]"
+                ),
+            ),
+        )
+    return Fleet(items)
+
+
+def place(
+    hosts: Hosts,
+    vm: VmDescriptor | VnfTemplate,
+    *,
+    policy: str | Policy = "pack",
+    seed: int = 0,
+    explain: bool = False,
+    max_candidates: int | None = None,
+    **options: Any,
+) -> PlacementResult:
+    """Place one VM Descriptor (or every member of a VNF template) on `hosts`.
+
+    `hosts` is a sequence or mapping of Compute Host Descriptors, or a `Fleet` (an index kept between
+    calls: faster for many placements; refresh it with `fleet.update_many(result.hosts.values())`).
+    Keywords: `policy` (pack | spread | least-fragmentation), `seed`, `explain`, `max_candidates`
+    (hosts given to the exact solver; default: until one fits), `processor_match`
+    (exact | family | any), `frequency_scaling`, `min_frequency_ratio`, `time_limit_s`, `instance`.
+    Inputs are never changed; `result.hosts` holds the updated descriptors of the hosts used.
+    """
+    opts = parse_options(
+        policy=policy, seed=seed, explain=explain, max_candidates=max_candidates, **options
+    )
+    fleet = _as_fleet(hosts)
+    if isinstance(vm, VnfTemplate):
+        return place_vnf(fleet, vm, opts)
+    if not isinstance(vm, VmDescriptor):
+        raise DescriptorError(
+            errors.INPUT_INVALID,
+            f"vm is a {type(vm).__name__}, not a VM Descriptor or VNF template",
+            issues=(Issue("give a VmDescriptor or VnfTemplate (nfvplace.load)", path="vm"),),
+        )
+    return result_of(place_vm(fleet, vm, opts, instance=opts.instance))
+
+
+__all__ = [
+    "Diagnosis",
+    "Fleet",
+    "NoFitError",
+    "Options",
+    "PlacementResult",
+    "Policy",
+    "ProcessorMatch",
+    "Rejection",
+    "place",
+]

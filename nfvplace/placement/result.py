@@ -6,7 +6,7 @@ notebooks). Extend them, do not rename fields.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from .. import errors
@@ -37,7 +37,7 @@ class Rejection:
 class Diagnosis:
     hosts_considered: int
     hosts_fitting: int
-    rejections: tuple[Rejection, ...]
+    rejections: Sequence[Rejection]  # a tuple, or a sequence built lazily on first access
     summary: str  # "0/120 hosts fit: 80 have no NUMA node with ..., 40 lack a free VF on ..."
 
     def to_dict(self) -> dict[str, object]:

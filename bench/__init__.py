@@ -1,0 +1,1 @@
+"""Benchmarks of nfvplace (run as `python -m bench.bench_placement`)."""

@@ -1,0 +1,81 @@
+"""Shared shapes of the constraint families: host checks, node needs, the CP-SAT model context."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+import numpy.typing as npt
+from ortools.sat.python import cp_model
+
+from ..fleet import BoolArray, Fleet
+from ..hostview import HostView
+from ..options import Options
+from ..request import Request
+
+Detail = Callable[[int], tuple[str, float | None, float | None]]
+"""host index -> (message with numbers, requested, available)."""
+
+
+@dataclass(frozen=True, slots=True)
+class HostCheck:
+    """A host-level condition over the fleet: `failing[i]` says host i does not meet it."""
+
+    code: str
+    summary: str  # phrase for the one-line summary, e.g. "lack CPU flags avx512f"
+    failing: BoolArray
+    detail: Detail
+
+
+@dataclass(frozen=True, slots=True)
+class NodeNeed:
+    """A per-node condition of one cpu-set: `ok[i, j]` says node slot j of host i meets it."""
+
+    code: str
+    phrase: str  # "4 free 1 GiB pages"
+    ok: BoolArray
+    available: npt.NDArray[np.float64] | npt.NDArray[np.int64]
+    requested: float
+    unit: str  # how `available` reads: "free 1 GiB pages"
+
+
+@dataclass(frozen=True, slots=True)
+class FilterInput:
+    fleet: Fleet
+    request: Request
+    options: Options
+
+
+def always_ok(fleet: Fleet) -> BoolArray:
+    return np.zeros(len(fleet), dtype=np.bool_)
+
+
+@dataclass
+class ModelContext:
+    """The CP-SAT model of one request on one host, built by the families in turn."""
+
+    model: cp_model.CpModel
+    request: Request
+    view: HostView
+    options: Options
+    # place[(cpu_set, node)]: the cpu-set sits on that node
+    place: dict[tuple[int, int], cp_model.IntVar] = field(default_factory=dict)
+    # usage terms per node and pool, summed against the pool size at the end
+    use: dict[tuple[int, str], list[cp_model.LinearExprT]] = field(default_factory=dict)
+    objective: list[cp_model.LinearExprT] = field(default_factory=list)
+    # variables the PU / port assignment reads back, by name
+    counts: dict[tuple[str, int, int], cp_model.IntVar] = field(default_factory=dict)
+    ports: dict[tuple[str, str], cp_model.IntVar] = field(default_factory=dict)
+    links: dict[tuple[int, int, int, int], cp_model.IntVar] = field(default_factory=dict)
+
+    def add_use(self, node: int, pool: str, term: cp_model.LinearExprT) -> None:
+        self.use.setdefault((node, pool), []).append(term)
+
+    def placed(self, cpu_set: int, node: int) -> cp_model.IntVar | None:
+        return self.place.get((cpu_set, node))
+
+
+def detail(fn: Callable[..., tuple[str, float | None, float | None]]) -> Detail:
+    """Type a message lambda that binds its values through default arguments."""
+    return fn

@@ -1,0 +1,243 @@
+"""Interfaces: dedicated ports, SR-IOV VFs and vSwitch ports.
+
+- `dedicated` takes a whole port that is eligible, unused (no VF in use, no bandwidth used) and at
+  least as fast as `speed_gbps`, on the cpu-set's node;
+- `sriov` takes one free VF of an eligible port (free or already shared through VFs) at least as fast
+  as `speed_gbps` whose unused bandwidth covers `bandwidth_gbps`; several VFs of one port share its
+  bandwidth; a port given whole cannot also serve VFs;
+- `vswitch` needs the host's vSwitch (accelerated when the descriptor asks, of an accepted type) with
+  `bandwidth_gbps` to spare; it does not bind to a node;
+- an interface outside every cpu-set (or with `restricted_to_topology: false`) may use any node;
+- an interface naming a `physical_network` only takes ports cabled to it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+from ortools.sat.python import cp_model
+
+from ...models.vmd import InterfaceMode
+from ..fleet import BoolArray
+from ..hostview import EPS, PortView
+from ..request import InterfaceDemand
+from .base import FilterInput, HostCheck, ModelContext, NodeNeed, detail
+
+
+def _sorted(ifaces: list[InterfaceDemand]) -> list[InterfaceDemand]:
+    return sorted(ifaces, key=lambda i: -i.speed_gbps)
+
+
+def _count_need(
+    inp: FilterInput, ifaces: list[InterfaceDemand], mode: InterfaceMode, per_host: bool
+) -> list[tuple[str, BoolArray, npt.NDArray[Any], str, str]]:
+    """(code, ok, available, phrase, unit) for the interfaces of one mode. Speed classes are nested,
+    so "the k fastest needs have at least k ports/VFs at their speed" is exact for counts (Hall)."""
+    f = inp.fleet
+    table = f.ded_ports if mode is InterfaceMode.dedicated else f.vfs
+    if per_host:
+        table = table.sum(axis=1, keepdims=True)
+    shape = table.shape[:2]
+    ok = np.ones(shape, dtype=np.bool_)
+    top = _sorted(ifaces)
+    available = np.zeros(shape, dtype=np.int64)
+    for k, iface in enumerate(top, start=1):
+        col = f.speed_class(iface.speed_gbps)
+        have = table[:, :, col] if col is not None else np.zeros(shape, dtype=np.int64)
+        if k == 1:
+            available = have
+        ok &= have >= k
+    speed = top[0].speed_gbps
+    speeds = " and ".join(f"≥ {i.speed_gbps:g}" for i in top)
+    if mode is InterfaceMode.dedicated:
+        phrase = (
+            f"a free ≥ {speed:g} Gbps port"
+            if len(top) == 1
+            else f"{len(top)} free ports ({speeds} Gbps)"
+        )
+        return [("dedicated_port", ok, available, phrase, "free ports of the fastest speed asked")]
+    phrase = (
+        f"a free VF on a ≥ {speed:g} Gbps port"
+        if len(top) == 1
+        else f"{len(top)} free VFs on ports of {speeds} Gbps"
+    )
+    out: list[tuple[str, BoolArray, npt.NDArray[Any], str, str]] = [
+        ("sriov_vf", ok, available, phrase, "free VFs on ports of the fastest speed asked")
+    ]
+    bw_ok = np.ones(shape, dtype=np.bool_)
+    best_bw = np.zeros(shape, dtype=np.float64)
+    widest = max(top, key=lambda i: i.bandwidth_gbps)
+    for iface in top:
+        if iface.bandwidth_gbps <= 0:
+            continue
+        col = f.speed_class(iface.speed_gbps)
+        bw = f.vf_bw.max(axis=1, keepdims=True) if per_host else f.vf_bw
+        best = bw[:, :, col] if col is not None else np.zeros(shape)
+        bw_ok &= best >= iface.bandwidth_gbps - EPS
+        if iface is widest:
+            best_bw = best
+    if widest.bandwidth_gbps > 0:
+        out.append(
+            (
+                "sriov_bandwidth",
+                bw_ok,
+                best_bw,
+                f"a ≥ {widest.speed_gbps:g} Gbps port with a free VF and "
+                f"{widest.bandwidth_gbps:g} Gbps unused",
+                "Gbps unused on such a port",
+            )
+        )
+    return out
+
+
+def node_needs(inp: FilterInput, cpu_set: int) -> list[NodeNeed]:
+    ifaces = inp.request.interfaces_of(cpu_set)
+    out = []
+    for mode in (InterfaceMode.dedicated, InterfaceMode.sriov):
+        chosen = [i for i in ifaces if i.mode is mode]
+        if chosen:
+            for code, ok, available, phrase, unit in _count_need(inp, chosen, mode, False):
+                out.append(NodeNeed(code, phrase, ok, available, len(chosen), unit))
+    return out
+
+
+def host_checks(inp: FilterInput) -> list[HostCheck]:
+    f = inp.fleet
+    req = inp.request
+    out: list[HostCheck] = []
+    if req.needs_vswitch:
+        wants = req.vm.hypervisor.vswitch if req.vm.hypervisor else None
+        out.append(
+            HostCheck(
+                "vswitch",
+                "have no vSwitch",
+                f.vswitch_type < 0,
+                lambda i: ("the host has no vSwitch for the vswitch interfaces", None, None),
+            )
+        )
+        if wants is not None and wants.accelerated:
+            out.append(
+                HostCheck(
+                    "vswitch_acceleration",
+                    "have no accelerated vSwitch",
+                    (f.vswitch_type >= 0) & ~f.vswitch_accel,
+                    lambda i: ("the vSwitch is not accelerated (e.g. OVS-DPDK)", None, None),
+                )
+            )
+        if wants is not None and wants.types:
+            codes = [f.vocab.code(t.lower()) for t in wants.types]
+            out.append(
+                HostCheck(
+                    "vswitch_type",
+                    f"have no vSwitch of type {', '.join(wants.types)}",
+                    (f.vswitch_type >= 0) & ~np.isin(f.vswitch_type, codes),
+                    detail(
+                        lambda i, t=wants.types: (
+                            f"the vSwitch is not one of {', '.join(t)}",
+                            None,
+                            None,
+                        )
+                    ),
+                )
+            )
+        need = req.vswitch_bandwidth_gbps
+        if need > 0:
+            out.append(
+                HostCheck(
+                    "vswitch_bandwidth",
+                    f"lack {need:g} Gbps of vSwitch bandwidth",
+                    (f.vswitch_type >= 0) & (f.vswitch_free < need - EPS),
+                    detail(
+                        lambda i, need=need: (
+                            f"the vSwitch has {f.vswitch_free[i]:g} Gbps free, the VM needs {need:g}",
+                            need,
+                            float(f.vswitch_free[i]),
+                        )
+                    ),
+                )
+            )
+    free = [i for i in req.interfaces if not i.restricted]
+    for mode in (InterfaceMode.dedicated, InterfaceMode.sriov):
+        chosen = [i for i in free if i.mode is mode]
+        if not chosen:
+            continue
+        for code, ok, available, phrase, unit in _count_need(inp, chosen, mode, per_host=True):
+            out.append(
+                HostCheck(
+                    code,
+                    f"lack {phrase}",
+                    ~ok[:, 0],
+                    detail(
+                        lambda i, a=available, p=phrase, u=unit: (
+                            f"the VM needs {p}; the host has {float(a[i, 0]):g} {u}",
+                            None,
+                            float(a[i, 0]),
+                        )
+                    ),
+                )
+            )
+    return out
+
+
+def _fits(port: PortView, iface: InterfaceDemand) -> bool:
+    if port.speed_gbps < iface.speed_gbps - EPS:
+        return False
+    if iface.physical_network and port.physical_network != iface.physical_network:
+        return False
+    if iface.mode is InterfaceMode.dedicated:
+        return port.dedicable
+    return (
+        port.sriov_ok
+        and bool(port.free_vfs)
+        and (port.bandwidth_free_gbps >= iface.bandwidth_gbps - EPS)
+    )
+
+
+def post(ctx: ModelContext, spread: bool) -> None:
+    """One boolean per (interface, eligible port); per-port VF count and bandwidth limits."""
+    m = ctx.model
+    ports = [p for node in ctx.view.nodes for p in node.ports]
+    by_port: dict[str, list[tuple[InterfaceDemand, cp_model.IntVar]]] = {}
+    for iface in ctx.request.interfaces:
+        if iface.mode is InterfaceMode.vswitch:
+            continue
+        choices = []
+        for port in ports:
+            if not _fits(port, iface):
+                continue
+            y = None
+            if iface.restricted:
+                assert iface.cpu_set is not None
+                y = ctx.placed(iface.cpu_set, port.node)
+                if y is None:
+                    continue
+            var = m.new_bool_var(f"port[{iface.name}->{port.pci_address}]")
+            if y is not None:
+                m.add_implication(var, y)
+            ctx.ports[(iface.name, port.pci_address)] = var
+            by_port.setdefault(port.pci_address, []).append((iface, var))
+            choices.append(var)
+            if iface.mode is InterfaceMode.dedicated:
+                ctx.objective.append(round(port.speed_gbps - iface.speed_gbps) * var)
+            else:
+                slack = round(port.bandwidth_free_gbps - iface.bandwidth_gbps)
+                ctx.objective.append((-slack if spread else slack) * var)
+        m.add(sum(choices) == 1) if choices else m.add_bool_or([])
+    lookup = {p.pci_address: p for p in ports}
+    for address, users in by_port.items():
+        port = lookup[address]
+        dedicated = [v for i, v in users if i.mode is InterfaceMode.dedicated]
+        sriov = [(i, v) for i, v in users if i.mode is InterfaceMode.sriov]
+        if dedicated:
+            m.add(sum(dedicated) <= 1)
+            for d in dedicated:
+                for _, s in sriov:
+                    m.add(d + s <= 1)
+        if sriov:
+            m.add(sum(v for _, v in sriov) <= len(port.free_vfs))
+            m.add(
+                sum(round(i.bandwidth_gbps * 1000) * v for i, v in sriov)
+                <= round(port.bandwidth_free_gbps * 1000)
+            )

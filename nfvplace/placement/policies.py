@@ -1,0 +1,76 @@
+"""Placement policies as objectives.
+
+Each policy orders the hosts that pass the filter (a vectorised score; ties broken by a hash of the host
+id mixed with `seed`, so the same input and seed give the same answer) and sets the node-level costs of
+the exact model. In every policy the model first minimises stranded threads (an idle sibling kept for
+an isolated vCPU, a core left half used), weight `STRAND` per thread.
+
+- `pack` (default): the fullest host that fits, counting the shares of free threads and free normal
+  memory (fill used hosts, keep empty hosts empty), keeping hosts with free VFs or ports for VMs that
+  need them and hosts with SMT for VMs with howtogroup pairs; on it the fullest node that fits (keep
+  whole nodes free), avoiding nodes with usable ports when the cpu-set needs none;
+- `spread`: the host with the largest share of free threads, and on it the emptiest node;
+- `least-fragmentation`: the host and node where the VM fits most tightly (fewest free threads left on
+  the chosen node), which keeps large holes for large VMs.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .fleet import Fleet, IntArray
+from .hostview import NodeView
+from .options import Options, Policy
+from .request import CpuSetDemand, Request
+
+
+def _mix(seed: int) -> np.uint64:
+    x = (seed * 0x9E3779B97F4A7C15 + 0x632BE59BD9B4E019) & 0xFFFFFFFF
+    return np.uint64(x)
+
+
+def host_keys(
+    fleet: Fleet, request: Request, options: Options, node_ok: dict[int, np.ndarray]
+) -> IntArray:
+    """One int64 per host; the lower, the better (score in the high bits, tie-break in the low)."""
+    if options.policy is Policy.pack:
+        # fullest host first, counting threads and normal memory (shares of capacity, in 1/10000)
+        score = (fleet.free_threads * 10000 // fleet.total_threads) + (
+            fleet.normal_free * 10000 // fleet.normal_capacity
+        )
+        if not any(i.mode.value != "vswitch" for i in request.interfaces):
+            # keep hosts with free VFs and ports for the VMs that need them
+            score = score + KEEP_VF * fleet.nic_free
+        if not any(cs.pairs for cs in request.cpu_sets):
+            # keep hosts with SMT (whole cores for pairs) for the VMs that need them
+            score = score + KEEP_SMT * fleet.smt
+    elif options.policy is Policy.spread:
+        score = -(fleet.free_threads * 1_000_000 // fleet.total_threads)
+    else:
+        need = request.cpu_sets[0] if request.cpu_sets else None
+        threads = fleet.whole * 2 + fleet.single + fleet.half_iso + fleet.half_busy
+        ok = node_ok.get(need.id if need else -1)
+        vcpus = len(need.vcpus) if need else (request.shared.vcpus if request.shared else 0)
+        leftover = np.where(ok if ok is not None else fleet.node_id >= 0, threads - vcpus, 1 << 20)
+        score = leftover.min(axis=1).astype(np.int64) * 4096 + np.minimum(fleet.free_threads, 4095)
+    tie = (fleet.tiebreak ^ _mix(options.seed)).astype(np.int64)
+    keys: IntArray = score.astype(np.int64) * (1 << 32) + tie
+    return keys
+
+
+KEEP_VF = 200  # pack: host score per free VF or port (in 1/10000 shares), for VMs that need none
+KEEP_SMT = 2000  # pack: host score of SMT, for VMs with no howtogroup pair
+PORT_KEEP = 100  # pack / least-fragmentation: keep nodes with usable ports for VMs that need them
+
+
+def node_cost(node: NodeView, cs: CpuSetDemand, options: Options, needs_ports: bool) -> int:
+    free = node.free_threads
+    if options.policy is Policy.spread:
+        return -free
+    keep = 0 if needs_ports else PORT_KEEP * sum(1 for p in node.ports if p.sriov_ok)
+    if options.policy is Policy.pack:
+        # fullest node first, in threads and in normal memory (each as a share, in percent)
+        memory = 100 * node.normal_free_mib // max(node.normal_total_mib, 1)
+        threads = 100 * free // max(node.eligible_threads, 1)
+        return threads + memory + keep
+    return abs(free - len(cs.vcpus)) + keep

@@ -1,0 +1,176 @@
+"""Normalising a VM Descriptor into what placement needs: demands per cpu-set, counted.
+
+A `Request` is the descriptor reduced to numbers the filter and the solver compare with a host's free
+counts: for each cpu-set the howtogroup pairs (each needs one whole free core), the unpaired vCPUs and the
+thread policy that says what their siblings may become, hugepages, normal memory and interfaces. Plain
+cloud VMs (no `cpu_sets`) become one synthetic cpu-set (pinned) or a shared demand (oversubscribed).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..models.vmd import (
+    CpuSet,
+    CpuSetBandwidth,
+    EmulatorThreads,
+    Interface,
+    InterfaceMode,
+    ThreadPolicy,
+    VmDescriptor,
+)
+
+MIB_PER_KIB = 1024
+
+
+@dataclass(frozen=True, slots=True)
+class InterfaceDemand:
+    name: str
+    mode: InterfaceMode
+    speed_gbps: float
+    bandwidth_gbps: float
+    cpu_set: int | None  # owning cpu-set (None: top-level interface)
+    restricted: bool  # must sit on the cpu-set's node
+    physical_network: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class CpuSetDemand:
+    id: int
+    vcpus: tuple[int, ...]
+    pairs: tuple[tuple[int, int], ...]
+    singles: tuple[int, ...]
+    policy: ThreadPolicy  # isolate or prefer (require is turned into pairs + isolate)
+    requires_smt: bool
+    memory_mib: int
+    hugepage_size_kib: int | None
+    hugepage_count: int
+    memory_bandwidth_mbps: int
+    synthetic: bool = False
+
+    @property
+    def hugepage_mib(self) -> int:
+        if self.hugepage_size_kib is None:
+            return 0
+        return self.hugepage_count * self.hugepage_size_kib // MIB_PER_KIB
+
+    @property
+    def normal_mib(self) -> int:
+        return max(self.memory_mib - self.hugepage_mib, 0)
+
+
+@dataclass(frozen=True, slots=True)
+class SharedDemand:
+    """An oversubscribed plain VM: its vCPUs float over shared PUs of one node."""
+
+    vcpus: int
+    memory_mib: int
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    vm: VmDescriptor  # with its variant applied
+    variant: str | None
+    cpu_sets: tuple[CpuSetDemand, ...]
+    shared: SharedDemand | None
+    interfaces: tuple[InterfaceDemand, ...]
+    emulator: bool  # one extra dedicated PU on the node of the first cpu-set
+    distinct_nodes: bool
+    links: tuple[CpuSetBandwidth, ...]
+    memory_oversubscription: bool
+
+    @property
+    def name(self) -> str:
+        return self.vm.name
+
+    @property
+    def pinned(self) -> bool:
+        return bool(self.cpu_sets)
+
+    def interfaces_of(self, cpu_set: int) -> tuple[InterfaceDemand, ...]:
+        return tuple(i for i in self.interfaces if i.cpu_set == cpu_set and i.restricted)
+
+    @property
+    def vswitch_bandwidth_gbps(self) -> float:
+        return sum(i.bandwidth_gbps for i in self.interfaces if i.mode is InterfaceMode.vswitch)
+
+    @property
+    def needs_vswitch(self) -> bool:
+        return any(i.mode is InterfaceMode.vswitch for i in self.interfaces)
+
+
+def _interface(iface: Interface, cpu_set: int | None) -> InterfaceDemand:
+    return InterfaceDemand(
+        name=iface.name,
+        mode=iface.mode,
+        speed_gbps=float(iface.speed_gbps or 0.0),
+        bandwidth_gbps=float(iface.bandwidth_gbps or 0.0),
+        cpu_set=cpu_set,
+        restricted=cpu_set is not None and iface.restricted_to_topology,
+        physical_network=iface.physical_network,
+    )
+
+
+def _cpu_set(cs: CpuSet, vm_policy: ThreadPolicy, synthetic: bool = False) -> CpuSetDemand:
+    policy = cs.thread_policy or vm_policy
+    pairs = list(cs.howtogroup)
+    singles = list(cs.single_vcpus)
+    requires_smt = bool(pairs)
+    if policy is ThreadPolicy.require:
+        # every vCPU on a core shared only with the VM itself: pair the unpaired ones in order,
+        # an odd one out takes a whole core with its sibling kept idle
+        while len(singles) >= 2:
+            pairs.append((singles.pop(0), singles.pop(0)))
+        policy = ThreadPolicy.isolate
+        requires_smt = True
+    hp = cs.hugepages
+    return CpuSetDemand(
+        id=cs.id,
+        vcpus=tuple(cs.vcpus),
+        pairs=tuple(pairs),
+        singles=tuple(singles),
+        policy=policy,
+        requires_smt=requires_smt,
+        memory_mib=cs.memory_mib,
+        hugepage_size_kib=hp.size_kib if hp and hp.count else None,
+        hugepage_count=hp.count if hp else 0,
+        memory_bandwidth_mbps=round((cs.memory_bandwidth_gbps or 0.0) * 1000),
+        synthetic=synthetic,
+    )
+
+
+def build_request(vm: VmDescriptor, variant: str | None = None) -> Request:
+    """The counted demands of `vm` (a descriptor whose variant, if any, is already applied)."""
+    interfaces: list[InterfaceDemand] = []
+    cpu_sets: list[CpuSetDemand] = []
+    shared: SharedDemand | None = None
+    for cs in vm.cpu_sets:
+        cpu_sets.append(_cpu_set(cs, vm.cpu_thread_policy))
+        interfaces.extend(_interface(i, cs.id) for i in cs.interfaces)
+    if not vm.cpu_sets:
+        vcpus = vm.vcpus or 1
+        memory = vm.memory_mib or 0
+        if vm.cpu_oversubscription:
+            shared = SharedDemand(vcpus=vcpus, memory_mib=memory)
+        else:
+            # a plain pinned VM: one synthetic cpu-set on one node; unless the descriptor says
+            # otherwise its vCPUs may share cores with each other and others (Nova's "prefer")
+            policy = (
+                vm.cpu_thread_policy
+                if "cpu_thread_policy" in vm.model_fields_set
+                else ThreadPolicy.prefer
+            )
+            synthetic = CpuSet(id=0, vcpus=tuple(range(vcpus)), memory_mib=memory)
+            cpu_sets.append(_cpu_set(synthetic, policy, synthetic=True))
+    interfaces.extend(_interface(i, None) for i in vm.interfaces)
+    return Request(
+        vm=vm,
+        variant=variant,
+        cpu_sets=tuple(cpu_sets),
+        shared=shared,
+        interfaces=tuple(interfaces),
+        emulator=vm.emulator_threads is EmulatorThreads.isolate and bool(cpu_sets),
+        distinct_nodes=not vm.cpu_sets_may_share_node,
+        links=tuple(vm.cpu_set_bandwidth),
+        memory_oversubscription=vm.memory_oversubscription,
+    )

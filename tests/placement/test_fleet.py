@@ -1,0 +1,59 @@
+"""The fleet index: counts per node, updates after a claim, vocabulary growth."""
+
+from __future__ import annotations
+
+from builders import NodeSpec, PortSpec, cpu_set, host, vm
+
+import nfvplace
+from nfvplace.placement import Fleet
+
+
+def test_counts_classify_free_threads() -> None:
+    # 8 cores (T=8): thread 8 (sibling of 0) host-reserved; 1 used by a VM (sibling 9 half busy)
+    h = host(nodes=[NodeSpec(cores=4), NodeSpec(cores=4)], ineligible=(8,), used={1: "x"})
+    f = Fleet([h])
+    assert f.whole[0].tolist() == [2, 4]
+    assert f.half_iso[0].tolist() == [1, 0]
+    assert f.half_busy[0].tolist() == [1, 0]
+    assert f.free_threads[0] == 6 + 8
+
+
+def test_update_after_claim_and_new_vocabulary() -> None:
+    f = Fleet([host("a")])
+    result = nfvplace.place(f, vm(cpu_sets=[cpu_set(0, 4, hugepages_1g=2)]))
+    f.update_many(result.hosts.values())
+    assert int(f.whole[0].sum()) == 6
+    assert int(f.hugepages[0].sum()) == 14
+    # a host with a port speed and page size never seen before rebuilds the columns
+    f.update(host("b", nodes=[NodeSpec(hugepages_2m=512, ports=[PortSpec(speed=200)])]))
+    assert len(f) == 2
+    assert 200 in f.vocab.speeds
+    assert f.index["b"] == 1
+
+
+def test_copy_is_independent() -> None:
+    f = Fleet([host("a")])
+    g = f.copy()
+    result = nfvplace.place(g, vm(cpu_sets=[cpu_set(0, 4)]))
+    g.update_many(result.hosts.values())
+    assert int(f.whole[0].sum()) == 8
+    assert int(g.whole[0].sum()) == 6
+
+
+def test_compact_fleet_places_like_the_plain_one() -> None:
+    hosts = [host(f"h{i}", nodes=[NodeSpec(cores=3), NodeSpec(cores=3)]) for i in range(6)]
+    plain, compact = Fleet(hosts), Fleet(hosts, compact=True)
+    compact.hosts.hot_size = 2  # type: ignore[union-attr]  # force compress / decompress cycles
+    v = vm(cpu_sets=[cpu_set(0, 4, hugepages_1g=1)])
+    while True:
+        a, b = nfvplace.place(plain, v), nfvplace.place(compact, v)
+        assert a.configurations == b.configurations
+        if not a.ok:
+            assert a.diagnosis is not None
+            assert b.diagnosis is not None
+            assert a.diagnosis.summary == b.diagnosis.summary
+            break
+        plain.update_many(a.hosts.values())
+        compact.update_many(b.hosts.values())
+    assert [compact.hosts[i] for i in range(6)] == [plain.hosts[i] for i in range(6)]
+    assert compact.ids == [h.id for h in hosts]
