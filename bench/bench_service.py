@@ -5,10 +5,8 @@
 Uses $NFVPLACE_TEST_POSTGRES_URL (a server where we may CREATE DATABASE) or starts a throwaway
 PostgreSQL 15 cluster itself. Each run gets a fresh database and a fresh `nfvplace serve`; `--clients`
 threads place the same small VM until the fleet is full. Prints placements/s for each worker count
-and the ratio 2 workers / 1 worker, measured in the same run. Until the placement engine is merged,
-run it with the tests' first-fit placer:
-
-    PYTHONPATH=tests/service .venv/bin/python bench/bench_service.py --placer simple_placer:place
+and the ratio 2 workers / 1 worker, measured in the same run. `--placer` defaults to the real engine,
+`nfvplace.placement:place`.
 """
 
 from __future__ import annotations

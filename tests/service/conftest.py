@@ -37,8 +37,8 @@ PG_ENV = "NFVPLACE_TEST_POSTGRES_URL"
 @pytest.fixture(scope="session")
 def placer_path() -> str:
     """`module:function` of the placement function every service test uses (in-process and in
-    `nfvplace serve` subprocesses). Switch to "nfvplace.placement:place" once the engine lands."""
-    return "simple_placer:place"
+    `nfvplace serve` subprocesses): the real engine."""
+    return "nfvplace.placement:place"
 
 
 @pytest.fixture(scope="session")

@@ -71,9 +71,16 @@ def host(
 
 
 def vm(
-    name: str = "dp-vm", *, vcpus: int = 2, pages: int = 1, sriov: int = 1, dedicated: int = 0
+    name: str = "dp-vm",
+    *,
+    vcpus: int = 2,
+    pages: int = 1,
+    sriov: int = 1,
+    dedicated: int = 0,
+    paired: bool = False,
 ) -> dict[str, Any]:
-    """A one-cpu-set VM Descriptor: `vcpus` pinned vCPUs, `pages` 1 GiB pages, SR-IOV VFs."""
+    """A one-cpu-set VM Descriptor: `vcpus` pinned vCPUs (in howtogroup pairs when `paired`),
+    `pages` 1 GiB pages, SR-IOV VFs."""
     interfaces = [{"name": f"vf{i}", "mode": "sriov", "bandwidth_gbps": 1} for i in range(sriov)]
     interfaces += [{"name": f"pt{i}", "mode": "dedicated"} for i in range(dedicated)]
     cpu_set: dict[str, Any] = {
@@ -82,6 +89,8 @@ def vm(
         "memory_mib": max(pages, 1) * 1024,
         "interfaces": interfaces,
     }
+    if paired:
+        cpu_set["howtogroup"] = [[v, v + 1] for v in range(0, vcpus - 1, 2)]
     if pages:
         cpu_set["hugepages"] = {"size": "1GiB", "count": pages}
     return {"schema": "nfvplace/vmd/v1", "name": name, "cpu_sets": [cpu_set]}

@@ -22,7 +22,8 @@ def fleet(count: int) -> list[dict[str, Any]]:
     return [host(f"h{i:02d}", cores=4, pages_1g=4, vfs=4) for i in range(count)]
 
 
-VM = vm(vcpus=2, pages=1, sriov=1)
+# One whole core per VM (a howtogroup pair), so a host takes several and clients contend.
+VM = vm(vcpus=2, pages=1, sriov=1, paired=True)
 
 
 def register(url: str, hosts: list[dict[str, Any]]) -> None:

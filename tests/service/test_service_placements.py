@@ -80,8 +80,12 @@ def test_idempotency_key_replays_first_answer(client: TestClient) -> None:
     assert again.json() == first.json()
     assert again.headers["idempotent-replayed"] == "true"
     chd = client.get("/v1/hosts/h1").json()["chd"]
-    dedicated = [c for n in chd["numa_nodes"] for c in n["cpus"] if c["state"] == "dedicated"]
-    assert len(dedicated) == 2  # claimed once
+    dedicated = {c["id"] for n in chd["numa_nodes"] for c in n["cpus"] if c["state"] == "dedicated"}
+    (config,) = first.json()["configurations"]
+    held = {pu for cs in config["cpu_sets"] for pu in cs["vcpu_pins"].values()}
+    held |= {pu for cs in config["cpu_sets"] for pu in cs.get("reserved_siblings", [])}
+    assert len(held) >= 2
+    assert dedicated == held  # claimed once: exactly the first answer's PUs
     reused = client.post("/v1/placements", json={"vm": vm(vcpus=4)}, headers=headers)
     assert reused.status_code == 422
     assert reused.json()["code"] == "nfvplace.placement.idempotency_key_reused"
