@@ -7,12 +7,15 @@ in the way an NFV compute host is commonly configured (seeds 000-003), determini
   IOMMU with large pages and interrupt remapping on), OVS-DPDK 3.3.0 with its PMD threads on the
   host-reserved PUs;
 - processor: the export's vendor and model, with the cpuinfo flags of that vendor's server parts;
+- installed memory: type, speed and channels of the processor generation (`MEMORY_BY_MODEL`);
 - kernel: RHEL 9 with `isolcpus`/`nohz_full`/`rcu_nocbs` on the guest PUs and hugepages preallocated;
 - CPUs: the first core of every NUMA node is host-reserved (`eligible: false`), PUs the export
   disallowed stay ineligible, `dedicated` PUs (whole cores) are held by a few VMs;
 - memory: per node, half the memory in 1 GiB pages and 2048 x 2 MiB pages, some of both used;
 - NICs: port speeds from the controller's nominal speed (table below); ports of 10 Gb/s and more are
-  SR-IOV with 8 configured VFs (2 in use), 1 Gb/s ports carry the vSwitch.
+  SR-IOV with 8 configured VFs (2 in use), 1 Gb/s ports carry the vSwitch. An export with no NIC at
+  all (CPU-only or I/O-less dumps) gets one synthetic dual-port 25 Gb/s Intel E810-XXV on the first
+  NUMA node of each package, said so in the host's provenance notes.
 
 Pure: takes a CHD, returns a new one.
 """
@@ -29,6 +32,7 @@ from .models.chd import (
     ComputeHostDescriptor,
     Cpu,
     CpuState,
+    HostMemory,
     HugepagePool,
     Hypervisor,
     Kernel,
@@ -48,6 +52,7 @@ NOMINAL_SPEED_GBPS: Final[dict[str, float]] = {
     "8086:37d2": 10,  # X722
     "8086:1583": 40,  # XL710
     "8086:158b": 25,  # XXV710
+    "8086:159b": 25,  # E810-XXV (the synthetic NIC of I/O-less exports)
     "14e4:1639": 1,  # BCM5709
     "14e4:163b": 1,  # BCM5716
     "14e4:164c": 1,  # BCM5708
@@ -59,6 +64,15 @@ NOMINAL_SPEED_GBPS: Final[dict[str, float]] = {
     "1137:0043": 10,  # Cisco VIC
 }
 DEFAULT_SPEED_GBPS: Final = 10.0
+
+# Memory type, speed (MT/s) and channels per package by processor model, first match wins: what
+# those platforms were sold with (memory type is not in an hwloc export).
+MEMORY_BY_MODEL: Final[tuple[tuple[str, str, int, int], ...]] = (
+    ("Gold 62", "DDR4", 2933, 6),  # Cascade Lake Gold
+    ("Silver 41", "DDR4", 2400, 6),  # Skylake Silver
+    ("E7-", "DDR3", 1333, 4),  # Westmere-EX
+    ("E5-", "DDR3", 1600, 4),  # Sandy/Ivy Bridge-EP
+)
 IOMMU_FEATURES: Final = (
     ProcessorFeature.iommu,
     ProcessorFeature.iommu_large_pages,
@@ -174,6 +188,39 @@ def _ports(nic: Nic, rng: random.Random, taken: set[str], owners: list[str]) -> 
     return nic.model_copy(update={"ports": tuple(ports)})
 
 
+def _with_synthetic_nics(chd: ComputeHostDescriptor, taken: set[str]) -> ComputeHostDescriptor:
+    """`chd` with a dual-port 25 Gb/s E810-XXV on the first NUMA node of each package."""
+    first_node: dict[int, int] = {}
+    for node in sorted(chd.numa_nodes, key=lambda n: n.id):
+        for package in {cpu.package for cpu in node.cpus if cpu.package is not None} or {0}:
+            first_node.setdefault(package, node.id)
+    chosen = sorted(set(first_node.values()))
+    nodes = []
+    for node in chd.numa_nodes:
+        if node.id not in chosen:
+            nodes.append(node)
+            continue
+        bus = 0x18 + 0x80 * chosen.index(node.id)
+        while f"0000:{bus:02x}:00.0" in taken:
+            bus += 1
+        ports = tuple(
+            Port(pci_address=f"0000:{bus:02x}:00.{function}", speed_gbps=0.0)
+            for function in range(2)
+        )
+        taken.update(port.pci_address for port in ports)
+        nic = Nic(
+            vendor="Intel Corporation",
+            model="Ethernet Controller E810-XXV for SFP (synthetic)",
+            vendor_id="8086",
+            device_id="159b",
+            pcie_generation=4,
+            pcie_lanes=8,
+            ports=ports,
+        )
+        nodes.append(node.model_copy(update={"nics": (*node.nics, nic)}))
+    return chd.model_copy(update={"numa_nodes": tuple(nodes)})
+
+
 def _node(
     node: NumaNode, rng: random.Random, taken: set[str], owners: list[str]
 ) -> tuple[NumaNode, list[int]]:
@@ -238,6 +285,9 @@ def realistic_host(
         for port in nic.ports
         for address in (port.pci_address, *(vf.pci_address for vf in port.vfs))
     } | {dev.pci_address for node in chd.numa_nodes for dev in node.pci_devices}
+    synthetic_nics = not any(node.nics for node in chd.numa_nodes)
+    if synthetic_nics:
+        chd = _with_synthetic_nics(chd, taken)
     nodes: list[NumaNode] = []
     reserved: list[int] = []
     for node in chd.numa_nodes:
@@ -268,6 +318,19 @@ def realistic_host(
         f"rcu_nocbs={_cpulist(guest)} skew_tick=1 tsc=reliable"
     )
     model = chd.processor.model if chd.processor.model != "unknown" else "Intel(R) Xeon(R) CPU"
+    memory = next(
+        (
+            HostMemory(
+                type=kind,
+                speed_mts=speed,
+                channels=channels,
+                total_mib=sum(n.memory.total_mib for n in chd.numa_nodes),
+            )
+            for needle, kind, speed, channels in MEMORY_BY_MODEL
+            if needle in model
+        ),
+        chd.memory,
+    )
     processor = chd.processor.model_copy(
         update={
             "vendor": vendor,
@@ -281,6 +344,7 @@ def realistic_host(
         update={
             "id": host_id,
             "processor": processor,
+            "memory": memory,
             "hypervisor": Hypervisor(
                 type=HypervisorType.kvm,
                 version="8.2.2",
@@ -311,6 +375,11 @@ def realistic_host(
                     else "topology from an hwloc export",
                     "set-up and use (hypervisor, hugepages, reserved/dedicated PUs, port speeds, "
                     "VFs) are synthetic, from the documented realistic-use transform",
+                    *(
+                        ("the export has no NIC: the E810-XXV NICs are synthetic",)
+                        if synthetic_nics
+                        else ()
+                    ),
                 ),
             ),
         }
