@@ -63,7 +63,9 @@ def generate(corpus: Path, out: Path) -> list[Path]:
         written.append(path)
     for index, source in enumerate(FLEET, start=1):
         host_id = f"compute-{index:02d}"
-        chd = realistic_host(chd_from_hwloc_xml(corpus / source), host_id, seed=index, origin=source)
+        chd = realistic_host(
+            chd_from_hwloc_xml(corpus / source), host_id, seed=index, origin=source
+        )
         path = out / "fleet" / f"{host_id}.yaml"
         path.write_text(dump(chd), encoding="utf-8")
         written.append(path)

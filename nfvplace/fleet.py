@@ -10,10 +10,13 @@ in the way an NFV compute host is commonly configured (seeds 000-003), determini
 - installed memory: type, speed and channels of the processor generation (`MEMORY_BY_MODEL`);
 - kernel: RHEL 9 with `isolcpus`/`nohz_full`/`rcu_nocbs` on the guest PUs and hugepages preallocated;
 - CPUs: the first core of every NUMA node is host-reserved (`eligible: false`), PUs the export
-  disallowed stay ineligible, `dedicated` PUs (whole cores) are held by a few VMs;
+  disallowed stay ineligible, `dedicated` PUs (whole cores) are held by a few VMs, and the last
+  `SHARED_CORES_PER_NODE` cores of a node with at least 6 cores form its shared pool for
+  oversubscribed cloud VMs (`shared`, ratio `SHARED_RATIO`, partly used; left out of `isolcpus`);
 - memory: per node, half the memory in 1 GiB pages and 2048 x 2 MiB pages, some of both used;
 - NICs: port speeds from the controller's nominal speed (table below); ports of 10 Gb/s and more are
-  SR-IOV with 8 configured VFs (2 in use), 1 Gb/s ports carry the vSwitch. An export with no NIC at
+  SR-IOV with 8 configured VFs (2 in use), except the last port of a multi-port NIC, which stays
+  free for passthrough; 1 Gb/s ports carry the vSwitch. An export with no NIC at
   all (CPU-only or I/O-less dumps) gets one synthetic dual-port 25 Gb/s Intel E810-XXV on the first
   NUMA node of each package, said so in the host's provenance notes.
 
@@ -78,6 +81,8 @@ IOMMU_FEATURES: Final = (
     ProcessorFeature.iommu_large_pages,
     ProcessorFeature.interrupt_remapping,
 )
+SHARED_CORES_PER_NODE: Final = 1
+SHARED_RATIO: Final = 4.0
 VFS_PER_PORT: Final = 8
 VFS_IN_USE: Final = 2
 
@@ -152,6 +157,9 @@ def _ports(nic: Nic, rng: random.Random, taken: set[str], owners: list[str]) -> 
                     }
                 )
             )
+        elif speed >= 10 and index == len(nic.ports) - 1 and index > 0:
+            # the last port of a multi-port NIC stays whole, for PCI passthrough (`dedicated`)
+            ports.append(port.model_copy(update={"speed_gbps": speed, "usage": PortUsage.free}))
         elif speed >= 10:
             addresses = _vf_addresses(port.pci_address, index, taken)
             vfs = tuple(
@@ -229,6 +237,9 @@ def _node(
     reserved_cores = set(cores[:1])
     dedicated_cores = cores[1 : 1 + min(len(cores) // 3, 2 * len(owners))]
     core_owner = {core: owners[i // 2 % len(owners)] for i, core in enumerate(dedicated_cores)}
+    shared_cores = (
+        set(cores[-SHARED_CORES_PER_NODE:]) - set(dedicated_cores) if len(cores) >= 6 else set()
+    )
     cpus: list[Cpu] = []
     reserved: list[int] = []
     for cpu in node.cpus:
@@ -240,6 +251,17 @@ def _node(
         elif cpu.core in core_owner:
             cpus.append(
                 cpu.model_copy(update={"state": CpuState.dedicated, "owner": core_owner[cpu.core]})
+            )
+        elif cpu.core in shared_cores:
+            usage = round(rng.uniform(0.1, 0.6), 2)
+            cpus.append(
+                cpu.model_copy(
+                    update={
+                        "state": CpuState.shared,
+                        "oversubscription_ratio": SHARED_RATIO,
+                        "usage_ratio": usage,
+                    }
+                )
             )
         else:
             cpus.append(cpu)
@@ -308,7 +330,12 @@ def realistic_host(
         interrupt_remapping=True,
     )
     derived = derive_capabilities(probe, features)
-    guest = sorted(c.id for c in chd.cpus if c.id not in reserved and c.eligible)
+    guest = sorted(
+        c.id
+        for node in nodes
+        for c in node.cpus
+        if c.id not in reserved and c.eligible and c.state != CpuState.shared
+    )
     giant_pages = sum(p.total for n in nodes for p in n.memory.hugepages if p.size_kib == 1048576)
     cmdline = (
         "BOOT_IMAGE=(hd0,gpt2)/vmlinuz-5.14.0-427.13.1.el9_4.x86_64 root=/dev/mapper/rhel-root ro "
