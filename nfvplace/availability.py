@@ -11,7 +11,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from . import errors
 from .errors import Issue, NfvplaceError
 from .models.chd import ComputeHostDescriptor
 from .models.configuration import VmConfiguration
@@ -296,9 +295,21 @@ def _charge_normal(memory: dict[str, Any], delta_mib: int) -> None:
     normal["used_mib"] = max(normal.get("used_mib", 0) + delta_mib, 0)
 
 
+def claim_what_fits(
+    host: ComputeHostDescriptor, config: VmConfiguration
+) -> tuple[ComputeHostDescriptor, tuple[Issue, ...]]:
+    """`host` with every resource of `config` that still fits claimed, and why the rest does not.
+
+    Used when a host agent reports a fresh CHD: existing claims are kept, and what the new CHD no
+    longer supports (a VF that vanished, a PU that became ineligible) is reported as a conflict.
+    """
+    updated, issues = _apply(host, config, +1)
+    return updated, tuple(issues)
+
+
 def conflicts(host: ComputeHostDescriptor, config: VmConfiguration) -> tuple[Issue, ...]:
     """Why `config` cannot be claimed on `host` (empty when it can)."""
-    return tuple(_apply(host, config, +1)[1])
+    return claim_what_fits(host, config)[1]
 
 
 def claim(host: ComputeHostDescriptor, config: VmConfiguration) -> ComputeHostDescriptor:
@@ -322,5 +333,11 @@ def release(host: ComputeHostDescriptor, config: VmConfiguration) -> ComputeHost
     return _apply(host, config, -1)[0]
 
 
-__all__ = ["CLAIM_CONFLICT", "ClaimConflictError", "claim", "conflicts", "release"]
-_ = errors
+__all__ = [
+    "CLAIM_CONFLICT",
+    "ClaimConflictError",
+    "claim",
+    "claim_what_fits",
+    "conflicts",
+    "release",
+]

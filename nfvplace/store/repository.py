@@ -19,13 +19,12 @@ from typing import Any, cast
 from sqlalchemy import Connection, Engine, Table, delete, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
-from ..availability import claim
+from ..availability import claim, claim_what_fits
 from ..errors import Issue
 from ..models.chd import ComputeHostDescriptor
 from ..models.configuration import VmConfiguration
 from . import db
 from .resources import (
-    claim_what_fits,
     held_resources,
     hugepage_capacity,
     hugepages_held,

@@ -6,8 +6,6 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from ..availability import _apply
-from ..errors import Issue
 from ..models.chd import ComputeHostDescriptor
 from ..models.configuration import VmConfiguration
 
@@ -92,15 +90,3 @@ def without_owners(chd: ComputeHostDescriptor, owners: set[str]) -> ComputeHostD
         data["instances"] = instances
         changed = True
     return ComputeHostDescriptor.model_validate(data) if changed else chd
-
-
-def claim_what_fits(
-    host: ComputeHostDescriptor, config: VmConfiguration
-) -> tuple[ComputeHostDescriptor, tuple[Issue, ...]]:
-    """`host` with every resource of `config` that still fits claimed, and why the rest does not.
-
-    Used when a host agent reports a fresh CHD: existing claims are kept, and what the new CHD no
-    longer supports (a VF that vanished, a PU that became ineligible) is reported as a conflict.
-    """
-    updated, issues = _apply(host, config, +1)
-    return updated, tuple(issues)
