@@ -426,9 +426,7 @@ class Fleet:
                 clone._views = dict(self._views)
             elif name == "_vm_names":
                 clone._vm_names = {k: set(v) for k, v in self._vm_names.items()}
-            elif isinstance(value, HostStore):
-                setattr(clone, name, value.copy())
-            elif isinstance(value, list | dict):
+            elif isinstance(value, HostStore | list | dict):
                 setattr(clone, name, value.copy())
             else:
                 setattr(clone, name, value)
