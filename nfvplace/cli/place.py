@@ -6,7 +6,6 @@ reason on stdout), 1 invalid input (the error with its code, file and field on s
 
 from __future__ import annotations
 
-import importlib
 import json
 from pathlib import Path
 from typing import Annotated, Any
@@ -20,6 +19,7 @@ from ..models.configuration import VmConfiguration
 from ..models.loading import dump, load
 from ..models.vmd import VmDescriptor
 from ..models.vnf import VnfTemplate
+from ..render import render
 from . import app
 
 FORMATS = ("yaml", "json", "libvirt")
@@ -83,15 +83,11 @@ def _render(configs: tuple[VmConfiguration, ...], fmt: str) -> str:
         return json.dumps(docs[0] if len(docs) == 1 else docs, indent=2) + "\n"
     if fmt == "yaml":
         return "---\n".join(dump(c) for c in configs)
-    try:
-        render = importlib.import_module("nfvplace.render")
-    except ModuleNotFoundError:
-        raise NfvplaceError(
-            errors.RENDER_UNSUPPORTED,
-            "libvirt output needs the renderers (nfvplace.render), which this build does not have",
-            issues=(Issue("use --format yaml or json", path="--format"),),
-        ) from None
-    return "".join(str(render.render(c, "libvirt")) for c in configs)
+    rendered = [render(c, "libvirt") for c in configs]
+    for result in rendered:
+        for warning in result.warnings:
+            typer.echo(f"warning: {warning}", err=True)
+    return "".join(result.text for result in rendered)
 
 
 @app.command("place")

@@ -135,6 +135,7 @@ def build_configuration(
                 ),
                 memory_bandwidth_gbps=(cs.memory_bandwidth_mbps / 1000) or None,
                 reserved_siblings=tuple(sorted(reserved)),
+                howtogroup=cs.pairs,  # on sibling threads: renderers give the guest threads=2
             )
         )
     interfaces = _interfaces(host, view, request, layout, nodes)

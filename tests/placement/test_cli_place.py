@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from xml.etree import ElementTree
 
 import pytest
 from builders import cpu_set, host, vm
@@ -93,27 +94,24 @@ def test_unknown_policy_exits_1(files: Path) -> None:
     assert "nfvplace.placement.invalid_policy" in out.stderr
 
 
-def test_libvirt_format_needs_the_renderers(files: Path) -> None:
-    out = runner.invoke(
-        app,
-        [
-            "place",
-            "--hosts",
-            str(files / "hosts"),
-            "--vm",
-            str(files / "vm.yaml"),
-            "--format",
-            "libvirt",
-        ],
+def test_libvirt_format_prints_a_domain_with_the_placed_pins(files: Path) -> None:
+    (files / "paired.yaml").write_text(
+        nfvplace.dump(vm("paired", [cpu_set(0, 4, pairs=True, hugepages_1g=2)]))
     )
-    try:
-        import nfvplace.render  # noqa: F401
-    except ModuleNotFoundError:
-        assert out.exit_code == 1
-        assert "nfvplace.render" in out.stderr
-    else:
-        assert out.exit_code == 0
-        assert "<domain" in out.stdout
+    args = ["place", "--hosts", str(files / "hosts"), "--vm", str(files / "paired.yaml")]
+    placed = runner.invoke(app, args)
+    assert placed.exit_code == 0, placed.output
+    config = nfvplace.models.parse_document(nfvplace.models.parse_text(placed.stdout))
+    out = runner.invoke(app, [*args, "--format", "libvirt"])
+    assert out.exit_code == 0, out.output
+    domain = ElementTree.fromstring(out.stdout)
+    assert domain.tag == "domain"
+    pins = {int(p.get("vcpu", -1)): int(p.get("cpuset", -1)) for p in domain.iter("vcpupin")}
+    assert isinstance(config, nfvplace.VmConfiguration)
+    assert pins == dict(config.cpu_sets[0].vcpu_pins)
+    topology = domain.find("cpu/topology")
+    assert topology is not None
+    assert topology.get("threads") == "2"  # the howtogroup pairs sit on sibling threads
 
 
 def test_vnf_template_prints_every_configuration(files: Path) -> None:
