@@ -43,12 +43,7 @@ print(json.dumps(times))
 
 
 def default_file() -> Path:
-    here = Path(__file__).resolve().parent
-    for ancestor in [here, *here.parents]:
-        candidate = ancestor / "shared/data/hwloc-xml/192em64t-24n8c2t.xml"
-        if candidate.is_file():
-            return candidate
-    return here.parent.parent / "shared/data/hwloc-xml/192em64t-24n8c2t.xml"
+    return Path(__file__).resolve().parents[1] / "tests/data/hwloc-xml/192em64t-24n8c2t.xml"
 
 
 def timed(function: Callable[[], object], runs: int) -> list[float]:

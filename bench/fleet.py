@@ -1,4 +1,4 @@
-"""A seeded fleet generator shaped like the real machines in /work/shared/data/hwloc-xml/.
+"""A seeded fleet generator shaped like the real machines in tests/data/hwloc-xml/.
 
 The CPU topology of each machine (NUMA nodes, cores per node, threads per core, PU ids, memory per
 node) is read from its hwloc XML export (a minimal parse: every Core object's nodeset and PU
@@ -20,9 +20,7 @@ from lxml import etree
 from nfvplace.models.chd import ComputeHostDescriptor
 from nfvplace.models.vmd import VmDescriptor
 
-HWLOC = Path(__file__).resolve().parents[2] / "shared" / "data" / "hwloc-xml"
-if not HWLOC.exists():
-    HWLOC = Path("/work/shared/data/hwloc-xml")
+HWLOC = Path(__file__).resolve().parents[1] / "tests" / "data" / "hwloc-xml"
 
 # file, weight, vendor, model, default memory per node (GiB) when the export has none
 MACHINES: list[tuple[str, int, str, str, int]] = [

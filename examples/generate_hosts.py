@@ -1,6 +1,6 @@
 """Regenerate examples/hosts/ and examples/fleet/ from the hwloc XML corpus.
 
-    .venv/bin/python examples/generate_hosts.py [--corpus ../shared/data/hwloc-xml]
+    .venv/bin/python examples/generate_hosts.py [--corpus tests/data/hwloc-xml]
 
 Each example is `nfvplace.discovery.chd_from_hwloc_xml` of a real machine's export, passed through
 `nfvplace.fleet.realistic_host` (the documented "realistic use" transform, deterministic per host id
@@ -44,11 +44,7 @@ FLEET: list[str] = [
 
 
 def default_corpus() -> Path:
-    for ancestor in [HERE, *HERE.parents]:
-        candidate = ancestor / "shared/data/hwloc-xml"
-        if candidate.is_dir():
-            return candidate
-    return HERE.parent.parent / "shared/data/hwloc-xml"
+    return HERE.parent / "tests" / "data" / "hwloc-xml"
 
 
 def generate(corpus: Path, out: Path) -> list[Path]:

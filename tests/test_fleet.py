@@ -7,6 +7,7 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
+from hwloc_corpus import corpus_file
 
 from nfvplace import load
 from nfvplace.discovery import chd_from_hwloc_xml
@@ -19,10 +20,7 @@ EXAMPLES = ROOT / "examples"
 
 
 def corpus() -> Path:
-    for ancestor in [ROOT, *ROOT.parents]:
-        if (ancestor / "shared/data/hwloc-xml/README.md").is_file():
-            return ancestor / "shared/data/hwloc-xml"
-    pytest.fail("hwloc XML corpus (shared/data/hwloc-xml) not found beside the repository")
+    return corpus_file("README.md").parent
 
 
 def generator() -> ModuleType:

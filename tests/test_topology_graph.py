@@ -6,19 +6,11 @@ from collections import Counter
 from pathlib import Path
 
 import networkx as nx
-import pytest
+from hwloc_corpus import corpus_file
 
 from nfvplace.discovery import chd_from_hwloc_xml
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def corpus_file(name: str) -> Path:
-    for ancestor in [ROOT, *ROOT.parents]:
-        path = ancestor / "shared/data/hwloc-xml" / name
-        if path.is_file():
-            return path
-    pytest.fail(f"hwloc XML corpus file {name} not found beside the repository")
 
 
 def test_graph_of_many_vfs_machine() -> None:

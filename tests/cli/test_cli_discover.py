@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from hwloc_corpus import corpus_file
 
 from nfvplace import load
 from nfvplace.models import ComputeHostDescriptor
@@ -16,10 +17,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def find_corpus() -> Path:
-    for ancestor in [ROOT, *ROOT.parents]:
-        if (ancestor / "shared/data/hwloc-xml/README.md").is_file():
-            return ancestor / "shared/data/hwloc-xml"
-    pytest.fail("hwloc XML corpus (shared/data/hwloc-xml) not found beside the repository")
+    return corpus_file("README.md").parent
 
 
 def run(*args: str) -> subprocess.CompletedProcess[str]:

@@ -1,4 +1,4 @@
-"""hwloc XML exports -> CHD, checked against the corpus README (shared/data/hwloc-xml/README.md)."""
+"""hwloc XML exports -> CHD, checked against the corpus README (tests/data/hwloc-xml/README.md)."""
 
 from __future__ import annotations
 
