@@ -9,7 +9,8 @@ import pytest
 
 import nfvplace
 from nfvplace.availability import claim
-from nfvplace.models import ComputeHostDescriptor, VmDescriptor
+from nfvplace.lint import lint_document
+from nfvplace.models import ComputeHostDescriptor, VmDescriptor, dump, parse_text
 
 from .checker import violations
 
@@ -33,6 +34,8 @@ def test_example_vm_places_on_the_example_fleet(name: str) -> None:
     (config,) = result.configurations
     host = next(h for h in hosts if h.id == config.host)
     assert claim(host, config) == result.hosts[config.host]
+    findings = lint_document(parse_text(dump(config), f"{name}.configuration.yaml"))
+    assert findings == []  # what placement emits, `nfvplace lint` accepts
 
 
 def test_ran_site_vnf_places_every_member() -> None:
