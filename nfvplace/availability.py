@@ -240,6 +240,9 @@ def _apply(
                 port["bandwidth_used_gbps"] = max(
                     port.get("bandwidth_used_gbps", 0.0) + sign * iface.bandwidth_gbps, 0.0
                 )
+                # A port that hands out a VF is shared through SR-IOV from then on; releasing the VF
+                # leaves it so (its VFs stay configured: passing the whole port through would need
+                # them torn down first, which is the operator's call, not a release's).
                 if claiming and str(port.get("usage", "free")) == "free":
                     port["usage"] = "sriov"
 
