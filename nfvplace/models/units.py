@@ -60,17 +60,19 @@ def _split(value: str) -> tuple[float, str]:
     return float(match["num"]), match["unit"].lower()
 
 
+def _number_and_unit(value: Any, default_unit: str, expected: str) -> tuple[float, str]:
+    """A bare number (in `default_unit`) or a string with a unit; `expected` names what is wanted."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return float(value), default_unit
+    if isinstance(value, str):
+        number, unit = _split(value)
+        return number, unit or default_unit
+    raise QuantityError(f"{expected} must be a number or a string with a unit")
+
+
 def parse_memory_kib(value: Any, default_unit: str) -> int:
     """Convert a memory quantity to KiB; a bare number is taken in `default_unit`."""
-    if isinstance(value, bool):
-        raise QuantityError("a memory size must be a number or a string such as '4GiB'")
-    if isinstance(value, int | float):
-        number, unit = float(value), default_unit
-    elif isinstance(value, str):
-        number, unit = _split(value)
-        unit = unit or default_unit
-    else:
-        raise QuantityError("a memory size must be a number or a string such as '4GiB'")
+    number, unit = _number_and_unit(value, default_unit, "a memory size (e.g. '4GiB')")
     if unit not in MEMORY_UNITS_KIB:
         raise QuantityError(f"unknown memory unit {unit!r}: use KiB, MiB, GiB or TiB")
     kib = number * MEMORY_UNITS_KIB[unit]
@@ -83,15 +85,7 @@ def parse_memory_kib(value: Any, default_unit: str) -> int:
 
 def parse_rate_mbps(value: Any, default_unit: str) -> float:
     """Convert a bit rate to Mbps; a bare number is taken in `default_unit`."""
-    if isinstance(value, bool):
-        raise QuantityError("a bit rate must be a number or a string such as '10Gbps'")
-    if isinstance(value, int | float):
-        number, unit = float(value), default_unit
-    elif isinstance(value, str):
-        number, unit = _split(value)
-        unit = unit or default_unit
-    else:
-        raise QuantityError("a bit rate must be a number or a string such as '10Gbps'")
+    number, unit = _number_and_unit(value, default_unit, "a bit rate (e.g. '10Gbps')")
     if unit not in RATE_UNITS_MBPS:
         raise QuantityError(f"unknown bit-rate unit {unit!r}: use Mbps, Gbps or Tbps")
     mbps = number * RATE_UNITS_MBPS[unit]
