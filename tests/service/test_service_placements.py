@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from xml.etree import ElementTree
+
 from fastapi.testclient import TestClient
 from service_fleet import host, vm
 from service_support import auth, sequential_count
@@ -128,3 +130,22 @@ def test_fleet_fills_up_then_no_fit(client: TestClient, placer: Placer) -> None:
     ]
     assert len(pus) == len(set(pus))
     assert client.app.state.store.audit() == []
+
+
+def test_render_a_placement_as_libvirt_and_openstack(client: TestClient) -> None:
+    client.put("/v1/hosts/h1", json=host("h1"))
+    placed = client.post("/v1/placements", json={"vm": vm(vcpus=2, paired=True)}).json()
+    (config,) = placed["configurations"]
+    answer = client.get(f"/v1/placements/{placed['id']}/render", headers=auth("reader"))
+    assert answer.status_code == 200, answer.text
+    (rendered,) = answer.json()["renders"]
+    assert rendered["format"] == "libvirt"
+    domain = ElementTree.fromstring(rendered["text"])
+    pins = {p.get("vcpu"): p.get("cpuset") for p in domain.iter("vcpupin")}
+    assert pins == {str(v): str(pu) for v, pu in config["cpu_sets"][0]["vcpu_pins"].items()}
+    flavor = client.get(f"/v1/placements/{placed['id']}/render", params={"format": "openstack"})
+    assert "hw:cpu_policy" in flavor.json()["renders"][0]["text"]
+    bad = client.get(f"/v1/placements/{placed['id']}/render", params={"format": "docx"})
+    assert bad.status_code == 422
+    client.delete(f"/v1/placements/{placed['id']}")
+    assert client.get(f"/v1/placements/{placed['id']}/render").status_code == 404

@@ -3,17 +3,19 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Depends, Header, Path, Request, Response
+from fastapi import APIRouter, Depends, Header, Path, Query, Request, Response
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field
 from starlette.concurrency import run_in_threadpool
 
 from ... import errors
+from ...models.configuration import VmConfiguration
 from ...models.loading import SourceDocument
 from ...models.vmd import VmDescriptor
 from ...models.vnf import VnfTemplate
+from ...render import render
 from ..auth import require
 from ..body import read_document
 from ..deps import PlacementsDep, StoreDep
@@ -31,6 +33,19 @@ ENVELOPE = {"vm", "vnf", "dry_run", "policy", "explain"}
 class PlacementView(BaseModel):
     id: str
     configurations: list[dict[str, Any]] = Field(description="VM Configurations, one per VM")
+
+
+class RenderedConfiguration(BaseModel):
+    vm: str
+    host: str
+    format: str
+    text: str = Field(description="The rendered document (e.g. a libvirt domain XML)")
+    warnings: list[str] = Field(description="What the target cannot express, one line each")
+
+
+class RenderView(BaseModel):
+    id: str
+    renders: list[RenderedConfiguration] = Field(description="One per VM Configuration")
 
 
 class DryRunView(BaseModel):
@@ -130,6 +145,40 @@ def get_placement(placement_id: PlacementId, store: StoreDep) -> dict[str, Any]:
     if record is None:
         raise ProblemError(404, errors.PLACEMENT_NOT_FOUND, f"no placement {placement_id!r}")
     return dict(record.response)
+
+
+@router.get(
+    "/{placement_id}/render",
+    response_model=RenderView,
+    dependencies=[Depends(require("reader"))],
+    responses=problems(401, 403, 404, 422),
+)
+def render_placement(
+    placement_id: PlacementId,
+    store: StoreDep,
+    target: Annotated[
+        Literal["libvirt", "openstack", "vmx"],
+        Query(alias="format", description="What to render each VM Configuration as"),
+    ] = "libvirt",
+) -> dict[str, Any]:
+    """A live placement's VM Configurations rendered for deployment (the `nfvplace render` renderers)."""
+    record = store.get_placement(placement_id)
+    if record is None:
+        raise ProblemError(404, errors.PLACEMENT_NOT_FOUND, f"no placement {placement_id!r}")
+    renders = []
+    for stored in record.configurations:
+        config = VmConfiguration.model_validate(stored)
+        result = render(config, target)
+        renders.append(
+            {
+                "vm": config.vm,
+                "host": config.host,
+                "format": target,
+                "text": result.text,
+                "warnings": list(result.warnings),
+            }
+        )
+    return {"id": placement_id, "renders": renders}
 
 
 @router.delete(
