@@ -14,9 +14,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
-import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -36,21 +34,11 @@ from sqlalchemy.engine import make_url
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests" / "service"))
 
+from pg_cluster import free_port, throwaway_cluster  # noqa: E402
 from service_fleet import host, vm  # noqa: E402
 
-PG_BIN = Path("/usr/lib/postgresql/15/bin")
 TOKEN = "bench-admin-token-0123456789"
 VM = vm(vcpus=2, pages=1, sriov=1)
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _as_postgres(argv: list[str]) -> list[str]:
-    return ["runuser", "-u", "postgres", "--", *argv] if os.geteuid() == 0 else argv
 
 
 @contextlib.contextmanager
@@ -59,41 +47,8 @@ def postgres() -> Iterator[str]:
     if given:
         yield given
         return
-    folder = Path(tempfile.mkdtemp(prefix="nfvplace-bench-pg-"))
-    if os.geteuid() == 0:
-        shutil.chown(folder, "postgres", "postgres")
-    data, port = folder / "data", free_port()
-    subprocess.run(
-        _as_postgres([str(PG_BIN / "initdb"), "-D", str(data), "-U", "postgres", "--auth=trust"]),
-        check=True,
-        capture_output=True,
-    )
-    options = f"-p {port} -k {folder} -c listen_addresses='' -c max_connections=200"
-    subprocess.run(
-        _as_postgres(
-            [
-                str(PG_BIN / "pg_ctl"),
-                "-D",
-                str(data),
-                "-l",
-                str(folder / "log"),
-                "-o",
-                options,
-                "-w",
-                "start",
-            ]
-        ),
-        check=True,
-        capture_output=True,
-    )
-    try:
-        yield f"postgresql+psycopg://postgres@/postgres?host={folder}&port={port}"
-    finally:
-        subprocess.run(
-            _as_postgres([str(PG_BIN / "pg_ctl"), "-D", str(data), "-m", "fast", "stop"]),
-            capture_output=True,
-        )
-        shutil.rmtree(folder, ignore_errors=True)
+    with throwaway_cluster(durable=True) as url:
+        yield url
 
 
 def fresh_database(server: str) -> str:

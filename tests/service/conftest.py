@@ -4,10 +4,7 @@ databases, an in-process app, and real `nfvplace serve` processes on free ports.
 from __future__ import annotations
 
 import os
-import shutil
 import signal
-import subprocess
-import tempfile
 import uuid
 import warnings
 from collections.abc import Callable, Iterator
@@ -20,14 +17,14 @@ import pytest
 with warnings.catch_warnings():  # starlette's note about httpx2; the client works as it is
     warnings.simplefilter("ignore")
     from fastapi.testclient import TestClient
-from service_support import TOKENS, Server, auth, free_port
+from pg_cluster import ClusterError, throwaway_cluster
+from service_support import TOKENS, Server, auth
 from sqlalchemy.engine import make_url
 
 from nfvplace.service.app import create_app, import_placer
 from nfvplace.service.placing import Placer
 from nfvplace.service.settings import Settings
 
-PG_BIN = Path("/usr/lib/postgresql/15/bin")
 PG_ENV = "NFVPLACE_TEST_POSTGRES_URL"
 
 
@@ -49,10 +46,6 @@ def placer(placer_path: str) -> Placer:
 # --- databases -----------------------------------------------------------------------------------
 
 
-def _as_postgres(argv: list[str]) -> list[str]:
-    return ["runuser", "-u", "postgres", "--", *argv] if os.geteuid() == 0 else argv
-
-
 @pytest.fixture(scope="session")
 def postgres_server() -> Iterator[str]:
     """URL of a PostgreSQL server we may create databases on: $NFVPLACE_TEST_POSTGRES_URL, else a
@@ -61,73 +54,14 @@ def postgres_server() -> Iterator[str]:
     if given:
         yield given
         return
-    if not (PG_BIN / "initdb").exists():
-        pytest.fail(
-            f"no PostgreSQL: set {PG_ENV}=postgresql://user@host:port/db (a user that may "
-            f"CREATE DATABASE) or install PostgreSQL 15 server binaries in {PG_BIN}"
-        )
-    folder = Path(tempfile.mkdtemp(prefix="nfvplace-pg-"))
-    data = folder / "data"
-    port = free_port()
     try:
-        if os.geteuid() == 0:
-            shutil.chown(folder, "postgres", "postgres")
-        run = subprocess.run
-        run(
-            _as_postgres(
-                [
-                    str(PG_BIN / "initdb"),
-                    "-D",
-                    str(data),
-                    "-U",
-                    "postgres",
-                    "--auth=trust",
-                    "-E",
-                    "UTF8",
-                    "--no-sync",
-                ]
-            ),
-            check=True,
-            capture_output=True,
-        )
-        options = (
-            f"-p {port} -k {folder} -c listen_addresses='' -c fsync=off "
-            "-c synchronous_commit=off -c full_page_writes=off -c max_connections=200"
-        )
-        run(
-            _as_postgres(
-                [
-                    str(PG_BIN / "pg_ctl"),
-                    "-D",
-                    str(data),
-                    "-l",
-                    str(folder / "log"),
-                    "-o",
-                    options,
-                    "-w",
-                    "-t",
-                    "60",
-                    "start",
-                ]
-            ),
-            check=True,
-            capture_output=True,
-        )
-    except (subprocess.CalledProcessError, OSError) as exc:
-        detail = getattr(exc, "stderr", b"") or b""
-        shutil.rmtree(folder, ignore_errors=True)
+        with throwaway_cluster() as url:
+            yield url
+    except ClusterError as exc:
         pytest.fail(
-            f"cannot start a PostgreSQL cluster ({exc}; {detail.decode(errors='replace')}); "
-            f"set {PG_ENV} to a server of yours"
+            f"cannot start a PostgreSQL cluster ({exc}); install Debian's postgresql or set "
+            f"{PG_ENV}=postgresql://user@host:port/db (a user that may CREATE DATABASE)"
         )
-    try:
-        yield f"postgresql+psycopg://postgres@/postgres?host={folder}&port={port}"
-    finally:
-        subprocess.run(
-            _as_postgres([str(PG_BIN / "pg_ctl"), "-D", str(data), "-m", "immediate", "stop"]),
-            capture_output=True,
-        )
-        shutil.rmtree(folder, ignore_errors=True)
 
 
 def _admin_conninfo(url: str) -> dict[str, Any]:
