@@ -32,7 +32,7 @@ from nfvplace.models.vmd import VmDescriptor
 from nfvplace.placement import Fleet
 
 from .firstfit import first_fit
-from .fleet import impossible_requests, make_fleet, request_stream
+from .fleet import impossible_requests, iter_fleet, make_fleet, request_stream
 
 NOVA_PER_HOST_MS = 0.16  # documented cost of Nova's fitter per host per request
 
@@ -69,12 +69,15 @@ def line(label: str, value: str, target: str = "") -> None:
 
 
 def _memory_child(size: int, seed: int, trace: bool, compact: bool) -> float:
-    """In a fresh process: build and index `size` hosts; live MiB (trace) or RSS growth."""
+    """In a fresh process: build and index `size` hosts; live MiB (trace) or RSS growth.
+
+    The hosts are handed to the Fleet one at a time, as a scheduler loads them from its store; a
+    caller that first builds its own list of every descriptor adds that list's peak to the RSS."""
     gc.collect()
     before = rss_mib()
     if trace:
         tracemalloc.start()
-    fleet = Fleet(make_fleet(size, seed=seed), compact=compact)
+    fleet = Fleet(iter_fleet(size, seed=seed), compact=compact)
     gc.collect()
     used = tracemalloc.get_traced_memory()[0] / 2**20 if trace else rss_mib() - before
     assert len(fleet) == size

@@ -11,6 +11,7 @@ only half: one thread used, its sibling free).
 from __future__ import annotations
 
 import random
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -207,21 +208,24 @@ def _host(shape: MachineShape, host_id: str, rng: random.Random, use: float) -> 
     }
 
 
-def make_fleet(
+def iter_fleet(
     n: int, seed: int = 0, max_use: float = 0.7, shapes: list[MachineShape] | None = None
-) -> list[ComputeHostDescriptor]:
+) -> Iterator[ComputeHostDescriptor]:
+    """The hosts of `make_fleet`, one at a time (as a scheduler loads them from its store)."""
     rng = random.Random(seed)
     shapes = shapes or machine_shapes()
     weights = [s.weight for s in shapes]
-    out = []
     for i in range(n):
         shape = rng.choices(shapes, weights)[0]
-        out.append(
-            ComputeHostDescriptor.model_validate(
-                _host(shape, f"host-{i:05d}", rng, rng.uniform(0, max_use))
-            )
+        yield ComputeHostDescriptor.model_validate(
+            _host(shape, f"host-{i:05d}", rng, rng.uniform(0, max_use))
         )
-    return out
+
+
+def make_fleet(
+    n: int, seed: int = 0, max_use: float = 0.7, shapes: list[MachineShape] | None = None
+) -> list[ComputeHostDescriptor]:
+    return list(iter_fleet(n, seed, max_use, shapes))
 
 
 # --- request mixes ----------------------------------------------------------------------------

@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from pydantic import BaseModel
+
 from .errors import Issue, NfvplaceError
 from .models.chd import ComputeHostDescriptor
 from .models.configuration import VmConfiguration
@@ -47,32 +49,70 @@ class _Cpus:
         return cpu  # type: ignore[no-any-return]
 
 
+def _fields(model: BaseModel) -> dict[str, Any]:
+    """A model's fields as a dict whose values are left as they are (sub-models stay models)."""
+    return {name: getattr(model, name) for name in type(model).model_fields}
+
+
+def _touch(entries: list[Any], k: int, lazy: str | None = None) -> dict[str, Any]:
+    """Entry k of `entries` as a mutable dict (dumped on first touch). With `lazy`, only that field's
+    items stay models (a list), to be touched one by one; otherwise the entry is dumped in full."""
+    entry = entries[k]
+    if isinstance(entry, dict):
+        return entry
+    if lazy is None:
+        dumped: dict[str, Any] = entry.model_dump(mode="python", by_alias=True)
+    else:
+        dumped = _fields(entry)
+        dumped[lazy] = list(dumped[lazy])
+    entries[k] = dumped
+    return dumped
+
+
 def _shallow(host: ComputeHostDescriptor) -> dict[str, Any]:
-    """The host as plain data, except the PUs, which stay models until touched."""
-    data = host.model_dump(mode="python", by_alias=True, exclude={"numa_nodes"})
-    data["numa_nodes"] = [
-        {**node.model_dump(mode="python", by_alias=True, exclude={"cpus"}), "cpus": list(node.cpus)}
-        for node in host.numa_nodes
-    ]
+    """The host as a dict of its fields, every node as a dict of its fields with the node's lists
+    (PUs, NICs, PCI devices) as lists of models. Only what a claim touches is dumped (see `_touch`)
+    and validated again; everything else is shared with `host` (models are immutable)."""
+    data = _fields(host)
+    nodes: list[dict[str, Any]] = []
+    for node in host.numa_nodes:
+        shallow = _fields(node)
+        shallow["cpus"] = list(node.cpus)
+        shallow["nics"] = list(node.nics)
+        shallow["pci_devices"] = list(node.pci_devices)
+        nodes.append(shallow)
+    data["numa_nodes"] = nodes
     return data
 
 
-def _index(
-    host: dict[str, Any],
-) -> tuple[
-    _Cpus,
-    dict[str, tuple[dict[str, Any], dict[str, Any]]],
-    dict[str, dict[str, Any]],
-]:
-    ports: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {}  # pci -> (port, node)
-    vfs: dict[str, dict[str, Any]] = {}
-    for node in host["numa_nodes"]:
-        for nic in node.get("nics", []):
-            for port in nic.get("ports", []):
-                ports[port["pci_address"].lower()] = (port, node)
-                for vf in port.get("vfs", []):
-                    vfs[vf["pci_address"].lower()] = vf
-    return _Cpus(host), ports, vfs
+class _Nics:
+    """Port and VF PCI address -> where it is; entries are dumped only when looked up."""
+
+    def __init__(self, data: dict[str, Any]) -> None:
+        self._ports: dict[str, tuple[dict[str, Any], int, int]] = {}
+        self._vfs: dict[str, tuple[dict[str, Any], int, int, int]] = {}
+        for node in data["numa_nodes"]:
+            for k, nic in enumerate(node["nics"]):
+                for j, port in enumerate(nic.ports):
+                    self._ports[port.pci_address.lower()] = (node, k, j)
+                    for v, vf in enumerate(port.vfs):
+                        self._vfs[vf.pci_address.lower()] = (node, k, j, v)
+
+    @staticmethod
+    def _port(node: dict[str, Any], k: int, j: int) -> dict[str, Any]:
+        nic = _touch(node["nics"], k, lazy="ports")
+        return _touch(nic["ports"], j, lazy="vfs")
+
+    def port(self, address: str) -> dict[str, Any] | None:
+        found = self._ports.get(address)
+        return None if found is None else self._port(*found)
+
+    def vf(self, address: str) -> dict[str, Any] | None:
+        found = self._vfs.get(address)
+        if found is None:
+            return None
+        node, k, j, v = found
+        return _touch(self._port(node, k, j)["vfs"], v)
 
 
 def _apply(
@@ -86,7 +126,8 @@ def _apply(
     if config.host != host.id:
         issues.append(Issue(f"configuration is for host {config.host}, not {host.id}", path="host"))
         return host, issues
-    cpus, ports, vfs = _index(data)
+    cpus = _Cpus(data)
+    nics = _Nics(data) if any(i.mode != "vswitch" for i in config.interfaces) else None
     nodes = {node["id"]: node for node in data["numa_nodes"]}
 
     for pu in config.held_cpus:
@@ -139,8 +180,10 @@ def _apply(
         if node is None:
             issues.append(Issue(f"NUMA node {node_id} does not exist on {host.id}", path=path))
             return None
-        memory: dict[str, Any] = node["memory"]
-        return memory
+        memory = node["memory"]
+        if not isinstance(memory, dict):
+            memory = node["memory"] = memory.model_dump(mode="python", by_alias=True)
+        return memory  # type: ignore[no-any-return]
 
     for index, cs in enumerate(config.cpu_sets):
         memory = node_memory(cs.numa_node, f"cpu_sets[{index}].numa_node")
@@ -186,7 +229,7 @@ def _apply(
     for index, iface in enumerate(config.interfaces):
         path = f"interfaces[{index}]"
         if iface.mode == "vswitch":
-            vswitch = (data.get("hypervisor") or {}).get("vswitch")
+            vswitch = _vswitch(data)
             if vswitch is None:
                 if claiming:
                     issues.append(Issue(f"host {host.id} has no vSwitch", path=path))
@@ -198,13 +241,14 @@ def _apply(
             continue
         address = (iface.pci_address or "").lower()
         if iface.mode == "dedicated":
-            found = ports.get(address)
+            assert nics is not None
+            found = nics.port(address)
             if found is None:
                 issues.append(
                     Issue(f"port {iface.pci_address} does not exist on {host.id}", path=path)
                 )
                 continue
-            port = found[0]
+            port = found
             if claiming:
                 if not port.get("eligible", True) or str(port.get("usage", "free")) != "free":
                     issues.append(
@@ -217,8 +261,8 @@ def _apply(
             elif port.get("owner") == owner:
                 port.update(usage="free", owner=None, bandwidth_used_gbps=0.0)
         else:  # sriov
-            vf = vfs.get(address)
-            pf = ports.get((iface.physical_function or "").lower())
+            assert nics is not None
+            vf = nics.vf(address)
             if vf is None:
                 issues.append(
                     Issue(f"VF {iface.pci_address} does not exist on {host.id}", path=path)
@@ -235,8 +279,9 @@ def _apply(
                 vf.update(in_use=False, owner=None)
             else:
                 continue
+            pf = nics.port((iface.physical_function or "").lower())
             if pf is not None:
-                port = pf[0]
+                port = pf
                 port["bandwidth_used_gbps"] = max(
                     port.get("bandwidth_used_gbps", 0.0) + sign * iface.bandwidth_gbps, 0.0
                 )
@@ -248,14 +293,17 @@ def _apply(
 
     for index, device in enumerate(config.pci_devices):
         node = nodes.get(device.numa_node)
-        entry = next(
+        devices: list[Any] = (node or {}).get("pci_devices", [])
+        at = next(
             (
-                d
-                for d in (node or {}).get("pci_devices", [])
-                if d["pci_address"].lower() == device.pci_address.lower()
+                k
+                for k, d in enumerate(devices)
+                if (d["pci_address"] if isinstance(d, dict) else d.pci_address).lower()
+                == device.pci_address.lower()
             ),
             None,
         )
+        entry = None if at is None else _touch(devices, at)
         if entry is None:
             issues.append(
                 Issue(
@@ -276,6 +324,10 @@ def _apply(
         elif entry.get("owner") == owner:
             entry.update(in_use=False, owner=None)
 
+    if config.cpu_set_links:
+        data["interconnect"] = [
+            e.model_dump(mode="python", by_alias=True) for e in data.get("interconnect", ())
+        ]
     for link in config.cpu_set_links:
         a, b = sorted(link.numa_nodes)
         for entry in data.get("interconnect", []):
@@ -284,13 +336,26 @@ def _apply(
                     entry.get("bandwidth_used_gbps", 0.0) + sign * link.bandwidth_mbps / 1000, 0.0
                 )
 
-    instances = [i for i in data.get("instances", []) if i["id"] != owner]
+    instances: list[Any] = [i for i in host.instances if i.id != owner]
     if claiming:
         instances.append(
             {"id": owner, "vm": config.vm, "memory_bandwidth_gbps": config.memory_bandwidth_gbps}
         )
     data["instances"] = instances
     return ComputeHostDescriptor.model_validate(data), issues
+
+
+def _vswitch(data: dict[str, Any]) -> dict[str, Any] | None:
+    """The host's vSwitch as a mutable dict (None: no hypervisor or no vSwitch)."""
+    hypervisor = data.get("hypervisor")
+    if hypervisor is None:
+        return None
+    if not isinstance(hypervisor, dict):
+        hypervisor = data["hypervisor"] = _fields(hypervisor)
+    vswitch = hypervisor.get("vswitch")
+    if vswitch is not None and not isinstance(vswitch, dict):
+        vswitch = hypervisor["vswitch"] = vswitch.model_dump(mode="python", by_alias=True)
+    return vswitch
 
 
 def _charge_normal(memory: dict[str, Any], delta_mib: int) -> None:

@@ -12,17 +12,20 @@ import zlib
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 import numpy as np
 import numpy.typing as npt
 
 from ..models.capabilities import HypervisorCapability
-from ..models.chd import ComputeHostDescriptor
+from ..models.chd import ComputeHostDescriptor, Port
 from .hostview import HostView, host_view
 
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
 BoolArray = npt.NDArray[np.bool_]
+
+_M = TypeVar("_M")
 
 UNLIMITED = float(2**40)
 VIEW_CACHE = 64  # host views kept (the hosts a sequence of placements keeps coming back to)
@@ -55,6 +58,42 @@ class _Vocab:
         if name is None:
             return -1
         return self.names.get(name.lower(), -2)
+
+
+class Interner:
+    """Shares equal sub-models between hosts (models are immutable, so equal parts can be one object).
+
+    A fleet's hosts come from a handful of machine models: the PUs, ports and VFs of one host are, as
+    values, those of many others. Keeping one object per distinct value instead of one per host
+    halves the memory of a large fleet; the interned host is equal (`==`) to the one given.
+    """
+
+    def __init__(self) -> None:
+        self._table: dict[object, object] = {}
+
+    def _one(self, model: _M) -> _M:
+        return self._table.setdefault(model, model)  # type: ignore[return-value]
+
+    def _port(self, port: Port) -> Port:
+        known = self._table.get(port)
+        if known is not None:
+            return known  # type: ignore[return-value]
+        shared = port.model_copy(update={"vfs": tuple(self._one(vf) for vf in port.vfs)})
+        self._table[port] = shared
+        return shared
+
+    def host(self, host: ComputeHostDescriptor) -> ComputeHostDescriptor:
+        nodes = []
+        for node in host.numa_nodes:
+            nics = tuple(
+                nic.model_copy(update={"ports": tuple(self._port(p) for p in nic.ports)})
+                for nic in node.nics
+            )
+            cpus = tuple(self._one(cpu) for cpu in node.cpus)
+            nodes.append(node.model_copy(update={"cpus": cpus, "nics": nics}))
+        return host.model_copy(
+            update={"numa_nodes": tuple(nodes), "processor": self._one(host.processor)}
+        )
 
 
 class HostStore:
@@ -130,7 +169,8 @@ class Fleet:
     """
 
     def __init__(self, hosts: Iterable[ComputeHostDescriptor], *, compact: bool = False) -> None:
-        given = list(hosts)
+        interner = Interner()
+        given = [interner.host(h) for h in hosts]
         self.host_ids: list[str] = [h.id for h in given]
         self.index: dict[str, int] = {}
         for i, host in enumerate(given):

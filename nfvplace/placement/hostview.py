@@ -114,22 +114,23 @@ def _node_view(host: ComputeHostDescriptor, index: int, cpu_by_id: dict[int, Cpu
             )
         if cpu.state is not CpuState.free:
             continue
-        others = [s for s in cpu.siblings if s != cpu.id]
-        if not others:
-            single.append(cpu.id)
-            continue
-        states = []
-        for s in others:
+        all_free = True
+        has_other = any_used = False
+        for s in cpu.siblings:
+            if s == cpu.id:
+                continue
+            has_other = True
             other = cpu_by_id.get(s)
             if other is None or not other.eligible:
-                states.append("ineligible")
-            elif other.state is CpuState.free:
-                states.append("free")
-            else:
-                states.append("used")
-        if all(s == "free" for s in states):
+                all_free = False
+            elif other.state is not CpuState.free:
+                all_free = False
+                any_used = True
+        if not has_other:
+            single.append(cpu.id)
+        elif all_free:
             whole[tuple(sorted(cpu.siblings))] = None
-        elif "used" in states:
+        elif any_used:
             half_busy.append(cpu.id)
         else:
             half_iso.append(cpu.id)
@@ -184,9 +185,10 @@ def _node_view(host: ComputeHostDescriptor, index: int, cpu_by_id: dict[int, Cpu
 
 def host_view(host: ComputeHostDescriptor) -> HostView:
     """Classify `host`'s free resources per NUMA node (pure, cheap: one pass over its PUs)."""
-    cpu_by_id: dict[int, Cpu] = {cpu.id: cpu for cpu in host.cpus}
+    cpus = host.cpus
+    cpu_by_id: dict[int, Cpu] = {cpu.id: cpu for cpu in cpus}
     nodes = tuple(_node_view(host, i, cpu_by_id) for i in range(len(host.numa_nodes)))
-    smt = any(len(cpu.siblings) > 1 for cpu in host.cpus)
+    smt = any(len(cpu.siblings) > 1 for cpu in cpus)
     vswitch = host.hypervisor.vswitch if host.hypervisor else None
     vswitch_free = (
         None

@@ -57,3 +57,22 @@ def test_compact_fleet_places_like_the_plain_one() -> None:
         compact.update_many(b.hosts.values())
     assert [compact.hosts[i] for i in range(6)] == [plain.hosts[i] for i in range(6)]
     assert compact.ids == [h.id for h in hosts]
+
+
+def test_interned_hosts_equal_the_given_ones_and_share_equal_parts() -> None:
+    a = host("a", nodes=[NodeSpec(cores=4, ports=[PortSpec(vfs=4)])])
+    b = host("b", nodes=[NodeSpec(cores=4, ports=[PortSpec(vfs=4)])])
+    f = Fleet([a, b])
+    fa, fb = f.host("a"), f.host("b")
+    assert fa == a
+    assert fb == b
+    assert fa.model_dump() == a.model_dump()
+    # same PU, VF values on both hosts: one object each
+    assert fa.numa_nodes[0].cpus[0] is fb.numa_nodes[0].cpus[0]
+    vfs_a = fa.numa_nodes[0].nics[0].ports[0].vfs
+    assert vfs_a
+    assert vfs_a[0] is fb.numa_nodes[0].nics[0].ports[0].vfs[0]
+    # a claim on one host leaves the other's shared parts as they were
+    result = nfvplace.place(f, vm(cpu_sets=[cpu_set(0, 4)]))
+    f.update_many(result.hosts.values())
+    assert f.host("b") == b
