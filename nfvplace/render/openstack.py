@@ -19,7 +19,7 @@ import yaml
 from ..models.chd import ComputeHostDescriptor
 from ..models.configuration import VmConfiguration
 from ..models.vmd import EmulatorThreads, InterfaceMode, ThreadPolicy, VmDescriptor
-from ._common import check_host, check_vm, cpu_list, guest_layout
+from ._common import check_host, check_vm, cpu_list, guest_layout, page_size_name
 from .result import RenderResult
 
 VNIC_TYPES: dict[InterfaceMode, str] = {
@@ -92,11 +92,8 @@ def cpu_flag_trait(flag: str) -> str | None:
 
 
 def nova_page_size(size_kib: int) -> str:
-    if size_kib % (1024 * 1024) == 0:
-        return f"{size_kib // (1024 * 1024)}GB"
-    if size_kib % 1024 == 0:
-        return f"{size_kib // 1024}MB"
-    return f"{size_kib}KB"
+    """1048576 -> `1GB`, 2048 -> `2MB` (Nova's `hw:mem_page_size` spelling)."""
+    return f"{page_size_name(size_kib)}B"
 
 
 @dataclass(frozen=True, slots=True)
