@@ -13,11 +13,9 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from .errors import Issue, NfvplaceError
+from .errors import CLAIM_CONFLICT, Issue, NfvplaceError
 from .models.chd import ComputeHostDescriptor
 from .models.configuration import VmConfiguration
-
-CLAIM_CONFLICT = "nfvplace.claim.conflict"
 
 
 @dataclass(eq=False)

@@ -17,6 +17,9 @@ INPUT_UNKNOWN_KIND = "nfvplace.input.unknown_kind"
 INPUT_INVALID = "nfvplace.input.invalid"
 INPUT_REFERENCE = "nfvplace.input.reference"
 
+# Claims (availability.claim)
+CLAIM_CONFLICT = "nfvplace.claim.conflict"
+
 # Placement
 PLACEMENT_NO_FIT = "nfvplace.placement.no_fit"
 PLACEMENT_CONCURRENT_UPDATE = "nfvplace.placement.concurrent_update"
