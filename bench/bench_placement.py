@@ -29,10 +29,10 @@ from pathlib import Path
 import nfvplace
 from nfvplace.models.chd import ComputeHostDescriptor, CpuState
 from nfvplace.models.vmd import VmDescriptor
-from nfvplace.placement import Fleet
+from nfvplace.placement import FleetIndex
 
 from .firstfit import first_fit
-from .fleet import impossible_requests, iter_fleet, make_fleet, request_stream
+from .hostgen import impossible_requests, iter_fleet, make_fleet, request_stream
 
 NOVA_PER_HOST_MS = 0.16  # documented cost of Nova's fitter per host per request
 
@@ -52,7 +52,7 @@ def pct(values: Sequence[float], q: float) -> float:
     return ordered[min(int(q * len(ordered)), len(ordered) - 1)]
 
 
-def timed_places(fleet: Fleet, vms: Sequence[VmDescriptor]) -> tuple[list[float], list[float]]:
+def timed_places(fleet: FleetIndex, vms: Sequence[VmDescriptor]) -> tuple[list[float], list[float]]:
     accepted, rejected = [], []
     for vm in vms:
         start = time.perf_counter()
@@ -71,13 +71,13 @@ def line(label: str, value: str, target: str = "") -> None:
 def _memory_child(size: int, seed: int, trace: bool, compact: bool) -> float:
     """In a fresh process: build and index `size` hosts; live MiB (trace) or RSS growth.
 
-    The hosts are handed to the Fleet one at a time, as a scheduler loads them from its store; a
+    The hosts are handed to the FleetIndex one at a time, as a scheduler loads them from its store; a
     caller that first builds its own list of every descriptor adds that list's peak to the RSS."""
     gc.collect()
     before = rss_mib()
     if trace:
         tracemalloc.start()
-    fleet = Fleet(iter_fleet(size, seed=seed), compact=compact)
+    fleet = FleetIndex(iter_fleet(size, seed=seed), compact=compact)
     gc.collect()
     used = tracemalloc.get_traced_memory()[0] / 2**20 if trace else rss_mib() - before
     assert len(fleet) == size
@@ -103,23 +103,23 @@ def measure_memory(size: int, seed: int, compact: bool) -> tuple[float, float]:
 
 def latency_section(
     size: int, n_requests: int, seed: int, compact: bool
-) -> tuple[Fleet, dict[str, float]]:
+) -> tuple[FleetIndex, dict[str, float]]:
     gc.collect()
     t0 = time.perf_counter()
     hosts = make_fleet(size, seed=seed)
     built = time.perf_counter() - t0
     t0 = time.perf_counter()
-    fleet = Fleet(hosts, compact=compact)
+    fleet = FleetIndex(hosts, compact=compact)
     indexed = time.perf_counter() - t0
     del hosts
     gc.collect()
-    mode = "compact Fleet" if compact else "Fleet"
+    mode = "compact FleetIndex" if compact else "FleetIndex"
     print(f"\n{size} hosts, {mode} (generated in {built:.1f} s, indexed in {indexed:.1f} s)")
     for each in (False, True):
         live, rss = measure_memory(size, seed, each)
         if each == compact:
             stored = live
-        label = "compact Fleet" if each else "plain Fleet"
+        label = "compact FleetIndex" if each else "plain FleetIndex"
         line(
             f"memory of hosts + index, {label}: live objects",
             f"{live:.0f} MiB",
@@ -158,7 +158,7 @@ def latency_section(
     }
 
 
-def throughput_section(fleet: Fleet, seconds: float, seed: int) -> float:
+def throughput_section(fleet: FleetIndex, seconds: float, seed: int) -> float:
     work = fleet.copy()
     vms = request_stream(100000, seed=seed)
     placed = tried = 0
@@ -178,12 +178,12 @@ def throughput_section(fleet: Fleet, seconds: float, seed: int) -> float:
     return rate
 
 
-def compact_section(plain: Fleet, n_requests: int, seed: int, seconds: float) -> None:
+def compact_section(plain: FleetIndex, n_requests: int, seed: int, seconds: float) -> None:
     """The same requests on a compact copy of the fleet (descriptors compressed)."""
-    fleet = Fleet([plain.hosts[i] for i in range(len(plain))], compact=True)
+    fleet = FleetIndex([plain.hosts[i] for i in range(len(plain))], compact=True)
     gc.collect()
     gc.freeze()
-    print(f"\n{len(fleet)} hosts, compact Fleet (same hosts, descriptors compressed)")
+    print(f"\n{len(fleet)} hosts, compact FleetIndex (same hosts, descriptors compressed)")
     vms = request_stream(n_requests, seed=seed + 1)
     timed_places(fleet, vms[:20])
     accepted, rejected_mix = timed_places(fleet, vms)
@@ -215,7 +215,7 @@ def saturation_section(size: int, n_requests: int, seed: int) -> dict[str, float
     hosts = make_fleet(size, seed=seed, max_use=0.3)
     vms = request_stream(n_requests, seed=seed + 5)
     print(f"\nfill until saturation: {size} hosts, a stream of {n_requests} requests")
-    fleet = Fleet(hosts)
+    fleet = FleetIndex(hosts)
     ours = 0
     t0 = time.perf_counter()
     for vm in vms:
@@ -308,7 +308,9 @@ def nova_python() -> str | None:
     return candidate if shutil.which(candidate) or Path(candidate).exists() else None
 
 
-def nova_section(fleet: Fleet, our_p50_ms: float, n_hosts: int, n_requests: int, seed: int) -> None:
+def nova_section(
+    fleet: FleetIndex, our_p50_ms: float, n_hosts: int, n_requests: int, seed: int
+) -> None:
     print(
         f"\nNova's fitter (numa_fit_instance_to_host) over {n_hosts} hosts of the 10,000-host fleet"
     )

@@ -35,7 +35,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests" / "service"))
 
 from pg_cluster import free_port, throwaway_cluster  # noqa: E402
-from service_fleet import host, vm  # noqa: E402
+from service_hosts import host, vm  # noqa: E402
 
 TOKEN = "bench-admin-token-0123456789"
 VM = vm(vcpus=2, pages=1, sriov=1)

@@ -2,7 +2,7 @@
 the first node whose free counts fit each cpu-set in turn, then PUs picked the way Nova's
 `_pack_instance_onto_cores` does (cores with the most free threads first; `isolate` takes whole cores;
 pairs take whole cores). Hugepages, memory and one VF per interface on the same node. Written for the
-benchmark only: it produces VM Configurations and updates hosts with `availability.claim`, so both
+benchmark only: it produces VM Configurations and updates hosts with `claims.claim`, so both
 placers are measured on the same representation.
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from nfvplace.availability import claim
+from nfvplace.claims import claim
 from nfvplace.models.chd import ComputeHostDescriptor, CpuState, NumaNode, PortUsage
 from nfvplace.models.configuration import (
     CpuSetPlacement,

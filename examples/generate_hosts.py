@@ -3,7 +3,7 @@
     .venv/bin/python examples/generate_hosts.py [--corpus tests/data/hwloc-xml]
 
 Each example is `nfvplace.discovery.chd_from_hwloc_xml` of a real machine's export, passed through
-`nfvplace.fleet.realistic_host` (the documented "realistic use" transform, deterministic per host id
+`nfvplace.synthetic.realistic_host` (the documented "realistic use" transform, deterministic per host id
 and seed). Running it again gives the same files; tests/test_fleet.py checks that they are in sync.
 """
 
@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 from nfvplace.discovery import chd_from_hwloc_xml
-from nfvplace.fleet import realistic_host
+from nfvplace.synthetic import realistic_host
 from nfvplace.models import dump
 
 HERE = Path(__file__).resolve().parent

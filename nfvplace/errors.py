@@ -17,7 +17,7 @@ INPUT_UNKNOWN_KIND = "nfvplace.input.unknown_kind"
 INPUT_INVALID = "nfvplace.input.invalid"
 INPUT_REFERENCE = "nfvplace.input.reference"
 
-# Claims (availability.claim)
+# Claims (claims.claim)
 CLAIM_CONFLICT = "nfvplace.claim.conflict"
 
 # Placement

@@ -12,16 +12,16 @@ from ..models.chd import ComputeHostDescriptor
 from ..models.vmd import VmDescriptor
 from ..models.vnf import VnfTemplate
 from .engine import place_vm, result_of
-from .fleet import Fleet
+from .index import FleetIndex
 from .options import Options, Policy, ProcessorMatch, parse_options
 from .result import Diagnosis, NoFitError, PlacementResult, Rejection
 from .vnf import place_vnf
 
-Hosts = Fleet | Sequence[ComputeHostDescriptor] | Mapping[str, ComputeHostDescriptor]
+Hosts = FleetIndex | Sequence[ComputeHostDescriptor] | Mapping[str, ComputeHostDescriptor]
 
 
-def _as_fleet(hosts: Hosts) -> Fleet:
-    if isinstance(hosts, Fleet):
+def _as_fleet(hosts: Hosts) -> FleetIndex:
+    if isinstance(hosts, FleetIndex):
         return hosts
     items = list(hosts.values()) if isinstance(hosts, Mapping) else list(hosts)
     bad = [k for k, h in enumerate(items) if not isinstance(h, ComputeHostDescriptor)]
@@ -35,7 +35,7 @@ def _as_fleet(hosts: Hosts) -> Fleet:
                 ),
             ),
         )
-    return Fleet(items)
+    return FleetIndex(items)
 
 
 def place(
@@ -50,7 +50,7 @@ def place(
 ) -> PlacementResult:
     """Place one VM Descriptor (or every member of a VNF template) on `hosts`.
 
-    `hosts` is a sequence or mapping of Compute Host Descriptors, or a `Fleet` (an index kept between
+    `hosts` is a sequence or mapping of Compute Host Descriptors, or a `FleetIndex` (an index kept between
     calls: faster for many placements; refresh it with `fleet.update_many(result.hosts.values())`).
     Keywords: `policy` (pack | spread | least-fragmentation), `seed`, `explain`, `max_candidates`
     (hosts given to the exact solver; default: until one fits), `processor_match`
@@ -74,7 +74,7 @@ def place(
 
 __all__ = [
     "Diagnosis",
-    "Fleet",
+    "FleetIndex",
     "NoFitError",
     "Options",
     "PlacementResult",

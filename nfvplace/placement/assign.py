@@ -2,7 +2,7 @@
 
 Cores of one class on one node are interchangeable for the model, so the ids are taken in ascending
 order (lowest core first), pairs on the two threads of one core, an isolated vCPU's sibling listed in
-`reserved_siblings`. The result is a VM Configuration that `availability.claim` accepts.
+`reserved_siblings`. The result is a VM Configuration that `claims.claim` accepts.
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..availability import ClaimConflictError, claim
+from ..claims import ClaimConflictError, claim
 from ..models.chd import ComputeHostDescriptor
 from ..models.configuration import VmConfiguration
 from ..models.vmd import VmDescriptor
@@ -15,8 +15,8 @@ from . import shared as shared_pool
 from .assign import AssignmentError, build_configuration, instance_id
 from .explain import Reasons
 from .filter import FilterOutcome, run_filter
-from .fleet import BoolArray, Fleet
 from .hostview import HostView
+from .index import BoolArray, FleetIndex
 from .options import Options
 from .policies import host_keys
 from .request import Request, build_request
@@ -58,13 +58,13 @@ class VmOutcome:
 
 
 def _fleet(
-    hosts: Fleet | Sequence[ComputeHostDescriptor] | Mapping[str, ComputeHostDescriptor],
-) -> Fleet:
-    return Fleet.of(hosts)
+    hosts: FleetIndex | Sequence[ComputeHostDescriptor] | Mapping[str, ComputeHostDescriptor],
+) -> FleetIndex:
+    return FleetIndex.of(hosts)
 
 
 def place_vm(
-    fleet: Fleet,
+    fleet: FleetIndex,
     vm: VmDescriptor,
     options: Options,
     consider: BoolArray | None = None,
@@ -120,7 +120,7 @@ def place_vm(
 
 
 def _attempt(
-    fleet: Fleet,
+    fleet: FleetIndex,
     index: int,
     request: Request,
     outcome: FilterOutcome,
@@ -193,7 +193,7 @@ def _attempt(
     return config, updated, detail
 
 
-def _add_solve_failures(reasons: Reasons, fleet: Fleet, hosts: list[int], status: str) -> None:
+def _add_solve_failures(reasons: Reasons, fleet: FleetIndex, hosts: list[int], status: str) -> None:
     status, _, family = status.partition(":")
     phrase = SOLVE_SUMMARY[status]
     message = f"passed the count filter, but the exact model says {status}"
@@ -216,7 +216,7 @@ def _add_solve_failures(reasons: Reasons, fleet: Fleet, hosts: list[int], status
     reasons.add(phrase, len(hosts), build)
 
 
-def _add_untried(reasons: Reasons, fleet: Fleet, hosts: np.ndarray, limit: int) -> None:
+def _add_untried(reasons: Reasons, fleet: FleetIndex, hosts: np.ndarray, limit: int) -> None:
     phrase = f"were not tried (max_candidates={limit} reached)"
 
     def build() -> list[Rejection]:
@@ -235,7 +235,7 @@ def _add_untried(reasons: Reasons, fleet: Fleet, hosts: np.ndarray, limit: int) 
 
 
 def _explain(
-    fleet: Fleet,
+    fleet: FleetIndex,
     index: int,
     request: Request,
     options: Options,

@@ -15,7 +15,7 @@ from typing import overload
 import numpy as np
 
 from .filter import CountRecord, FilterOutcome, HostRecord, NodeRecord
-from .fleet import Fleet
+from .index import FleetIndex
 from .result import Diagnosis, Rejection
 
 NIC_CODES = ("sriov_vf", "sriov_bandwidth", "dedicated_port")
@@ -95,7 +95,7 @@ class Reasons:
             else:
                 self._node(outcome.fleet, record)
 
-    def _host(self, fleet: Fleet, record: HostRecord) -> None:
+    def _host(self, fleet: FleetIndex, record: HostRecord) -> None:
         check = record.check
 
         def build() -> list[Rejection]:
@@ -111,7 +111,7 @@ class Reasons:
 
         self.add(check.summary, len(record.hosts), build)
 
-    def _count(self, fleet: Fleet, record: CountRecord) -> None:
+    def _count(self, fleet: FleetIndex, record: CountRecord) -> None:
         def build() -> list[Rejection]:
             return [
                 Rejection(
@@ -128,7 +128,7 @@ class Reasons:
 
         self.add(record.summary, len(record.hosts), build)
 
-    def _node(self, fleet: Fleet, record: NodeRecord) -> None:
+    def _node(self, fleet: FleetIndex, record: NodeRecord) -> None:
         hosts = record.hosts
         exists = fleet.node_id[hosts] >= 0
         needs = record.needs
@@ -178,7 +178,7 @@ class Reasons:
 
     @staticmethod
     def _node_builder(
-        fleet: Fleet,
+        fleet: FleetIndex,
         record: NodeRecord,
         hosts: np.ndarray,
         is_single: bool,

@@ -15,7 +15,7 @@ import numpy as np
 
 from .constraints import capabilities, cpu, impact, memory, nics
 from .constraints.base import FilterInput, HostCheck, NodeNeed
-from .fleet import BoolArray, Fleet, IntArray
+from .index import BoolArray, FleetIndex, IntArray
 from .options import Options
 from .request import Request
 
@@ -47,7 +47,7 @@ class CountRecord:
 
 @dataclass
 class FilterOutcome:
-    fleet: Fleet
+    fleet: FleetIndex
     request: Request
     passing: BoolArray
     node_ok: dict[int, BoolArray]  # cpu-set id -> (hosts x node slots)
@@ -84,7 +84,7 @@ def shared_needs(inp: FilterInput) -> list[NodeNeed]:
 
 
 def run_filter(
-    fleet: Fleet, request: Request, options: Options, consider: BoolArray
+    fleet: FleetIndex, request: Request, options: Options, consider: BoolArray
 ) -> FilterOutcome:
     inp = FilterInput(fleet, request, options)
     out = FilterOutcome(fleet, request, consider.copy(), {})

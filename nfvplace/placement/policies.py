@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .fleet import Fleet, IntArray
 from .hostview import NodeView
+from .index import FleetIndex, IntArray
 from .options import Options, Policy
 from .request import CpuSetDemand, Request
 
@@ -30,7 +30,7 @@ def _mix(seed: int) -> np.uint64:
 
 
 def host_keys(
-    fleet: Fleet, request: Request, options: Options, node_ok: dict[int, np.ndarray]
+    fleet: FleetIndex, request: Request, options: Options, node_ok: dict[int, np.ndarray]
 ) -> IntArray:
     """One int64 per host; the lower, the better (score in the high bits, tie-break in the low)."""
     if options.policy is Policy.pack:

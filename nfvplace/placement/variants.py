@@ -7,10 +7,10 @@ from __future__ import annotations
 import numpy as np
 
 from ..models.vmd import VariantMatch, VmDescriptor
-from .fleet import BoolArray, Fleet, version_key
+from .index import BoolArray, FleetIndex, version_key
 
 
-def matches(fleet: Fleet, match: VariantMatch) -> BoolArray:
+def matches(fleet: FleetIndex, match: VariantMatch) -> BoolArray:
     ok: BoolArray = np.ones(len(fleet), dtype=np.bool_)
     if match.processor_vendor:
         ok &= fleet.vendor == fleet.vocab.code(match.processor_vendor.lower())
@@ -26,7 +26,7 @@ def matches(fleet: Fleet, match: VariantMatch) -> BoolArray:
     return ok
 
 
-def split(fleet: Fleet, vm: VmDescriptor) -> list[tuple[VmDescriptor, str | None, BoolArray]]:
+def split(fleet: FleetIndex, vm: VmDescriptor) -> list[tuple[VmDescriptor, str | None, BoolArray]]:
     """(descriptor with the variant applied, variant name, hosts it applies to), in order."""
     left: BoolArray = np.ones(len(fleet), dtype=np.bool_)
     out: list[tuple[VmDescriptor, str | None, BoolArray]] = []

@@ -18,12 +18,12 @@ from ..models.configuration import VmConfiguration
 from ..models.vnf import Locality, VnfTemplate
 from .engine import place_vm
 from .explain import Reasons
-from .fleet import BoolArray, Fleet
+from .index import BoolArray, FleetIndex
 from .options import Options
 from .result import Diagnosis, PlacementResult, Rejection
 
 
-def place_vnf(fleet: Fleet, template: VnfTemplate, options: Options) -> PlacementResult:
+def place_vnf(fleet: FleetIndex, template: VnfTemplate, options: Options) -> PlacementResult:
     work = fleet.copy()
     hosts_of: dict[str, list[int]] = {}
     configurations: list[VmConfiguration] = []
@@ -79,7 +79,7 @@ def place_vnf(fleet: Fleet, template: VnfTemplate, options: Options) -> Placemen
 
 
 def _consider(
-    fleet: Fleet, template: VnfTemplate, member: str, hosts_of: dict[str, list[int]]
+    fleet: FleetIndex, template: VnfTemplate, member: str, hosts_of: dict[str, list[int]]
 ) -> tuple[BoolArray, dict[str, list[int]]]:
     consider: BoolArray = np.ones(len(fleet), dtype=np.bool_)
     excluded: dict[str, list[int]] = {}
@@ -114,7 +114,7 @@ def _consider(
     return consider, excluded
 
 
-def _excluded_builder(fleet: Fleet, hosts: list[int], phrase: str):  # type: ignore[no-untyped-def]
+def _excluded_builder(fleet: FleetIndex, hosts: list[int], phrase: str):  # type: ignore[no-untyped-def]
     def build() -> list[Rejection]:
         return [Rejection(fleet.host_ids[i], "affinity", phrase, phrase) for i in hosts]
 

@@ -19,7 +19,7 @@ from typing import Any, cast
 from sqlalchemy import Connection, Engine, Table, delete, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
-from ..availability import claim, claim_what_fits
+from ..claims import claim, claim_what_fits
 from ..errors import Issue
 from ..models.chd import ComputeHostDescriptor
 from ..models.configuration import VmConfiguration

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import nfvplace
-from nfvplace.availability import claim, release
+from nfvplace.claims import claim, release
 from nfvplace.lint import Severity, lint_text
 from nfvplace.models import ComputeHostDescriptor, VmConfiguration, dump
 

@@ -10,7 +10,7 @@ from builders import NodeSpec, PortSpec, cpu_set, host, vm
 from checker import violations
 
 import nfvplace
-from nfvplace.availability import claim
+from nfvplace.claims import claim
 from nfvplace.models.chd import ComputeHostDescriptor
 from nfvplace.models.vmd import VmDescriptor
 

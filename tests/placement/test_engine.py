@@ -8,9 +8,9 @@ from checker import violations
 
 import nfvplace
 from nfvplace import errors
-from nfvplace.availability import claim
+from nfvplace.claims import claim
 from nfvplace.errors import NfvplaceError
-from nfvplace.placement import Fleet, NoFitError
+from nfvplace.placement import FleetIndex, NoFitError
 
 
 def fleet3() -> list[nfvplace.ComputeHostDescriptor]:
@@ -45,7 +45,7 @@ def test_inputs_not_mutated() -> None:
     result = nfvplace.place(hosts, v)
     assert result.ok
     assert ([h.model_dump() for h in hosts], v.model_dump()) == before
-    fleet = Fleet(hosts)
+    fleet = FleetIndex(hosts)
     nfvplace.place(fleet, v)
     assert [h.model_dump() for h in fleet.hosts] == before[0]
 
@@ -77,7 +77,7 @@ def test_least_fragmentation_takes_the_tightest_node() -> None:
 
 def test_sequential_placement_until_full() -> None:
     hosts = [host("a"), host("b", nodes=[NodeSpec(cores=2), NodeSpec(cores=2)])]
-    fleet = Fleet(hosts)
+    fleet = FleetIndex(hosts)
     v = vm(cpu_sets=[cpu_set(0, 4, hugepages_1g=2)])
     placed = []
     while True:

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 import nfvplace
-from nfvplace.availability import claim
+from nfvplace.claims import claim
 from nfvplace.lint import lint_document
 from nfvplace.models import ComputeHostDescriptor, VmDescriptor, dump, parse_text
 

@@ -5,14 +5,14 @@ from __future__ import annotations
 import numpy as np
 from builders import host, vm
 
-from nfvplace.placement import Fleet
+from nfvplace.placement import FleetIndex
 from nfvplace.placement.options import parse_options
 from nfvplace.placement.policies import host_keys
 from nfvplace.placement.request import build_request
 
 
 def test_keys_order_by_policy_and_are_seeded() -> None:
-    fleet = Fleet([host("busy", used={0: "x", 8: "x", 1: "x", 9: "x"}), host("idle")])
+    fleet = FleetIndex([host("busy", used={0: "x", 8: "x", 1: "x", 9: "x"}), host("idle")])
     request = build_request(vm())
     ok = {0: fleet.node_id >= 0}
     pack = host_keys(fleet, request, parse_options(policy="pack"), ok)

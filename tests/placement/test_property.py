@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import nfvplace
-from nfvplace.availability import claim
+from nfvplace.claims import claim
 
 SETTINGS = settings(
     max_examples=int(__import__("os").environ.get("NFVPLACE_EXAMPLES", "150")),

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from nfvplace.availability import claim, conflicts
+from nfvplace.claims import claim, conflicts
 
 from ._support import CASES, load_config, load_host, load_vm
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
-from service_fleet import host, vm
+from service_hosts import host, vm
 from service_support import TOKENS, auth
 
 from nfvplace.service.settings import Settings, SettingsError, load_tokens, resolve_tokens

@@ -9,7 +9,7 @@ from typing import Any
 
 import httpx
 import pytest
-from service_fleet import host, vm
+from service_hosts import host, vm
 from service_support import Server, auth, sequential_count
 
 from nfvplace.service.placing import Placer

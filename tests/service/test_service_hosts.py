@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import yaml
 from fastapi.testclient import TestClient
-from service_fleet import host, vm
+from service_hosts import host, vm
 from service_support import auth
 
 

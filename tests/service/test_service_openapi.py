@@ -14,7 +14,7 @@ import schemathesis
 import uvicorn
 from hypothesis import HealthCheck, settings
 from schemathesis.config import SchemathesisConfig
-from service_fleet import host
+from service_hosts import host
 from service_support import ROOT, TOKENS, auth, free_port
 
 from nfvplace.service.app import create_app, import_placer

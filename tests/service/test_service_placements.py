@@ -5,7 +5,7 @@ from __future__ import annotations
 from xml.etree import ElementTree
 
 from fastapi.testclient import TestClient
-from service_fleet import host, vm
+from service_hosts import host, vm
 from service_support import auth, sequential_count
 
 from nfvplace.service.placing import Placer

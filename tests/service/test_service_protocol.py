@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
-from service_fleet import host, vm
+from service_hosts import host, vm
 
 
 def test_problem_documents_for_unknown_routes(sqlite_client: TestClient) -> None:

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 import pytest
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
-from service_fleet import host
+from service_hosts import host
 from sqlalchemy import insert, inspect
 from sqlalchemy.exc import IntegrityError
 
@@ -100,7 +100,7 @@ def test_stale_snapshot_cannot_commit(store: Store) -> None:
 def test_hugepage_counter_guards_capacity(store: Store) -> None:
     store.put_host(ComputeHostDescriptor.model_validate(host("h1", pages_1g=2)))
     commit(store, "p1", [config("p1/vm", [1], pages=2)])
-    from nfvplace.availability import ClaimConflictError
+    from nfvplace.claims import ClaimConflictError
 
     with pytest.raises(ClaimConflictError):
         commit(store, "p2", [config("p2/vm", [2], pages=1)])

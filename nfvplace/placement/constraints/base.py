@@ -9,8 +9,8 @@ import numpy as np
 import numpy.typing as npt
 from ortools.sat.python import cp_model
 
-from ..fleet import BoolArray, Fleet
 from ..hostview import HostView
+from ..index import BoolArray, FleetIndex
 from ..options import Options
 from ..request import Request
 
@@ -42,12 +42,12 @@ class NodeNeed:
 
 @dataclass(frozen=True, slots=True)
 class FilterInput:
-    fleet: Fleet
+    fleet: FleetIndex
     request: Request
     options: Options
 
 
-def always_ok(fleet: Fleet) -> BoolArray:
+def always_ok(fleet: FleetIndex) -> BoolArray:
     return np.zeros(len(fleet), dtype=np.bool_)
 
 

@@ -16,7 +16,7 @@ import re
 import numpy as np
 
 from ...models.capabilities import HypervisorCapability
-from ..fleet import CAPABILITIES, BoolArray, Fleet, version_key
+from ..index import CAPABILITIES, BoolArray, FleetIndex, version_key
 from ..options import ProcessorMatch
 from .base import FilterInput, HostCheck, detail
 
@@ -34,7 +34,7 @@ def model_family(model: str) -> str:
     return " ".join(family)
 
 
-def model_rank(fleet: Fleet, inp: FilterInput) -> np.ndarray:
+def model_rank(fleet: FleetIndex, inp: FilterInput) -> np.ndarray:
     """Rank of each host's processor against the VM's reference model (lower is closer; 9: none)."""
     proc = inp.request.vm.processor
     n = len(fleet)
@@ -300,6 +300,6 @@ def _hypervisor_checks(inp: FilterInput) -> list[HostCheck]:
     return out
 
 
-def _hv(fleet: Fleet, i: int, attr: str) -> object:
+def _hv(fleet: FleetIndex, i: int, attr: str) -> object:
     hv = fleet.hosts[i].hypervisor
     return None if hv is None else getattr(hv, attr)

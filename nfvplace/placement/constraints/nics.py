@@ -20,8 +20,8 @@ import numpy.typing as npt
 from ortools.sat.python import cp_model
 
 from ...models.vmd import InterfaceMode
-from ..fleet import BoolArray
 from ..hostview import EPS, PortView
+from ..index import BoolArray
 from ..request import InterfaceDemand
 from .base import FilterInput, HostCheck, ModelContext, NodeNeed, detail
 

@@ -395,7 +395,7 @@ def realistic_host(
             "labels": {"origin": origin or "unknown", "example": "realistic-use-transform"},
             "provenance": Provenance(
                 source="hwloc-xml",
-                tool="nfvplace.fleet.realistic_host",
+                tool="nfvplace.synthetic.realistic_host",
                 notes=(
                     f"topology from hwloc export {origin}"
                     if origin

@@ -5,13 +5,13 @@ from __future__ import annotations
 from builders import NodeSpec, PortSpec, cpu_set, host, vm
 
 import nfvplace
-from nfvplace.placement import Fleet
+from nfvplace.placement import FleetIndex
 
 
 def test_counts_classify_free_threads() -> None:
     # 8 cores (T=8): thread 8 (sibling of 0) host-reserved; 1 used by a VM (sibling 9 half busy)
     h = host(nodes=[NodeSpec(cores=4), NodeSpec(cores=4)], ineligible=(8,), used={1: "x"})
-    f = Fleet([h])
+    f = FleetIndex([h])
     assert f.whole[0].tolist() == [2, 4]
     assert f.half_iso[0].tolist() == [1, 0]
     assert f.half_busy[0].tolist() == [1, 0]
@@ -19,7 +19,7 @@ def test_counts_classify_free_threads() -> None:
 
 
 def test_update_after_claim_and_new_vocabulary() -> None:
-    f = Fleet([host("a")])
+    f = FleetIndex([host("a")])
     result = nfvplace.place(f, vm(cpu_sets=[cpu_set(0, 4, hugepages_1g=2)]))
     f.update_many(result.hosts.values())
     assert int(f.whole[0].sum()) == 6
@@ -32,7 +32,7 @@ def test_update_after_claim_and_new_vocabulary() -> None:
 
 
 def test_copy_is_independent() -> None:
-    f = Fleet([host("a")])
+    f = FleetIndex([host("a")])
     g = f.copy()
     result = nfvplace.place(g, vm(cpu_sets=[cpu_set(0, 4)]))
     g.update_many(result.hosts.values())
@@ -42,7 +42,7 @@ def test_copy_is_independent() -> None:
 
 def test_compact_fleet_places_like_the_plain_one() -> None:
     hosts = [host(f"h{i}", nodes=[NodeSpec(cores=3), NodeSpec(cores=3)]) for i in range(6)]
-    plain, compact = Fleet(hosts), Fleet(hosts, compact=True)
+    plain, compact = FleetIndex(hosts), FleetIndex(hosts, compact=True)
     compact.hosts.hot_size = 2  # type: ignore[union-attr]  # force compress / decompress cycles
     v = vm(cpu_sets=[cpu_set(0, 4, hugepages_1g=1)])
     while True:
@@ -62,7 +62,7 @@ def test_compact_fleet_places_like_the_plain_one() -> None:
 def test_interned_hosts_equal_the_given_ones_and_share_equal_parts() -> None:
     a = host("a", nodes=[NodeSpec(cores=4, ports=[PortSpec(vfs=4)])])
     b = host("b", nodes=[NodeSpec(cores=4, ports=[PortSpec(vfs=4)])])
-    f = Fleet([a, b])
+    f = FleetIndex([a, b])
     fa, fb = f.host("a"), f.host("b")
     assert fa == a
     assert fb == b

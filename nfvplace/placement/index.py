@@ -161,7 +161,7 @@ class HostStore:
         return clone
 
 
-class Fleet:
+class FleetIndex:
     """An indexed set of hosts. `place(fleet, vm)` reads it; `update(host)` refreshes one host.
 
     `compact=True` keeps the descriptors compressed (see `HostStore`): about a tenth of the memory,
@@ -189,9 +189,10 @@ class Fleet:
 
     @classmethod
     def of(
-        cls, hosts: Fleet | Sequence[ComputeHostDescriptor] | Mapping[str, ComputeHostDescriptor]
-    ) -> Fleet:
-        if isinstance(hosts, Fleet):
+        cls,
+        hosts: FleetIndex | Sequence[ComputeHostDescriptor] | Mapping[str, ComputeHostDescriptor],
+    ) -> FleetIndex:
+        if isinstance(hosts, FleetIndex):
             return hosts
         if isinstance(hosts, Mapping):
             return cls(hosts.values())
@@ -454,9 +455,9 @@ class Fleet:
         except ValueError:
             return None
 
-    def copy(self) -> Fleet:
+    def copy(self) -> FleetIndex:
         """An independent copy (arrays copied, descriptors shared: they are immutable)."""
-        clone = Fleet.__new__(Fleet)
+        clone = FleetIndex.__new__(FleetIndex)
         for name, value in self.__dict__.items():
             if isinstance(value, np.ndarray):
                 setattr(clone, name, value.copy())

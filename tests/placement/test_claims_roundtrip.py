@@ -1,11 +1,11 @@
-"""The engine's configurations claim and release cleanly (availability.claim / release / conflicts)."""
+"""The engine's configurations claim and release cleanly (claims.claim / release / conflicts)."""
 
 from __future__ import annotations
 
 from builders import NodeSpec, PortSpec, cpu_set, host, vm
 
 import nfvplace
-from nfvplace.availability import claim, conflicts, release
+from nfvplace.claims import claim, conflicts, release
 
 
 def test_claim_release_round_trip() -> None:

@@ -11,9 +11,9 @@ from hwloc_corpus import corpus_file
 
 from nfvplace import load
 from nfvplace.discovery import chd_from_hwloc_xml
-from nfvplace.fleet import realistic_host
 from nfvplace.models import ComputeHostDescriptor
 from nfvplace.models.chd import CpuState, PortUsage
+from nfvplace.synthetic import realistic_host
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
