@@ -48,6 +48,8 @@ def place_vnf(fleet: FleetIndex, template: VnfTemplate, options: Options) -> Pla
             for phrase, hosts in excluded.items():
                 reasons.add(phrase, len(hosts), _excluded_builder(work, hosts, phrase))
             instance = f"{template.name}.{member.name}-{k + 1}"
+            if options.instance:  # a prefix naming this placement (the service's placement id)
+                instance = f"{options.instance}/{instance}"
             outcome = place_vm(
                 work, vm, options, consider=consider, reasons=reasons, instance=instance
             )
