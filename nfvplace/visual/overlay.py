@@ -46,9 +46,8 @@ class Overlay:
 
 
 def _already_claimed(host: ComputeHostDescriptor, config: VmConfiguration) -> bool:
-    owners = {cpu.id: cpu.owner for cpu in host.cpus}
-    pins = config.pinned_cpus
-    return bool(pins) and all(owners.get(pu) == config.owner for pu in pins)
+    """Claiming records the owner among the host's instances (see `claims.claim`)."""
+    return config.owner in {instance.id for instance in host.instances}
 
 
 def _summary(config: VmConfiguration) -> tuple[str, ...]:
