@@ -290,8 +290,8 @@ def _cpu_sets(
     for node in range(nodes):
         cpu_sets.append(_node(specs, node, nodes, vcpus, ram, thread, page_kib, origins))
     out: dict[str, Any] = {"cpu_sets": cpu_sets, "cpu_thread_policy": thread}
-    origins[("cpu_sets",)] = at("hw:numa_nodes") if "hw:numa_nodes" in specs.values else at(
-        "hw:cpu_policy"
+    origins[("cpu_sets",)] = (
+        at("hw:numa_nodes") if "hw:numa_nodes" in specs.values else at("hw:cpu_policy")
     )
     origins[("cpu_thread_policy",)] = at("hw:cpu_thread_policy")
     if "hw:cpu_thread_policy" not in specs.values:

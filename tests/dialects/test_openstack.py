@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from nfvplace.dialects import DialectError, convert, detect, load_any
+import nfvplace
+from nfvplace.dialects import DialectError, convert, detect
 from nfvplace.lint import lint_text
 from nfvplace.models import VmDescriptor
 from nfvplace.models.loading import parse_text
@@ -15,7 +16,7 @@ EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "dialects"
 
 
 def test_example_du_flavor() -> None:
-    vm = load_any(EXAMPLES / "openstack-flavor-du.yaml")
+    vm = nfvplace.load(EXAMPLES / "openstack-flavor-du.yaml")
     assert isinstance(vm, VmDescriptor)
     assert vm.name == "vran.du.large"
     (cpu_set,) = vm.cpu_sets

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from nfvplace.dialects import DialectError, convert, detect, load_any
+import nfvplace
+from nfvplace.dialects import DialectError, convert, detect
 from nfvplace.lint import lint_text
 from nfvplace.models import VmDescriptor, VnfTemplate
 
@@ -14,7 +15,7 @@ EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "dialects"
 
 
 def test_example_vbras() -> None:
-    vm = load_any(EXAMPLES / "openvim-vbras.yaml")
+    vm = nfvplace.load(EXAMPLES / "openvim-vbras.yaml")
     assert isinstance(vm, VmDescriptor)
     (cpu_set,) = vm.cpu_sets
     assert len(cpu_set.vcpus) == 16
