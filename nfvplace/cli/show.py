@@ -20,7 +20,7 @@ from .. import errors
 from ..errors import DescriptorError, Issue, NfvplaceError
 from ..models.chd import ComputeHostDescriptor
 from ..models.configuration import VmConfiguration
-from ..models.loading import load
+from ..reader import load
 from . import app
 
 SUFFIXES = (".svg", ".png")

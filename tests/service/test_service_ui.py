@@ -9,7 +9,7 @@ from xml.etree import ElementTree
 import pytest
 from fastapi.testclient import TestClient
 from service_support import TOKENS, auth
-from ui_support import du_document, du_yaml, host_documents
+from ui_support import ROOT, du_document, du_yaml, host_documents
 
 SVG = "{http://www.w3.org/2000/svg}"
 
@@ -97,3 +97,11 @@ def test_dry_run_shows_the_outcome_and_claims_nothing(
     no_fit = client.post("/ui/dry-run", data={"descriptor": huge}, headers=auth("reader"))
     assert 'class="diagnosis"' in no_fit.text
     assert "0/2 hosts" in no_fit.text
+
+
+def test_dry_run_reads_vendor_dialects(ui: tuple[TestClient, dict[str, Any]]) -> None:
+    client, _ = ui
+    flavor = (ROOT / "examples" / "dialects" / "openstack-flavor-du.yaml").read_text()
+    answer = client.post("/ui/dry-run", data={"descriptor": flavor}, headers=auth("reader"))
+    assert answer.status_code == 200
+    assert 'id="outcome"' in answer.text, answer.text[-2000:]

@@ -20,9 +20,10 @@ from starlette.concurrency import run_in_threadpool
 from ...errors import NfvplaceError
 from ...models.chd import ComputeHostDescriptor
 from ...models.configuration import VmConfiguration
-from ...models.loading import parse_document, parse_text
+from ...models.loading import parse_text
 from ...models.vmd import VmDescriptor
 from ...models.vnf import VnfTemplate
+from ...reader import load_document
 from ...store import Store
 from ...store.listing import live_placements
 from ...visual import heatmap_svg, host_svg, hosts_svg
@@ -118,7 +119,7 @@ def _host_page(store: Store, host_id: str) -> str | None:
 
 def _dry_run(request: Request, text: str, policy: str) -> str:
     try:
-        descriptor = parse_document(parse_text(text, "descriptor"))
+        descriptor = load_document(parse_text(text, "descriptor"))
     except NfvplaceError as error:
         return pages.dry_run(text, policy, error=f"[{error.code}] {error}")
     if not isinstance(descriptor, VmDescriptor | VnfTemplate):

@@ -114,7 +114,7 @@ def dry_run(
     )
     form = (
         '<form method="post" action="/ui/dry-run" id="dry-run">'
-        "<p>A VM Descriptor or VNF template (YAML or JSON). Nothing is claimed.</p>"
+        "<p>A VM Descriptor or VNF template (YAML or JSON; nfvplace's format or a vendor dialect). Nothing is claimed.</p>"
         f'<textarea name="descriptor" id="descriptor" rows="16">{escape(text)}</textarea>'
         f'<p><label>Policy <select name="policy" id="policy">{options}</select></label> '
         '<button type="submit" id="place">Dry run</button></p></form>'
