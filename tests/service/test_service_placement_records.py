@@ -29,7 +29,8 @@ def test_list_placements_with_filters_and_pages(client: TestClient) -> None:
     by_vm = client.get("/v1/placements", params={"vm": "vm-1"}).json()["placements"]
     assert sorted(p["id"] for p in by_vm) == sorted(p["id"] for p in placed[1::2])
     on_h2 = client.get("/v1/placements", params={"host": "h2"}).json()["placements"]
-    assert on_h2 and all(c["host"] == "h2" for p in on_h2 for c in p["configurations"])
+    assert on_h2
+    assert all(c["host"] == "h2" for p in on_h2 for c in p["configurations"])
     owner = placed[2]["configurations"][0]["instance"]
     assert owner.startswith(placed[2]["id"] + "/")
     by_owner = client.get("/v1/placements", params={"owner": owner}).json()["placements"]

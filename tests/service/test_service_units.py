@@ -14,8 +14,8 @@ from nfvplace.models.loading import SourceDocument
 from nfvplace.service.lint_adapter import has_errors, lint_findings
 from nfvplace.service.placing import PlacementRequest
 from nfvplace.service.settings import Settings
-from nfvplace.store.db import normalise_url
 from nfvplace.store.availability import derive
+from nfvplace.store.db import normalise_url
 from nfvplace.store.resources import Held, held_resources, hugepage_capacity, hugepages_held
 
 CONFIG = VmConfiguration.model_validate(
