@@ -21,6 +21,7 @@ then repaired by moving placed instances to make room); the others are listed in
 
 from __future__ import annotations
 
+import itertools
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -81,6 +82,7 @@ class JointSearch:
         self.backtracks = 0
         self.dead = _Dead()
         self.path: list[int] = []
+        self.twin: dict[int, int] = {}  # unit -> the previous instance of its member
         total = fleet.total_threads
         self._size_rank: IntArray = (int(total.max(initial=0)) + 1 - total).astype(np.int64)
 
@@ -95,7 +97,11 @@ class JointSearch:
         """The hosts that take unit u now, best first (hosts whose signature is in `skip` left out)."""
         state = self.state
         consider, _ = state.consider(u)
-        numa = state.numa_hosts(u)
+        before = self.twin.get(u)
+        if before is not None and before in state.placed:
+            # instances of one member are interchangeable: their hosts never go down in index
+            consider[: state.placed[before].host] = False
+        numa = [h for h in state.numa_hosts(u) if consider[h]]
         consider[numa] = False
         unit = self.units[u]
         yield from fitting_hosts(
@@ -210,6 +216,9 @@ def place_joint(
     units = search.units
     if mode == "all":
         order = sorted(range(len(units)), key=lambda u: (-units[u].member.size, u))
+        search.twin = {
+            b: a for a, b in itertools.pairwise(order) if units[a].member is units[b].member
+        }
         try:
             if search.dfs(order, 0):
                 return _result(search)
