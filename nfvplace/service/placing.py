@@ -21,6 +21,7 @@ from ..models.configuration import VmConfiguration
 from ..models.vmd import VMD_SCHEMA, VmDescriptor
 from ..models.vnf import VnfTemplate
 from ..placement import FleetIndex
+from ..placement.batch import BatchItem
 from ..placement.result import Diagnosis, PlacementResult
 from ..store import IdempotentReplayError, PlacementRecord, StaleSnapshot, Store
 from .live import Decision, LiveIndex
@@ -33,7 +34,7 @@ Placer = Callable[..., PlacementResult]
 
 @dataclass(frozen=True)
 class PlacementRequest:
-    descriptor: VmDescriptor | VnfTemplate
+    descriptor: VmDescriptor | VnfTemplate | tuple[BatchItem, ...]
     body: Any  # the request body as sent, for the idempotency hash
     dry_run: bool = False
     policy: str = "pack"
@@ -64,17 +65,41 @@ def _explanation(request: PlacementRequest, result: PlacementResult) -> dict[str
     return {"explanation": list(result.explanation)} if request.explain else {}
 
 
-def owner_name(placement_id: str, descriptor: VmDescriptor | VnfTemplate) -> str:
-    """The instance id the engine claims with: `<placement id>/<vm>` for a VM; a VNF's members
-    are `<placement id>/<template>.<member>-<k>`."""
-    if isinstance(descriptor, VnfTemplate):
-        return placement_id
-    return f"{placement_id}/{descriptor.name}"
+Target = VmDescriptor | VnfTemplate | tuple[BatchItem, ...]
 
 
-def empty_fleet(descriptor: VmDescriptor | VnfTemplate) -> PlacementResult:
+def owner_name(placement_id: str, descriptor: Target) -> str:
+    """The instance id the engine claims with: `<placement id>/<vm>` for a VM; the instances of a
+    VNF or a batch are `<placement id>/<template>.<member>-<k>` (`<placement id>/<member>-<k>`)."""
+    if isinstance(descriptor, VmDescriptor):
+        return f"{placement_id}/{descriptor.name}"
+    return placement_id
+
+
+def target_name(descriptor: Target) -> str:
+    if isinstance(descriptor, tuple):
+        return "batch of " + ", ".join(item.vm.name for item in descriptor)
+    return descriptor.name
+
+
+def stored_target(descriptor: Target) -> dict[str, Any]:
+    """The descriptor as the store keeps it with the placement (see `vm_descriptors`)."""
+    if isinstance(descriptor, tuple):
+        return {
+            "batch": [
+                {
+                    "vm": item.vm.model_dump(mode="json", by_alias=True, exclude_none=True),
+                    "count": item.count,
+                }
+                for item in descriptor
+            ]
+        }
+    return descriptor.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
+def empty_fleet(descriptor: Target) -> PlacementResult:
     summary = (
-        f"0/0 hosts fit {descriptor.name}: the inventory has no hosts "
+        f"0/0 hosts fit {target_name(descriptor)}: the inventory has no hosts "
         "(host agents register them with PUT /v1/hosts/{id})"
     )
     return PlacementResult(diagnosis=Diagnosis(0, 0, (), summary))
@@ -190,7 +215,6 @@ class Placements:
         response: dict[str, Any],
         decision: Decision,
     ) -> PlacementRecord:
-        descriptor = request.descriptor
         return self.store.commit_placement(
             placement_id=placement_id,
             idempotency_key=idempotency_key,
@@ -199,8 +223,8 @@ class Placements:
             configurations=decision.result.configurations,
             snapshot=decision.base,
             claimed=decision.claimed,
-            name=descriptor.name,
-            descriptor=descriptor.model_dump(mode="json", by_alias=True, exclude_none=True),
+            name=target_name(request.descriptor)[:255],
+            descriptor=stored_target(request.descriptor),
         )
 
     def _no_fit(self, result: PlacementResult) -> None:
@@ -224,6 +248,9 @@ def vm_descriptors(record: PlacementRecord) -> dict[str, VmDescriptor]:
     data = record.descriptor
     if data is None:
         return {}
+    if "batch" in data:
+        vms = [VmDescriptor.model_validate(item["vm"]) for item in data["batch"]]
+        return {vm.name: vm for vm in vms}
     if data.get("schema") == VMD_SCHEMA:
         vm = VmDescriptor.model_validate(data)
         return {vm.name: vm}
