@@ -20,8 +20,8 @@ from .models import (
     VmDescriptor,
     VnfTemplate,
     dump,
-    load,
 )
+from .reader import load
 
 if TYPE_CHECKING:
     from .placement import PlacementResult

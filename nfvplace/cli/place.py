@@ -18,10 +18,11 @@ from .. import errors
 from ..errors import DescriptorError, Issue, NfvplaceError
 from ..models.chd import ComputeHostDescriptor
 from ..models.configuration import VmConfiguration, VmConfigurations
-from ..models.loading import dump, load
+from ..models.loading import dump
 from ..models.vmd import VmDescriptor
 from ..models.vnf import VnfTemplate
 from ..placement.result import PlacementResult
+from ..reader import load
 from ..render.several import render_configurations
 from . import app
 from .common import check_choice, emit_rendered, fail, write_text

@@ -16,9 +16,10 @@ from .. import errors
 from ..errors import Issue, NfvplaceError
 from ..models.chd import ComputeHostDescriptor
 from ..models.configuration import VmConfiguration, VmConfigurations
-from ..models.loading import Descriptor, load_file
+from ..models.loading import Descriptor
 from ..models.vmd import VmDescriptor
 from ..models.vnf import VnfTemplate
+from ..reader import load_file
 from ..render import FORMATS, render_host_tuning
 from ..render.several import render_configurations
 from . import app
