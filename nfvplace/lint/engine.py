@@ -154,6 +154,12 @@ def lint_model(model: BaseModel, source: str = "<model>") -> FileResult:
     What the library checks before placing a VM Descriptor or VNF template it was handed as a model.
     """
     kind = getattr(model, "schema_", None)
+    if isinstance(model, VnfTemplate):  # loading resolved each member's file into its descriptor
+        members = tuple(
+            m.model_copy(update={"file": None}) if m.descriptor is not None else m
+            for m in model.members
+        )
+        model = model.model_copy(update={"members": members})
     hits = list(semantic_hits(model))
     return _result(SourceDocument(data=None, source=source), hits, kind, None)
 
