@@ -78,9 +78,10 @@ def _load_vm(path: Path) -> VmDescriptor | VnfTemplate:
 
 
 def _document(
-    descriptor: VmDescriptor | VnfTemplate, configs: tuple[VmConfiguration, ...]
+    descriptor: VmDescriptor | VnfTemplate | list[VmDescriptor],
+    configs: tuple[VmConfiguration, ...],
 ) -> VmConfiguration | VmConfigurations:
-    """One VM Configuration for a VM Descriptor; one vm-configurations document for a VNF."""
+    """One VM Configuration for one VM; one vm-configurations document for a VNF or a batch."""
     if isinstance(descriptor, VmDescriptor) and len(configs) == 1:
         return configs[0]
     vnf = descriptor.name if isinstance(descriptor, VnfTemplate) else None
@@ -100,7 +101,12 @@ def place_command(
         list[Path],
         typer.Option("--hosts", help="CHD files or folders (repeat, or list several after it)"),
     ],
-    vm: Annotated[Path, typer.Option("--vm", help="VM Descriptor or VNF template")],
+    vm: Annotated[
+        list[Path],
+        typer.Option(
+            "--vm", help="VM Descriptor or VNF template (repeat: a batch, placed jointly)"
+        ),
+    ],
     more_hosts: Annotated[
         list[Path] | None, typer.Argument(help="More CHD files or folders", show_default=False)
     ] = None,
@@ -120,28 +126,38 @@ def place_command(
         str, typer.Option("--policy", help="pack | spread | least-fragmentation")
     ] = "pack",
     seed: Annotated[int, typer.Option("--seed", help="Tie-break seed")] = 0,
+    count: Annotated[
+        int, typer.Option("--count", help="Instances of each --vm, placed jointly", min=1)
+    ] = 1,
+    mode: Annotated[
+        str, typer.Option("--mode", help="all (all or nothing) | max (as many as fit)")
+    ] = "all",
 ) -> None:
-    """Place one VM (or every member of a VNF template) on the given hosts."""
+    """Place one VM, every member of a VNF template, or a batch (several --vm), on the hosts."""
     from ..placement import place
+    from .joint import echo_unplaced, target
 
     check_choice(fmt, FORMATS)
     try:
-        _lint_first(vm)
+        for path in vm:
+            _lint_first(path)
         fleet = _load_hosts(list(hosts) + list(more_hosts or []))
-        descriptor = _load_vm(vm)
-        result = place(fleet, descriptor, policy=policy, seed=seed, explain=explain)
+        descriptor = target(vm, _load_vm)
+        result = place(
+            fleet, descriptor, policy=policy, seed=seed, explain=explain, count=count, mode=mode
+        )
         if explain:
             for line in result.explanation:
                 typer.echo(f"# {line}", err=True)
         if not result.ok:
             _no_fit(result, vm, fmt)
-        document = _document(descriptor, result.configurations)
+        echo_unplaced(result)
+        configs = result.configurations
         if fmt == "libvirt":
-            configs = result.configurations
             rendered = render_configurations(configs, "libvirt", vm=descriptor)
             emit_rendered(configs, rendered, "libvirt", out)
             return
-        text = dump(document, fmt)
+        text = dump(_document(descriptor, configs), fmt)
         if out is None:
             typer.echo(text, nl=False)
         else:
@@ -150,13 +166,13 @@ def place_command(
         raise fail(error) from None
 
 
-def _no_fit(result: PlacementResult, vm: Path, fmt: str) -> NoReturn:
+def _no_fit(result: PlacementResult, vm: list[Path], fmt: str) -> NoReturn:
     """No host fits: the reasons on stderr (as JSON on stdout with --format json); exit 3."""
     diagnosis = result.diagnosis
     assert diagnosis is not None
     if fmt == "json":
         typer.echo(json.dumps(diagnosis.to_dict(), indent=2))
-    typer.echo(f"no host fits {vm}: {diagnosis.summary}", err=True)
+    typer.echo(f"no host fits {', '.join(map(str, vm))}: {diagnosis.summary}", err=True)
     for rejection in diagnosis.rejections:
         typer.echo(f"  {rejection.host}: [{rejection.reason}] {rejection.message}", err=True)
     raise typer.Exit(EXIT_NO_FIT)

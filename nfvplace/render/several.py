@@ -26,20 +26,26 @@ from .result import RenderResult
 SUFFIXES = {"libvirt": ".xml", "openstack": ".yaml", "vmx": ".vmx", "host-tuning": ".sh"}
 
 
-def descriptors_of(vm: VmDescriptor | VnfTemplate | None) -> dict[str, VmDescriptor]:
-    """VM Descriptors by name: the one given, or every member of a VNF template."""
+Described = VmDescriptor | VnfTemplate | Sequence[VmDescriptor]
+"""What the configurations were placed from: one VM, a VNF template, or a batch of VMs."""
+
+
+def descriptors_of(vm: Described | None) -> dict[str, VmDescriptor]:
+    """VM Descriptors by name: the one given, every member of a VNF template, or a batch's."""
     if vm is None:
         return {}
     if isinstance(vm, VmDescriptor):
         return {vm.name: vm}
-    return {m.descriptor.name: m.descriptor for m in vm.members if m.descriptor is not None}
+    if isinstance(vm, VnfTemplate):
+        return {m.descriptor.name: m.descriptor for m in vm.members if m.descriptor is not None}
+    return {d.name: d for d in vm}
 
 
 def render_configurations(
     configs: Sequence[VmConfiguration],
     fmt: str,
     *,
-    vm: VmDescriptor | VnfTemplate | None = None,
+    vm: Described | None = None,
     host: ComputeHostDescriptor | None = None,
 ) -> tuple[RenderResult, ...]:
     """Each configuration rendered in `fmt`, with the descriptor of its VM when `vm` holds it.
