@@ -197,18 +197,18 @@ class _LazyLines(Mapping[PathKey, int]):
         return len(self._lines())
 
 
-class _NotPlainJson(ValueError):
+class _NotPlainJsonError(ValueError):
     """JSON that PyYAML would read differently (e.g. `1e5` is a string to YAML 1.1)."""
 
 
 def _yaml_float(text: str) -> float:
     if "e" in text or "E" in text:
-        raise _NotPlainJson(text)
+        raise _NotPlainJsonError(text)
     return float(text)
 
 
 def _refuse_constant(text: str) -> Any:
-    raise _NotPlainJson(text)
+    raise _NotPlainJsonError(text)
 
 
 _NOT_JSON = object()
