@@ -125,7 +125,9 @@ def _check_size(text: str, source: str) -> None:
         )
 
 
-def _compose(loader_class: type[yaml.SafeLoader], text: str, source: str) -> tuple[Any, Any]:
+def _compose(
+    loader_class: type[yaml.SafeLoader | yaml.CSafeLoader], text: str, source: str
+) -> tuple[Any, Any]:
     """(root node, data) of a YAML text, refusing alias bombs; the loader's own errors pass."""
     loader = loader_class(text)
     try:
