@@ -34,8 +34,9 @@ JSON_VALUES = st.recursive(
     | st.integers()
     | st.floats(allow_nan=False, allow_infinity=False)
     | st.text(max_size=8),
-    lambda children: st.lists(children, max_size=4)
-    | st.dictionaries(st.text(max_size=6), children, max_size=4),
+    lambda children: (
+        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=6), children, max_size=4)
+    ),
     max_leaves=20,
 )
 
@@ -56,7 +57,7 @@ def test_json_reads_as_yaml_reads_it(value: Any, indent: Any, ascii_only: bool) 
         '{"a": "\\u0085 \\ud83d\\ude00"}',
         '{"a": "\x7f"}',
         '{"a": 1,}',
-        "{\n\t\"a\": 1\n}",
+        '{\n\t"a": 1\n}',
         '["x", {"y": [1, 2, {"z": null}]}]',
         "schema: nfvplace/vmd/v1\nname: on\nlist: [1, 2]\n",
         "a: &a [1, 2]\nb: *a\nc: {<<: {x: 1}}\n",
