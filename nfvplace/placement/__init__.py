@@ -3,8 +3,10 @@ exact CP-SAT model on the best candidates, exact ids, claim. See docs/placement.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
+
+import numpy as np
 
 from .. import errors
 from ..errors import DescriptorError, Issue, NfvplaceError
@@ -50,6 +52,7 @@ def place(
     seed: int = 0,
     explain: bool = False,
     max_candidates: int | None = None,
+    exclude: Collection[str] = (),
     **options: Any,
 ) -> PlacementResult:
     """Place one VM Descriptor, every member of a VNF template, or a batch, on `hosts`.
@@ -63,7 +66,8 @@ def place(
     calls: faster for many placements; refresh it with `fleet.update_many(result.hosts.values())`).
     Keywords: `policy` (pack | spread | least-fragmentation), `seed`, `explain`, `max_candidates`
     (hosts given to the exact solver; default: until one fits), `processor_match`
-    (exact | family | any), `frequency_scaling`, `min_frequency_ratio`, `time_limit_s`, `instance`.
+    (exact | family | any), `frequency_scaling`, `min_frequency_ratio`, `time_limit_s`, `instance`,
+    `exclude` (ids of hosts a single VM is not placed on, e.g. hosts the service just lost a race on).
     Inputs are never changed; `result.hosts` holds the updated descriptors of the hosts used.
     """
     opts = parse_options(
@@ -94,7 +98,11 @@ def place(
             f"vm is a {type(vm).__name__}, not a VM Descriptor or VNF template",
             issues=(Issue("give a VmDescriptor or VnfTemplate (nfvplace.load)", path="vm"),),
         )
-    return result_of(place_vm(fleet, vm, opts, instance=opts.instance))
+    consider = None
+    if exclude:
+        consider = np.ones(len(fleet), dtype=np.bool_)
+        consider[[fleet.index[h] for h in exclude if h in fleet.index]] = False
+    return result_of(place_vm(fleet, vm, opts, consider=consider, instance=opts.instance))
 
 
 __all__ = [

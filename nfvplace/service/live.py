@@ -7,7 +7,9 @@ since are read again), decides on it, and claims in the index at once what it ch
 request of this worker decides around it; the store then commits it with compare-and-swap on the
 generations. Requests of one worker that chose the same host commit in the order they decided (the
 later one waits for the earlier one's outcome); a commit that loses the race marks its hosts to be
-read again, and the caller decides once more.
+read again, and the caller decides once more. A worker that lost a race on a host places single VMs
+elsewhere first for a moment (`AVOID_S`), so that workers and replicas packing onto the same host
+fall into separate lanes instead of colliding again.
 
 The lock below is held only while the index is read or changed (a refresh, one decision of about a
 millisecond); commits run outside it, concurrently.
@@ -16,6 +18,7 @@ millisecond); commits run outside it, concurrently.
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TypeVar
@@ -28,6 +31,7 @@ from ..store import Snapshot, StaleSnapshot, Store
 T = TypeVar("T")
 COMPACT_FROM = 2000  # hosts: from here on the index keeps descriptors compressed
 WAIT_S = 60.0
+AVOID_S = 0.5  # a worker that lost a race on a host places elsewhere first for this long
 
 
 @dataclass(eq=False)
@@ -58,6 +62,7 @@ class LiveIndex:
         self._pending: dict[str, _Pending] = {}
         self._dirty: set[str] = set()
         self._seq = -1
+        self._avoid: dict[str, float] = {}  # host -> until when (monotonic) this worker avoids it
         self.hosts_read = 0  # hosts (re)read from the database, for metrics and benchmarks
 
     def __len__(self) -> int:
@@ -94,6 +99,13 @@ class LiveIndex:
             index.update_many(chd for _g, chd in fresh.values())
         self._generation.update({h: g for h, (g, _c) in fresh.items()})
         self._seq = changes.seq
+
+    def avoided(self) -> frozenset[str]:
+        """Hosts this worker lost a race on within the last `AVOID_S` (to try others first)."""
+        now = time.monotonic()
+        with self._lock:
+            self._avoid = {h: t for h, t in self._avoid.items() if t > now}
+            return frozenset(self._avoid)
 
     def decide(
         self, place: Callable[[FleetIndex], PlacementResult], *, claim: bool = True
@@ -140,3 +152,4 @@ class LiveIndex:
                     del self._pending[host_id]
                 if not ok:
                     self._dirty.add(host_id)
+                    self._avoid[host_id] = time.monotonic() + AVOID_S

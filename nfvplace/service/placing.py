@@ -138,18 +138,33 @@ class Placements:
         return Answer(201, dict(record.response), {"Idempotent-Replayed": "true"})
 
     def _compute(
-        self, fleet: FleetIndex, request: PlacementRequest, placement_id: str, attempt: int
+        self,
+        fleet: FleetIndex,
+        request: PlacementRequest,
+        placement_id: str,
+        attempt: int,
+        avoid: frozenset[str] = frozenset(),
     ) -> PlacementResult:
         if len(fleet) == 0:
             return empty_fleet(request.descriptor)
-        return self.placer(
-            fleet,
-            request.descriptor,
-            policy=request.policy,
-            seed=0 if attempt == 0 else self._retry_seed + attempt,
-            explain=request.explain,
-            instance=owner_name(placement_id, request.descriptor),
-        )
+
+        def run(exclude: frozenset[str]) -> PlacementResult:
+            extra = {"exclude": exclude} if exclude else {}
+            return self.placer(
+                fleet,
+                request.descriptor,
+                policy=request.policy,
+                seed=0 if attempt == 0 else self._retry_seed + attempt,
+                explain=request.explain,
+                instance=owner_name(placement_id, request.descriptor),
+                **extra,
+            )
+
+        if avoid and isinstance(request.descriptor, VmDescriptor) and not request.dry_run:
+            result = run(avoid)  # hosts this worker just lost races on: elsewhere first
+            if result.ok:
+                return result
+        return run(frozenset())
 
     def place(self, request: PlacementRequest, idempotency_key: str | None) -> Answer:
         if idempotency_key is not None and not request.dry_run:
@@ -159,7 +174,13 @@ class Placements:
         for attempt in range(self.max_attempts):
             placement_id = new_placement_id()
             decision = self.live.decide(
-                partial(self._compute, request=request, placement_id=placement_id, attempt=attempt),
+                partial(
+                    self._compute,
+                    request=request,
+                    placement_id=placement_id,
+                    attempt=attempt,
+                    avoid=self.live.avoided(),
+                ),
                 claim=not request.dry_run,
             )
             result = decision.result

@@ -26,6 +26,7 @@ from sqlalchemy import (
     Connection,
     Engine,
     Table,
+    bindparam,
     delete,
     insert,
     null,
@@ -66,6 +67,34 @@ PAGE_CLAIMS = cast(Table, HugepageClaimRow.__table__)
 COUNTER = cast(Table, ChangeCounterRow.__table__)
 DELETED = cast(Table, DeletedHostRow.__table__)
 CHUNK = 500
+
+# Statements that carry whole descriptors take them as execution parameters: given to `.values()`
+# as literals, SQLAlchemy would walk every JSON document to build its cache key (10 ms a host).
+_REPORT = (
+    update(HOSTS)
+    .where(HOSTS.c.id == bindparam("b_id"))
+    .values(
+        generation=HOSTS.c.generation + 1, chd=bindparam("b_chd"), updated_at=bindparam("b_now")
+    )
+    .returning(HOSTS.c.generation)
+)
+_AVAILABLE = (
+    update(HOSTS)
+    .where(HOSTS.c.id == bindparam("b_id"))
+    .values(available=bindparam("b_available"), change_seq=bindparam("b_seq"))
+)
+_SET_AVAILABLE = (
+    update(HOSTS).where(HOSTS.c.id == bindparam("b_id")).values(available=bindparam("b_available"))
+)
+_SWAP = (
+    update(HOSTS)
+    .where(HOSTS.c.id == bindparam("b_id"), HOSTS.c.generation == bindparam("b_seen"))
+    .values(
+        generation=bindparam("b_next"),
+        available=bindparam("b_available"),
+        updated_at=bindparam("b_now"),
+    )
+)
 
 
 class StaleSnapshot(Exception):  # noqa: N818 - a signal to recompute, not an error for users
@@ -203,26 +232,22 @@ class Store:
         reported = _dump(chd)
         now = _now()
         with self.engine.begin() as conn:
-            result = conn.execute(
-                update(HOSTS)
-                .where(HOSTS.c.id == chd.id)
-                .values(generation=HOSTS.c.generation + 1, chd=reported, updated_at=now)
-                .returning(HOSTS.c.generation)
-            )
+            result = conn.execute(_REPORT, {"b_id": chd.id, "b_chd": reported, "b_now": now})
             bumped = result.scalar_one_or_none()
             created = bumped is None
             generation = 1 if bumped is None else int(bumped)
             if created:
                 conn.execute(
-                    insert(HOSTS).values(
-                        id=chd.id,
-                        chd=reported,
-                        available=reported,
-                        generation=generation,
-                        created_at=now,
-                        updated_at=now,
-                        change_seq=0,
-                    )
+                    insert(HOSTS),
+                    {
+                        "id": chd.id,
+                        "chd": reported,
+                        "available": reported,
+                        "generation": generation,
+                        "created_at": now,
+                        "updated_at": now,
+                        "change_seq": 0,
+                    },
                 )
                 conn.execute(delete(DELETED).where(DELETED.c.host_id == chd.id))
             live = self._live_on(conn, chd.id)
@@ -240,11 +265,7 @@ class Store:
             available = _dump(derived.available)
             self._sync_pools(conn, derived.base, [config for _, config in live])
             seq = _stamp(conn, ())
-            conn.execute(
-                update(HOSTS)
-                .where(HOSTS.c.id == chd.id)
-                .values(available=available, change_seq=seq)
-            )
+            conn.execute(_AVAILABLE, {"b_id": chd.id, "b_available": available, "b_seq": seq})
         record = HostRecord(chd.id, generation, reported, available)
         return HostPut(record, created, conflicts)
 
@@ -453,31 +474,30 @@ class Store:
             with self.engine.begin() as conn:
                 for host_id in sorted(by_host):
                     swapped = conn.execute(
-                        update(HOSTS)
-                        .where(
-                            HOSTS.c.id == host_id,
-                            HOSTS.c.generation == snapshot.generations[host_id],
-                        )
-                        .values(
-                            generation=snapshot.generations[host_id] + 1,
-                            available=_dump(updated[host_id]),
-                            updated_at=now,
-                        )
+                        _SWAP,
+                        {
+                            "b_id": host_id,
+                            "b_seen": snapshot.generations[host_id],
+                            "b_next": snapshot.generations[host_id] + 1,
+                            "b_available": _dump(updated[host_id]),
+                            "b_now": now,
+                        },
                     )
                     if swapped.rowcount != 1:
                         raise StaleSnapshot(host_id)
                 conn.execute(
-                    insert(PLACEMENTS).values(
-                        id=placement_id,
-                        idempotency_key=idempotency_key,
-                        request_hash=request_hash,
-                        response=dict(response),
-                        configurations=stored,
-                        name=name,
-                        descriptor=None if descriptor is None else dict(descriptor),
-                        created_at=now,
-                        released_at=None,
-                    )
+                    insert(PLACEMENTS),
+                    {
+                        "id": placement_id,
+                        "idempotency_key": idempotency_key,
+                        "request_hash": request_hash,
+                        "response": dict(response),
+                        "configurations": stored,
+                        "name": name,
+                        "descriptor": None if descriptor is None else dict(descriptor),
+                        "created_at": now,
+                        "released_at": None,
+                    },
                 )
                 self._insert_holdings(conn, placement_id, configurations)
                 _stamp(conn, by_host)
@@ -579,9 +599,7 @@ class Store:
                 remaining = [config for _, config in self._live_on(conn, host_id)]
                 derived = derive(ComputeHostDescriptor.model_validate(reported), remaining)
                 conn.execute(
-                    update(HOSTS)
-                    .where(HOSTS.c.id == host_id)
-                    .values(available=_dump(derived.available))
+                    _SET_AVAILABLE, {"b_id": host_id, "b_available": _dump(derived.available)}
                 )
             for host_id, node, size, count in conn.execute(
                 select(
