@@ -107,7 +107,8 @@ def test_the_configuration_records_networks_vlans_and_cpu_set_policies(tmp_path:
     domain = render(bare, "libvirt").text  # a configuration without its descriptor still tags
     assert '<tag id="101"/>' in domain
     flavor = render(bare, "openstack")
-    assert "network: mgmt-net" in flavor.text and "network: physnet-data" in flavor.text
+    assert "network: mgmt-net" in flavor.text
+    assert "network: physnet-data" in flavor.text
     warnings_ = flavor.warnings
     assert any("per-cpu-set thread policies ['prefer']" in w for w in warnings_)
 
