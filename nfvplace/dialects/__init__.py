@@ -8,14 +8,15 @@ ETSI SOL001 TOSCA VDUs. `nfvplace.reader` loads a file in any of them, or in our
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from types import ModuleType
 from typing import Any
 
 from ..models.loading import kind_of
-from . import openstack, openvim, osm, tosca
-from .base import Conversion, DialectError, Note
+from . import heat, openstack, openvim, osm, tacker, tosca
+from .base import MISSING, Conversion, DialectError, Note, placeholder_paths
 
-DIALECTS: tuple[ModuleType, ...] = (osm, tosca, openvim, openstack)
+DIALECTS: tuple[ModuleType, ...] = (osm, tacker, tosca, heat, openvim, openstack)
 """In detection order: the first whose `detect` accepts a document converts it."""
 
 DIALECT_NAMES: tuple[str, ...] = tuple(str(m.NAME) for m in DIALECTS)
@@ -43,6 +44,14 @@ def convert(data: Any) -> Conversion:
         raise DialectError("the document is in no dialect nfvplace reads")
     conversion = module.convert(data)
     assert isinstance(conversion, Conversion)
+    noted = {note.path for note in conversion.notes}
+    placeholders = tuple(
+        Note(path, f"'${{...}}' placeholder: the value is not given yet", MISSING)
+        for path in placeholder_paths(data)
+        if path not in noted
+    )
+    if placeholders:
+        conversion = replace(conversion, notes=conversion.notes + placeholders)
     return conversion
 
 
