@@ -13,10 +13,10 @@ from types import ModuleType
 from typing import Any
 
 from ..models.loading import kind_of
-from . import heat, openstack, openvim, osm, tacker, tosca
+from . import heat, openstack, openvim, openvim_host, osm, tacker, tosca
 from .base import MISSING, Conversion, DialectError, Note, placeholder_paths
 
-DIALECTS: tuple[ModuleType, ...] = (osm, tacker, tosca, heat, openvim, openstack)
+DIALECTS: tuple[ModuleType, ...] = (osm, tacker, tosca, heat, openvim_host, openvim, openstack)
 """In detection order: the first whose `detect` accepts a document converts it."""
 
 DIALECT_NAMES: tuple[str, ...] = tuple(str(m.NAME) for m in DIALECTS)
@@ -44,9 +44,11 @@ def convert(data: Any) -> Conversion:
         raise DialectError("the document is in no dialect nfvplace reads")
     conversion = module.convert(data)
     assert isinstance(conversion, Conversion)
+    unique = tuple(dict.fromkeys(conversion.notes))  # a shared compute desc is noted once
+    conversion = replace(conversion, notes=unique)
     noted = {note.path for note in conversion.notes}
     placeholders = tuple(
-        Note(path, f"'${{...}}' placeholder: the value is not given yet", MISSING)
+        Note(path, "'${...}' placeholder: the value is not given yet", MISSING)
         for path in placeholder_paths(data)
         if path not in noted
     )

@@ -100,7 +100,7 @@ def _server(
     interfaces = _ports(props, path, resources, notes)
     if interfaces:
         start = len(vm.get("interfaces", []))
-        for offset, (interface, source) in enumerate(interfaces):
+        for offset, (_, source) in enumerate(interfaces):
             origins[("interfaces", start + offset)] = source
         vm["interfaces"] = [*vm.get("interfaces", []), *(i for i, _ in interfaces)]
     return vm, origins

@@ -27,6 +27,7 @@ from .base import (
     parse_count,
     parse_int,
 )
+from .flavours import read_df
 
 NAME = "osm-sol006"
 
@@ -61,6 +62,10 @@ def _vnfd(data: Mapping[str, Any]) -> tuple[Mapping[str, Any], PathKey] | None:
             vnfds = as_list(catalog.get("vnfd"))
             if vnfds and isinstance(vnfds[0], Mapping):
                 return vnfds[0], (key, "vnfd", 0)
+    for key in ("nfv", "etsi-nfv-descriptors:nfv"):
+        vnfds = as_list(as_mapping(data.get(key)).get("vnfd"))
+        if vnfds and isinstance(vnfds[0], Mapping):
+            return vnfds[0], (key, "vnfd", 0)
     for key in ("vnfd", "etsi-nfv-vnf:vnf", "etsi-nfv-vnfd:vnfd"):
         value = data.get(key)
         if isinstance(value, Mapping):
@@ -119,6 +124,7 @@ def convert(data: Mapping[str, Any]) -> Conversion:
         template["version"] = str(vnfd["version"])
     for index in range(len(vdus)):
         origins[("members", index)] = (*base, "vdu", index)
+    read_df(vnfd, base, template, [str(v.get("id")) for v in vdus], origins, notes)
     return Conversion(NAME, template, origins, tuple(notes))
 
 
@@ -169,6 +175,7 @@ def _epa(
             size_path = (*desc_path, "virtual-memory", "size")
             try:
                 memory = round(float(mem["size"]) * 1024)
+                sizes["memory-gb"] = size_path
             except (TypeError, ValueError):
                 raise DialectError(
                     f"virtual-memory size must be a number of GB, got {mem['size']!r}", size_path
@@ -241,6 +248,14 @@ def _vdu(
         out.setdefault("hypervisor", {})["required_capability_sets"] = ["io_virtualization"]
     if interfaces:
         out["interfaces"] = interfaces
+    if "memory-gb" in sizes:
+        notes.append(
+            Note(
+                sizes["memory-gb"],
+                "virtual-memory size is in GB (SOL006); read as GiB, as NFV-PER 001 does",
+                ASSUMED,
+            )
+        )
     if epa.get("storage-gb"):
         out["storage"] = [{"name": "root", "size_gib": epa["storage-gb"]}]
         origins[("storage", 0)] = sizes["storage"]

@@ -246,7 +246,7 @@ def vm_interfaces(
     vm: dict[str, Any], origins: dict[PathKey, PathKey], nodes: Mapping[str, Any], vdu: str
 ) -> None:
     """The Tacker CPs bound to `vdu`, as interfaces (SR-IOV for `type: sriov`)."""
-    interfaces = []
+    interfaces: list[dict[str, Any]] = []
     for cp_name, raw in nodes.items():
         cp = as_mapping(raw)
         if cp.get("type") != CP_TYPE:
