@@ -23,9 +23,21 @@ from .models import (
 from .reader import load
 
 if TYPE_CHECKING:
+    from .conversion import Converted
     from .placement import PlacementResult
 
 __version__ = "0.1.0"
+
+
+def convert(source: Any, to: str = "nfvplace", strict: bool = False) -> Converted:
+    """Convert a descriptor file (path) or document in any dialect to nfvplace's format or `to`.
+
+    See `nfvplace.conversion.convert`: the result holds the document and a finding for every
+    field not carried, read with an assumption, or missing.
+    """
+    from .conversion import convert as _convert
+
+    return _convert(source, to, strict)
 
 
 def place(hosts: Any, vm: Any, **policy: Any) -> PlacementResult:
@@ -47,6 +59,7 @@ __all__ = [
     "VmDescriptor",
     "VnfTemplate",
     "__version__",
+    "convert",
     "dump",
     "load",
     "place",
