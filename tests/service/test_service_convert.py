@@ -42,3 +42,32 @@ def test_vocabulary_error_is_a_422_naming_the_field(sqlite_client: TestClient) -
     answer = sqlite_client.post("/v1/convert", json=flavor)
     assert answer.status_code == 422
     assert "dedicatedd" in answer.text
+
+
+def _openvim_host(sqlite_client: TestClient) -> None:
+    import nfvplace
+
+    host = nfvplace.convert(DATA / "openvim" / "host-example1.yaml").data
+    assert sqlite_client.put(f"/v1/hosts/{host['id']}", json=host).status_code < 300
+
+
+def test_placement_envelope_takes_a_dialect(sqlite_client: TestClient) -> None:
+    import yaml
+
+    _openvim_host(sqlite_client)
+    flavor = yaml.safe_load((DATA / "openvim" / "5PTh_8G_2I.yaml").read_text())
+    answer = sqlite_client.post(
+        "/v1/placements", json={"vm": flavor, "dialect": "openvim", "dry_run": True}
+    )
+    assert answer.status_code == 200, answer.text
+    (config,) = answer.json()["configurations"]
+    assert config["host"] == "fake-host-1"
+
+
+def test_placement_dialect_must_match_the_document(sqlite_client: TestClient) -> None:
+    flavor = {"name": "f", "vcpus": 1, "ram": 512, "extra_specs": {}}
+    wrong = sqlite_client.post("/v1/placements", json={"vm": flavor, "dialect": "osm-sol006"})
+    assert wrong.status_code == 422
+    assert "reads as openstack-flavor" in wrong.text
+    unknown = sqlite_client.post("/v1/placements", json={"vm": flavor, "dialect": "klingon"})
+    assert unknown.status_code == 422
