@@ -59,9 +59,11 @@ def test_a_bad_value_names_the_field() -> None:
 
 @pytest.mark.parametrize("text", ["novalue", "=3", "a..b=1", "[0]=1"])
 def test_bad_keys_are_refused(text: str) -> None:
+    def apply() -> None:
+        apply_facts({"id": "h"}, [parse_set(text)])
+
     with pytest.raises(NfvplaceError):
-        fact = parse_set(text)
-        apply_facts({"id": "h"}, [fact])
+        apply()
 
 
 def test_defaults_never_override_but_set_does() -> None:
