@@ -1,8 +1,11 @@
 """Importers from what VNF vendors already write, into nfvplace descriptors.
 
 Each dialect module has `NAME`, `detect(data) -> bool` and `convert(data) -> Conversion`:
-OpenStack flavor extra specs, OSM / ETSI SOL006 VDU guest-EPA, OpenVIM / openmano `numas`, and
-ETSI SOL001 TOSCA VDUs. `nfvplace.reader` loads a file in any of them, or in our own format.
+`openstack` (Nova flavors), `heat` (HOT with `OS::Nova::Flavor`), `tacker` (TOSCA-NFV), `tosca`
+(ETSI SOL001), `osm` (OSM IM and ETSI SOL006; `sol006_xml` parses SOL006 XML), `openvim` (OpenVIM
+and openmano `numas`) and `openvim_host` (OpenVIM host files, as CHDs). `writers` writes a VM
+Descriptor back out. `convert` adds a note for every `${...}` placeholder. `nfvplace.reader` loads
+a file in any of them, or in nfvplace's own format.
 """
 
 from __future__ import annotations

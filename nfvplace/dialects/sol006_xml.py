@@ -11,8 +11,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from lxml import etree
-
 from .. import errors
 from ..errors import DescriptorError, Issue
 from ..models.loading import PathKey, SourceDocument
@@ -64,6 +62,8 @@ def _fail(source: str, message: str, line: int | None = None) -> DescriptorError
 
 
 def _root(data: bytes, source: str) -> Any:
+    from lxml import etree
+
     if len(data) > MAX_XML_BYTES:
         raise _fail(source, f"document is larger than {MAX_XML_BYTES} bytes")
     if b"<!entity" in data.lower() or b"<!doctype" in data.lower():
@@ -90,6 +90,8 @@ def _root(data: bytes, source: str) -> Any:
 
 
 def _local(tag: Any) -> str:
+    from lxml import etree
+
     return str(etree.QName(tag).localname) if isinstance(tag, str) else ""
 
 
@@ -114,6 +116,7 @@ def _convert(element: Any, path: PathKey, lines: dict[PathKey, int], budget: lis
         name = _local(child.tag)
         is_list = name in YANG_LISTS and any(isinstance(c.tag, str) for c in child)
         if is_list or (name in out and isinstance(out[name], list)):
+            lines.setdefault((*path, name), child.sourceline or 0)
             items = out.setdefault(name, [])
             if not isinstance(items, list):
                 items = out[name] = [items]
@@ -127,6 +130,8 @@ def _convert(element: Any, path: PathKey, lines: dict[PathKey, int], budget: lis
 
 def parse_text(text: str, source: str = "<string>") -> SourceDocument:
     """SOL006 XML as plain data: `{"etsi-nfv-vnfd:vnfd": {...}}` or `{"nfv": {"vnfd": [...]}}`."""
+    from lxml import etree
+
     root = _root(text.encode("utf-8", "surrogatepass"), source)
     name = _local(root.tag)
     namespace = etree.QName(root.tag).namespace

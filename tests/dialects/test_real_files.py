@@ -212,3 +212,22 @@ def test_xml_with_entities_is_refused(tmp_path: Path) -> None:
     path.write_text('<!DOCTYPE v [<!ENTITY a "aaaa">]><vnfd>&a;</vnfd>')
     with pytest.raises(DescriptorError, match="unsafe"):
         nfvplace.load(path)
+
+
+def test_sarif_locations_are_in_the_xml_source() -> None:
+    import json
+
+    from nfvplace.lint import LintReport, to_sarif
+
+    path = DATA / "sol006" / "complex-vnfd.xml"
+    sarif = json.loads(to_sarif(LintReport((lint_file(path),)), "test"))
+    located = {
+        r["locations"][0]["logicalLocations"][0]["fullyQualifiedName"]: r["locations"][0][
+            "physicalLocation"
+        ]["region"]["startLine"]
+        for r in sarif["runs"][0]["results"]
+        if r["locations"][0].get("logicalLocations")
+    }
+    text = path.read_text().splitlines()
+    line = located["nfv.vnfd[0].int-virtual-link-desc"]
+    assert "<int-virtual-link-desc>" in text[line - 1]
