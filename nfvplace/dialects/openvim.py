@@ -89,11 +89,43 @@ def convert(data: Mapping[str, Any]) -> Conversion:
     if vnf.get("description"):
         template["description"] = str(vnf["description"])
     origins[()] = ("vnf",)
-    if "internal-connections" in vnf:
-        notes.append(
-            Note(("vnf", "internal-connections"), "internal connections are not converted to links")
-        )
+    links = _links(
+        vnf,
+        {str(c.get("name")): d["name"] for (c, _), d in zip(vnfcs, descriptors, strict=True)},
+        origins,
+        notes,
+    )
+    if links:
+        template["links"] = links
     return Conversion(NAME, template, origins, tuple(notes))
+
+
+def _links(
+    vnf: Mapping[str, Any],
+    members: Mapping[str, str],
+    origins: dict[PathKey, PathKey],
+    notes: list[Note],
+) -> list[dict[str, Any]]:
+    """openmano `internal-connections` between VNFCs as VNF links (member, interface)."""
+    links = []
+    for index, raw in enumerate(as_list(vnf.get("internal-connections"))):
+        connection = as_mapping(raw)
+        path = ("vnf", "internal-connections", index)
+        endpoints = [
+            {
+                "member": members.get(str(e.get("VNFC")), str(e.get("VNFC"))),
+                "interface": identifier(e.get("local_iface_name"), "if"),
+            }
+            for e in (as_mapping(x) for x in as_list(connection.get("elements")))
+        ]
+        if len(endpoints) < 2:
+            notes.append(Note(path, "a connection with fewer than two elements is not a link"))
+            continue
+        origins[("links", len(links))] = path
+        links.append(
+            {"name": identifier(connection.get("name"), f"link{index}"), "endpoints": endpoints}
+        )
+    return links
 
 
 def _count(numa: Mapping[str, Any], key: str, path: PathKey) -> int:

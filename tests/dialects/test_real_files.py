@@ -231,3 +231,13 @@ def test_sarif_locations_are_in_the_xml_source() -> None:
     text = path.read_text().splitlines()
     line = located["nfv.vnfd[0].int-virtual-link-desc"]
     assert "<int-virtual-link-desc>" in text[line - 1]
+
+
+def test_openmano_internal_connections_are_links() -> None:
+    template = nfvplace.load(DATA / "openmano" / "dataplaneVNF_2VMs.yaml")
+    assert isinstance(template, VnfTemplate)
+    (link,) = template.links
+    assert [(e.member, e.interface) for e in link.endpoints] == [
+        ("VNF_2VMs-VM1", "xe0"),
+        ("VNF_2VMs-VM2", "xe0"),
+    ]
