@@ -107,7 +107,7 @@ def _links(
     notes: list[Note],
 ) -> list[dict[str, Any]]:
     """openmano `internal-connections` between VNFCs as VNF links (member, interface)."""
-    links = []
+    links: list[dict[str, Any]] = []
     for index, raw in enumerate(as_list(vnf.get("internal-connections"))):
         connection = as_mapping(raw)
         path = ("vnf", "internal-connections", index)
