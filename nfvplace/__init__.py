@@ -9,6 +9,7 @@ The stable library surface for notebooks and integrators:
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .errors import DescriptorError, LintError, NfvplaceError
@@ -21,12 +22,33 @@ from .models import (
     VnfTemplate,
     dump,
 )
-from .reader import load
 
 if TYPE_CHECKING:
+    from .conversion import Converted
     from .placement import PlacementResult
 
 __version__ = "0.1.0"
+
+
+def load(path: str | Path) -> Descriptor | list[Descriptor]:
+    """Load a descriptor file (nfvplace's own format or any dialect), or a folder of them.
+
+    Raises `DescriptorError` (with a stable `code`, the file, and one issue per problem).
+    """
+    from .reader import load as _load
+
+    return _load(path)
+
+
+def convert(source: Any, to: str = "nfvplace", strict: bool = False) -> Converted:
+    """Convert a descriptor file (path) or document in any dialect to nfvplace's format or `to`.
+
+    See `nfvplace.conversion.convert`: the result holds the document and a finding for every
+    field not carried, read with an assumption, or missing.
+    """
+    from .conversion import convert as _convert
+
+    return _convert(source, to, strict)
 
 
 def place(hosts: Any, vm: Any, **policy: Any) -> PlacementResult:
@@ -53,6 +75,7 @@ __all__ = [
     "VmDescriptor",
     "VnfTemplate",
     "__version__",
+    "convert",
     "dump",
     "load",
     "place",

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from . import errors
-from .dialects import DialectError, convert, detect
+from .dialects import DialectError, convert, detect, sol006_xml
 from .dialects.base import Conversion, Note, json_pointer
 from .errors import DescriptorError, Issue
 from .models.loading import (
@@ -25,6 +25,7 @@ from .models.loading import (
     iter_descriptor_files,
     kind_of,
     parse_document,
+    parse_text,
     read_document,
     resolve_members,
 )
@@ -133,10 +134,36 @@ def _origin(conversion: Conversion, dotted: str | None) -> tuple[str | int, ...]
     return conversion.origin_of(steps)
 
 
+def read_path(path: str | Path) -> SourceDocument:
+    """Read and parse one file: YAML or JSON, or SOL006 XML (parsed safely)."""
+    path = Path(path)
+    if path.suffix.lower() != ".xml":
+        return read_document(path)
+    try:
+        raw = path.read_bytes()[: sol006_xml.MAX_XML_BYTES + 1]
+        text = raw.decode("utf-8")
+    except OSError as exc:
+        raise DescriptorError(
+            errors.INPUT_UNREADABLE, f"cannot read file: {exc.strerror or exc}", file=str(path)
+        ) from exc
+    except UnicodeDecodeError as exc:
+        raise DescriptorError(
+            errors.INPUT_UNREADABLE, f"not UTF-8 text (byte {exc.start})", file=str(path)
+        ) from exc
+    return sol006_xml.parse_text(text, str(path))
+
+
+def parse_any(text: str, source: str = "<string>") -> SourceDocument:
+    """Parse text in any syntax nfvplace reads: YAML, JSON or SOL006 XML."""
+    if sol006_xml.looks_like_xml(text):
+        return sol006_xml.parse_text(text, source)
+    return parse_text(text, source)
+
+
 def load_file(path: str | Path) -> Descriptor:
     """Load one file in any format; VNF members given as files (in any format) are loaded too."""
     path = Path(path)
-    descriptor = load_document(read_document(path))
+    descriptor = load_document(read_path(path))
     if isinstance(descriptor, VnfTemplate):
         descriptor = resolve_members(descriptor, path.parent, str(path), load_file)
     return descriptor
@@ -154,4 +181,13 @@ def load(path: str | Path) -> Descriptor | list[Descriptor]:
     return load_file(path)
 
 
-__all__ = ["Reading", "is_dialect", "load", "load_document", "load_file", "read"]
+__all__ = [
+    "Reading",
+    "is_dialect",
+    "load",
+    "load_document",
+    "load_file",
+    "parse_any",
+    "read",
+    "read_path",
+]

@@ -19,6 +19,7 @@ def test_top_level_all() -> None:
         "VmDescriptor",
         "VnfTemplate",
         "__version__",
+        "convert",
         "dump",
         "load",
         "place",

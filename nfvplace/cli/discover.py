@@ -2,20 +2,46 @@
 
 from __future__ import annotations
 
+import json
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
 import typer
+from pydantic import ValidationError
 
+from .. import errors
 from ..errors import NfvplaceError
-from ..models.loading import dump
+from ..models.chd import ComputeHostDescriptor
+from ..models.loading import dump, read_document, validation_issues
 from . import app
 
 
 class OutputFormat(StrEnum):
     yaml = "yaml"
     json = "json"
+
+
+def _with_facts(
+    chd: ComputeHostDescriptor, sets: list[str], defaults: Path | None
+) -> ComputeHostDescriptor:
+    from ..discovery.given import apply_facts, defaults_facts, parse_set
+
+    facts = []
+    if defaults is not None:
+        facts.extend(defaults_facts(read_document(defaults).data, str(defaults)))
+    facts.extend(parse_set(text) for text in sets)
+    data, warnings = apply_facts(json.loads(dump(chd, "json")), facts)
+    for warning in warnings:
+        typer.echo(f"warning: {warning}", err=True)
+    try:
+        return ComputeHostDescriptor.model_validate(data)
+    except ValidationError as exc:
+        raise NfvplaceError(
+            errors.INPUT_INVALID,
+            "the facts given make an invalid CHD",
+            issues=validation_issues(exc, ComputeHostDescriptor),
+        ) from None
 
 
 @app.command("discover")
@@ -39,8 +65,27 @@ def discover_command(
             "--sysfs-root", help="Read sysfs/procfs under this root (fixture trees, images)"
         ),
     ] = Path("/"),
+    sets: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--set",
+            help="KEY=VALUE a fact the source cannot know, e.g. hypervisor.type=kvm or "
+            "numa_nodes[*].nics[*].ports[*].speed_gbps=25 (overrides)",
+            metavar="KEY=VALUE",
+        ),
+    ] = None,
+    defaults: Annotated[
+        Path | None,
+        typer.Option(
+            "--defaults", help="YAML mapping of KEY: VALUE filling only what is not known"
+        ),
+    ] = None,
 ) -> None:
-    """Write this host's Compute Host Descriptor, or one built from an hwloc XML export."""
+    """Write this host's Compute Host Descriptor, or one built from an hwloc XML export.
+
+    --defaults and --set fill what the source cannot know (hypervisor, CPU flags, port speeds,
+    hugepage use); provenance.notes says which facts came from where.
+    """
     from ..discovery import chd_from_hwloc_xml, discover_live
 
     try:
@@ -48,6 +93,8 @@ def discover_command(
             chd = chd_from_hwloc_xml(hwloc_xml, host_id=host_id)
         else:
             chd = discover_live(sysfs_root=sysfs_root, host_id=host_id)
+        if sets or defaults is not None:
+            chd = _with_facts(chd, sets or [], defaults)
         text = dump(chd, fmt.value)
     except NfvplaceError as exc:
         typer.echo(f"error [{exc.code}]: {exc}", err=True)

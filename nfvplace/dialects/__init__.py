@@ -1,21 +1,25 @@
 """Importers from what VNF vendors already write, into nfvplace descriptors.
 
 Each dialect module has `NAME`, `detect(data) -> bool` and `convert(data) -> Conversion`:
-OpenStack flavor extra specs, OSM / ETSI SOL006 VDU guest-EPA, OpenVIM / openmano `numas`, and
-ETSI SOL001 TOSCA VDUs. `nfvplace.reader` loads a file in any of them, or in our own format.
+`openstack` (Nova flavors), `heat` (HOT with `OS::Nova::Flavor`), `tacker` (TOSCA-NFV), `tosca`
+(ETSI SOL001), `osm` (OSM IM and ETSI SOL006; `sol006_xml` parses SOL006 XML), `openvim` (OpenVIM
+and openmano `numas`) and `openvim_host` (OpenVIM host files, as CHDs). `writers` writes a VM
+Descriptor back out. `convert` adds a note for every `${...}` placeholder. `nfvplace.reader` loads
+a file in any of them, or in nfvplace's own format.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from types import ModuleType
 from typing import Any
 
 from ..models.loading import kind_of
-from . import openstack, openvim, osm, tosca
-from .base import Conversion, DialectError, Note
+from . import heat, openstack, openvim, openvim_host, osm, tacker, tosca
+from .base import MISSING, Conversion, DialectError, Note, placeholder_paths
 
-DIALECTS: tuple[ModuleType, ...] = (osm, tosca, openvim, openstack)
+DIALECTS: tuple[ModuleType, ...] = (osm, tacker, tosca, heat, openvim_host, openvim, openstack)
 """In detection order: the first whose `detect` accepts a document converts it."""
 
 DIALECT_NAMES: tuple[str, ...] = tuple(str(m.NAME) for m in DIALECTS)
@@ -43,6 +47,16 @@ def convert(data: Any) -> Conversion:
         raise DialectError("the document is in no dialect nfvplace reads")
     conversion = module.convert(data)
     assert isinstance(conversion, Conversion)
+    unique = tuple(dict.fromkeys(conversion.notes))  # a shared compute desc is noted once
+    conversion = replace(conversion, notes=unique)
+    noted = {note.path for note in conversion.notes}
+    placeholders = tuple(
+        Note(path, "'${...}' placeholder: the value is not given yet", MISSING)
+        for path in placeholder_paths(data)
+        if path not in noted
+    )
+    if placeholders:
+        conversion = replace(conversion, notes=conversion.notes + placeholders)
     return conversion
 
 

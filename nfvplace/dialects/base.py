@@ -76,6 +76,28 @@ def json_pointer(path: Sequence[str | int]) -> str:
     return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in path)
 
 
+def is_placeholder(value: Any) -> bool:
+    """A template placeholder such as `${memory int}`: a value the file does not give yet."""
+    return isinstance(value, str) and "${" in value
+
+
+def placeholder_paths(data: Any, path: PathKey = ()) -> list[PathKey]:
+    """Every `${...}` value of a document, as source paths (the `${}` index of a template aside)."""
+    if isinstance(data, Mapping):
+        return [
+            found
+            for key, value in data.items()
+            if key != "${}"  # a template's own list of its placeholders
+            for found in ([(*path, key)] if is_placeholder(key) else [])
+            + placeholder_paths(value, (*path, key))
+        ]
+    if isinstance(data, list):
+        return [
+            found for i, item in enumerate(data) for found in placeholder_paths(item, (*path, i))
+        ]
+    return [path] if is_placeholder(data) else []
+
+
 def as_mapping(value: Any) -> Mapping[str, Any]:
     return value if isinstance(value, Mapping) else {}
 

@@ -14,12 +14,14 @@ from typing import Any
 
 from ..models.loading import PathKey
 from .base import (
+    MISSING,
     Conversion,
     DialectError,
     Note,
     as_list,
     as_mapping,
     identifier,
+    is_placeholder,
     parse_count,
     parse_int,
 )
@@ -87,11 +89,69 @@ def convert(data: Mapping[str, Any]) -> Conversion:
     if vnf.get("description"):
         template["description"] = str(vnf["description"])
     origins[()] = ("vnf",)
-    if "internal-connections" in vnf:
-        notes.append(
-            Note(("vnf", "internal-connections"), "internal connections are not converted to links")
-        )
+    links = _links(
+        vnf,
+        {str(c.get("name")): d["name"] for (c, _), d in zip(vnfcs, descriptors, strict=True)},
+        origins,
+        notes,
+    )
+    if links:
+        template["links"] = links
     return Conversion(NAME, template, origins, tuple(notes))
+
+
+def _links(
+    vnf: Mapping[str, Any],
+    members: Mapping[str, str],
+    origins: dict[PathKey, PathKey],
+    notes: list[Note],
+) -> list[dict[str, Any]]:
+    """openmano `internal-connections` between VNFCs as VNF links (member, interface)."""
+    links: list[dict[str, Any]] = []
+    for index, raw in enumerate(as_list(vnf.get("internal-connections"))):
+        connection = as_mapping(raw)
+        path = ("vnf", "internal-connections", index)
+        endpoints = [
+            {
+                "member": members.get(str(e.get("VNFC")), str(e.get("VNFC"))),
+                "interface": identifier(e.get("local_iface_name"), "if"),
+            }
+            for e in (as_mapping(x) for x in as_list(connection.get("elements")))
+        ]
+        if len(endpoints) < 2:
+            notes.append(Note(path, "a connection with fewer than two elements is not a link"))
+            continue
+        origins[("links", len(links))] = path
+        links.append(
+            {"name": identifier(connection.get("name"), f"link{index}"), "endpoints": endpoints}
+        )
+    return links
+
+
+def _count(numa: Mapping[str, Any], key: str, path: PathKey) -> int:
+    """A count of a `numas` entry; 0 for a `${...}` placeholder (reported as missing)."""
+    value = numa.get(key, 0)
+    return 0 if is_placeholder(value) else parse_count(value, key, (*path, key))
+
+
+def _plain(
+    item: Mapping[str, Any],
+    path: PathKey,
+    out: dict[str, Any],
+    origins: dict[PathKey, PathKey],
+    notes: list[Note],
+) -> dict[str, Any]:
+    """`numas: []` with `vcpus` and `ram` (MiB): a plain VM on shared CPUs, as OpenVIM runs it."""
+    for key, target in (("vcpus", "vcpus"), ("ram", "memory_mib")):
+        if key in item and not is_placeholder(item[key]):
+            out[target] = parse_count(item[key], key, (*path, key), limit=1 << 40)
+            origins[(target,)] = (*path, key)
+        else:
+            notes.append(
+                Note(path, f"no 'numas' and no '{key}': the VM's size is unknown", MISSING)
+            )
+    out["cpu_oversubscription"] = True
+    return out
 
 
 def _vm(
@@ -104,6 +164,8 @@ def _vm(
     origins[("name",)] = (*path, "name")
     if item.get("description"):
         out["description"] = str(item["description"])
+    if not numas:
+        return _plain(item, path, out, origins, notes)
     cpu_sets = []
     next_vcpu = 0
     any_pages = False
@@ -112,11 +174,9 @@ def _vm(
         numa_path = (*numas_path, index)
         if not isinstance(numa, Mapping):
             raise DialectError("a 'numas' entry must be a mapping", numa_path)
-        pairs_n = parse_count(
-            numa.get("paired-threads", 0), "paired-threads", (*numa_path, "paired-threads")
-        )
-        cores = parse_count(numa.get("cores", 0), "cores", (*numa_path, "cores"))
-        threads = parse_count(numa.get("threads", 0), "threads", (*numa_path, "threads"))
+        pairs_n = _count(numa, "paired-threads", numa_path)
+        cores = _count(numa, "cores", numa_path)
+        threads = _count(numa, "threads", numa_path)
         ids_given = numa.get("paired-threads-id")
         pairs: list[list[int]] = []
         if isinstance(ids_given, list):
@@ -138,9 +198,11 @@ def _vm(
         singles = list(range(start, start + cores + threads))
         ids = paired_ids + singles
         if not ids:
+            if any(is_placeholder(numa.get(k)) for k in ("paired-threads", "cores", "threads")):
+                continue  # the placeholder is a MISSING note: nothing to convert here
             raise DialectError("a 'numas' entry needs paired-threads, cores or threads", numa_path)
         next_vcpu = max(ids) + 1
-        memory_gib = parse_int(numa.get("memory", 0), "memory (GiB)", (*numa_path, "memory"))
+        memory_gib = _count(numa, "memory", numa_path)
         cpu_set: dict[str, Any] = {"id": index, "vcpus": ids, "memory_mib": memory_gib * 1024}
         if pairs:
             cpu_set["howtogroup"] = pairs

@@ -12,17 +12,23 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..models.loading import PathKey
+from . import epa_extras
 from .base import (
+    ASSUMED,
+    MISSING,
     Conversion,
     DialectError,
     Note,
     as_list,
     as_mapping,
     identifier,
+    one_of,
     page_size_kib,
     parse_count,
     parse_int,
 )
+from .flavours import read_df
+from .osm_numa import numa_cpu_sets
 
 NAME = "osm-sol006"
 
@@ -33,6 +39,11 @@ THREAD_POLICY = {
     "prefer": "prefer",
     "require": "require",
 }
+PINNING_POLICIES = ("dedicated", "shared", "any")
+PAGE_SIZES = ("large", "small", "size_2mb", "size_1gb", "prefer_large")
+MEM_POLICIES = ("strict", "preferred")
+DEFAULT_THREAD_POLICY = "prefer"
+"""What OSM asks the VIM for when DEDICATED has no thread policy: Nova's default, `prefer`."""
 INTERFACE_MODE = {
     "sr-iov": "sriov",
     "sriov": "sriov",
@@ -52,6 +63,10 @@ def _vnfd(data: Mapping[str, Any]) -> tuple[Mapping[str, Any], PathKey] | None:
             vnfds = as_list(catalog.get("vnfd"))
             if vnfds and isinstance(vnfds[0], Mapping):
                 return vnfds[0], (key, "vnfd", 0)
+    for key in ("nfv", "etsi-nfv-descriptors:nfv"):
+        vnfds = as_list(as_mapping(data.get(key)).get("vnfd"))
+        if vnfds and isinstance(vnfds[0], Mapping):
+            return vnfds[0], (key, "vnfd", 0)
     for key in ("vnfd", "etsi-nfv-vnf:vnf", "etsi-nfv-vnfd:vnfd"):
         value = data.get(key)
         if isinstance(value, Mapping):
@@ -110,6 +125,7 @@ def convert(data: Mapping[str, Any]) -> Conversion:
         template["version"] = str(vnfd["version"])
     for index in range(len(vdus)):
         origins[("members", index)] = (*base, "vdu", index)
+    read_df(vnfd, base, template, [str(v.get("id")) for v in vdus], origins, notes)
     return Conversion(NAME, template, origins, tuple(notes))
 
 
@@ -136,6 +152,9 @@ def _epa(
                 flavor["vcpu-count"], "vcpu-count", (*vdu_path, "vm-flavor", "vcpu-count")
             )
             sizes["vcpus"] = (*vdu_path, "vm-flavor", "vcpu-count")
+        if "storage-gb" in flavor:
+            sizes["storage"] = (*vdu_path, "vm-flavor", "storage-gb")
+            epa["storage-gb"] = parse_int(flavor["storage-gb"], "storage-gb", sizes["storage"])
         if "memory-mb" in flavor:
             memory = parse_int(
                 flavor["memory-mb"], "memory-mb", (*vdu_path, "vm-flavor", "memory-mb")
@@ -157,6 +176,7 @@ def _epa(
             size_path = (*desc_path, "virtual-memory", "size")
             try:
                 memory = round(float(mem["size"]) * 1024)
+                sizes["memory-gb"] = size_path
             except (TypeError, ValueError):
                 raise DialectError(
                     f"virtual-memory size must be a number of GB, got {mem['size']!r}", size_path
@@ -191,10 +211,6 @@ def _vdu(
     notes: list[Note],
 ) -> dict[str, Any]:
     epa, where, vcpus, memory, sizes = _epa(vdu, vdu_path, compute)
-    if vcpus is None or memory is None:
-        raise DialectError(
-            "the VDU gives no vCPU count or memory (vm-flavor or virtual-compute-desc)", vdu_path
-        )
     out: dict[str, Any] = {
         "schema": "nfvplace/vmd/v1",
         "name": identifier(vdu.get("id") or vdu.get("name"), "vdu"),
@@ -202,127 +218,160 @@ def _vdu(
     origins[("name",)] = (*vdu_path, "id")
     if vdu.get("description"):
         out["description"] = str(vdu["description"])
-    policy = str(epa.get("cpu-pinning-policy", "ANY")).upper()
-    page_kib = page_size_kib(epa.get("mempage-size"))
-    if str(epa.get("mempage-size", "")).upper() in ("LARGE", "PREFER_LARGE"):
+
+    def word(key: str, accepted: tuple[str, ...], default: str) -> str:
+        return one_of(epa[key], accepted, key, where[key]) if key in epa else default
+
+    policy = word("cpu-pinning-policy", PINNING_POLICIES, "any")
+    page_word = word("mempage-size", PAGE_SIZES, "")
+    page_kib = page_size_kib(page_word or None, where.get("mempage-size", vdu_path))
+    if page_word in ("large", "prefer_large"):
         notes.append(
-            Note(where["mempage-size"], f"mempage-size {epa['mempage-size']} read as 1GiB pages")
-        )
-    thread = THREAD_POLICY.get(str(epa.get("cpu-thread-pinning-policy", "")).lower())
-    if policy == "DEDICATED":
-        numa = as_mapping(epa.get("numa-node-policy"))
-        out["cpu_sets"] = _cpu_sets(
-            numa, where.get("numa-node-policy", vdu_path), vcpus, memory, page_kib, origins
-        )
-        origins[("cpu_sets",)] = where.get("numa-node-policy", where["cpu-pinning-policy"])
-        required = ["cpu_pinning", "numa_memory_pinning"]
-        if page_kib:
-            required.append("hugepage_numa_pinning")
-        out["hypervisor"] = {"required_capabilities": required}
-        origins[("hypervisor",)] = where["cpu-pinning-policy"]
-        total = sum(len(cs["vcpus"]) for cs in out["cpu_sets"])
-        if total != vcpus:
-            out["vcpus"] = vcpus
-            origins[("vcpus",)] = sizes["vcpus"]
-        if sum(cs["memory_mib"] for cs in out["cpu_sets"]) != memory:
-            out["memory_mib"] = memory
-            origins[("memory_mib",)] = sizes["memory"]
-        if thread:
-            out["cpu_thread_policy"] = thread
-    else:
-        out.update(
-            {"vcpus": vcpus, "memory_mib": memory, "cpu_oversubscription": policy == "SHARED"}
-        )
-        origins[("vcpus",)] = sizes["vcpus"]
-        origins[("memory_mib",)] = sizes["memory"]
-        if "numa-node-policy" in epa or page_kib:
-            notes.append(
-                Note(
-                    where.get("numa-node-policy", where.get("mempage-size", vdu_path)),
-                    "NUMA policy and page size need cpu-pinning-policy DEDICATED; ignored",
-                )
+            Note(
+                where["mempage-size"],
+                f"mempage-size {epa['mempage-size']} (any large page) read as 1GiB pages, the "
+                "size OpenStack tries first; hosts with only 2MiB pages are not used",
+                ASSUMED,
             )
+        )
+    thread_word = word("cpu-thread-pinning-policy", tuple(THREAD_POLICY), "")
+    if policy == "dedicated":
+        if memory is None or not _dedicated(
+            epa, where, vcpus, memory, sizes, page_kib, thread_word, out, origins, notes
+        ):
+            _missing_sizes(vcpus, memory, vdu_path, notes)
+    else:
+        _shared(epa, where, vcpus, memory, sizes, policy, page_kib, vdu_path, out, origins, notes)
     sets = out.get("cpu_sets") or []
     interfaces, in_set = _interfaces(vdu, vdu_path, origins, notes, bool(sets), len(sets))
     if in_set:
         out["cpu_sets"][0]["interfaces"] = in_set
-        out["hypervisor"]["required_capability_sets"] = ["io_virtualization"]
+        out.setdefault("hypervisor", {})["required_capability_sets"] = ["io_virtualization"]
     if interfaces:
         out["interfaces"] = interfaces
+    if "memory-gb" in sizes:
+        notes.append(
+            Note(
+                sizes["memory-gb"],
+                "virtual-memory size is in GB (SOL006); read as GiB, as NFV-PER 001 does",
+                ASSUMED,
+            )
+        )
+    if epa.get("storage-gb"):
+        out["storage"] = [{"name": "root", "size_gib": epa["storage-gb"]}]
+        origins[("storage", 0)] = sizes["storage"]
+    count = parse_count(vdu.get("count", 1), "count", (*vdu_path, "count"))
+    if count > 1:
+        notes.append(
+            Note((*vdu_path, "count"), f"count {count}: nfvplace places one instance per VDU")
+        )
+    epa_extras.read(vdu, vdu_path, epa, where, out, origins, notes)
     return out
 
 
-def _cpu_sets(
-    numa: Mapping[str, Any],
-    numa_path: PathKey,
-    vcpus: int,
-    memory: int,
-    page_kib: int | None,
-    origins: dict[PathKey, PathKey],
-) -> list[dict[str, Any]]:
-    nodes = [n for n in as_list(numa.get("node")) if isinstance(n, Mapping)]
-    count = parse_count(numa.get("node-cnt", len(nodes) or 1), "node-cnt", (*numa_path, "node-cnt"))
-    if count <= 0 or count > vcpus:
-        raise DialectError(
-            f"node-cnt must be between 1 and the vCPU count {vcpus}, got {count}",
-            (*numa_path, "node-cnt"),
-        )
-    cpu_sets = []
-    next_vcpu = 0
-    for index in range(count):
-        node = nodes[index] if index < len(nodes) else {}
-        node_path = (*numa_path, "node", index) if index < len(nodes) else numa_path
-        share = vcpus // count if index < count - 1 else vcpus - (vcpus // count) * (count - 1)
-        ids = [
-            parse_int(as_mapping(v).get("id", v), "vcpu id", (*node_path, "vcpu", i))
-            for i, v in enumerate(as_list(node.get("vcpu")))
-        ]
-        paired = as_mapping(node.get("paired-threads"))
-        pairs = [
-            [
-                parse_int(p.get("thread-a"), "thread-a", (*node_path, "paired-threads")),
-                parse_int(p.get("thread-b"), "thread-b", (*node_path, "paired-threads")),
-            ]
-            for p in as_list(paired.get("paired-thread-ids"))
-            if isinstance(p, Mapping)
-        ]
-        if not ids:
-            if "num-paired-threads" in paired or "num-cores" in node or "num-threads" in node:
-                share = (
-                    2
-                    * parse_count(
-                        paired.get("num-paired-threads", 0), "num-paired-threads", node_path
-                    )
-                    + parse_count(node.get("num-cores", 0), "num-cores", node_path)
-                    + parse_count(node.get("num-threads", 0), "num-threads", node_path)
+def _missing_sizes(vcpus: int | None, memory: int | None, path: PathKey, notes: list[Note]) -> bool:
+    for value, what in ((vcpus, "vCPU count"), (memory, "memory size")):
+        if value is None:
+            notes.append(
+                Note(
+                    path,
+                    f"the VDU gives no {what} (vm-flavor or virtual-compute-desc)",
+                    MISSING,
                 )
-            ids = list(range(next_vcpu, next_vcpu + share))
-        if not pairs and "num-paired-threads" in paired:
-            n_pairs = parse_count(paired["num-paired-threads"], "num-paired-threads", node_path)
-            pairs = [ids[2 * i : 2 * i + 2] for i in range(min(n_pairs, len(ids) // 2))]
-        next_vcpu = max([next_vcpu, *(v + 1 for v in ids)])
-        mem = parse_int(
-            node.get("memory-mb", memory // count), "memory-mb", (*node_path, "memory-mb")
+            )
+    return vcpus is None or memory is None
+
+
+def _shared(
+    epa: Mapping[str, Any],
+    where: Mapping[str, PathKey],
+    vcpus: int | None,
+    memory: int | None,
+    sizes: Mapping[str, PathKey],
+    policy: str,
+    page_kib: int | None,
+    vdu_path: PathKey,
+    out: dict[str, Any],
+    origins: dict[PathKey, PathKey],
+    notes: list[Note],
+) -> None:
+    if _missing_sizes(vcpus, memory, vdu_path, notes):
+        return
+    out.update({"vcpus": vcpus, "memory_mib": memory, "cpu_oversubscription": policy == "shared"})
+    origins[("vcpus",)] = sizes["vcpus"]
+    origins[("memory_mib",)] = sizes["memory"]
+    for key in ("numa-node-policy", "mempage-size", "cpu-thread-pinning-policy"):
+        if key in epa and (key != "mempage-size" or page_kib):
+            notes.append(
+                Note(
+                    where[key],
+                    f"{key} is not carried: nfvplace keeps NUMA layout, page sizes and thread "
+                    "policy on cpu-sets, which need cpu-pinning-policy DEDICATED",
+                )
+            )
+
+
+def _dedicated(
+    epa: Mapping[str, Any],
+    where: Mapping[str, PathKey],
+    vcpus: int | None,
+    memory: int,
+    sizes: Mapping[str, PathKey],
+    page_kib: int | None,
+    thread_word: str,
+    out: dict[str, Any],
+    origins: dict[PathKey, PathKey],
+    notes: list[Note],
+) -> bool:
+    """Cpu-sets for a DEDICATED VDU; False when the vCPU count is said nowhere."""
+    numa = as_mapping(epa.get("numa-node-policy"))
+    numa_path = where.get("numa-node-policy", where["cpu-pinning-policy"])
+    sets = numa_cpu_sets(numa, numa_path, vcpus, memory, page_kib, origins)
+    if sets is None:
+        return False
+    out["cpu_sets"] = sets
+    origins[("cpu_sets",)] = numa_path
+    required = ["cpu_pinning"]
+    mem_policy = (
+        one_of(numa["mem-policy"], MEM_POLICIES, "mem-policy", (*numa_path, "mem-policy"))
+        if "mem-policy" in numa
+        else "strict"
+    )
+    if mem_policy == "strict":
+        required.append("numa_memory_pinning")
+    else:
+        notes.append(
+            Note(
+                (*numa_path, "mem-policy"),
+                "mem-policy PREFERRED: the guest may take memory from other nodes; nfvplace "
+                "still counts each cpu-set's memory on its own node, but does not require "
+                "NUMA memory pinning from the hypervisor",
+                ASSUMED,
+            )
         )
-        cpu_set: dict[str, Any] = {
-            "id": parse_int(node.get("id", index), "node id", (*node_path, "id")),
-            "vcpus": ids,
-            "memory_mib": mem,
-        }
-        if pairs:
-            cpu_set["howtogroup"] = pairs
-            origins[("cpu_sets", index, "howtogroup")] = (*node_path, "paired-threads")
-        if page_kib:
-            cpu_set["hugepages"] = {"size": f"{page_kib}KiB", "count": mem * 1024 // page_kib}
-        origins[("cpu_sets", index)] = node_path
-        origins[("cpu_sets", index, "vcpus")] = (
-            (*node_path, "vcpu") if node.get("vcpu") else node_path
+    if page_kib:
+        required.append("hugepage_numa_pinning")
+    out["hypervisor"] = {"required_capabilities": required}
+    origins[("hypervisor",)] = where["cpu-pinning-policy"]
+    total = sum(len(cs["vcpus"]) for cs in sets)
+    if vcpus is not None and total != vcpus:
+        out["vcpus"] = vcpus
+        origins[("vcpus",)] = sizes["vcpus"]
+    if sum(cs["memory_mib"] for cs in sets) != memory:
+        out["memory_mib"] = memory
+        origins[("memory_mib",)] = sizes["memory"]
+    out["cpu_thread_policy"] = THREAD_POLICY.get(thread_word, DEFAULT_THREAD_POLICY)
+    if not thread_word:
+        notes.append(
+            Note(
+                where["cpu-pinning-policy"],
+                "DEDICATED without cpu-thread-pinning-policy: OpenStack's default 'prefer' is used",
+                ASSUMED,
+            )
         )
-        origins[("cpu_sets", index, "memory_mib")] = (
-            (*node_path, "memory-mb") if "memory-mb" in node else node_path
-        )
-        cpu_sets.append(cpu_set)
-    return cpu_sets
+    else:
+        origins[("cpu_thread_policy",)] = where["cpu-thread-pinning-policy"]
+    return True
 
 
 def _interfaces(

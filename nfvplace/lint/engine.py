@@ -13,7 +13,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from ..dialects import DialectError, convert, detect
-from ..dialects.base import ASSUMED, Conversion
+from ..dialects.base import ASSUMED, MISSING, Conversion
 from ..errors import INPUT_SYNTAX, INPUT_UNSAFE, DescriptorError
 from ..models.chd import ComputeHostDescriptor
 from ..models.configuration import VmConfiguration, VmConfigurations
@@ -88,11 +88,14 @@ def _dialect_hits(conversion: Conversion, resolve: Resolver | None) -> list[Hit]
     ]
     rule_of = {
         ASSUMED: doc_rules.DIALECT_ASSUMED,
+        MISSING: doc_rules.DIALECT_MISSING,
     }
     out.extend(
         rule_of.get(note.kind, doc_rules.DIALECT_LOSS).hit(note.path, note.message)
         for note in conversion.notes
     )
+    if any(note.kind == MISSING for note in conversion.notes):
+        return out  # an incomplete document: what is missing is said above, not checked further
     _, hits = lint_data(conversion.data, resolve)
     for hit in hits:
         if hit.rule is doc_rules.DECIMAL_MEMORY_UNIT:

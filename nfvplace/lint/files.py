@@ -6,9 +6,9 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from ..errors import DescriptorError
-from ..models.loading import iter_descriptor_files, read_document
+from ..models.loading import iter_descriptor_files
 from ..models.vmd import VmDescriptor
-from ..reader import load_document
+from ..reader import load_document, read_path
 from .engine import check_document, error_result
 from .findings import FileResult, LintReport
 from .rules.vnf import Resolver
@@ -20,7 +20,7 @@ def file_resolver(base: Path) -> Resolver:
     def resolve(relative: str) -> VmDescriptor | str:
         target = base / relative
         try:
-            loaded = load_document(read_document(target))
+            loaded = load_document(read_path(target))
         except DescriptorError as exc:
             first = exc.issues[0] if exc.issues else None
             detail = f" ({first.path}: {first.message})" if first and first.path else ""
@@ -36,7 +36,7 @@ def lint_file(path: str | Path) -> FileResult:
     """Lint one file; an unreadable file gives an NFV009 finding and `unreadable=True`."""
     path = Path(path)
     try:
-        document = read_document(path)
+        document = read_path(path)
     except DescriptorError as exc:
         return error_result(exc, str(path))
     return check_document(document, file_resolver(path.parent))

@@ -10,6 +10,7 @@ from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
 from pydantic.json_schema import models_json_schema
 
+from ..dialects import DIALECT_NAMES
 from ..models.chd import ComputeHostDescriptor
 from ..models.configuration import VmConfiguration
 from ..models.vmd import VmDescriptor
@@ -59,6 +60,11 @@ def _descriptor_components() -> dict[str, Any]:
             "dry_run": {"type": "boolean", "default": False},
             "policy": {"type": "string", "default": "pack"},
             "explain": {"type": "boolean", "default": False},
+            "dialect": {
+                "type": "string",
+                "enum": ["nfvplace", *DIALECT_NAMES],
+                "description": '"vm" or "vnf" is written in this dialect and converted first',
+            },
         },
         "oneOf": [{"required": ["vm"]}, {"required": ["vnf"]}],
     }

@@ -86,3 +86,11 @@ def test_dedicated_no_is_an_sriov_vf(dedicated: object, mode: str) -> None:
     iface = {"name": "x", "dedicated": dedicated, "bandwidth": "1 Gbps"}
     data = convert({"numas": [{"cores": 1, "memory": 1, "interfaces": [iface]}]}).data
     assert data["cpu_sets"][0]["interfaces"][0]["mode"] == mode
+
+
+def test_openmano_numas_empty_with_vcpus_and_ram_is_a_plain_vm() -> None:
+    data = {"vnf": {"name": "x", "VNFC": [{"name": "a", "numas": [], "vcpus": 2, "ram": 1024}]}}
+    (member,) = convert(data).data["members"]
+    assert member["descriptor"]["vcpus"] == 2
+    assert member["descriptor"]["memory_mib"] == 1024
+    assert member["descriptor"]["cpu_oversubscription"] is True

@@ -5,8 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 import nfvplace
-from nfvplace.dialects import convert, detect
+from nfvplace.dialects import DialectError, convert, detect
 from nfvplace.lint import lint_text
 from nfvplace.models import VmDescriptor, VnfTemplate
 
@@ -101,3 +103,59 @@ def test_bad_numa_policy_is_reported_at_the_source_node() -> None:
     # 512 MiB holds no 1 GiB page, and the node's memory is not the flavor's 1024 MiB.
     assert found["NFV206"] == (f"{vdu}.guest-epa.numa-node-policy.node[0]", 13)
     assert found["NFV202"] == (f"{vdu}.vm-flavor.memory-mb", 6)
+
+
+def _vdu(**extra: object) -> dict[str, object]:
+    vdu: dict[str, object] = {
+        "id": "v",
+        "vm-flavor": {"vcpu-count": 2, "memory-mb": 2048},
+        "guest-epa": {"cpu-pinning-policy": "DEDICATED", "cpu-thread-pinning-policy": "ISOLATE"},
+    }
+    for key, value in extra.items():
+        target = vdu["guest-epa"] if key.startswith("g_") else vdu
+        assert isinstance(target, dict)
+        target[key.removeprefix("g_").replace("_", "-")] = value
+    return {"vnfd": {"vdu": [vdu]}}
+
+
+@pytest.mark.parametrize(
+    ("vdu", "field", "expected"),
+    [
+        (_vdu(hypervisor_epa={"type": "REQUIRE_KVM"}), ("hypervisor", "type"), "kvm"),
+        (
+            _vdu(vswitch_epa={"ovs-acceleration": "MANDATORY"}),
+            ("hypervisor", "vswitch"),
+            {"accelerated": True},
+        ),
+        (
+            _vdu(g_pcie_device=[{"device-id": "qat", "count": 2}]),
+            ("pci_devices",),
+            [{"class": "other", "count": 2, "model": "qat"}],
+        ),
+        (
+            _vdu(g_numa_node_policy={"node-cnt": 1, "mem-policy": "PREFERRED"}),
+            ("hypervisor", "required_capabilities"),
+            ["cpu_pinning"],
+        ),
+        (_vdu(host_epa={"cpu-arch": "PREFER_X86_64"}), ("processor", "architecture"), "x86_64"),
+    ],
+)
+def test_osm_epa_parts_are_carried(
+    vdu: dict[str, object], field: tuple[str, ...], expected: object
+) -> None:
+    value: object = convert(vdu).data
+    for key in field:
+        assert isinstance(value, dict)
+        value = value[key]
+    assert value == expected
+
+
+@pytest.mark.parametrize("quota", ["cpu-quota", "mem-quota", "disk-io-quota", "vif-quota"])
+def test_osm_quotas_are_reported(quota: str) -> None:
+    conversion = convert(_vdu(**{"g_" + quota.replace("-", "_"): {"limit": 10}}))
+    assert any(n.path[-1] == quota and "runtime limit" in n.message for n in conversion.notes)
+
+
+def test_osm_values_outside_the_vocabulary_are_errors() -> None:
+    with pytest.raises(DialectError, match="'dedicated', 'shared', 'any'"):
+        convert({"vnfd": {"vdu": [{"id": "v", "guest-epa": {"cpu-pinning-policy": "PINNED"}}]}})

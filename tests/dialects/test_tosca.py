@@ -74,6 +74,6 @@ def test_decimal_memory_units_are_flagged() -> None:
         "            virtual_memory:\n              virtual_mem_size: 4 GB\n"
     )
     result = lint_text(text, "t.yaml")
-    (note,) = [f for f in result.findings if f.rule == "NFV005"]
+    (note,) = [f for f in result.findings if f.rule == "NFV006"]
     assert note.line == 11
     assert "TOSCA defines GB" in note.message

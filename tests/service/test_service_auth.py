@@ -20,6 +20,7 @@ ROUTES = [
     ("PUT", "/v1/hosts/h2", host("h2"), "host-agent", "placer"),
     ("POST", "/v1/placements", {"vm": vm()}, "placer", "host-agent"),
     ("POST", "/v1/lint", vm(), "reader", None),
+    ("POST", "/v1/convert", vm(), "reader", None),
     ("GET", "/v1/schemas/vmd", None, "reader", None),
     ("DELETE", "/v1/hosts/h1", None, "admin", "host-agent"),
 ]

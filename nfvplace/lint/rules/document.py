@@ -60,6 +60,14 @@ DIALECT_ASSUMED = Rule(
     "thing nfvplace can say)",
     "check that the converted descriptor says what you mean; 'nfvplace convert' prints it",
 )
+DIALECT_MISSING = Rule(
+    "NFV007",
+    Severity.warning,
+    FAMILY,
+    "The dialect document does not say something placement needs (a flavor by name only, a "
+    "'${...}' placeholder, a VDU without sizes); what it says is still read",
+    "give the value in the file, or convert it and complete the nfvplace descriptor",
+)
 UNREADABLE = Rule(
     "NFV009",
     Severity.error,
@@ -77,5 +85,6 @@ RULES = (
     DIALECT,
     DIALECT_LOSS,
     DIALECT_ASSUMED,
+    DIALECT_MISSING,
     UNREADABLE,
 )

@@ -12,11 +12,13 @@ from pydantic import BaseModel, Field
 from starlette.concurrency import run_in_threadpool
 
 from ... import errors
+from ...dialects import DIALECT_NAMES, detect
 from ...models.configuration import VmConfiguration
 from ...models.loading import SourceDocument
 from ...models.vmd import VmDescriptor
 from ...models.vnf import VnfTemplate
 from ...placement.batch import BatchItem
+from ...reader import load_document
 from ...render import render
 from ..auth import require
 from ..body import read_document
@@ -29,7 +31,7 @@ from .common import body_of, problems
 router = APIRouter(prefix="/v1/placements", tags=["placements"])
 
 PlacementId = Annotated[str, Path(min_length=1, max_length=64)]
-ENVELOPE = {"vm", "vnf", "batch", "dry_run", "policy", "explain"}
+ENVELOPE = {"vm", "vnf", "batch", "dry_run", "policy", "explain", "dialect"}
 TARGETS = ("vm", "vnf", "batch")
 
 
@@ -85,6 +87,8 @@ def placement_request(document: SourceDocument) -> PlacementRequest:
     if not isinstance(policy, str) or not policy or len(policy) > 64:
         raise _invalid('"policy" must be a policy name such as "pack" or "spread"')
     key = next(k for k in TARGETS if k in body)
+    if key == "batch" and "dialect" in body:
+        raise _invalid('"dialect" applies to "vm" or "vnf"; a batch takes VM Descriptors')
     if key == "batch":
         return PlacementRequest(
             descriptor=batch_items(document),
@@ -96,7 +100,10 @@ def placement_request(document: SourceDocument) -> PlacementRequest:
     lines = {path[1:]: line for path, line in document.lines.items() if path[:1] == (key,)}
     inner = SourceDocument(data=body[key], source=f"body.{key}", lines=lines)
     descriptor: VmDescriptor | VnfTemplate
-    if key == "vm":
+    dialect = body.get("dialect")
+    if dialect is not None:
+        descriptor = _from_dialect(inner, dialect, key)
+    elif key == "vm":
         descriptor = parse_as(inner, VmDescriptor, "VM Descriptor")
     else:
         descriptor = parse_as(inner, VnfTemplate, "VNF template")
@@ -110,6 +117,22 @@ def placement_request(document: SourceDocument) -> PlacementRequest:
     return PlacementRequest(
         descriptor=descriptor, body=body, dry_run=dry_run, policy=policy, explain=explain
     )
+
+
+def _from_dialect(inner: SourceDocument, dialect: Any, key: str) -> VmDescriptor | VnfTemplate:
+    """The "vm" or "vnf" member written in a dialect (`"dialect": "osm-sol006"`), converted."""
+    names = ("nfvplace", *DIALECT_NAMES)
+    if dialect not in names:
+        raise _invalid(f'"dialect" must be one of {list(names)}, got {dialect!r}')
+    found = detect(inner.data) or "nfvplace"
+    if found != dialect:
+        raise _invalid(f'"{key}" is not written in {dialect} (it reads as {found})')
+    descriptor = load_document(inner)
+    wanted = VmDescriptor if key == "vm" else VnfTemplate
+    if not isinstance(descriptor, wanted):
+        other = "vnf" if key == "vm" else "vm"
+        raise _invalid(f'"{key}" converts to a {type(descriptor).__name__}: send it as "{other}"')
+    return descriptor
 
 
 def batch_items(document: SourceDocument) -> tuple[BatchItem, ...]:

@@ -1,0 +1,133 @@
+"""`nfvplace.convert`: any format in, nfvplace or a dialect out, and round trips that say the same."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import nfvplace
+from nfvplace.conversion import convert
+from nfvplace.errors import DescriptorError
+from nfvplace.models.vmd import VmDescriptor
+
+DATA = Path(__file__).resolve().parent / "data" / "dialects"
+
+PINNED: dict[str, Any] = {
+    "schema": "nfvplace/vmd/v1",
+    "name": "dp",
+    "hypervisor": {
+        "type": "kvm",
+        "required_capabilities": ["cpu_pinning", "numa_memory_pinning", "hugepage_numa_pinning"],
+    },
+    "cpu_thread_policy": "prefer",
+    "cpu_sets": [
+        {
+            "id": 0,
+            "vcpus": [0, 1, 2, 3],
+            "memory_mib": 4096,
+            "hugepages": {"size": "1GiB", "count": 4},
+        },
+        {"id": 1, "vcpus": [4, 5], "memory_mib": 2048, "hugepages": {"size": "1GiB", "count": 2}},
+    ],
+}
+SHARED: dict[str, Any] = {
+    "schema": "nfvplace/vmd/v1",
+    "name": "web",
+    "vcpus": 2,
+    "memory_mib": 2048,
+    "cpu_oversubscription": True,
+}
+OPENVIM: dict[str, Any] = {
+    "schema": "nfvplace/vmd/v1",
+    "name": "vr",
+    "hypervisor": {
+        "required_capabilities": ["cpu_pinning", "numa_memory_pinning", "hugepage_numa_pinning"],
+        "required_capability_sets": ["io_virtualization"],
+    },
+    "cpu_sets": [
+        {
+            "id": 0,
+            "vcpus": [0, 1, 2, 3],
+            "howtogroup": [[0, 1], [2, 3]],
+            "memory_mib": 4096,
+            "hugepages": {"size": "1GiB", "count": 4},
+            "interfaces": [
+                {"name": "xe0", "mode": "dedicated", "speed_gbps": 10, "bandwidth_gbps": 10},
+                {"name": "xe1", "mode": "sriov", "speed_gbps": 1, "bandwidth_gbps": 1},
+            ],
+        }
+    ],
+}
+
+
+def _vm(data: dict[str, Any]) -> VmDescriptor:
+    return VmDescriptor.model_validate(data)
+
+
+@pytest.mark.parametrize(
+    ("vm", "target"),
+    [
+        (PINNED, "nova"),
+        (SHARED, "nova"),
+        (PINNED, "osm"),
+        (SHARED, "osm"),
+        ({**PINNED, "hypervisor": {**PINNED["hypervisor"], "type": None}}, "sol006"),
+        (OPENVIM, "openvim"),
+    ],
+)
+def test_round_trip_is_identical_for_what_the_dialect_can_say(
+    vm: dict[str, Any], target: str
+) -> None:
+    written = convert(vm, to=target)
+    assert not [f for f in written.findings if f.kind == "dropped"], written.findings
+    back = convert(written.data)
+    assert back.dialect is not None
+    assert _vm(back.data) == _vm(vm)
+
+
+def test_what_a_dialect_cannot_say_is_a_finding() -> None:
+    written = convert(OPENVIM, to="nova")
+    paths = {f.path for f in written.findings}
+    assert "/cpu_sets/0/interfaces" in paths
+    assert "/cpu_sets/0/howtogroup" in paths
+    assert convert(OPENVIM, to="nova", strict=True).ok is False
+
+
+def test_incomplete_files_convert_and_strict_fails() -> None:
+    loose = convert(DATA / "openstack" / "hot_tosca_sriov.yaml")
+    assert loose.ok
+    assert not loose.complete
+    assert loose.data["interfaces"] == [
+        {"name": "CP1", "mode": "vswitch"},
+        {"name": "CP2", "mode": "sriov"},
+    ]
+    (missing,) = [f for f in loose.findings if f.kind == "missing"]
+    assert missing.path == "/resources/VDU1/properties/flavor"
+    assert not convert(DATA / "openstack" / "hot_tosca_sriov.yaml", strict=True).ok
+
+
+def test_xml_findings_are_xpaths() -> None:
+    result = convert(DATA / "sol006" / "nfv-vnfd.xml")
+    assert (result.data["vcpus"], result.data["memory_mib"]) == (2, 4096)
+    assert [f.path for f in result.findings] == [
+        "/vnfd/virtual-compute-desc[1]/virtual-memory/size"
+    ]
+
+
+def test_vnf_member_files_are_inlined_relative_to_the_template(tmp_path: Path) -> None:
+    (tmp_path / "m").mkdir()
+    (tmp_path / "m" / "f.json").write_text(
+        (DATA / "openstack" / "flavor-get-resp.json").read_text()
+    )
+    (tmp_path / "t.yaml").write_text(
+        "schema: nfvplace/vnf/v1\nname: t\nmembers:\n  - {name: a, file: m/f.json}\n"
+    )
+    result = nfvplace.convert(tmp_path / "t.yaml")
+    assert result.data["members"][0]["descriptor"]["name"] == "m1.small.description"
+
+
+def test_unknown_target_is_refused() -> None:
+    with pytest.raises(DescriptorError, match="unknown target"):
+        convert(SHARED, to="vmware")
