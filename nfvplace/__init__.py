@@ -4,6 +4,8 @@ The stable library surface for notebooks and integrators:
 
 - `load(path)`: a typed descriptor (or a list of them, for a folder);
 - `place(hosts, vm, **policy)`: a result holding the VM Configuration, or why no host fits;
+- `Fleet(hosts)`: the hosts being placed on, for many placements: `fleet.place(vm)` places and
+  claims, `fleet.release(result)` gives back, `fleet.hosts` is every host's current descriptor;
 - the model classes, `dump`, and `NfvplaceError` with its stable `code`.
 """
 
@@ -23,6 +25,7 @@ from .models import (
 from .reader import load
 
 if TYPE_CHECKING:
+    from .fleet import Fleet
     from .placement import PlacementResult
 
 __version__ = "0.1.0"
@@ -38,10 +41,19 @@ def place(hosts: Any, vm: Any, **policy: Any) -> PlacementResult:
     return _place(hosts, vm, **policy)
 
 
+def __getattr__(name: str) -> Any:
+    if name == "Fleet":  # imported when first used: it brings the placement engine
+        from .fleet import Fleet
+
+        return Fleet
+    raise AttributeError(f"module 'nfvplace' has no attribute {name!r}")
+
+
 __all__ = [
     "ComputeHostDescriptor",
     "Descriptor",
     "DescriptorError",
+    "Fleet",
     "NfvplaceError",
     "VmConfiguration",
     "VmDescriptor",
