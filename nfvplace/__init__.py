@@ -7,28 +7,58 @@ The stable library surface for notebooks and integrators:
 - `Fleet(hosts)`: the hosts being placed on, for many placements: `fleet.place(vm)` places and
   claims, `fleet.release(result)` gives back, `fleet.hosts` is every host's current descriptor;
 - the model classes, `dump`, and `NfvplaceError` with its stable `code`.
+
+Names are imported when first used, so that `import nfvplace` (and every command's start-up) stays
+cheap.
 """
 
 from __future__ import annotations
 
+import importlib
 from typing import TYPE_CHECKING, Any
 
 from .errors import DescriptorError, NfvplaceError
-from .models import (
-    ComputeHostDescriptor,
-    Descriptor,
-    VmConfiguration,
-    VmDescriptor,
-    VnfTemplate,
-    dump,
-)
-from .reader import load
 
 if TYPE_CHECKING:
     from .fleet import Fleet
+    from .models import (
+        ComputeHostDescriptor,
+        Descriptor,
+        VmConfiguration,
+        VmDescriptor,
+        VnfTemplate,
+        dump,
+    )
     from .placement import PlacementResult
+    from .reader import load
 
 __version__ = "0.1.0"
+
+_LAZY = {
+    "ComputeHostDescriptor": "models",
+    "Descriptor": "models",
+    "VmConfiguration": "models",
+    "VmDescriptor": "models",
+    "VnfTemplate": "models",
+    "dump": "models",
+    "load": "reader",
+    "Fleet": "fleet",
+}
+
+
+def __getattr__(name: str) -> Any:
+    """The public names above, and any submodule (`nfvplace.models`), imported on first use."""
+    if name in _LAZY:
+        value = getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
+        globals()[name] = value
+        return value
+    if not name.startswith("_"):
+        try:
+            return importlib.import_module(f".{name}", __name__)
+        except ModuleNotFoundError as exc:
+            if exc.name != f"{__name__}.{name}":
+                raise
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def place(hosts: Any, vm: Any, **policy: Any) -> PlacementResult:
@@ -39,14 +69,6 @@ def place(hosts: Any, vm: Any, **policy: Any) -> PlacementResult:
     from .placement import place as _place
 
     return _place(hosts, vm, **policy)
-
-
-def __getattr__(name: str) -> Any:
-    if name == "Fleet":  # imported when first used: it brings the placement engine
-        from .fleet import Fleet
-
-        return Fleet
-    raise AttributeError(f"module 'nfvplace' has no attribute {name!r}")
 
 
 __all__ = [

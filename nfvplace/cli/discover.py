@@ -9,7 +9,6 @@ from typing import Annotated
 import typer
 
 from ..errors import NfvplaceError
-from ..models.loading import dump
 from . import app
 
 
@@ -42,6 +41,7 @@ def discover_command(
 ) -> None:
     """Write this host's Compute Host Descriptor, or one built from an hwloc XML export."""
     from ..discovery import chd_from_hwloc_xml, discover_live
+    from ..models.loading import dump
 
     try:
         if hwloc_xml is not None:

@@ -7,21 +7,22 @@ reason on stdout), 1 invalid input (the error with its code, file and field on s
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from .. import errors
 from ..errors import DescriptorError, Issue, NfvplaceError
-from ..models.chd import ComputeHostDescriptor
-from ..models.configuration import VmConfiguration
-from ..models.loading import dump
-from ..models.vmd import VmDescriptor
-from ..models.vnf import VnfTemplate
-from ..reader import load
-from ..render import render
 from . import app
+from .progress import progress
+
+if TYPE_CHECKING:  # imported in the functions, so that `nfvplace --help` stays quick
+    from ..models.chd import ComputeHostDescriptor
+    from ..models.configuration import VmConfiguration
+    from ..models.vmd import VmDescriptor
+    from ..models.vnf import VnfTemplate
 
 FORMATS = ("yaml", "json", "libvirt")
 EXIT_NO_FIT = 3
@@ -32,12 +33,23 @@ def _fail(error: NfvplaceError) -> typer.Exit:
     return typer.Exit(1)
 
 
-def _load_hosts(paths: list[Path]) -> list[ComputeHostDescriptor]:
-    hosts: list[ComputeHostDescriptor] = []
+def _host_files(paths: list[Path]) -> Iterator[Path]:
+    from ..models.loading import iter_descriptor_files
+
     for path in paths:
-        loaded = load(path)
-        items = loaded if isinstance(loaded, list) else [loaded]
-        for item in items:
+        yield from iter_descriptor_files(path) if path.is_dir() else (path,)
+
+
+def _load_hosts(paths: list[Path]) -> list[ComputeHostDescriptor]:
+    """Every CHD in the files and folders given, with a progress bar when it takes a while."""
+    from ..models.chd import ComputeHostDescriptor
+    from ..models.loading import gc_paused
+    from ..reader import load_file
+
+    hosts: list[ComputeHostDescriptor] = []
+    with gc_paused():
+        for path in progress(list(_host_files(paths)), "loading hosts"):
+            item = load_file(path)
             if not isinstance(item, ComputeHostDescriptor):
                 raise DescriptorError(
                     errors.INPUT_UNKNOWN_KIND,
@@ -63,6 +75,10 @@ def _load_hosts(paths: list[Path]) -> list[ComputeHostDescriptor]:
 
 
 def _load_vm(path: Path) -> VmDescriptor | VnfTemplate:
+    from ..models.vmd import VmDescriptor
+    from ..models.vnf import VnfTemplate
+    from ..reader import load
+
     loaded = load(path)
     if isinstance(loaded, VmDescriptor | VnfTemplate):
         return loaded
@@ -79,6 +95,9 @@ def _load_vm(path: Path) -> VmDescriptor | VnfTemplate:
 
 
 def _render(configs: tuple[VmConfiguration, ...], fmt: str) -> str:
+    from ..models.loading import dump
+    from ..render import render
+
     if fmt == "json":
         docs: list[Any] = [json.loads(dump(c, "json")) for c in configs]
         return json.dumps(docs[0] if len(docs) == 1 else docs, indent=2) + "\n"

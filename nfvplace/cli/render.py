@@ -9,15 +9,15 @@ import typer
 
 from .. import errors
 from ..errors import Issue, NfvplaceError
-from ..models.chd import ComputeHostDescriptor
-from ..models.configuration import VmConfiguration
-from ..models.vmd import VmDescriptor
-from ..reader import load_file
-from ..render import FORMATS, render, render_host_tuning
 from . import app
+
+FORMATS_HELP = "libvirt, openstack, vmx, host-tuning"
+"""`nfvplace.render.FORMATS`, spelled out so that the help does not import every renderer."""
 
 
 def _load[T](path: Path, kind: type[T], what: str, option: str) -> T:
+    from ..reader import load_file
+
     loaded = load_file(path)
     if not isinstance(loaded, kind):
         raise NfvplaceError(
@@ -45,7 +45,7 @@ def render_command(
     ],
     fmt: Annotated[
         str,
-        typer.Option("--format", "-f", help=f"Target: {', '.join(FORMATS)}", metavar="FORMAT"),
+        typer.Option("--format", "-f", help=f"Target: {FORMATS_HELP}", metavar="FORMAT"),
     ],
     vm: Annotated[
         Path | None,
@@ -59,6 +59,11 @@ def render_command(
     ] = None,
 ) -> None:
     """Render VM Configurations for a deployment target; warnings go to standard error."""
+    from ..models.chd import ComputeHostDescriptor
+    from ..models.configuration import VmConfiguration
+    from ..models.vmd import VmDescriptor
+    from ..render import FORMATS, render, render_host_tuning
+
     try:
         if fmt not in FORMATS:
             raise NfvplaceError(
