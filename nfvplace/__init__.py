@@ -17,7 +17,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from .errors import DescriptorError, NfvplaceError
+from .errors import DescriptorError, LintError, NfvplaceError
 
 if TYPE_CHECKING:
     from .fleet import Fleet
@@ -25,6 +25,7 @@ if TYPE_CHECKING:
         ComputeHostDescriptor,
         Descriptor,
         VmConfiguration,
+        VmConfigurations,
         VmDescriptor,
         VnfTemplate,
         dump,
@@ -38,6 +39,7 @@ _LAZY = {
     "ComputeHostDescriptor": "models",
     "Descriptor": "models",
     "VmConfiguration": "models",
+    "VmConfigurations": "models",
     "VmDescriptor": "models",
     "VnfTemplate": "models",
     "dump": "models",
@@ -64,10 +66,13 @@ def __getattr__(name: str) -> Any:
 def place(hosts: Any, vm: Any, **policy: Any) -> PlacementResult:
     """Place one VM Descriptor (or a VNF template) on the given hosts.
 
-    See `nfvplace.placement.place` for the policy keywords.
+    The VM is linted first: raises `LintError` (with lint's findings and rule ids) for what
+    `nfvplace lint` refuses. See `nfvplace.placement.place` for the policy keywords.
     """
+    from .lint import lint_model, refuse_errors
     from .placement import place as _place
 
+    refuse_errors(lint_model(vm, getattr(vm, "name", "<vm>")), "VM Descriptor or VNF template")
     return _place(hosts, vm, **policy)
 
 
@@ -76,8 +81,10 @@ __all__ = [
     "Descriptor",
     "DescriptorError",
     "Fleet",
+    "LintError",
     "NfvplaceError",
     "VmConfiguration",
+    "VmConfigurations",
     "VmDescriptor",
     "VnfTemplate",
     "__version__",
