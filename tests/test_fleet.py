@@ -11,7 +11,7 @@ import pytest
 import nfvplace
 from nfvplace import errors
 from nfvplace.errors import DescriptorError
-from nfvplace.models import ComputeHostDescriptor, VmDescriptor
+from nfvplace.models import ComputeHostDescriptor, VmDescriptor, parse_document, parse_text
 from nfvplace.placement import FleetIndex, cache
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -143,9 +143,11 @@ def test_try_place_is_a_dry_run() -> None:
 
 def test_no_fit_leaves_the_fleet_as_it_was() -> None:
     fleet = nfvplace.Fleet(example_hosts())
-    vbras = nfvplace.load(EXAMPLES / "vms" / "vbras.yaml")
-    assert isinstance(vbras, VmDescriptor)
-    result = fleet.place(vbras)
+    huge = parse_document(
+        parse_text("schema: nfvplace/vmd/v1\nname: huge\nvcpus: 4096\nmemory_mib: 512\n")
+    )
+    assert isinstance(huge, VmDescriptor)
+    result = fleet.place(huge)
     assert not result.ok
     assert result.diagnosis is not None
     assert fleet.hosts == example_hosts()
