@@ -304,8 +304,15 @@ def nova_python() -> str | None:
         return sys.executable
     except ImportError:
         pass
-    candidate = os.environ.get("NFVPLACE_NOVA_PYTHON") or "/tmp/novavenv/bin/python"
-    return candidate if shutil.which(candidate) or Path(candidate).exists() else None
+    built = Path(__file__).resolve().parents[1] / ".bench" / "nova-venv" / "bin" / "python"
+    for candidate in (
+        os.environ.get("NFVPLACE_NOVA_PYTHON"),
+        str(built),
+        "/tmp/novavenv/bin/python",
+    ):
+        if candidate and (shutil.which(candidate) or Path(candidate).exists()):
+            return candidate
+    return None
 
 
 def nova_section(

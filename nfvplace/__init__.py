@@ -3,52 +3,67 @@
 The stable library surface for notebooks and integrators:
 
 - `load(path)`: a typed descriptor (or a list of them, for a folder);
+- `convert(path_or_document, to=...)`: a vendor dialect's descriptor in nfvplace's format, or back out;
 - `place(hosts, vm, **policy)`: a result holding the VM Configuration, or why no host fits;
+- `Fleet(hosts)`: the hosts being placed on, for many placements: `fleet.place(vm)` places and
+  claims, `fleet.release(result)` gives back, `fleet.hosts` is every host's current descriptor;
 - the model classes, `dump`, and `NfvplaceError` with its stable `code`.
+
+Names are imported when first used, so that `import nfvplace` (and every command's start-up) stays
+cheap.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
+import importlib
 from typing import TYPE_CHECKING, Any
 
 from .errors import DescriptorError, LintError, NfvplaceError
-from .models import (
-    ComputeHostDescriptor,
-    Descriptor,
-    VmConfiguration,
-    VmConfigurations,
-    VmDescriptor,
-    VnfTemplate,
-    dump,
-)
 
 if TYPE_CHECKING:
-    from .conversion import Converted
+    from .fleet import Fleet
+    from .models import (
+        ComputeHostDescriptor,
+        Descriptor,
+        VmConfiguration,
+        VmConfigurations,
+        VmDescriptor,
+        VnfTemplate,
+        dump,
+    )
     from .placement import PlacementResult
+    from .conversion import convert
+    from .reader import load
 
 __version__ = "0.1.0"
 
+_LAZY = {
+    "ComputeHostDescriptor": "models",
+    "Descriptor": "models",
+    "VmConfiguration": "models",
+    "VmConfigurations": "models",
+    "VmDescriptor": "models",
+    "VnfTemplate": "models",
+    "dump": "models",
+    "load": "reader",
+    "Fleet": "fleet",
+    "convert": "conversion",
+}
 
-def load(path: str | Path) -> Descriptor | list[Descriptor]:
-    """Load a descriptor file (nfvplace's own format or any dialect), or a folder of them.
 
-    Raises `DescriptorError` (with a stable `code`, the file, and one issue per problem).
-    """
-    from .reader import load as _load
-
-    return _load(path)
-
-
-def convert(source: Any, to: str = "nfvplace", strict: bool = False) -> Converted:
-    """Convert a descriptor file (path) or document in any dialect to nfvplace's format or `to`.
-
-    See `nfvplace.conversion.convert`: the result holds the document and a finding for every
-    field not carried, read with an assumption, or missing.
-    """
-    from .conversion import convert as _convert
-
-    return _convert(source, to, strict)
+def __getattr__(name: str) -> Any:
+    """The public names above, and any submodule (`nfvplace.models`), imported on first use."""
+    if name in _LAZY:
+        value = getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
+        globals()[name] = value
+        return value
+    if not name.startswith("_"):
+        try:
+            return importlib.import_module(f".{name}", __name__)
+        except ModuleNotFoundError as exc:
+            if exc.name != f"{__name__}.{name}":
+                raise
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def place(hosts: Any, vm: Any, **policy: Any) -> PlacementResult:
@@ -68,6 +83,7 @@ __all__ = [
     "ComputeHostDescriptor",
     "Descriptor",
     "DescriptorError",
+    "Fleet",
     "LintError",
     "NfvplaceError",
     "VmConfiguration",

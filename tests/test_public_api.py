@@ -12,6 +12,7 @@ def test_top_level_all() -> None:
         "ComputeHostDescriptor",
         "Descriptor",
         "DescriptorError",
+        "Fleet",
         "LintError",
         "NfvplaceError",
         "VmConfiguration",

@@ -5,16 +5,16 @@ from __future__ import annotations
 import json
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
-from pydantic import ValidationError
 
 from .. import errors
 from ..errors import NfvplaceError
-from ..models.chd import ComputeHostDescriptor
-from ..models.loading import dump, read_document, validation_issues
 from . import app
+
+if TYPE_CHECKING:
+    from ..models.chd import ComputeHostDescriptor
 
 
 class OutputFormat(StrEnum):
@@ -25,7 +25,11 @@ class OutputFormat(StrEnum):
 def _with_facts(
     chd: ComputeHostDescriptor, sets: list[str], defaults: Path | None
 ) -> ComputeHostDescriptor:
+    from pydantic import ValidationError
+
     from ..discovery.given import apply_facts, defaults_facts, parse_set
+    from ..models.chd import ComputeHostDescriptor
+    from ..models.loading import dump, read_document, validation_issues
 
     facts = []
     if defaults is not None:
@@ -87,6 +91,7 @@ def discover_command(
     hugepage use); provenance.notes says which facts came from where.
     """
     from ..discovery import chd_from_hwloc_xml, discover_live
+    from ..models.loading import dump
 
     try:
         if hwloc_xml is not None:

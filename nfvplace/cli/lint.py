@@ -8,17 +8,19 @@ from __future__ import annotations
 import sys
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.console import Console
-from rich.markup import escape
 
 from .. import __version__
-from ..lint import LintReport, Severity, lint_paths, lint_text, to_json, to_sarif
 from . import app
 
-STYLE = {Severity.error: "bold red", Severity.warning: "yellow", Severity.info: "cyan"}
+if TYPE_CHECKING:  # imported in the functions, so that `nfvplace --help` stays quick
+    from rich.console import Console
+
+    from ..lint import LintReport
+
+STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
 
 
 class OutputFormat(StrEnum):
@@ -29,10 +31,14 @@ class OutputFormat(StrEnum):
 
 def render_text(report: LintReport, console: Console) -> None:
     """Human output: one block per finding, grouped by file, then a summary line."""
+    from rich.markup import escape
+
+    from ..lint import Severity
+
     for result in report.files:
         for finding in result.findings:
             where = f"{finding.file}:{finding.line}" if finding.line else finding.file
-            style = STYLE[finding.severity]
+            style = STYLE[finding.severity.value]
             path = f" [bold]{escape(finding.path)}[/bold]:" if finding.path else ""
             code = f" ({finding.code})" if finding.code else ""
             console.print(
@@ -67,6 +73,8 @@ def lint_command(
     no_color: Annotated[bool, typer.Option("--no-color", help="Plain text output")] = False,
 ) -> None:
     """Validate descriptors: schema and semantic rules, each finding with a rule id and a fix."""
+    from ..lint import LintReport, lint_paths, lint_text, to_json, to_sarif
+
     try:
         results = []
         for path in paths:
@@ -83,6 +91,8 @@ def lint_command(
     elif output_format is OutputFormat.sarif:
         sys.stdout.write(to_sarif(report, __version__))
     else:
+        from rich.console import Console
+
         console = Console(no_color=no_color, highlight=False)
         render_text(report, console)
     raise typer.Exit(report.exit_code)

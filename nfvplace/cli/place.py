@@ -9,6 +9,7 @@ its code, file and field on stderr), 2 usage error (an unknown --format).
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, NoReturn
 
@@ -18,25 +19,31 @@ from .. import errors
 from ..errors import DescriptorError, Issue, NfvplaceError
 from ..models.chd import ComputeHostDescriptor
 from ..models.configuration import VmConfiguration, VmConfigurations
-from ..models.loading import dump
+from ..models.loading import dump, gc_paused, iter_descriptor_files
 from ..models.vmd import VmDescriptor
 from ..models.vnf import VnfTemplate
 from ..placement.result import PlacementResult
-from ..reader import load
+from ..reader import load, load_file
 from ..render.several import render_configurations
 from . import app
 from .common import check_choice, emit_rendered, fail, write_text
+from .progress import progress
 
 FORMATS = ("yaml", "json", "libvirt")
 EXIT_NO_FIT = 3
 
 
-def _load_hosts(paths: list[Path]) -> list[ComputeHostDescriptor]:
-    hosts: list[ComputeHostDescriptor] = []
+def _host_files(paths: list[Path]) -> Iterator[Path]:
     for path in paths:
-        loaded = load(path)
-        items = loaded if isinstance(loaded, list) else [loaded]
-        for item in items:
+        yield from iter_descriptor_files(path) if path.is_dir() else (path,)
+
+
+def _load_hosts(paths: list[Path]) -> list[ComputeHostDescriptor]:
+    """Every CHD in the files and folders given, with a progress bar when it takes a while."""
+    hosts: list[ComputeHostDescriptor] = []
+    with gc_paused():
+        for path in progress(list(_host_files(paths)), "loading hosts"):
+            item = load_file(path)
             if not isinstance(item, ComputeHostDescriptor):
                 raise DescriptorError(
                     errors.INPUT_UNKNOWN_KIND,

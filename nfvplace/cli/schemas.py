@@ -7,7 +7,6 @@ from typing import Annotated
 
 import typer
 
-from ..models.jsonschema import write_schemas
 from . import app
 
 
@@ -18,5 +17,7 @@ def schemas_command(
     ),
 ) -> None:
     """Write the JSON Schema of each document kind (chd, vmd, vnf, vm-configuration)."""
+    from ..models.jsonschema import write_schemas
+
     for path in write_schemas(out):
         typer.echo(str(path))

@@ -12,16 +12,17 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from .. import errors
 from ..errors import DescriptorError, Issue, NfvplaceError
-from ..models.chd import ComputeHostDescriptor
-from ..models.configuration import VmConfiguration
-from ..reader import load
 from . import app
+
+if TYPE_CHECKING:  # imported in the functions, so that `nfvplace --help` stays quick
+    from ..models.chd import ComputeHostDescriptor
+    from ..models.configuration import VmConfiguration
 
 SUFFIXES = (".svg", ".png")
 
@@ -32,6 +33,9 @@ def _fail(error: NfvplaceError) -> typer.Exit:
 
 
 def _configs(paths: list[Path]) -> list[VmConfiguration]:
+    from ..models.configuration import VmConfiguration
+    from ..reader import load
+
     configs: list[VmConfiguration] = []
     for path in paths:
         loaded = load(path)

@@ -21,6 +21,7 @@ class Model(BaseModel):
         validate_default=True,
         use_enum_values=False,
         ser_json_inf_nan="strings",
+        defer_build=True,  # validators are built when a kind is first used: quicker start-up
     )
 
 

@@ -14,6 +14,7 @@ from ..models.chd import ComputeHostDescriptor
 from ..models.vmd import VmDescriptor
 from ..models.vnf import VnfTemplate
 from .batch import BatchItem, of_batch
+from .cache import index_for
 from .engine import place_vm, result_of
 from .index import FleetIndex
 from .joint import MODES, place_joint
@@ -39,7 +40,7 @@ def _as_fleet(hosts: Hosts) -> FleetIndex:
                 ),
             ),
         )
-    return FleetIndex(items)
+    return index_for(items)
 
 
 def place(
@@ -62,8 +63,9 @@ def place(
     by one search with backtracking (`search_limit_s`): `mode="all"` (default) places all or
     nothing, `mode="max"` as many instances as fit and lists the others in `result.unplaced`.
 
-    `hosts` is a sequence or mapping of Compute Host Descriptors, or a `FleetIndex` (an index kept between
-    calls: faster for many placements; refresh it with `fleet.update_many(result.hosts.values())`).
+    `hosts` is a sequence or mapping of Compute Host Descriptors (the index of a list of host
+    objects is kept while they live, so placing again on the same objects does not rebuild it), or
+    a `FleetIndex`. To place many VMs, `nfvplace.Fleet` places and claims in one call.
     Keywords: `policy` (pack | spread | least-fragmentation), `seed`, `explain`, `max_candidates`
     (hosts given to the exact solver; default: until one fits), `processor_match`
     (exact | family | any), `frequency_scaling`, `min_frequency_ratio`, `time_limit_s`, `instance`,

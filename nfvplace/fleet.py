@@ -1,0 +1,149 @@
+"""`nfvplace.Fleet`: the hosts being placed on, kept indexed between placements.
+
+    fleet = nfvplace.Fleet("hosts/")          # a folder, a file, or CHD objects
+    for vm in vms:
+        result = fleet.place(vm)               # places AND claims: the next VM sees what this one took
+    fleet.release(result)                      # gives the resources back
+    hosts = fleet.hosts                        # every host's current descriptor
+
+It wraps the engine's index (`nfvplace.placement.FleetIndex`), so a placement costs what the engine
+costs (about a millisecond at 1,000 hosts), never a rebuild.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from . import errors
+from .claims import release as release_claim
+from .errors import DescriptorError, Issue
+from .models.chd import ComputeHostDescriptor
+from .models.configuration import VmConfiguration
+from .models.vmd import VmDescriptor
+from .models.vnf import VnfTemplate
+from .placement import PlacementResult, place
+from .placement.index import FleetIndex
+
+HostsLike = (
+    str | Path | Iterable[ComputeHostDescriptor] | Mapping[str, ComputeHostDescriptor] | FleetIndex
+)
+
+
+def _descriptors(hosts: HostsLike) -> list[ComputeHostDescriptor]:
+    """The host descriptors given as a path, a mapping or an iterable; refuses anything else."""
+    if isinstance(hosts, FleetIndex):
+        return list(hosts.hosts)
+    if isinstance(hosts, str | Path):
+        from .reader import load
+
+        loaded = load(hosts)
+        items: list[Any] = loaded if isinstance(loaded, list) else [loaded]
+    elif isinstance(hosts, Mapping):
+        items = list(hosts.values())
+    else:
+        items = list(hosts)
+    for k, item in enumerate(items):
+        if not isinstance(item, ComputeHostDescriptor):
+            raise DescriptorError(
+                errors.INPUT_INVALID,
+                f"hosts[{k}] is a {type(item).__name__}, not a Compute Host Descriptor",
+                file=str(hosts) if isinstance(hosts, str | Path) else None,
+                issues=(Issue("give Compute Host Descriptors", path=f"hosts[{k}]"),),
+            )
+    return items
+
+
+class Fleet:
+    """The hosts being placed on: place and claim, release, and hand back every current descriptor.
+
+    `Fleet(hosts)` takes a folder or file of CHDs (any format `nfvplace.load` reads), a list or a
+    mapping of `ComputeHostDescriptor`, or a `FleetIndex`; `compact=True` keeps the descriptors
+    compressed (see `FleetIndex`). The descriptors given are never changed: the fleet keeps new ones.
+    """
+
+    def __init__(self, hosts: HostsLike = (), *, compact: bool = False) -> None:
+        self._index = FleetIndex(_descriptors(hosts), compact=compact)
+
+    # --- placing ------------------------------------------------------------------------------
+
+    def place(self, vm: VmDescriptor | VnfTemplate, **policy: Any) -> PlacementResult:
+        """Place `vm` (or every member of a VNF template) and claim what it was given.
+
+        The keywords are those of `nfvplace.place` (`policy`, `seed`, `explain`, ...). When nothing
+        fits, the result carries the diagnosis and the fleet is unchanged.
+        """
+        result = place(self._index, vm, **policy)
+        self._index.update_many(result.hosts.values())
+        return result
+
+    def try_place(self, vm: VmDescriptor | VnfTemplate, **policy: Any) -> PlacementResult:
+        """Where `vm` would go, without claiming anything (a dry run: the fleet is unchanged)."""
+        return place(self._index, vm, **policy)
+
+    def release(
+        self, placed: PlacementResult | VmConfiguration | Iterable[VmConfiguration]
+    ) -> dict[str, ComputeHostDescriptor]:
+        """Give back what a placement claimed; returns the updated descriptors by host id.
+
+        Idempotent: releasing twice, or releasing what this fleet never claimed, changes nothing.
+        """
+        if isinstance(placed, PlacementResult):
+            configs: Iterable[VmConfiguration] = placed.configurations
+        elif isinstance(placed, VmConfiguration):
+            configs = (placed,)
+        else:
+            configs = placed
+        updated: dict[str, ComputeHostDescriptor] = {}
+        for config in configs:
+            if config.host not in self._index.index:
+                raise DescriptorError(
+                    errors.INPUT_INVALID,
+                    f"{config.owner} was placed on {config.host}, which is not in this fleet",
+                    issues=(Issue("release it on the fleet that placed it", path="host"),),
+                )
+            host = release_claim(self.host(config.host), config)
+            self._index.update(host)
+            updated[host.id] = host
+        return updated
+
+    # --- the hosts ----------------------------------------------------------------------------
+
+    @property
+    def hosts(self) -> list[ComputeHostDescriptor]:
+        """Every host's current descriptor (all of them, in the order given), claims included."""
+        return list(self._index.hosts)
+
+    @property
+    def ids(self) -> list[str]:
+        return self._index.ids
+
+    @property
+    def index(self) -> FleetIndex:
+        """The engine's index behind this fleet (for `nfvplace.placement` functions)."""
+        return self._index
+
+    def host(self, host_id: str) -> ComputeHostDescriptor:
+        """The current descriptor of one host; raises KeyError for an unknown id."""
+        return self._index.host(host_id)
+
+    def update(self, *hosts: ComputeHostDescriptor) -> None:
+        """Add hosts, or replace hosts' descriptors (e.g. freshly discovered), by id."""
+        self._index.update_many(_descriptors(hosts))
+
+    def __len__(self) -> int:
+        return len(self._index)
+
+    def __iter__(self) -> Iterator[ComputeHostDescriptor]:
+        return iter(self.hosts)
+
+    def __contains__(self, host_id: object) -> bool:
+        return host_id in self._index.index
+
+    def __repr__(self) -> str:
+        placed = sum(sum(per_host.values()) for per_host in self._index.instances.values())
+        return f"Fleet({len(self)} hosts, {placed} VM instances)"
+
+
+__all__ = ["Fleet", "HostsLike"]
