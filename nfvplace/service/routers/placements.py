@@ -19,15 +19,15 @@ from ...render import render
 from ..auth import require
 from ..body import read_document
 from ..deps import PlacementsDep, StoreDep
-from ..descriptors import parse_as
+from ..descriptors import parse_as, parse_options
 from ..placing import PlacementRequest
 from ..problems import ProblemError
+from ..requests import ENVELOPE, PlacementOptions
 from .common import body_of, problems
 
 router = APIRouter(prefix="/v1/placements", tags=["placements"])
 
 PlacementId = Annotated[str, Path(min_length=1, max_length=64)]
-ENVELOPE = {"vm", "vnf", "dry_run", "policy", "explain"}
 
 
 class PlacementView(BaseModel):
@@ -66,21 +66,15 @@ def placement_request(document: SourceDocument) -> PlacementRequest:
         raise _invalid(f"unknown member(s) {unknown}; use {sorted(ENVELOPE)}")
     if ("vm" in body) == ("vnf" in body):
         raise _invalid('give exactly one of "vm" (a VM Descriptor) or "vnf" (a VNF template)')
-    dry_run = body.get("dry_run", False)
-    explain = body.get("explain", False)
-    policy = body.get("policy", "pack")
-    if not isinstance(dry_run, bool) or not isinstance(explain, bool):
-        raise _invalid('"dry_run" and "explain" must be true or false')
-    if not isinstance(policy, str) or not policy or len(policy) > 64:
-        raise _invalid('"policy" must be a policy name such as "pack" or "spread"')
+    options = parse_options(body, PlacementOptions)
     key = "vm" if "vm" in body else "vnf"
     lines = {path[1:]: line for path, line in document.lines.items() if path[:1] == (key,)}
     inner = SourceDocument(data=body[key], source=f"body.{key}", lines=lines)
     descriptor: VmDescriptor | VnfTemplate
     if key == "vm":
-        descriptor = parse_as(inner, VmDescriptor, "VM Descriptor")
+        descriptor = parse_as(inner, VmDescriptor, "VM Descriptor", at=(key,))
     else:
-        descriptor = parse_as(inner, VnfTemplate, "VNF template")
+        descriptor = parse_as(inner, VnfTemplate, "VNF template", at=(key,))
         missing = [m.name for m in descriptor.members if m.descriptor is None]
         if missing:
             raise ProblemError(
@@ -89,7 +83,11 @@ def placement_request(document: SourceDocument) -> PlacementRequest:
                 f"member(s) {missing} refer to files; the API needs descriptors inline",
             )
     return PlacementRequest(
-        descriptor=descriptor, body=body, dry_run=dry_run, policy=policy, explain=explain
+        descriptor=descriptor,
+        body=body,
+        dry_run=options.dry_run,
+        policy=options.policy,
+        explain=options.explain,
     )
 
 

@@ -1,0 +1,64 @@
+"""Typed request bodies of the REST API: what the OpenAPI document publishes, so that client
+generators produce typed functions (not `Any`), and what the routers check the envelope with.
+
+The descriptors inside (`vm`, `vnf`) are still parsed by `descriptors.parse_as`, which keeps the
+line numbers of YAML bodies in its findings; these models type the envelope around them.
+Streams that extend a request add a field here (e.g. `batch`, `dialect`) and read it in the router.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
+from pydantic.json_schema import SkipJsonSchema
+
+from ..models.vmd import VmDescriptor
+from ..models.vnf import VnfTemplate
+
+PolicyName = Annotated[
+    str,
+    StringConstraints(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_.:-]+$"),
+    Field(description="Placement policy, e.g. `pack` or `spread`"),
+]
+
+
+def _no_default(schema: dict[str, Any]) -> None:
+    """An absent descriptor is not `null`: publish no default for it."""
+    schema.pop("default", None)
+
+
+class PlacementOptions(BaseModel):
+    """The members of a placement request besides the descriptor."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+    dry_run: bool = Field(False, description="Compute the placement, claim nothing (200)")
+    policy: PolicyName = "pack"
+    explain: bool = Field(False, description="Add the solver's explanation to the answer")
+
+
+class PlacementRequestBody(PlacementOptions):
+    """`POST /v1/placements`: exactly one of `vm` (a VM Descriptor) or `vnf` (a VNF template)."""
+
+    model_config = ConfigDict(title="PlacementRequest")
+
+    vm: VmDescriptor | SkipJsonSchema[None] = Field(
+        None, description="The VM to place", json_schema_extra=_no_default
+    )
+    vnf: VnfTemplate | SkipJsonSchema[None] = Field(
+        None,
+        description="A VNF template whose members are placed together (inline descriptors)",
+        json_schema_extra=_no_default,
+    )
+
+    @model_validator(mode="after")
+    def _one_descriptor(self) -> PlacementRequestBody:
+        if (self.vm is None) == (self.vnf is None):
+            raise ValueError('give exactly one of "vm" or "vnf"')
+        return self
+
+
+ENVELOPE = frozenset(PlacementRequestBody.model_fields)
+"""Every member a placement request may have."""
+OPTIONS = frozenset(PlacementOptions.model_fields)
