@@ -39,12 +39,15 @@ class Diagnosis:
     hosts_fitting: int
     rejections: Sequence[Rejection]  # a tuple, or a sequence built lazily on first access
     summary: str  # "0/120 hosts fit: 80 have no NUMA node with ..., 40 lack a free VF on ..."
+    closest: tuple[str, ...] = ()  # joint placement: the hosts that came closest, best first
 
     def to_dict(self) -> dict[str, object]:
+        closest = {"closest": list(self.closest)} if self.closest else {}
         return {
             "summary": self.summary,
             "hosts_considered": self.hosts_considered,
             "hosts_fitting": self.hosts_fitting,
+            **closest,
             "rejections": [
                 {
                     "host": r.host,
@@ -57,6 +60,24 @@ class Diagnosis:
                 for r in self.rejections
             ],
         }
+
+    def _repr_html_(self) -> str:
+        """The summary and one row per rejected host, in notebooks."""
+        from ..visual.html import diagnosis_html
+
+        return diagnosis_html(self)
+
+
+@dataclass(frozen=True, slots=True)
+class Unplaced:
+    """A unit that `mode="max"` left out: the member, its instance, and why (the engine's summary)."""
+
+    member: str
+    instance: int  # 1-based
+    reason: str
+
+    def to_dict(self) -> dict[str, object]:
+        return {"member": self.member, "instance": self.instance, "reason": self.reason}
 
 
 class NoFitError(NfvplaceError):
@@ -77,6 +98,7 @@ class PlacementResult:
     hosts: Mapping[str, ComputeHostDescriptor] = field(default_factory=dict)
     diagnosis: Diagnosis | None = None
     explanation: tuple[str, ...] = ()
+    unplaced: tuple[Unplaced, ...] = ()  # mode="max": the instances that did not fit, and why
 
     @property
     def ok(self) -> bool:
@@ -87,6 +109,20 @@ class PlacementResult:
         """The single VM's configuration (raises NoFitError when nothing fits)."""
         self.raise_for_status()
         return self.configurations[0]
+
+    def _repr_svg_(self) -> str | None:
+        """In notebooks: each host used, drawn with the VMs placed on it (nothing when none fits)."""
+        if not self.ok:
+            return None
+        from ..visual.host import hosts_svg
+
+        ids = dict.fromkeys(c.host for c in self.configurations)
+        hosts = [self.hosts[i] for i in ids if i in self.hosts]
+        return hosts_svg(hosts, self.configurations, title="placement") if hosts else None
+
+    def _repr_html_(self) -> str | None:
+        """In notebooks: why nothing fits (the picture is `_repr_svg_` when something does)."""
+        return None if self.ok or self.diagnosis is None else self.diagnosis._repr_html_()
 
     def raise_for_status(self) -> None:
         if self.ok:

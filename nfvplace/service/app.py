@@ -10,6 +10,7 @@ from typing import Any
 
 from fastapi import FastAPI
 from fastapi.exceptions import RequestValidationError
+from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from .. import __version__
@@ -28,7 +29,7 @@ from .problems import (
     on_unexpected,
     on_validation_error,
 )
-from .routers import health, hosts, lint, placements, schemas
+from .routers import health, hosts, lint, placements, schemas, ui
 from .settings import Settings, resolve_tokens
 
 SETTINGS_ENV = "NFVPLACE_SERVICE_SETTINGS"
@@ -61,6 +62,7 @@ def create_app(settings: Settings, *, placer: Placer | None = None) -> FastAPI:
         store = Store.open(settings.db_url or default_url(), migrate=settings.migrate)
         app.state.store = store
         app.state.placements = Placements(store, app.state.placer, metrics, settings.max_attempts)
+        await run_in_threadpool(app.state.placements.live.refresh)  # the index, before /readyz
         try:
             yield
         finally:
@@ -84,7 +86,7 @@ def create_app(settings: Settings, *, placer: Placer | None = None) -> FastAPI:
     app.add_exception_handler(StarletteHTTPException, on_http_error)
     app.add_exception_handler(RequestValidationError, on_validation_error)
     app.add_exception_handler(Exception, on_unexpected)
-    for module in (hosts, placements, lint, schemas, health):
+    for module in (hosts, placements, lint, schemas, health, ui):
         app.include_router(module.router)
     app.add_middleware(RequestContext, metrics=metrics, max_body_bytes=settings.max_body_bytes)
 

@@ -38,8 +38,18 @@ class PlacementOptions(BaseModel):
     explain: bool = Field(False, description="Add the solver's explanation to the answer")
 
 
+class BatchEntry(BaseModel):
+    """`count` copies of one VM, placed together with the batch's other entries."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+    vm: VmDescriptor
+    count: int = Field(1, ge=1, le=10_000, description="How many copies of the VM")
+
+
 class PlacementRequestBody(PlacementOptions):
-    """`POST /v1/placements`: exactly one of `vm` (a VM Descriptor) or `vnf` (a VNF template)."""
+    """`POST /v1/placements`: exactly one of `vm` (a VM Descriptor), `vnf` (a VNF template) or
+    `batch` (VMs with counts, placed jointly)."""
 
     model_config = ConfigDict(title="PlacementRequest")
 
@@ -51,11 +61,18 @@ class PlacementRequestBody(PlacementOptions):
         description="A VNF template whose members are placed together (inline descriptors)",
         json_schema_extra=_no_default,
     )
+    batch: list[BatchEntry] | SkipJsonSchema[None] = Field(
+        None,
+        min_length=1,
+        max_length=1_000,
+        description="VMs with counts, placed all together or not at all",
+        json_schema_extra=_no_default,
+    )
 
     @model_validator(mode="after")
     def _one_descriptor(self) -> PlacementRequestBody:
-        if (self.vm is None) == (self.vnf is None):
-            raise ValueError('give exactly one of "vm" or "vnf"')
+        if sum(x is not None for x in (self.vm, self.vnf, self.batch)) != 1:
+            raise ValueError('give exactly one of "vm", "vnf" or "batch"')
         return self
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Annotated, Any, Literal
+from urllib.parse import urlencode
 
 from fastapi import APIRouter, Depends, Header, Path, Query, Request, Response
 from fastapi.responses import JSONResponse
@@ -15,12 +16,13 @@ from ...models.configuration import VmConfiguration
 from ...models.loading import SourceDocument
 from ...models.vmd import VmDescriptor
 from ...models.vnf import VnfTemplate
+from ...placement.batch import BatchItem
 from ...render import render
 from ..auth import require
 from ..body import read_document
 from ..deps import PlacementsDep, StoreDep
 from ..descriptors import parse_as, parse_options
-from ..placing import PlacementRequest
+from ..placing import PlacementRequest, vm_descriptors
 from ..problems import ProblemError
 from ..requests import ENVELOPE, PlacementOptions
 from .common import body_of, problems
@@ -28,11 +30,17 @@ from .common import body_of, problems
 router = APIRouter(prefix="/v1/placements", tags=["placements"])
 
 PlacementId = Annotated[str, Path(min_length=1, max_length=64)]
+TARGETS = ("vm", "vnf", "batch")
 
 
 class PlacementView(BaseModel):
     id: str
     configurations: list[dict[str, Any]] = Field(description="VM Configurations, one per VM")
+
+
+class PlacementList(BaseModel):
+    placements: list[PlacementView] = Field(description="Live placements in id order")
+    next: str | None = Field(description="The next page (None: this is the last)")
 
 
 class RenderedConfiguration(BaseModel):
@@ -64,10 +72,22 @@ def placement_request(document: SourceDocument) -> PlacementRequest:
     unknown = sorted(str(k) for k in body if k not in ENVELOPE)
     if unknown:
         raise _invalid(f"unknown member(s) {unknown}; use {sorted(ENVELOPE)}")
-    if ("vm" in body) == ("vnf" in body):
-        raise _invalid('give exactly one of "vm" (a VM Descriptor) or "vnf" (a VNF template)')
+    if sum(key in body for key in TARGETS) != 1:
+        raise _invalid(
+            'give exactly one of "vm" (a VM Descriptor), "vnf" (a VNF template) or "batch" '
+            '([{"vm": VM Descriptor, "count": k}, ...])'
+        )
     options = parse_options(body, PlacementOptions)
-    key = "vm" if "vm" in body else "vnf"
+    dry_run, policy, explain = options.dry_run, options.policy, options.explain
+    key = next(k for k in TARGETS if k in body)
+    if key == "batch":
+        return PlacementRequest(
+            descriptor=batch_items(document),
+            body=body,
+            dry_run=dry_run,
+            policy=policy,
+            explain=explain,
+        )
     lines = {path[1:]: line for path, line in document.lines.items() if path[:1] == (key,)}
     inner = SourceDocument(data=body[key], source=f"body.{key}", lines=lines)
     descriptor: VmDescriptor | VnfTemplate
@@ -85,10 +105,29 @@ def placement_request(document: SourceDocument) -> PlacementRequest:
     return PlacementRequest(
         descriptor=descriptor,
         body=body,
-        dry_run=options.dry_run,
-        policy=options.policy,
-        explain=options.explain,
+        dry_run=dry_run,
+        policy=policy,
+        explain=explain,
     )
+
+
+def batch_items(document: SourceDocument) -> tuple[BatchItem, ...]:
+    """`"batch": [{"vm": VM Descriptor, "count": k}, ...]` as batch items (count defaults to 1)."""
+    batch = document.data["batch"]
+    if not isinstance(batch, list) or not batch:
+        raise _invalid('"batch" must be a non-empty list of {"vm": VM Descriptor, "count": k}')
+    items = []
+    for index, entry in enumerate(batch):
+        if not isinstance(entry, Mapping) or "vm" not in entry or set(entry) - {"vm", "count"}:
+            raise _invalid(f'batch[{index}] must be {{"vm": VM Descriptor, "count": k}}')
+        count = entry.get("count", 1)
+        if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= 10_000:
+            raise _invalid(f"batch[{index}].count must be an integer from 1 to 10000")
+        prefix = ("batch", index, "vm")
+        lines = {p[3:]: line for p, line in document.lines.items() if p[:3] == prefix}
+        inner = SourceDocument(data=entry["vm"], source=f"body.batch[{index}].vm", lines=lines)
+        items.append(BatchItem(parse_as(inner, VmDescriptor, "VM Descriptor"), count))
+    return tuple(items)
 
 
 def _idempotency_key(value: str | None) -> str | None:
@@ -110,7 +149,8 @@ def _idempotency_key(value: str | None) -> str | None:
     },
     openapi_extra=body_of(
         "PlacementRequest",
-        '{"vm": VM Descriptor} or {"vnf": VNF template}, optional "dry_run", "policy"',
+        '{"vm": VM Descriptor}, {"vnf": VNF template} or {"batch": [{"vm": VM Descriptor, '
+        '"count": k}, ...]}, optional "dry_run", "policy"',
     ),
 )
 async def create_placement(
@@ -124,11 +164,49 @@ async def create_placement(
         ),
     ] = None,
 ) -> JSONResponse:
-    """Place a VM (or a VNF template) and claim its resources atomically."""
+    """Place a VM, a VNF template or a batch (jointly) and claim its resources atomically."""
     key = _idempotency_key(idempotency_key)
     parsed = placement_request(await read_document(request))
     answer = await run_in_threadpool(placements.place, parsed, key)
     return JSONResponse(answer.body, status_code=answer.status, headers=answer.headers)
+
+
+@router.get(
+    "",
+    response_model=PlacementList,
+    dependencies=[Depends(require("reader"))],
+    responses=problems(401, 403, 422),
+)
+def list_placements(
+    store: StoreDep,
+    host: Annotated[
+        str | None,
+        Query(
+            min_length=1,
+            max_length=512,
+            description="Only placements holding resources on this host",
+        ),
+    ] = None,
+    vm: Annotated[
+        str | None,
+        Query(min_length=1, max_length=512, description="Only placements of a VM of this name"),
+    ] = None,
+    owner: Annotated[
+        str | None,
+        Query(min_length=1, max_length=512, description="Only the placement of this instance id"),
+    ] = None,
+    after: Annotated[
+        str | None, Query(min_length=1, max_length=64, description="Placement id to list after")
+    ] = None,
+    limit: Annotated[int, Query(ge=1, le=1000, description="Placements per page")] = 100,
+) -> dict[str, Any]:
+    """Live placements, filtered by host, VM name and owner (instance id), a page at a time."""
+    page = store.list_placements(host=host, vm=vm, owner=owner, after=after, limit=limit)
+    following = None
+    if page.next_after is not None:
+        query = {"host": host, "vm": vm, "owner": owner, "limit": limit, "after": page.next_after}
+        following = "/v1/placements?" + urlencode({k: v for k, v in query.items() if v is not None})
+    return {"placements": [dict(p.response) for p in page.placements], "next": following}
 
 
 @router.get(
@@ -164,9 +242,10 @@ def render_placement(
     if record is None:
         raise ProblemError(404, errors.PLACEMENT_NOT_FOUND, f"no placement {placement_id!r}")
     renders = []
+    vms = vm_descriptors(record)
     for stored in record.configurations:
         config = VmConfiguration.model_validate(stored)
-        result = render(config, target)
+        result = render(config, target, vm=vms.get(config.vm))
         renders.append(
             {
                 "vm": config.vm,
