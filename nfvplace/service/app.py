@@ -19,7 +19,7 @@ from ..store import Store, default_url
 from .auth import TokenTable
 from .metrics import Metrics
 from .middleware import RequestContext
-from .openapi import build_openapi
+from .openapi import build_openapi, operation_id
 from .placing import Placements, Placer
 from .problems import (
     ProblemError,
@@ -75,6 +75,7 @@ def create_app(settings: Settings, *, placer: Placer | None = None) -> FastAPI:
         lifespan=lifespan,
         docs_url="/docs",
         redoc_url=None,
+        generate_unique_id_function=operation_id,
     )
     app.state.settings = settings
     app.state.tokens = TokenTable(tokens)

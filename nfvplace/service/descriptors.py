@@ -2,26 +2,31 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
 from .. import errors
-from ..models.loading import SourceDocument, validation_issues
+from ..models.loading import SourceDocument, error_location, validation_issues
 from .lint_adapter import has_errors, lint_findings
 from .problems import ProblemError
 
 
-def parse_as[M: BaseModel](document: SourceDocument, model: type[M], what: str) -> M:
-    """`document.data` validated as `model`; ProblemError 422 with findings if it is not."""
+def parse_as[M: BaseModel](
+    document: SourceDocument, model: type[M], what: str, at: Sequence[str | int] = ()
+) -> M:
+    """`document.data` validated as `model`; ProblemError 422 with findings if it is not.
+
+    `at` is where the document sits in the request body (for the findings' JSON pointers).
+    """
     data = document.data
     if not isinstance(data, Mapping):
         raise ProblemError(
             422,
             errors.INPUT_INVALID,
             f"{what} must be a JSON object",
-            extra={"findings": [_finding(document.source, "", "not an object")]},
+            extra={"findings": [_finding(document.source, "", "not an object", at=at)]},
         )
     default = model.model_fields.get("schema_")
     if "schema" not in data and default is not None:
@@ -30,10 +35,7 @@ def parse_as[M: BaseModel](document: SourceDocument, model: type[M], what: str) 
     try:
         parsed = model.model_validate(data)
     except ValidationError as exc:
-        findings = [
-            _finding(document.source, i.path, i.message, i.hint, i.line)
-            for i in validation_issues(exc, model, document)
-        ]
+        findings = schema_findings(exc, model, document, at)
         raise ProblemError(
             422, errors.INPUT_INVALID, f"invalid {what}", extra={"findings": findings}
         ) from exc
@@ -45,14 +47,57 @@ def parse_as[M: BaseModel](document: SourceDocument, model: type[M], what: str) 
     return parsed
 
 
+def parse_options[M: BaseModel](body: Mapping[str, Any], model: type[M]) -> M:
+    """The members of `body` that `model` declares, validated; 422 with findings if not."""
+    document = SourceDocument(
+        data={k: v for k, v in body.items() if k in model.model_fields}, source="body"
+    )
+    try:
+        return model.model_validate(document.data)
+    except ValidationError as exc:
+        findings = schema_findings(exc, model, document)
+        raise ProblemError(
+            422, errors.INPUT_INVALID, "invalid request", extra={"findings": findings}
+        ) from exc
+
+
+def json_pointer(path: Sequence[str | int]) -> str:
+    """RFC 6901: `("numa_nodes", 0, "id")` -> `/numa_nodes/0/id`."""
+    return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in path)
+
+
+def schema_findings(
+    exc: ValidationError,
+    model: type[BaseModel],
+    document: SourceDocument,
+    at: Sequence[str | int] = (),
+) -> list[dict[str, Any]]:
+    """One finding per validation error, each with its path, JSON pointer and line."""
+    out = []
+    issues = validation_issues(exc, model, document)
+    for issue, err in zip(issues, exc.errors(include_url=False), strict=True):
+        loc = error_location(err["loc"], document.data)
+        out.append(
+            _finding(document.source, issue.path, issue.message, issue.hint, issue.line)
+            | {"pointer": json_pointer((*at, *loc))}
+        )
+    return out
+
+
 def _finding(
-    source: str, path: str, message: str, hint: str | None = None, line: int | None = None
+    source: str,
+    path: str,
+    message: str,
+    hint: str | None = None,
+    line: int | None = None,
+    at: Sequence[str | int] = (),
 ) -> dict[str, Any]:
     return {
         "rule": "schema",
         "severity": "error",
         "file": source,
         "path": path,
+        "pointer": json_pointer(at),
         "message": message,
         "hint": hint,
         "line": line,

@@ -8,13 +8,14 @@ from typing import Any
 
 from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
+from fastapi.routing import APIRoute
 from pydantic.json_schema import models_json_schema
 
-from ..dialects import DIALECT_NAMES
 from ..models.chd import ComputeHostDescriptor
 from ..models.configuration import VmConfiguration
 from ..models.vmd import VmDescriptor
 from ..models.vnf import VnfTemplate
+from .requests import PlacementRequestBody
 
 REF = "#/components/schemas/{model}"
 
@@ -38,6 +39,26 @@ PROBLEM = {
 }
 
 
+RENAMED = {
+    "lint": "lintDescriptor",
+    "healthz": "getHealth",
+    "readyz": "getReadiness",
+    "metrics": "getMetrics",
+}
+"""Operation ids that are not simply the route function's name in camelCase."""
+
+
+def operation_id(route: APIRoute) -> str:
+    """A short, stable operationId: `create_placement` -> `createPlacement`.
+
+    Generated clients name their functions after it; `tests/service/test_service_openapi.py`
+    pins the published ids, so renaming a route function cannot silently rename the API.
+    """
+    name = RENAMED.get(route.name, route.name)
+    head, *rest = name.split("_")
+    return head + "".join(word[:1].upper() + word[1:] for word in rest)
+
+
 def _descriptor_components() -> dict[str, Any]:
     _, schema = models_json_schema(
         [
@@ -45,29 +66,13 @@ def _descriptor_components() -> dict[str, Any]:
             (VmDescriptor, "validation"),
             (VnfTemplate, "validation"),
             (VmConfiguration, "validation"),
+            (PlacementRequestBody, "validation"),
         ],
         by_alias=True,
         ref_template=REF,
     )
     components: dict[str, Any] = dict(schema.get("$defs", {}))
-    components["PlacementRequest"] = {
-        "title": "PlacementRequest",
-        "type": "object",
-        "additionalProperties": False,
-        "properties": {
-            "vm": {"$ref": REF.format(model="VmDescriptor")},
-            "vnf": {"$ref": REF.format(model="VnfTemplate")},
-            "dry_run": {"type": "boolean", "default": False},
-            "policy": {"type": "string", "default": "pack"},
-            "explain": {"type": "boolean", "default": False},
-            "dialect": {
-                "type": "string",
-                "enum": ["nfvplace", *DIALECT_NAMES],
-                "description": '"vm" or "vnf" is written in this dialect and converted first',
-            },
-        },
-        "oneOf": [{"required": ["vm"]}, {"required": ["vnf"]}],
-    }
+    components["PlacementRequest"] = components.pop("PlacementRequestBody")
     components["Descriptor"] = {
         "title": "Descriptor",
         "oneOf": [
@@ -91,8 +96,28 @@ def build_openapi(app: FastAPI) -> dict[str, Any]:
     schemas = document.setdefault("components", {}).setdefault("schemas", {})
     for name, schema in _descriptor_components().items():
         schemas.setdefault(name, schema)
+    _problem_422s(document)
     app.openapi_schema = document
     return document
+
+
+def _problem_422s(document: dict[str, Any]) -> None:
+    """Every 422 is a problem document (FastAPI's default declares its own validation body)."""
+    for operations in document.get("paths", {}).values():
+        for operation in operations.values():
+            responses = operation.get("responses", {})
+            if "422" in responses:
+                responses["422"] = {
+                    "description": "Invalid input: a problem document with findings",
+                    "content": {
+                        "application/problem+json": {
+                            "schema": {"$ref": REF.format(model="Problem")}
+                        }
+                    },
+                }
+    schemas = document.get("components", {}).get("schemas", {})
+    for name in ("HTTPValidationError", "ValidationError"):
+        schemas.pop(name, None)
 
 
 def openapi_text(app: FastAPI) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import threading
 import time
 from collections.abc import Iterator
@@ -58,6 +59,52 @@ def test_openapi_documents_every_spec_route() -> None:
     assert post["requestBody"]["content"]["application/json"]["schema"] == {
         "$ref": "#/components/schemas/PlacementRequest"
     }
+
+
+OPERATION_IDS = {
+    ("/v1/hosts/{host_id}", "put"): "putHost",
+    ("/v1/hosts", "get"): "listHosts",
+    ("/v1/hosts/{host_id}", "get"): "getHost",
+    ("/v1/hosts/{host_id}", "delete"): "deleteHost",
+    ("/v1/placements", "post"): "createPlacement",
+    ("/v1/placements/{placement_id}", "get"): "getPlacement",
+    ("/v1/placements/{placement_id}/render", "get"): "renderPlacement",
+    ("/v1/placements/{placement_id}", "delete"): "deletePlacement",
+    ("/v1/lint", "post"): "lintDescriptor",
+    ("/v1/schemas/{name}", "get"): "getSchema",
+    ("/healthz", "get"): "getHealth",
+    ("/readyz", "get"): "getReadiness",
+    ("/metrics", "get"): "getMetrics",
+}
+
+
+def test_operation_ids_are_short_stable_and_unique() -> None:
+    paths = json.loads(PUBLISHED.read_text())["paths"]
+    ids = {(p, m): op["operationId"] for p, ops in paths.items() for m, op in ops.items()}
+    for key, expected in OPERATION_IDS.items():
+        assert ids[key] == expected, key
+    assert len(set(ids.values())) == len(ids)
+    assert all(re.fullmatch(r"[a-z][A-Za-z]{2,40}", i) for i in ids.values()), ids
+
+
+def test_every_422_is_a_declared_problem_document() -> None:
+    document = json.loads(PUBLISHED.read_text())
+    for path, ops in document["paths"].items():
+        for method, op in ops.items():
+            answer = op["responses"].get("422")
+            if answer is not None:
+                assert set(answer["content"]) == {"application/problem+json"}, (path, method)
+    assert "HTTPValidationError" not in document["components"]["schemas"]
+
+
+def test_placement_request_is_typed() -> None:
+    schema = json.loads(PUBLISHED.read_text())["components"]["schemas"]["PlacementRequest"]
+    assert schema["type"] == "object"
+    assert schema["properties"]["vm"]["$ref"] == "#/components/schemas/VmDescriptor"
+    assert schema["properties"]["vnf"]["$ref"] == "#/components/schemas/VnfTemplate"
+    assert {"dry_run", "policy", "explain"} <= set(schema["properties"])
+    assert "oneOf" not in schema
+    assert "anyOf" not in schema
 
 
 class ThreadedServer(uvicorn.Server):

@@ -23,15 +23,15 @@ from ...render import render
 from ..auth import require
 from ..body import read_document
 from ..deps import PlacementsDep, StoreDep
-from ..descriptors import parse_as
+from ..descriptors import parse_as, parse_options
 from ..placing import PlacementRequest, vm_descriptors
 from ..problems import ProblemError
+from ..requests import ENVELOPE, PlacementOptions
 from .common import body_of, problems
 
 router = APIRouter(prefix="/v1/placements", tags=["placements"])
 
 PlacementId = Annotated[str, Path(min_length=1, max_length=64)]
-ENVELOPE = {"vm", "vnf", "batch", "dry_run", "policy", "explain", "dialect"}
 TARGETS = ("vm", "vnf", "batch")
 
 
@@ -79,13 +79,8 @@ def placement_request(document: SourceDocument) -> PlacementRequest:
             'give exactly one of "vm" (a VM Descriptor), "vnf" (a VNF template) or "batch" '
             '([{"vm": VM Descriptor, "count": k}, ...])'
         )
-    dry_run = body.get("dry_run", False)
-    explain = body.get("explain", False)
-    policy = body.get("policy", "pack")
-    if not isinstance(dry_run, bool) or not isinstance(explain, bool):
-        raise _invalid('"dry_run" and "explain" must be true or false')
-    if not isinstance(policy, str) or not policy or len(policy) > 64:
-        raise _invalid('"policy" must be a policy name such as "pack" or "spread"')
+    options = parse_options(body, PlacementOptions)
+    dry_run, policy, explain = options.dry_run, options.policy, options.explain
     key = next(k for k in TARGETS if k in body)
     if key == "batch" and "dialect" in body:
         raise _invalid('"dialect" applies to "vm" or "vnf"; a batch takes VM Descriptors')
@@ -104,9 +99,9 @@ def placement_request(document: SourceDocument) -> PlacementRequest:
     if dialect is not None:
         descriptor = _from_dialect(inner, dialect, key)
     elif key == "vm":
-        descriptor = parse_as(inner, VmDescriptor, "VM Descriptor")
+        descriptor = parse_as(inner, VmDescriptor, "VM Descriptor", at=(key,))
     else:
-        descriptor = parse_as(inner, VnfTemplate, "VNF template")
+        descriptor = parse_as(inner, VnfTemplate, "VNF template", at=(key,))
         missing = [m.name for m in descriptor.members if m.descriptor is None]
         if missing:
             raise ProblemError(
@@ -115,7 +110,11 @@ def placement_request(document: SourceDocument) -> PlacementRequest:
                 f"member(s) {missing} refer to files; the API needs descriptors inline",
             )
     return PlacementRequest(
-        descriptor=descriptor, body=body, dry_run=dry_run, policy=policy, explain=explain
+        descriptor=descriptor,
+        body=body,
+        dry_run=dry_run,
+        policy=policy,
+        explain=explain,
     )
 
 
