@@ -14,9 +14,13 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from .. import __version__
+from .. import __version__, errors
+from ..errors import Issue, NfvplaceError
 from ..lint import LintReport, Severity, lint_paths, lint_text, to_json, to_sarif
+from ..lint.files import folder_files
 from . import app
+from .common import EXIT_USAGE, fail
+from .common import no_color as use_no_color
 
 STYLE = {Severity.error: "bold red", Severity.warning: "yellow", Severity.info: "cyan"}
 
@@ -57,16 +61,34 @@ def lint_command(
     paths: Annotated[
         list[Path],
         typer.Argument(
-            help="Descriptor files or folders (every .yaml/.yml/.json below them); - for stdin"
+            help="Descriptor files or folders (every .yaml/.yml/.json/.xml below them); - for stdin"
         ),
     ],
     output_format: Annotated[
         OutputFormat,
         typer.Option("--format", "-f", help="text (coloured), json or sarif (SARIF 2.1.0)"),
     ] = OutputFormat.text,
-    no_color: Annotated[bool, typer.Option("--no-color", help="Plain text output")] = False,
+    no_color: Annotated[
+        bool, typer.Option("--no-color", help="Plain text output (also when NO_COLOR is set)")
+    ] = False,
 ) -> None:
     """Validate descriptors: schema and semantic rules, each finding with a rule id and a fix."""
+    empty = [p for p in paths if p.is_dir() and not folder_files(p)]
+    if empty:
+        raise fail(
+            NfvplaceError(
+                errors.USAGE_NO_DESCRIPTORS,
+                f"no descriptors found in {', '.join(map(str, empty))}",
+                issues=(
+                    Issue(
+                        "empty folder",
+                        path="PATH",
+                        hint="give files, or a folder with .yaml, .yml, .json or .xml files",
+                    ),
+                ),
+            ),
+            EXIT_USAGE,
+        )
     try:
         results = []
         for path in paths:
@@ -83,6 +105,6 @@ def lint_command(
     elif output_format is OutputFormat.sarif:
         sys.stdout.write(to_sarif(report, __version__))
     else:
-        console = Console(no_color=no_color, highlight=False)
+        console = Console(no_color=use_no_color(no_color), highlight=False)
         render_text(report, console)
     raise typer.Exit(report.exit_code)
