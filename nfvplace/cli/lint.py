@@ -25,7 +25,7 @@ from .common import no_color as use_no_color
 STYLE = {Severity.error: "bold red", Severity.warning: "yellow", Severity.info: "cyan"}
 
 
-class OutputFormat(StrEnum):
+class LintFormat(StrEnum):
     text = "text"
     json = "json"
     sarif = "sarif"
@@ -65,9 +65,9 @@ def lint_command(
         ),
     ],
     output_format: Annotated[
-        OutputFormat,
+        LintFormat,
         typer.Option("--format", "-f", help="text (coloured), json or sarif (SARIF 2.1.0)"),
-    ] = OutputFormat.text,
+    ] = LintFormat.text,
     no_color: Annotated[
         bool, typer.Option("--no-color", help="Plain text output (also when NO_COLOR is set)")
     ] = False,
@@ -100,9 +100,9 @@ def lint_command(
     except Exception as exc:  # the edge: never a traceback, whatever the input
         typer.echo(f"nfvplace lint: internal error: {type(exc).__name__}: {exc}", err=True)
         raise typer.Exit(2) from None
-    if output_format is OutputFormat.json:
+    if output_format is LintFormat.json:
         sys.stdout.write(to_json(report))
-    elif output_format is OutputFormat.sarif:
+    elif output_format is LintFormat.sarif:
         sys.stdout.write(to_sarif(report, __version__))
     else:
         console = Console(no_color=use_no_color(no_color), highlight=False)

@@ -8,6 +8,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from .. import errors
+from ..lint.rules.document import SCHEMA
 from ..models.loading import SourceDocument, validation_issues
 from .lint_adapter import has_errors, lint_findings
 from .problems import ProblemError
@@ -49,7 +50,8 @@ def _finding(
     source: str, path: str, message: str, hint: str | None = None, line: int | None = None
 ) -> dict[str, Any]:
     return {
-        "rule": "schema",
+        "rule": SCHEMA.id,  # NFV001, as `nfvplace lint` says
+        "code": errors.INPUT_INVALID,
         "severity": "error",
         "file": source,
         "path": path,
