@@ -61,6 +61,65 @@ RENDER_MISMATCH = "nfvplace.render.mismatch"
 
 
 @dataclass(frozen=True, slots=True)
+class Code:
+    """How one stable code shows on each surface: the HTTP status of the REST API's problem
+    document and the exit code of the command line (the library raises it as `.code`)."""
+
+    http: int
+    exit: int
+
+
+# THE table of codes: every code above, once. docs/errors.md documents each (a test checks both).
+CODES: dict[str, Code] = {
+    INPUT_UNREADABLE: Code(422, 1),
+    INPUT_TOO_LARGE: Code(413, 1),
+    INPUT_SYNTAX: Code(422, 1),
+    INPUT_UNSAFE: Code(422, 1),
+    INPUT_UNKNOWN_KIND: Code(422, 1),
+    INPUT_INVALID: Code(422, 1),
+    INPUT_REFERENCE: Code(422, 1),
+    USAGE_INVALID_OPTION: Code(400, 2),
+    USAGE_NO_DESCRIPTORS: Code(400, 2),
+    OUTPUT_UNWRITABLE: Code(500, 1),
+    CLAIM_CONFLICT: Code(409, 1),
+    PLACEMENT_NO_FIT: Code(409, 3),
+    PLACEMENT_CONCURRENT_UPDATE: Code(409, 1),
+    PLACEMENT_INVALID_POLICY: Code(422, 2),
+    PLACEMENT_NOT_FOUND: Code(404, 1),
+    PLACEMENT_IDEMPOTENCY_KEY_REUSED: Code(422, 1),
+    PLACEMENT_RELEASED: Code(409, 1),
+    HOST_NOT_FOUND: Code(404, 1),
+    HOST_IN_USE: Code(409, 1),
+    HOST_ID_MISMATCH: Code(422, 1),
+    SERVICE_UNAUTHORIZED: Code(401, 1),
+    SERVICE_FORBIDDEN: Code(403, 1),
+    SERVICE_NOT_FOUND: Code(404, 1),
+    SERVICE_METHOD_NOT_ALLOWED: Code(405, 1),
+    SERVICE_UNSUPPORTED_MEDIA_TYPE: Code(415, 1),
+    SERVICE_INVALID_REQUEST: Code(422, 1),
+    SERVICE_UNAVAILABLE: Code(503, 1),
+    SERVICE_INTERNAL: Code(500, 1),
+    SERVICE_CONFIG: Code(500, 2),
+    DISCOVERY_FAILED: Code(422, 1),
+    RENDER_UNSUPPORTED: Code(422, 1),
+    RENDER_INVALID: Code(422, 1),
+    RENDER_MISMATCH: Code(422, 1),
+}
+
+
+def http_status(code: str) -> int:
+    """The HTTP status of a code's problem document (422 for a code not in the table)."""
+    entry = CODES.get(code)
+    return entry.http if entry else 422
+
+
+def exit_code(code: str) -> int:
+    """The command line's exit code for a code (1 for a code not in the table)."""
+    entry = CODES.get(code)
+    return entry.exit if entry else 1
+
+
+@dataclass(frozen=True, slots=True)
 class Issue:
     """One problem found in an input: where it is, what is wrong, how to fix it."""
 

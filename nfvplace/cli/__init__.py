@@ -9,6 +9,7 @@ import typer
 
 app = typer.Typer(
     name="nfvplace",
+    context_settings={"help_option_names": ["-h", "--help"]},
     help="Place NFV VMs on compute hosts: NUMA, SMT, hugepages and SR-IOV aware (ETSI NFV-PER 001).",
     no_args_is_help=True,
     add_completion=False,
@@ -17,8 +18,20 @@ app = typer.Typer(
 )
 
 
+def _version(value: bool) -> None:
+    if value:
+        from .. import __version__
+
+        typer.echo(f"nfvplace {__version__}")
+        raise typer.Exit()
+
+
 @app.callback()
-def _root() -> None:
+def _root(
+    version: bool = typer.Option(
+        False, "--version", callback=_version, is_eager=True, help="Print the version and exit"
+    ),
+) -> None:
     """Place NFV VMs on compute hosts: NUMA, SMT, hugepages and SR-IOV aware (ETSI NFV-PER 001)."""
 
 

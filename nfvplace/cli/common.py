@@ -23,10 +23,12 @@ EXIT_INVALID = 1
 EXIT_USAGE = 2
 
 
-def fail(error: NfvplaceError, exit_code: int = EXIT_INVALID) -> typer.Exit:
-    """Print `error [code]: message` (with its issues) on stderr; raise the returned Exit."""
+def fail(error: NfvplaceError, exit_code: int | None = None) -> typer.Exit:
+    """Print `error [code]: message` (with its issues) on stderr; raise the returned Exit.
+
+    The exit code is the code's own in THE table (`errors.CODES`) unless one is given."""
     typer.echo(f"error [{error.code}]: {error}", err=True)
-    return typer.Exit(exit_code)
+    return typer.Exit(errors.exit_code(error.code) if exit_code is None else exit_code)
 
 
 def usage_error(message: str, option: str, hint: str) -> typer.Exit:

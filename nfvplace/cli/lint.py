@@ -12,8 +12,11 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from .. import __version__
+from .. import __version__, errors
+from ..errors import Issue, NfvplaceError
 from . import app
+from .common import EXIT_USAGE, fail
+from .common import no_color as use_no_color
 
 if TYPE_CHECKING:  # imported in the functions, so that `nfvplace --help` stays quick
     from rich.console import Console
@@ -23,7 +26,7 @@ if TYPE_CHECKING:  # imported in the functions, so that `nfvplace --help` stays 
 STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
 
 
-class OutputFormat(StrEnum):
+class LintFormat(StrEnum):
     text = "text"
     json = "json"
     sarif = "sarif"
@@ -63,18 +66,38 @@ def lint_command(
     paths: Annotated[
         list[Path],
         typer.Argument(
-            help="Descriptor files or folders (every .yaml/.yml/.json below them); - for stdin"
+            help="Descriptor files or folders (every .yaml/.yml/.json/.xml below them); - for stdin"
         ),
     ],
     output_format: Annotated[
-        OutputFormat,
+        LintFormat,
         typer.Option("--format", "-f", help="text (coloured), json or sarif (SARIF 2.1.0)"),
-    ] = OutputFormat.text,
-    no_color: Annotated[bool, typer.Option("--no-color", help="Plain text output")] = False,
+    ] = LintFormat.text,
+    no_color: Annotated[
+        bool, typer.Option("--no-color", help="Plain text output (also when NO_COLOR is set)")
+    ] = False,
 ) -> None:
     """Validate descriptors: schema and semantic rules, each finding with a rule id and a fix."""
     from ..lint import LintReport, lint_paths, lint_text, to_json, to_sarif
 
+    from ..lint.files import folder_files
+
+    empty = [p for p in paths if p.is_dir() and not folder_files(p)]
+    if empty:
+        raise fail(
+            NfvplaceError(
+                errors.USAGE_NO_DESCRIPTORS,
+                f"no descriptors found in {', '.join(map(str, empty))}",
+                issues=(
+                    Issue(
+                        "empty folder",
+                        path="PATH",
+                        hint="give files, or a folder with .yaml, .yml, .json or .xml files",
+                    ),
+                ),
+            ),
+            EXIT_USAGE,
+        )
     try:
         results = []
         for path in paths:
@@ -86,13 +109,13 @@ def lint_command(
     except Exception as exc:  # the edge: never a traceback, whatever the input
         typer.echo(f"nfvplace lint: internal error: {type(exc).__name__}: {exc}", err=True)
         raise typer.Exit(2) from None
-    if output_format is OutputFormat.json:
+    if output_format is LintFormat.json:
         sys.stdout.write(to_json(report))
-    elif output_format is OutputFormat.sarif:
+    elif output_format is LintFormat.sarif:
         sys.stdout.write(to_sarif(report, __version__))
     else:
         from rich.console import Console
 
-        console = Console(no_color=no_color, highlight=False)
+        console = Console(no_color=use_no_color(no_color), highlight=False)
         render_text(report, console)
     raise typer.Exit(report.exit_code)

@@ -197,7 +197,7 @@ def probe_host(root: Path, *, run_commands: bool) -> HostProbe:
 
 
 @dataclass(frozen=True)
-class Derived:
+class DerivedCapabilities:
     capabilities: tuple[Cap, ...]
     disabled: tuple[Cap, ...]
     unknown: tuple[str, ...]
@@ -205,7 +205,7 @@ class Derived:
 
 def derive_capabilities(
     probe: HostProbe, features: Sequence[ProcessorFeature], cmdline: str = ""
-) -> Derived:
+) -> DerivedCapabilities:
     """Clause 8.1.1.3 capabilities from the version table and what the host shows. Pure."""
     caps: list[Cap] = []
     disabled: list[Cap] = []
@@ -241,7 +241,7 @@ def derive_capabilities(
     elif probe.iommu is None:
         unknown.append("hypervisor.capabilities.iommu")
     unknown.append("hypervisor.capabilities.no_instruction_emulation")
-    return Derived(tuple(caps), tuple(disabled), tuple(unknown))
+    return DerivedCapabilities(tuple(caps), tuple(disabled), tuple(unknown))
 
 
 def hypervisor_from_probe(

@@ -6,7 +6,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from ..errors import DescriptorError
-from ..models.loading import iter_descriptor_files
+from ..models.loading import DESCRIPTOR_SUFFIXES, iter_descriptor_files, read_document
 from ..models.vmd import VmDescriptor
 from ..reader import load_document, read_path
 from .engine import check_document, error_result
@@ -42,17 +42,26 @@ def lint_file(path: str | Path) -> FileResult:
     return check_document(document, file_resolver(path.parent))
 
 
+LINT_SUFFIXES = (*DESCRIPTOR_SUFFIXES, ".xml")
+"""What lint picks up in a folder: nfvplace's own suffixes and the XML of vendor dialects."""
+
+
+def folder_files(folder: Path) -> list[Path]:
+    """The files lint checks under a folder (sorted, hidden entries skipped); each is reported."""
+    return list(iter_descriptor_files(folder, LINT_SUFFIXES))
+
+
 def _expand(paths: Iterable[str | Path]) -> list[Path]:
     out: list[Path] = []
     for raw in paths:
         path = Path(raw)
         if path.is_dir():
-            out.extend(iter_descriptor_files(path))
+            out.extend(folder_files(path))
         else:
             out.append(path)
     return out
 
 
 def lint_paths(paths: Iterable[str | Path]) -> LintReport:
-    """Lint files and folders (every .yaml/.yml/.json below a folder), in the order given."""
+    """Lint files and folders (every .yaml/.yml/.json/.xml below a folder), in the order given."""
     return LintReport(tuple(lint_file(path) for path in _expand(paths)))

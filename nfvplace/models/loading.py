@@ -493,13 +493,15 @@ def resolve_members(
     return template.model_copy(update={"members": tuple(members)})
 
 
-def iter_descriptor_files(folder: Path) -> Iterator[Path]:
-    """Descriptor files under a folder, sorted, skipping hidden entries."""
+def iter_descriptor_files(
+    folder: Path, suffixes: Sequence[str] = DESCRIPTOR_SUFFIXES
+) -> Iterator[Path]:
+    """Descriptor files under a folder (by suffix), sorted, skipping hidden entries."""
     for path in sorted(folder.rglob("*")):
         rel = path.relative_to(folder)
         if any(part.startswith(".") for part in rel.parts):
             continue
-        if path.is_file() and path.suffix.lower() in DESCRIPTOR_SUFFIXES:
+        if path.is_file() and path.suffix.lower() in suffixes:
             yield path
 
 

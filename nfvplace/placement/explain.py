@@ -14,7 +14,7 @@ from typing import overload
 
 import numpy as np
 
-from .filter import CountRecord, FilterOutcome, HostRecord, NodeRecord
+from .filter import CountRecord, FilterOutcome, HostCheckRecord, NodeRecord
 from .index import FleetIndex
 from .result import Diagnosis, Rejection
 
@@ -88,14 +88,14 @@ class Reasons:
 
     def _group(self, outcome: FilterOutcome) -> None:
         for record in outcome.records:
-            if isinstance(record, HostRecord):
+            if isinstance(record, HostCheckRecord):
                 self._host(outcome.fleet, record)
             elif isinstance(record, CountRecord):
                 self._count(outcome.fleet, record)
             else:
                 self._node(outcome.fleet, record)
 
-    def _host(self, fleet: FleetIndex, record: HostRecord) -> None:
+    def _host(self, fleet: FleetIndex, record: HostCheckRecord) -> None:
         check = record.check
 
         def build() -> list[Rejection]:

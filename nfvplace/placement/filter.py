@@ -21,7 +21,7 @@ from .request import Request
 
 
 @dataclass(frozen=True, slots=True)
-class HostRecord:
+class HostCheckRecord:
     check: HostCheck
     hosts: IntArray
 
@@ -51,7 +51,7 @@ class FilterOutcome:
     request: Request
     passing: BoolArray
     node_ok: dict[int, BoolArray]  # cpu-set id -> (hosts x node slots)
-    records: list[HostRecord | NodeRecord | CountRecord] = field(default_factory=list)
+    records: list[HostCheckRecord | NodeRecord | CountRecord] = field(default_factory=list)
 
 
 def shared_needs(inp: FilterInput) -> list[NodeNeed]:
@@ -98,7 +98,7 @@ def run_filter(
     for check in checks:
         hit = alive & check.failing
         if hit.any():
-            out.records.append(HostRecord(check, np.flatnonzero(hit)))
+            out.records.append(HostCheckRecord(check, np.flatnonzero(hit)))
             alive &= ~hit
     exists = fleet.node_id >= 0
     many = len(request.cpu_sets) > 1

@@ -8,6 +8,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from .. import errors
+from ..lint.rules.document import SCHEMA
 from ..models.loading import SourceDocument, error_location, validation_issues
 from .lint_adapter import has_errors, lint_findings
 from .problems import ProblemError
@@ -93,7 +94,8 @@ def _finding(
     at: Sequence[str | int] = (),
 ) -> dict[str, Any]:
     return {
-        "rule": "schema",
+        "rule": SCHEMA.id,  # NFV001, as `nfvplace lint` says
+        "code": errors.INPUT_INVALID,
         "severity": "error",
         "file": source,
         "path": path,

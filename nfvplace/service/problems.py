@@ -94,11 +94,9 @@ def problem_response(
 
 
 def error_status(error: NfvplaceError) -> int:
-    if error.code == errors.INPUT_TOO_LARGE:
-        return 413
-    if error.code in (errors.PLACEMENT_NO_FIT, errors.PLACEMENT_CONCURRENT_UPDATE):
-        return 409
-    return 422
+    """The status of the code in THE table (`errors.CODES`): e.g. a claim conflict is 409."""
+    status = errors.http_status(error.code)
+    return status if status in TITLES else 422
 
 
 def issues_of(error: NfvplaceError) -> list[dict[str, Any]]:

@@ -31,7 +31,7 @@ class HostConflict(BaseModel):
     message: str
 
 
-class HostView(BaseModel):
+class StoredHostView(BaseModel):
     id: str
     generation: int = Field(description="Bumped by every change of the host or its claims")
     chd: dict[str, Any] = Field(description="The CHD with availability after live claims")
@@ -41,7 +41,7 @@ class HostView(BaseModel):
 
 
 class HostList(BaseModel):
-    hosts: list[HostView]
+    hosts: list[StoredHostView]
 
 
 def view(record: HostRecord, conflicts: Any = None) -> dict[str, Any]:
@@ -72,7 +72,7 @@ def list_hosts(store: StoreDep) -> dict[str, Any]:
 
 @router.get(
     "/{host_id:path}",
-    response_model=HostView,
+    response_model=StoredHostView,
     response_model_exclude_none=True,
     dependencies=[Depends(require("reader"))],
     responses=problems(401, 403, 404),
@@ -88,10 +88,10 @@ def get_host(host_id: HostId, store: StoreDep, response: Response) -> dict[str, 
 
 @router.put(
     "/{host_id:path}",
-    response_model=HostView,
+    response_model=StoredHostView,
     dependencies=[Depends(require("host-agent"))],
     responses={
-        201: {"description": "Created", "model": HostView},
+        201: {"description": "Created", "model": StoredHostView},
         **problems(401, 403, 413, 415, 422),
     },
     openapi_extra=body_of("ComputeHostDescriptor", "The CHD the host reports"),

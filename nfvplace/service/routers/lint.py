@@ -5,9 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi import APIRouter, Depends, Request
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from ...errors import DescriptorError
+from ...lint.engine import error_result
 from ..auth import require
 from ..body import read_document
 from ..lint_adapter import lint_findings
@@ -16,8 +17,11 @@ from .common import body_of, problems
 router = APIRouter(prefix="/v1/lint", tags=["lint"])
 
 
-class Finding(BaseModel):
-    rule: str
+class LintFindingView(BaseModel):
+    """One lint finding as the API answers it: the same fields as `nfvplace lint --format json`."""
+
+    rule: str = Field(description="Lint rule id (NFVnnn)")
+    code: str | None = Field(None, description="Stable error code of an error finding")
     severity: str
     file: str
     path: str
@@ -26,15 +30,15 @@ class Finding(BaseModel):
     line: int | None = None
 
 
-class LintReport(BaseModel):
-    findings: list[Finding]
+class LintView(BaseModel):
+    findings: list[LintFindingView]
     errors: int
     warnings: int
 
 
 @router.post(
     "",
-    response_model=LintReport,
+    response_model=LintView,
     dependencies=[Depends(require("reader"))],
     responses=problems(401, 403, 413, 415),
     openapi_extra=body_of("Descriptor", "Any descriptor: CHD, VM Descriptor, VNF template, ..."),
@@ -43,27 +47,8 @@ async def lint(request: Request) -> dict[str, Any]:
     """Lint one descriptor (JSON, or YAML with `Content-Type: application/yaml`)."""
     try:
         document = await read_document(request)
-    except DescriptorError as exc:
-        findings = [
-            {
-                "rule": exc.code,
-                "severity": "error",
-                "file": "body",
-                "path": i.path,
-                "message": i.message,
-                "hint": i.hint,
-                "line": i.line,
-            }
-            for i in exc.issues
-        ] or [
-            {
-                "rule": exc.code,
-                "severity": "error",
-                "file": "body",
-                "path": "",
-                "message": exc.message,
-            }
-        ]
+    except DescriptorError as exc:  # the same findings as `nfvplace lint` (NFV000, NFV009, ...)
+        findings = [f.as_json() for f in error_result(exc, "body").findings]
     else:
         findings = lint_findings(document)
     return {
