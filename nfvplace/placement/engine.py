@@ -30,7 +30,7 @@ SOLVE_SUMMARY = {
     "infeasible": "fail the exact check (the needs fit one by one but not together)",
     "shared": "have no shared PUs on one node with room for the vCPUs spread evenly",
     "timeout": "were not decided within the solver time limit",
-    "assignment": "have no free PCI device of the requested class where needed",
+    "internal": "broke an internal invariant after the solve (please report)",
     "claim": "could not be claimed (internal inconsistency, please report)",
 }
 
@@ -154,7 +154,12 @@ def _attempt(
                 break
         if shared_choice is None:
             return "shared"
-    if request.cpu_sets:
+    needs_model = (
+        request.cpu_sets
+        or request.vm.pci_devices
+        or any(i.mode.value != "vswitch" for i in request.interfaces)
+    )
+    if needs_model:
         allowed = {
             cs.id: {
                 int(fleet.node_id[index, j])
@@ -185,7 +190,7 @@ def _attempt(
             host, view, request, layout, instance_id(host, request, instance), shared_choice
         )
     except AssignmentError:
-        return "assignment"
+        return "internal"  # the model guarantees the ids exist: a bug, not a misfit
     try:
         updated = claim(host, config)
     except ClaimConflictError:
@@ -200,10 +205,10 @@ def _add_solve_failures(reasons: Reasons, fleet: FleetIndex, hosts: list[int], s
     if family:
         phrase = f"fail the exact check on {FAMILIES[family]}"
         message = (
-            "each cpu-set fits some node on its own, but not all together: without the "
-            f"constraints on {FAMILIES[family]} the model would be feasible"
+            "each need fits on its own, but not all together: without the constraints on "
+            f"{FAMILIES[family]} the model would be feasible"
         )
-    code = {"assignment": "pci_device", "shared": "shared_cpu"}.get(status, status)
+    code = {"shared": "shared_cpu"}.get(status, status)
     if status == "shared":
         message = (
             "the shared pool has enough room in total, but no set of its PUs can take the "

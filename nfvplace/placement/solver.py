@@ -35,6 +35,7 @@ class Layout:
     nodes: dict[int, int]
     counts: dict[tuple[str, int, int], int] = field(default_factory=dict)
     ports: dict[str, str] = field(default_factory=dict)
+    devices: tuple[tuple[int, str, int], ...] = ()  # (request index, pci address, node)
     objective: float = 0.0
     optimal: bool = True
 
@@ -88,6 +89,7 @@ def solve(
         memory.post(ctx)
     if "interfaces" not in skip:
         nics.post(ctx, spread=options.policy is Policy.spread)
+    if "devices" not in skip:
         devices.post(ctx)
     if "interconnect" not in skip:
         bandwidth.post(ctx)
@@ -113,18 +115,22 @@ def solve(
     ports = {
         name: address for (name, address), var in ctx.ports.items() if solver.boolean_value(var)
     }
+    chosen = tuple(sorted(key for key, var in ctx.devices.items() if solver.boolean_value(var)))
     return Layout(
         host=view.id,
         nodes=nodes,
         counts=counts,
         ports=ports,
+        devices=chosen,
         objective=solver.objective_value if ctx.objective else 0.0,
         optimal=status == cp_model.OPTIMAL,
     )
 
 
 FAMILIES = {
-    "interfaces": "ports and VFs (a port given whole cannot also serve VFs; VFs share bandwidth)",
+    "interfaces": "ports and VFs (a port given whole serves no VF; VFs share its bandwidth; "
+    "paced VFs carry at most their rate; a NIC's ports share its PCIe link)",
+    "devices": "PCI devices (a device serves one request)",
     "interconnect": "bandwidth of the NUMA interconnect between the cpu-sets",
     "memory": "hugepages and memory of the nodes shared by the cpu-sets",
     "cpu": "free cores of the nodes shared by the cpu-sets and the emulator PU",

@@ -8,6 +8,7 @@ part.
 
 from __future__ import annotations
 
+from ...exact import kbps_of_mbps
 from .base import ModelContext
 
 
@@ -16,7 +17,7 @@ def post(ctx: ModelContext) -> None:
     load: dict[tuple[int, int], list[object]] = {}
     for link in ctx.request.links:
         a, b = link.cpu_sets
-        mbps = round(link.bandwidth_mbps)
+        need = kbps_of_mbps(link.bandwidth_mbps)
         for na in ctx.view.nodes:
             ya = ctx.placed(a, na.id)
             if ya is None:
@@ -31,7 +32,7 @@ def post(ctx: ModelContext) -> None:
                 m.add(z <= ya)
                 m.add(z <= yb)
                 ctx.links[(a, b, na.id, nb.id)] = z
-                if key in ctx.view.links_free_mbps:
-                    load.setdefault(key, []).append(mbps * z)
+                if key in ctx.view.links_free_kbps:
+                    load.setdefault(key, []).append(need * z)
     for key, terms in load.items():
-        m.add(sum(terms) <= ctx.view.links_free_mbps[key])  # type: ignore[arg-type]
+        m.add(sum(terms) <= ctx.view.links_free_kbps[key])  # type: ignore[arg-type]

@@ -68,6 +68,8 @@ class ModelContext:
     counts: dict[tuple[str, int, int], cp_model.IntVar] = field(default_factory=dict)
     ports: dict[tuple[str, str], cp_model.IntVar] = field(default_factory=dict)
     links: dict[tuple[int, int, int, int], cp_model.IntVar] = field(default_factory=dict)
+    # devices[(request index, pci address, node)]: the request takes that device
+    devices: dict[tuple[int, str, int], cp_model.IntVar] = field(default_factory=dict)
 
     def add_use(self, node: int, pool: str, term: cp_model.LinearExprT) -> None:
         self.use.setdefault((node, pool), []).append(term)
