@@ -37,6 +37,7 @@ class Layout:
     ports: dict[str, str] = field(default_factory=dict)
     devices: tuple[tuple[int, str, int], ...] = ()  # (request index, pci address, node)
     objective: float = 0.0
+    costs: dict[str, int] = field(default_factory=dict)  # objective by kind (COSTS)
     optimal: bool = True
 
 
@@ -67,7 +68,7 @@ def solve(
                 var = model.new_bool_var(f"place[cs{cs.id}->n{node.id}]")
                 ctx.place[(cs.id, node.id)] = var
                 choices.append(var)
-                ctx.objective.append(node_cost(node, cs, options, needs_ports[cs.id]) * var)
+                ctx.cost("node", node_cost(node, cs, options, needs_ports[cs.id]) * var)
         if not choices:
             return SolveFailure(view.id, "infeasible")
         model.add_exactly_one(choices)
@@ -94,7 +95,7 @@ def solve(
     if "interconnect" not in skip:
         bandwidth.post(ctx)
     if ctx.objective:
-        model.minimize(sum(ctx.objective))
+        model.minimize(sum(t for terms in ctx.objective.values() for t in terms))
     solver = cp_model.CpSolver()
     solver.parameters.num_workers = 1
     solver.parameters.random_seed = options.seed
@@ -123,6 +124,7 @@ def solve(
         ports=ports,
         devices=chosen,
         objective=solver.objective_value if ctx.objective else 0.0,
+        costs={k: int(solver.value(sum(terms))) for k, terms in ctx.objective.items()},
         optimal=status == cp_model.OPTIMAL,
     )
 

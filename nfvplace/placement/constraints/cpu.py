@@ -127,7 +127,7 @@ def post(ctx: ModelContext, cs: CpuSetDemand) -> None:
                 ctx.add_use(node.id, whole(t), split[f"pair_w{t}"])
                 _count(ctx, f"pair_w{t}", cs.id, node.id, split[f"pair_w{t}"])
                 if t > 2:
-                    ctx.objective.append(STRAND * (t - 2) * split[f"pair_w{t}"])  # kept idle
+                    ctx.cost("stranded", STRAND * (t - 2) * split[f"pair_w{t}"])  # kept idle
         if not singles:
             continue
         if cs.policy is ThreadPolicy.isolate:
@@ -159,7 +159,7 @@ def _post_isolate(
     split = _split(ctx, node, singles * y, parts, tag)
     for t in sizes:
         ctx.add_use(node, whole(t), split[f"iso_w{t}"])
-        ctx.objective.append(STRAND * (t - 1) * split[f"iso_w{t}"])  # the siblings idle
+        ctx.cost("stranded", STRAND * (t - 1) * split[f"iso_w{t}"])  # the siblings idle
     ctx.add_use(node, "half_iso", split["iso_half"])
     ctx.add_use(node, "single", split["iso_single"])
     for name, expr in split.items():
@@ -190,7 +190,7 @@ def _post_prefer(
             taken.append(k * w)
             if k < t:
                 ctx.add_use(node, "left_supply", (t - k) * w)  # threads it leaves free
-                ctx.objective.append(STRAND * (t - k) * w)  # a half-used core
+                ctx.cost("stranded", STRAND * (t - k) * w)  # a half-used core
         ctx.add_use(node, whole(t), sum(cores))
     m.add(sum(taken) == singles * y)
     ctx.add_use(node, "half_iso", hi)
@@ -199,7 +199,7 @@ def _post_prefer(
     ctx.add_use(node, "left", left)
     # a thread left free taken is no longer stranded; one less than STRAND so that filling a core
     # directly (pre_w2x2) wins over the same layout written as pre_w2x1 + pre_left
-    ctx.objective.append(-(STRAND - 1) * left)
+    ctx.cost("stranded", -(STRAND - 1) * left)
     for name, var in (
         ("pre_half_iso", hi),
         ("pre_half_busy", hb),

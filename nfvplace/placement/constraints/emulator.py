@@ -29,5 +29,5 @@ def post(ctx: ModelContext) -> None:
             ctx.counts[(f"emu_{pool}", first, node.id)] = var
             parts.append(var)
             if weight:
-                ctx.objective.append(weight * var)
+                ctx.cost("stranded", weight * var)
         m.add(sum(parts) == y)

@@ -276,10 +276,10 @@ def post(ctx: ModelContext, spread: bool) -> None:
             by_port.setdefault(port.pci_address, []).append((iface, var))
             choices.append(var)
             if iface.mode is InterfaceMode.dedicated:
-                ctx.objective.append(round(port.speed_gbps - iface.speed_gbps) * var)
+                ctx.cost("ports", round(port.speed_gbps - iface.speed_gbps) * var)
             else:
                 slack = (port.bandwidth_free_kbps - iface.bandwidth_kbps) // KBPS_PER_GBPS
-                ctx.objective.append((-slack if spread else slack) * var)
+                ctx.cost("ports", (-slack if spread else slack) * var)
         m.add(sum(choices) == 1) if choices else m.add_bool_or([])
     lookup = {p.pci_address: p for p in ports}
     pcie: dict[str, list[Any]] = {}
