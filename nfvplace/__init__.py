@@ -19,8 +19,8 @@ from .models import (
     VmDescriptor,
     VnfTemplate,
     dump,
-    load,
 )
+from .reader import load
 
 if TYPE_CHECKING:
     from .placement import PlacementResult

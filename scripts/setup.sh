@@ -24,6 +24,11 @@ if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
   command -v virt-xml-validate >/dev/null 2>&1 || missing+=(libvirt-clients)
   command -v xmllint >/dev/null 2>&1 || missing+=(libxml2-utils)
   ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing+=(postgresql)
+  # pictures (PNG through cairo, with a font) and the web view's headless-browser test
+  ls /usr/lib/*/libcairo.so.2 >/dev/null 2>&1 || missing+=(libcairo2)
+  [ -e /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ] || missing+=(fonts-dejavu-core)
+  command -v chromium >/dev/null 2>&1 || missing+=(chromium)
+  command -v chromedriver >/dev/null 2>&1 || missing+=(chromium-driver)
   if [ "${#missing[@]}" -gt 0 ]; then
     echo "installing Debian packages: ${missing[*]}"
     apt-get update -qq >/dev/null

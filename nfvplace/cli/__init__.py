@@ -23,7 +23,7 @@ def _root() -> None:
 
 def _register() -> None:
     # Imported for their side effect of adding commands to `app`.
-    from . import discover, lint, openapi, place, render, schemas, serve  # noqa: F401
+    from . import discover, lint, openapi, place, render, schemas, serve, show  # noqa: F401
 
 
 def main() -> None:

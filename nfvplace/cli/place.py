@@ -16,9 +16,10 @@ from .. import errors
 from ..errors import DescriptorError, Issue, NfvplaceError
 from ..models.chd import ComputeHostDescriptor
 from ..models.configuration import VmConfiguration
-from ..models.loading import dump, load
+from ..models.loading import dump
 from ..models.vmd import VmDescriptor
 from ..models.vnf import VnfTemplate
+from ..reader import load
 from ..render import render
 from . import app
 

@@ -11,8 +11,8 @@ from .. import errors
 from ..errors import Issue, NfvplaceError
 from ..models.chd import ComputeHostDescriptor
 from ..models.configuration import VmConfiguration
-from ..models.loading import load_file
 from ..models.vmd import VmDescriptor
+from ..reader import load_file
 from ..render import FORMATS, render, render_host_tuning
 from . import app
 

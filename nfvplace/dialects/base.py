@@ -8,13 +8,26 @@ from typing import Any
 
 from ..models.loading import PathKey
 
+DROPPED = "dropped"
+"""A source field that bears on placement and that nfvplace cannot say: not carried."""
+ASSUMED = "assumed"
+"""A source field carried with an assumption (a default, or the nearest thing nfvplace can say)."""
+MISSING = "missing"
+"""Something placement needs that the file does not say (a flavor by name, a `${...}` placeholder)."""
+NOTE_KINDS = (DROPPED, ASSUMED, MISSING)
+
 
 @dataclass(frozen=True)
 class Note:
-    """Something of the source that was ignored, or read with an assumption."""
+    """Something of the source that was not carried, read with an assumption, or is missing.
+
+    `path` is the path in the source document (shown as a JSON pointer or an XPath); `kind` is one
+    of `NOTE_KINDS`. `--strict` turns every note into an error.
+    """
 
     path: PathKey
     message: str
+    kind: str = DROPPED
 
 
 @dataclass(frozen=True)
@@ -46,6 +59,21 @@ class DialectError(ValueError):
     def __init__(self, message: str, path: PathKey = ()) -> None:
         super().__init__(message)
         self.path = path
+
+
+def one_of(value: Any, accepted: Sequence[str], what: str, path: PathKey) -> str:
+    """`value` lowercased when it is one of `accepted`, else a DialectError listing them."""
+    text = str(value).strip().lower()
+    if text not in accepted:
+        raise DialectError(
+            f"{what} must be one of {', '.join(repr(a) for a in accepted)}, got {value!r}", path
+        )
+    return text
+
+
+def json_pointer(path: Sequence[str | int]) -> str:
+    """`("a", 0, "b/c")` -> `/a/0/b~1c` (RFC 6901)."""
+    return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in path)
 
 
 def as_mapping(value: Any) -> Mapping[str, Any]:
@@ -124,8 +152,11 @@ def identifier(value: Any, fallback: str) -> str:
     return text[:253]
 
 
-def page_size_kib(value: Any) -> int | None:
-    """Nova/OSM page size words and sizes in KiB: `large` -> 1 GiB, `2MB` -> 2048, `small` -> None."""
+def page_size_kib(value: Any, path: PathKey = ()) -> int | None:
+    """Nova/OSM page size words and sizes in KiB: `large` -> 1 GiB, `2MB` -> 2048, `small` -> None.
+
+    A size must be a power of two of at least 4 KiB (the sizes MMUs have): `3MB` is refused.
+    """
     from ..models.units import QuantityError, parse_memory_kib
 
     if value is None:
@@ -135,8 +166,11 @@ def page_size_kib(value: Any) -> int | None:
         return None
     if text in ("large", "prefer_large"):
         return 1024 * 1024
+    words = "use 'small', 'large', 'any' or a power-of-two size such as '2MB' or '1GB'"
     try:
         kib = parse_memory_kib(text, "kib")
     except QuantityError:
-        raise DialectError(f"page size {value!r} is not 'small', 'large' or a size") from None
+        raise DialectError(f"page size {value!r} is not a page size: {words}", path) from None
+    if kib < 4 or kib & (kib - 1):
+        raise DialectError(f"page size {value!r} is not a page size: {words}", path)
     return kib if kib > 4 else None

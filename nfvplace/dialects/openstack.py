@@ -1,22 +1,27 @@
 """OpenStack Nova flavors with extra specs (`hw:cpu_policy`, `hw:numa_nodes`, `hw:mem_page_size`...).
 
-Accepts `{flavor: {...}}`, a bare flavor, or the output of `openstack flavor show -f yaml|json`
-(`properties` as a mapping or as the `k='v', ...` string). Dedicated-CPU flavors become cpu-sets,
-one per guest NUMA node; shared flavors become plain cloud VMs that allow oversubscription.
+Accepts `{flavor: {...}}` (the Nova API), a bare flavor, or the output of
+`openstack flavor show -f yaml|json` (`properties` as a mapping or as the `k='v', ...` string).
+Dedicated-CPU flavors become cpu-sets, one per guest NUMA node; shared flavors become plain cloud
+VMs that allow oversubscription. Values outside Nova's vocabulary are errors that list the accepted
+values; every extra spec that bears on placement is carried or reported as a note.
 """
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections.abc import Mapping
 from typing import Any
 
 from ..models.loading import PathKey
 from .base import (
+    ASSUMED,
     Conversion,
     DialectError,
     Note,
     identifier,
+    one_of,
     page_size_kib,
     parse_count,
     parse_cpu_list,
@@ -25,8 +30,11 @@ from .base import (
 
 NAME = "openstack-flavor"
 SPEC_KEYS = ("extra_specs", "properties", "extra-specs")
-IGNORED_NAMESPACES = ("aggregate_instance_extra_specs:", "trait:", "resources:", "quota:")
 TRUE = {"true", "yes", "1", "on"}
+CPU_POLICIES = ("shared", "dedicated", "mixed")
+THREAD_POLICIES = ("prefer", "isolate", "require")
+EMULATOR_POLICIES = ("share", "isolate")
+NOVA_DEFAULT_THREAD_POLICY = "prefer"
 HANDLED = {
     "hw:cpu_policy",
     "hw:cpu_thread_policy",
@@ -37,6 +45,29 @@ HANDLED = {
     "hw:cpu_realtime_mask",
     "hw:cpu_dedicated_mask",
     "pci_passthrough:alias",
+}
+NOT_PLACEMENT = {
+    "hw:cpu_sockets": "guest CPU topology (sockets) does not change where the VM fits",
+    "hw:cpu_cores": "guest CPU topology (cores) does not change where the VM fits",
+    "hw:cpu_threads": "guest CPU topology (threads) does not change where the VM fits",
+    "hw:cpu_max_sockets": "guest CPU topology limit; not used for placement",
+    "hw:cpu_max_cores": "guest CPU topology limit; not used for placement",
+    "hw:cpu_max_threads": "guest CPU topology limit; not used for placement",
+    "hw:pci_numa_affinity_policy": "nfvplace always puts PCI devices on the cpu-set's node "
+    "(Nova's 'required')",
+}
+NAMESPACE_REASONS = {
+    "quota:": "a runtime limit (cgroup shares, I/O, bandwidth) that Nova applies after placement",
+    "aggregate_instance_extra_specs:": "host aggregate matching: nfvplace has no host aggregates",
+    "trait:": "a placement trait with no nfvplace equivalent",
+    "resources:": "a placement resource class with no nfvplace equivalent",
+}
+TRAIT_FLAGS = {
+    "SSE41": "sse4_1",
+    "SSE42": "sse4_2",
+    "AESNI": "aes",
+    "INTEL_VMX": "vmx",
+    "AMD_SVM": "svm",
 }
 
 
@@ -64,10 +95,11 @@ def detect(data: Mapping[str, Any]) -> bool:
     )
 
 
-def _specs(flavor: Mapping[str, Any], key: str | None) -> dict[str, str]:
+def specs_of(flavor: Mapping[str, Any], key: str | None) -> dict[str, str]:
+    """Extra specs as strings, from a mapping or the `k='v', ...` string of the OpenStack CLI."""
     raw = flavor.get(key) if key else None
     if isinstance(raw, Mapping):
-        return {str(k): str(v) for k, v in raw.items()}
+        return {str(k): str(v).lower() if isinstance(v, bool) else str(v) for k, v in raw.items()}
     if isinstance(raw, str):
         return dict(re.findall(r"([\w:.\-]+)='([^']*)'", raw))
     return {}
@@ -75,13 +107,36 @@ def _specs(flavor: Mapping[str, Any], key: str | None) -> dict[str, str]:
 
 def convert(data: Mapping[str, Any]) -> Conversion:
     flavor, base = _flavor(data)
-    key = _spec_key(flavor)
-    specs = _specs(flavor, key)
-    spec_path = (*base, key) if key else base
+    out, origins, notes = convert_flavor(flavor, base)
+    return Conversion(NAME, out, origins, tuple(notes))
 
-    def at(name: str) -> PathKey:
-        return (*spec_path, name) if isinstance(flavor.get(key or ""), Mapping) else spec_path
 
+class _Specs:
+    """The extra specs of one flavor, with the source path of each."""
+
+    def __init__(self, flavor: Mapping[str, Any], base: PathKey) -> None:
+        key = _spec_key(flavor)
+        self.values = specs_of(flavor, key)
+        self.path: PathKey = (*base, key) if key else base
+        self.per_key = isinstance(flavor.get(key or ""), Mapping)
+
+    def at(self, name: str) -> PathKey:
+        return (*self.path, name) if self.per_key else self.path
+
+    def get(self, name: str, default: str = "") -> str:
+        return self.values.get(name, default)
+
+    def word(self, name: str, accepted: tuple[str, ...], default: str) -> str:
+        if name not in self.values:
+            return default
+        return one_of(self.values[name], accepted, name, self.at(name))
+
+
+def convert_flavor(
+    flavor: Mapping[str, Any], base: PathKey
+) -> tuple[dict[str, Any], dict[PathKey, PathKey], list[Note]]:
+    """One Nova flavor (vcpus, ram, disk, extra specs) as VM Descriptor data, origins and notes."""
+    specs = _Specs(flavor, base)
     vcpus = parse_count(flavor.get("vcpus"), "vcpus", (*base, "vcpus"))
     ram = parse_int(flavor.get("ram"), "ram (MiB)", (*base, "ram"))
     if vcpus <= 0:
@@ -99,38 +154,70 @@ def convert(data: Mapping[str, Any]) -> Conversion:
     }
     if flavor.get("description"):
         out["description"] = str(flavor["description"])
-    policy = specs.get("hw:cpu_policy", "shared").lower()
-    realtime = specs.get("hw:cpu_realtime", "").lower() in TRUE
-    if policy == "mixed":
-        notes.append(
-            Note(
-                at("hw:cpu_policy"),
-                "cpu_policy 'mixed': every vCPU is pinned (nfvplace pins whole cpu-sets)",
-            )
-        )
+    default_policy = "dedicated" if "resources:PCPU" in specs.values else "shared"
+    policy = specs.word("hw:cpu_policy", CPU_POLICIES, default_policy)
+    realtime = specs.get("hw:cpu_realtime").lower() in TRUE
+    page_kib = page_size_kib(specs.get("hw:mem_page_size") or None, specs.at("hw:mem_page_size"))
     dedicated = policy in ("dedicated", "mixed") or realtime
     if dedicated:
-        out.update(_cpu_sets(specs, vcpus, ram, at, origins, notes))
+        out.update(_cpu_sets(specs, vcpus, ram, page_kib, origins, notes))
+        if policy == "mixed":
+            notes.append(_mixed_note(specs, vcpus))
     else:
         out.update({"vcpus": vcpus, "memory_mib": ram, "cpu_oversubscription": True})
-        for name in ("hw:numa_nodes", "hw:mem_page_size"):
-            if name in specs and page_size_kib(specs.get("hw:mem_page_size")) is not None:
+        for name in sorted(specs.values):
+            if name in ("hw:numa_nodes", "hw:mem_page_size") or name.startswith(
+                ("hw:numa_cpus.", "hw:numa_mem.")
+            ):
                 notes.append(
                     Note(
-                        at(name),
-                        f"{name} on a shared-CPU flavor is not kept: nfvplace places "
-                        "NUMA-aware VMs with dedicated vCPUs",
+                        specs.at(name),
+                        f"{name} on a shared-CPU flavor is not carried: nfvplace keeps NUMA "
+                        "layout and page sizes on cpu-sets, which pin their vCPUs",
                     )
                 )
     required = ["cpu_pinning"] if dedicated else []
-    if dedicated and any(cs.get("hugepages") for cs in out.get("cpu_sets", [])):
+    if dedicated and page_kib:
         required += ["numa_memory_pinning", "hugepage_numa_pinning"]
     if required:
         out["hypervisor"] = {"type": "kvm", "required_capabilities": required}
-    emulator = specs.get("hw:emulator_threads_policy", "share").lower()
-    if emulator == "isolate":
+    if specs.word("hw:emulator_threads_policy", EMULATOR_POLICIES, "share") == "isolate":
         out["emulator_threads"] = "isolate"
-        origins[("emulator_threads",)] = at("hw:emulator_threads_policy")
+        origins[("emulator_threads",)] = specs.at("hw:emulator_threads_policy")
+    _storage(flavor, base, out, origins)
+    alias = specs.get("pci_passthrough:alias")
+    if alias:
+        out["pci_devices"] = _pci(alias, specs.at("pci_passthrough:alias"), notes)
+        origins[("pci_devices",)] = specs.at("pci_passthrough:alias")
+    flags = _traits_and_others(specs, notes)
+    if flags:
+        out["processor"] = {"required_flags": flags}
+        origins[("processor",)] = specs.path
+    return out, origins, notes
+
+
+def _mixed_note(specs: _Specs, vcpus: int) -> Note:
+    """`hw:cpu_dedicated_mask` is `2-3` (those are pinned) or `^0-1` (all but those are pinned)."""
+    mask = specs.get("hw:cpu_dedicated_mask") or specs.get("hw:cpu_realtime_mask")
+    where = specs.at("hw:cpu_dedicated_mask")
+    floating: list[int] = []
+    if mask.startswith("^"):
+        floating = parse_cpu_list(mask[1:], "hw:cpu_dedicated_mask", where)
+    elif mask:
+        pinned = set(parse_cpu_list(mask, "hw:cpu_dedicated_mask", where))
+        floating = [v for v in range(vcpus) if v not in pinned]
+    detail = f"vCPUs {floating} float on shared PUs in Nova" if floating else "some vCPUs float"
+    return Note(
+        specs.at("hw:cpu_policy"),
+        f"cpu_policy 'mixed': {detail}; nfvplace has no mixed VMs and pins every vCPU, "
+        "so the VM holds more dedicated PUs than Nova would give it",
+        ASSUMED,
+    )
+
+
+def _storage(
+    flavor: Mapping[str, Any], base: PathKey, out: dict[str, Any], origins: dict[PathKey, PathKey]
+) -> None:
     disks: list[dict[str, Any]] = []
     for field, disk in (
         ("disk", "root"),
@@ -143,93 +230,124 @@ def convert(data: Mapping[str, Any]) -> Conversion:
             origins[("storage", len(disks) - 1)] = (*base, field)
     if disks:
         out["storage"] = disks
-    alias = specs.get("pci_passthrough:alias")
-    if alias:
-        out["pci_devices"] = _pci(alias, at("pci_passthrough:alias"), notes)
-        origins[("pci_devices",)] = at("pci_passthrough:alias")
-    for name in specs:
+
+
+def _traits_and_others(specs: _Specs, notes: list[Note]) -> list[str]:
+    """CPU-flag traits become required flags; every other spec not read is a note saying why."""
+    flags: list[str] = []
+    for name, value in specs.values.items():
         if name in HANDLED or name.startswith(("hw:numa_cpus.", "hw:numa_mem.")):
             continue
-        if name.startswith(IGNORED_NAMESPACES):
+        if name.startswith("trait:HW_CPU_X86_") and value.lower() == "required":
+            raw = name.removeprefix("trait:HW_CPU_X86_")
+            flags.append(TRAIT_FLAGS.get(raw, raw.lower()))
             continue
-        notes.append(Note(at(name), f"extra spec '{name}' has no nfvplace equivalent; ignored"))
-    return Conversion(NAME, out, origins, tuple(notes))
+        if name == "resources:PCPU":
+            continue  # read above: PCPU resources ask for dedicated vCPUs
+        reason = NOT_PLACEMENT.get(name) or next(
+            (why for prefix, why in NAMESPACE_REASONS.items() if name.startswith(prefix)), None
+        )
+        if reason is None:
+            close = difflib.get_close_matches(name, [*HANDLED, *NOT_PLACEMENT], n=1)
+            reason = (
+                f"not a Nova extra spec (did you mean '{close[0]}'?); Nova ignores it"
+                if close
+                else "no nfvplace equivalent"
+            )
+        notes.append(Note(specs.at(name), f"extra spec '{name}={value}' not carried: {reason}"))
+    return flags
 
 
 def _cpu_sets(
-    specs: Mapping[str, str],
+    specs: _Specs,
     vcpus: int,
     ram: int,
-    at: Any,
+    page_kib: int | None,
     origins: dict[PathKey, PathKey],
     notes: list[Note],
 ) -> dict[str, Any]:
+    at = specs.at
     nodes = parse_count(specs.get("hw:numa_nodes", "1"), "hw:numa_nodes", at("hw:numa_nodes"))
     if nodes <= 0 or nodes > vcpus:
         raise DialectError(
             f"hw:numa_nodes must be between 1 and vcpus ({vcpus}), got {nodes}", at("hw:numa_nodes")
         )
-    page_kib = page_size_kib(specs.get("hw:mem_page_size"))
-    if specs.get("hw:mem_page_size", "").lower() in ("large", "any"):
+    if specs.get("hw:mem_page_size").lower() in ("large", "any"):
         notes.append(
             Note(
                 at("hw:mem_page_size"),
-                f"mem_page_size '{specs['hw:mem_page_size']}' read as "
-                + ("1GiB pages" if page_kib else "small pages"),
+                f"mem_page_size '{specs.get('hw:mem_page_size')}' (any page size Nova finds) read as "
+                + (
+                    "1GiB pages, the size Nova tries first; hosts with only 2MiB pages are not used"
+                    if page_kib
+                    else "small pages"
+                ),
+                ASSUMED,
             )
         )
-    thread = specs.get("hw:cpu_thread_policy", "").lower()
+    thread = specs.word("hw:cpu_thread_policy", THREAD_POLICIES, NOVA_DEFAULT_THREAD_POLICY)
     cpu_sets = []
     for node in range(nodes):
-        cpus_key, mem_key = f"hw:numa_cpus.{node}", f"hw:numa_mem.{node}"
-        if cpus_key in specs:
-            ids = parse_cpu_list(specs[cpus_key], cpus_key, at(cpus_key))
-            origins[("cpu_sets", node, "vcpus")] = at(cpus_key)
-        else:
-            share = vcpus // nodes
-            ids = list(range(node * share, (node + 1) * share if node < nodes - 1 else vcpus))
-            origins[("cpu_sets", node, "vcpus")] = at("hw:numa_nodes")
-        if mem_key in specs:
-            memory = parse_int(specs[mem_key], mem_key, at(mem_key))
-            origins[("cpu_sets", node, "memory_mib")] = at(mem_key)
-        else:
-            memory = ram // nodes
-            origins[("cpu_sets", node, "memory_mib")] = at("hw:numa_nodes")
-        cpu_set: dict[str, Any] = {"id": node, "vcpus": ids, "memory_mib": memory}
-        if thread == "require":
-            cpu_set["howtogroup"] = [ids[i : i + 2] for i in range(0, len(ids) - 1, 2)]
-            origins[("cpu_sets", node, "howtogroup")] = at("hw:cpu_thread_policy")
-        if page_kib:
-            cpu_set["hugepages"] = {"size": f"{page_kib}KiB", "count": memory * 1024 // page_kib}
-            origins[("cpu_sets", node, "hugepages")] = at("hw:mem_page_size")
-        cpu_sets.append(cpu_set)
-    out: dict[str, Any] = {"cpu_sets": cpu_sets}
+        cpu_sets.append(_node(specs, node, nodes, vcpus, ram, thread, page_kib, origins))
+    out: dict[str, Any] = {"cpu_sets": cpu_sets, "cpu_thread_policy": thread}
     origins[("cpu_sets",)] = (
-        at("hw:numa_nodes") if "hw:numa_nodes" in specs else at("hw:cpu_policy")
+        at("hw:numa_nodes") if "hw:numa_nodes" in specs.values else at("hw:cpu_policy")
     )
-    if thread in ("isolate", "prefer", "require"):
-        out["cpu_thread_policy"] = thread
-        origins[("cpu_thread_policy",)] = at("hw:cpu_thread_policy")
-    if specs.get("hw:cpu_realtime", "").lower() in TRUE:
-        mask = specs.get("hw:cpu_realtime_mask", "")
-        non_rt = (
-            set(
-                parse_cpu_list(
-                    mask.replace("^", ""), "hw:cpu_realtime_mask", at("hw:cpu_realtime_mask")
-                )
+    origins[("cpu_thread_policy",)] = at("hw:cpu_thread_policy")
+    if "hw:cpu_thread_policy" not in specs.values:
+        notes.append(
+            Note(
+                at("hw:cpu_policy"),
+                "no hw:cpu_thread_policy: Nova's default 'prefer' is used",
+                ASSUMED,
             )
-            if mask
-            else set()
         )
+    if specs.get("hw:cpu_realtime").lower() in TRUE:
+        mask = specs.get("hw:cpu_realtime_mask")
+        where = at("hw:cpu_realtime_mask")
+        non_rt = set(parse_cpu_list(mask.replace("^", ""), "hw:cpu_realtime_mask", where))
         out["realtime_vcpus"] = [v for v in range(vcpus) if v not in non_rt]
         origins[("realtime_vcpus",)] = at("hw:cpu_realtime_mask" if mask else "hw:cpu_realtime")
-    total = sum(len(cs["vcpus"]) for cs in cpu_sets)
-    if total != vcpus:
+    if sum(len(cs["vcpus"]) for cs in cpu_sets) != vcpus:
         out["vcpus"] = vcpus  # lint reports the mismatch (NFV105) at the flavor's vcpus
-    memory_total = sum(cs["memory_mib"] for cs in cpu_sets)
-    if memory_total != ram:
+    if sum(cs["memory_mib"] for cs in cpu_sets) != ram:
         out["memory_mib"] = ram
     return out
+
+
+def _node(
+    specs: _Specs,
+    node: int,
+    nodes: int,
+    vcpus: int,
+    ram: int,
+    thread: str,
+    page_kib: int | None,
+    origins: dict[PathKey, PathKey],
+) -> dict[str, Any]:
+    at = specs.at
+    cpus_key, mem_key = f"hw:numa_cpus.{node}", f"hw:numa_mem.{node}"
+    if cpus_key in specs.values:
+        ids = parse_cpu_list(specs.get(cpus_key), cpus_key, at(cpus_key))
+        origins[("cpu_sets", node, "vcpus")] = at(cpus_key)
+    else:
+        share = vcpus // nodes
+        ids = list(range(node * share, (node + 1) * share if node < nodes - 1 else vcpus))
+        origins[("cpu_sets", node, "vcpus")] = at("hw:numa_nodes")
+    if mem_key in specs.values:
+        memory = parse_int(specs.get(mem_key), mem_key, at(mem_key))
+        origins[("cpu_sets", node, "memory_mib")] = at(mem_key)
+    else:
+        memory = ram // nodes
+        origins[("cpu_sets", node, "memory_mib")] = at("hw:numa_nodes")
+    cpu_set: dict[str, Any] = {"id": node, "vcpus": ids, "memory_mib": memory}
+    if thread == "require":
+        cpu_set["howtogroup"] = [ids[i : i + 2] for i in range(0, len(ids) - 1, 2)]
+        origins[("cpu_sets", node, "howtogroup")] = at("hw:cpu_thread_policy")
+    if page_kib:
+        cpu_set["hugepages"] = {"size": f"{page_kib}KiB", "count": memory * 1024 // page_kib}
+        origins[("cpu_sets", node, "hugepages")] = at("hw:mem_page_size")
+    return cpu_set
 
 
 def _pci(alias: str, path: PathKey, notes: list[Note]) -> list[dict[str, Any]]:
@@ -238,7 +356,9 @@ def _pci(alias: str, path: PathKey, notes: list[Note]) -> list[dict[str, Any]]:
         name, _, count = item.strip().partition(":")
         device_class = "crypto" if re.search(r"qat|crypto|cpm", name, re.I) else "other"
         if device_class == "other":
-            notes.append(Note(path, f"PCI alias '{name}' read as a device of class 'other'"))
+            notes.append(
+                Note(path, f"PCI alias '{name}' read as a device of class 'other'", ASSUMED)
+            )
         devices.append(
             {
                 "class": device_class,

@@ -3,7 +3,8 @@
 Accepts a VM or flavor with `numas` at the top level or under `extended`, and an openmano VNF
 (`vnf: {VNFC: [...]}`), whose VNFCs become the inline members of a VNF template. OpenVIM gives the
 memory of a NUMA entry in GiB of 1 GiB hugepages, and interfaces as `dedicated: "yes"` (whole
-port), `"yes:sriov"` (one VF) or `"no"` (a vSwitch port).
+port, PCI passthrough), `"yes:sriov"` (an exclusive SR-IOV VF, no VLAN) or `"no"` (an SR-IOV VF that
+OpenVIM tags with a VLAN). Plain vSwitch ports are the `bridge-ifaces`.
 """
 
 from __future__ import annotations
@@ -28,9 +29,9 @@ NAME = "openvim"
 DEDICATED = {
     "yes": "dedicated",
     "yes:sriov": "sriov",
-    "no": "vswitch",
+    "no": "sriov",
     "true": "dedicated",
-    "false": "vswitch",
+    "false": "sriov",
 }
 
 
@@ -171,7 +172,7 @@ def _vm(
                     f"dedicated must be 'yes', 'yes:sriov' or 'no', got {raw.get('dedicated')!r}",
                     (*iface_path, "dedicated"),
                 )
-            any_passthrough = any_passthrough or mode != "vswitch"
+            any_passthrough = True
             interface: dict[str, Any] = {
                 "name": identifier(raw.get("name"), f"if{i}"),
                 "mode": mode,

@@ -13,7 +13,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from ..dialects import DialectError, convert, detect
-from ..dialects.base import Conversion
+from ..dialects.base import ASSUMED, Conversion
 from ..errors import INPUT_SYNTAX, INPUT_UNSAFE, DescriptorError
 from ..models.chd import ComputeHostDescriptor
 from ..models.configuration import VmConfiguration
@@ -82,7 +82,13 @@ def _dialect_hits(conversion: Conversion, resolve: Resolver | None) -> list[Hit]
             "",
         )
     ]
-    out.extend(doc_rules.DIALECT_LOSS.hit(note.path, note.message) for note in conversion.notes)
+    rule_of = {
+        ASSUMED: doc_rules.DIALECT_ASSUMED,
+    }
+    out.extend(
+        rule_of.get(note.kind, doc_rules.DIALECT_LOSS).hit(note.path, note.message)
+        for note in conversion.notes
+    )
     _, hits = lint_data(conversion.data, resolve)
     for hit in hits:
         if hit.rule is doc_rules.DECIMAL_MEMORY_UNIT:

@@ -6,8 +6,9 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from ..errors import DescriptorError
-from ..models.loading import iter_descriptor_files, parse_document, read_document
+from ..models.loading import iter_descriptor_files, read_document
 from ..models.vmd import VmDescriptor
+from ..reader import load_document
 from .engine import check_document, error_result
 from .findings import FileResult, LintReport
 from .rules.vnf import Resolver
@@ -19,14 +20,7 @@ def file_resolver(base: Path) -> Resolver:
     def resolve(relative: str) -> VmDescriptor | str:
         target = base / relative
         try:
-            document = read_document(target)
-            kind = document.data.get("schema") if isinstance(document.data, dict) else None
-            if kind is None:
-                from ..dialects import load_document
-
-                loaded = load_document(document)
-            else:
-                loaded = parse_document(document)
+            loaded = load_document(read_document(target))
         except DescriptorError as exc:
             first = exc.issues[0] if exc.issues else None
             detail = f" ({first.path}: {first.message})" if first and first.path else ""

@@ -90,6 +90,12 @@ class LintReport:
     def findings(self) -> tuple[Finding, ...]:
         return tuple(f for result in self.files for f in result.findings)
 
+    def _repr_html_(self) -> str:
+        """The findings as a table, in notebooks."""
+        from ..visual.html import findings_html
+
+        return findings_html(self.findings, self.summary())
+
     @property
     def counts(self) -> Counter[Severity]:
         return Counter(f.severity for f in self.findings)

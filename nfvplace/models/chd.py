@@ -330,3 +330,9 @@ class ComputeHostDescriptor(Model):
         from ..topology_graph import chd_graph
 
         return chd_graph(self)
+
+    def _repr_svg_(self) -> str:
+        """The host drawn as lstopo would, in notebooks (see `nfvplace.visual.host_svg`)."""
+        from ..visual.host import host_svg
+
+        return host_svg(self)

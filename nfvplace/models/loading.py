@@ -10,7 +10,7 @@ from __future__ import annotations
 import difflib
 import json
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -345,13 +345,23 @@ def parse_document(document: SourceDocument) -> Descriptor:
     return parsed
 
 
-def _resolve_members(template: VnfTemplate, base: Path, source: str) -> VnfTemplate:
+def _load_own(path: Path) -> Descriptor:
+    return parse_document(read_document(path))
+
+
+def resolve_members(
+    template: VnfTemplate,
+    base: Path,
+    source: str,
+    load_member: Callable[[Path], Descriptor] = _load_own,
+) -> VnfTemplate:
+    """The template with each member given as a file (relative to `base`) loaded inline."""
     members = []
     for index, member in enumerate(template.members):
         if member.descriptor is None and member.file is not None:
             target = (base / member.file).resolve()
             try:
-                loaded = parse_document(read_document(target))
+                loaded = load_member(target)
             except DescriptorError as exc:
                 raise DescriptorError(
                     errors.INPUT_REFERENCE,
@@ -386,18 +396,14 @@ def iter_descriptor_files(folder: Path) -> Iterator[Path]:
 
 
 def load_file(path: str | Path) -> Descriptor:
-    """Load one descriptor file; VNF template members given as files are loaded too."""
-    path = Path(path)
-    document = read_document(path)
-    if kind_of(document.data) is None:
-        # A vendor dialect (OpenStack flavor, OSM/SOL006, OpenVIM, SOL001) is converted first.
-        from ..dialects import load_document
+    """Load one file in nfvplace's own format; VNF template members given as files are loaded too.
 
-        descriptor = load_document(document)
-    else:
-        descriptor = parse_document(document)
+    Vendor dialects are read by `nfvplace.reader`, which sits above the models.
+    """
+    path = Path(path)
+    descriptor = parse_document(read_document(path))
     if isinstance(descriptor, VnfTemplate):
-        descriptor = _resolve_members(descriptor, path.parent, str(path))
+        descriptor = resolve_members(descriptor, path.parent, str(path))
     return descriptor
 
 

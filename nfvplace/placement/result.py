@@ -71,6 +71,12 @@ class Diagnosis:
             ],
         }
 
+    def _repr_html_(self) -> str:
+        """The summary and one row per rejected host, in notebooks."""
+        from ..visual.html import diagnosis_html
+
+        return diagnosis_html(self)
+
 
 class NoFitError(NfvplaceError):
     """No host can take the VM; `diagnosis` says why, host by host."""
@@ -101,6 +107,20 @@ class PlacementResult:
         """The single VM's configuration (raises NoFitError when nothing fits)."""
         self.raise_for_status()
         return self.configurations[0]
+
+    def _repr_svg_(self) -> str | None:
+        """In notebooks: each host used, drawn with the VMs placed on it (nothing when none fits)."""
+        if not self.ok:
+            return None
+        from ..visual.host import hosts_svg
+
+        ids = dict.fromkeys(c.host for c in self.configurations)
+        hosts = [self.hosts[i] for i in ids if i in self.hosts]
+        return hosts_svg(hosts, self.configurations, title="placement") if hosts else None
+
+    def _repr_html_(self) -> str | None:
+        """In notebooks: why nothing fits (the picture is `_repr_svg_` when something does)."""
+        return None if self.ok or self.diagnosis is None else self.diagnosis._repr_html_()
 
     def raise_for_status(self) -> None:
         if self.ok:

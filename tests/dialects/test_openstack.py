@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from nfvplace.dialects import DialectError, convert, detect, load_any
+import nfvplace
+from nfvplace.dialects import DialectError, convert, detect
 from nfvplace.lint import lint_text
 from nfvplace.models import VmDescriptor
 from nfvplace.models.loading import parse_text
@@ -15,7 +16,7 @@ EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "dialects"
 
 
 def test_example_du_flavor() -> None:
-    vm = load_any(EXAMPLES / "openstack-flavor-du.yaml")
+    vm = nfvplace.load(EXAMPLES / "openstack-flavor-du.yaml")
     assert isinstance(vm, VmDescriptor)
     assert vm.name == "vran.du.large"
     (cpu_set,) = vm.cpu_sets
@@ -119,3 +120,82 @@ def test_parse_of_our_format_is_not_a_dialect() -> None:
         detect(parse_text("schema: nfvplace/vmd/v1\nname: x\nvcpus: 1\nmemory_mib: 1\n").data)
         is None
     )
+
+
+@pytest.mark.parametrize(
+    ("spec", "value", "accepted"),
+    [
+        ("hw:cpu_policy", "dedicatedd", "'shared', 'dedicated', 'mixed'"),
+        ("hw:cpu_thread_policy", "avoid", "'prefer', 'isolate', 'require'"),
+        ("hw:emulator_threads_policy", "isolated", "'share', 'isolate'"),
+        ("hw:mem_page_size", "3MB", "power-of-two size"),
+        ("hw:mem_page_size", "huge", "'small', 'large', 'any'"),
+    ],
+)
+def test_values_outside_novas_vocabulary_are_lint_errors(
+    spec: str, value: str, accepted: str
+) -> None:
+    text = f"name: f\nvcpus: 2\nram: 1024\nextra_specs:\n  hw:cpu_policy: dedicated\n  {spec}: {value}\n"
+    result = lint_text(text, "f.yaml")
+    errors = [f for f in result.findings if f.severity.value == "error"]
+    assert errors, result.findings
+    assert errors[0].path == f"extra_specs.{spec}"
+    assert value in errors[0].message
+    assert accepted in errors[0].message
+
+
+def test_dedicated_without_thread_policy_is_novas_prefer() -> None:
+    conversion = convert(
+        {"name": "f", "vcpus": 2, "ram": 1024, "extra_specs": {"hw:cpu_policy": "dedicated"}}
+    )
+    assert VmDescriptor.model_validate(conversion.data).cpu_thread_policy.value == "prefer"
+    assert any("default 'prefer'" in n.message and n.kind == "assumed" for n in conversion.notes)
+
+
+def test_traits_resources_and_masks_are_carried_or_reported() -> None:
+    conversion = convert(
+        {
+            "name": "f",
+            "vcpus": 4,
+            "ram": 4096,
+            "extra_specs": {
+                "resources:PCPU": "4",
+                "resources:VGPU": "1",
+                "trait:HW_CPU_X86_AVX512F": "required",
+                "trait:HW_CPU_X86_SSE42": "required",
+                "trait:CUSTOM_FAST": "required",
+                "quota:cpu_shares": "2048",
+            },
+        }
+    )
+    vm = VmDescriptor.model_validate(conversion.data)
+    assert vm.cpu_sets
+    assert vm.processor is not None
+    assert vm.processor.required_flags == ("avx512f", "sse4_2")
+    reported = {n.path[-1] for n in conversion.notes}
+    assert {"resources:VGPU", "trait:CUSTOM_FAST", "quota:cpu_shares"} <= reported
+
+
+def test_mixed_policy_names_the_floating_vcpus() -> None:
+    specs = {"hw:cpu_policy": "mixed", "hw:cpu_dedicated_mask": "2-3"}
+    conversion = convert({"name": "f", "vcpus": 4, "ram": 4096, "extra_specs": specs})
+    (note,) = [n for n in conversion.notes if "mixed" in n.message]
+    assert "[0, 1] float" in note.message
+    assert note.kind == "assumed"
+
+
+def test_numa_nodes_on_shared_cpus_is_reported() -> None:
+    conversion = convert(
+        {"flavor": {"name": "f", "vcpus": 1, "ram": 2048, "extra_specs": {"hw:numa_nodes": "1"}}}
+    )
+    (note,) = conversion.notes
+    assert note.path == ("flavor", "extra_specs", "hw:numa_nodes")
+    assert "not carried" in note.message
+
+
+def test_assumptions_are_info_findings() -> None:
+    text = "name: f\nvcpus: 2\nram: 1024\nextra_specs:\n  hw:cpu_policy: dedicated\n"
+    (note,) = [f for f in lint_text(text, "f.yaml").findings if f.rule == "NFV006"]
+    assert note.severity.value == "info"
+    assert note.path == "extra_specs.hw:cpu_policy"
+    assert "prefer" in note.message

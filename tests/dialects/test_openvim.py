@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from nfvplace.dialects import DialectError, convert, detect, load_any
+import nfvplace
+from nfvplace.dialects import DialectError, convert, detect
 from nfvplace.lint import lint_text
 from nfvplace.models import VmDescriptor, VnfTemplate
 
@@ -14,7 +15,7 @@ EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "dialects"
 
 
 def test_example_vbras() -> None:
-    vm = load_any(EXAMPLES / "openvim-vbras.yaml")
+    vm = nfvplace.load(EXAMPLES / "openvim-vbras.yaml")
     assert isinstance(vm, VmDescriptor)
     (cpu_set,) = vm.cpu_sets
     assert len(cpu_set.vcpus) == 16
@@ -75,3 +76,13 @@ def test_bad_pair_is_reported_with_its_line() -> None:
     (finding,) = [f for f in result.findings if f.rule == "NFV001"]
     assert finding.path == "numas[0].paired-threads-id[0]"
     assert finding.line == 4
+
+
+@pytest.mark.parametrize(
+    ("dedicated", "mode"),
+    [("yes", "dedicated"), ("yes:sriov", "sriov"), ("no", "sriov"), (False, "sriov")],
+)
+def test_dedicated_no_is_an_sriov_vf(dedicated: object, mode: str) -> None:
+    iface = {"name": "x", "dedicated": dedicated, "bandwidth": "1 Gbps"}
+    data = convert({"numas": [{"cores": 1, "memory": 1, "interfaces": [iface]}]}).data
+    assert data["cpu_sets"][0]["interfaces"][0]["mode"] == mode

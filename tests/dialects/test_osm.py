@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from nfvplace.dialects import convert, detect, load_any
+import nfvplace
+from nfvplace.dialects import convert, detect
 from nfvplace.lint import lint_text
 from nfvplace.models import VmDescriptor, VnfTemplate
 
@@ -13,7 +14,7 @@ EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "dialects"
 
 
 def test_example_guest_epa() -> None:
-    vm = load_any(EXAMPLES / "osm-vnfd-guest-epa.yaml")
+    vm = nfvplace.load(EXAMPLES / "osm-vnfd-guest-epa.yaml")
     assert isinstance(vm, VmDescriptor)
     (cpu_set,) = vm.cpu_sets
     assert cpu_set.howtogroup == ((0, 1), (2, 3), (4, 5), (6, 7))

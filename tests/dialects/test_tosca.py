@@ -6,14 +6,15 @@ from pathlib import Path
 
 import pytest
 
-from nfvplace.dialects import DIALECT_NAMES, detect, load_any
+import nfvplace
+from nfvplace.dialects import DIALECT_NAMES, detect
 from nfvplace.models import VmDescriptor, VnfTemplate
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "dialects"
 
 
 def test_example_sol001() -> None:
-    vm = load_any(EXAMPLES / "sol001-vnfd.yaml")
+    vm = nfvplace.load(EXAMPLES / "sol001-vnfd.yaml")
     assert isinstance(vm, VmDescriptor)
     (cpu_set,) = vm.cpu_sets
     assert cpu_set.vcpus == tuple(range(8))
@@ -36,7 +37,7 @@ def test_two_vdus_and_dynamic_pinning(tmp_path: Path) -> None:
         "            virtual_cpu: {num_virtual_cpu: 4}\n"
         "            virtual_memory: {virtual_mem_size: 4 GiB}\n"
     )
-    template = load_any(path)
+    template = nfvplace.load(path)
     assert isinstance(template, VnfTemplate)
     sizes = [
         (m.descriptor.vcpus, m.descriptor.memory_mib) for m in template.members if m.descriptor

@@ -18,6 +18,7 @@ from . import (
 TESTED_ELSEWHERE = {
     "NFV004": "tests/dialects (every dialect example reports it)",
     "NFV005": "tests/dialects/test_openstack.py::test_unknown_extra_spec_is_a_warning",
+    "NFV006": "tests/dialects/test_openstack.py::test_assumptions_are_info_findings",
     "NFV009": "tests/cli/test_lint_command.py::test_binary_file_exits_2",
 }
 

@@ -46,8 +46,16 @@ DIALECT_LOSS = Rule(
     "NFV005",
     Severity.warning,
     FAMILY,
-    "A field of the dialect has no equivalent and was ignored, or was read with an assumption",
+    "A field of the dialect that bears on placement has no nfvplace equivalent and is not carried",
     "check that the converted descriptor says what you mean, or write it in nfvplace/vmd/v1",
+)
+DIALECT_ASSUMED = Rule(
+    "NFV006",
+    Severity.info,
+    FAMILY,
+    "A field of the dialect was read with an assumption (the dialect's default, or the nearest "
+    "thing nfvplace can say)",
+    "check that the converted descriptor says what you mean; 'nfvplace convert' prints it",
 )
 UNREADABLE = Rule(
     "NFV009",
@@ -57,4 +65,13 @@ UNREADABLE = Rule(
     "check the path and permissions; save the file as UTF-8",
 )
 
-RULES = (SYNTAX, SCHEMA, DECIMAL_MEMORY_UNIT, UNKNOWN_KIND, DIALECT, DIALECT_LOSS, UNREADABLE)
+RULES = (
+    SYNTAX,
+    SCHEMA,
+    DECIMAL_MEMORY_UNIT,
+    UNKNOWN_KIND,
+    DIALECT,
+    DIALECT_LOSS,
+    DIALECT_ASSUMED,
+    UNREADABLE,
+)
