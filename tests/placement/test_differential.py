@@ -21,7 +21,7 @@ from nfvplace.models.chd import ComputeHostDescriptor
 from nfvplace.models.vmd import VmDescriptor
 
 FUZZ = settings(
-    max_examples=int(os.environ.get("NFVPLACE_FUZZ_EXAMPLES", "1500")),
+    max_examples=int(os.environ.get("NFVPLACE_FUZZ_EXAMPLES", "2000")),
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
     database=None,
