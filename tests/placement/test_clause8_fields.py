@@ -45,7 +45,8 @@ def test_a_vf_paced_below_the_bandwidth_asked_is_not_used() -> None:
     slow = {"name": "e0", "mode": "sriov", "bandwidth_gbps": 1}
     v = vm(cpu_sets=[cpu_set(0, 2, interfaces=(slow,))])
     placed = nfvplace.place([h], v)
-    assert placed.ok and violations([h], v, placed.configurations) == []
+    assert placed.ok
+    assert violations([h], v, placed.configurations) == []
 
 
 def test_the_nic_pcie_link_limits_its_ports_bandwidth() -> None:
