@@ -12,11 +12,13 @@ from what its agent reports with `release` (placements the agent already shows) 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any
 
 from pydantic import BaseModel
 
 from .errors import CLAIM_CONFLICT, Issue, NfvplaceError
+from .exact import rational
 from .models.chd import ComputeHostDescriptor
 from .models.configuration import VmConfiguration
 
@@ -150,7 +152,7 @@ def _apply(
             cpu.update(state="free", owner=None)
 
     if config.shared is not None and config.shared.cpus:
-        share = config.shared.vcpus / len(config.shared.cpus)
+        share = Fraction(config.shared.vcpus, len(config.shared.cpus))
         for pu in config.shared.cpus:
             cpu = cpus.get(pu)
             if cpu is None:
@@ -161,8 +163,10 @@ def _apply(
                 issues.append(Issue(f"PU {pu} cannot be shared ({state})", path="shared.cpus"))
                 continue
             ratio = cpu.get("oversubscription_ratio") or 1.0
-            usage = (cpu.get("usage_ratio") or 0.0) + sign * share / ratio
-            if claiming and usage > 1.0 + 1e-9:
+            # exact: the stored ratios read as the fractions they stand for (5/6, not 0.833333333)
+            exact = rational(cpu.get("usage_ratio")) + sign * share / (rational(ratio) or 1)
+            usage = float(exact)
+            if claiming and exact > 1:
                 issues.append(
                     Issue(
                         f"PU {pu} would be used {usage:.2f} of its ratio {ratio}",
@@ -173,7 +177,7 @@ def _apply(
             cpu.update(
                 state="shared" if usage > 1e-9 or state == "shared" else "free",
                 oversubscription_ratio=ratio,
-                usage_ratio=round(usage, 9),
+                usage_ratio=usage,
             )
 
     def node_memory(node_id: int, path: str) -> dict[str, Any] | None:

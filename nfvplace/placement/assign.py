@@ -7,8 +7,10 @@ order (lowest core first), pairs on the two threads of one core, an isolated vCP
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
+from ..exact import KBPS_PER_GBPS
 from ..models.chd import ComputeHostDescriptor
 from ..models.configuration import (
     CpuSetLink,
@@ -21,9 +23,8 @@ from ..models.configuration import (
     with_requirements,
 )
 from ..models.vmd import InterfaceMode
-from .constraints.devices import matches
 from .hostview import HostView, NodeView, SharedPu
-from .request import Request
+from .request import CpuSetDemand, Request
 from .solver import Layout
 
 
@@ -33,26 +34,86 @@ class AssignmentError(Exception):
 
 @dataclass
 class _Pools:
-    whole: list[tuple[int, ...]]
+    """A node's free PUs by class, taken lowest id first; `left` collects the threads that `prefer`
+    vCPUs leave free on their cores (for the emulator PU or another `prefer` cpu-set)."""
+
+    whole: dict[int, list[tuple[int, ...]]]  # core size -> cores
     single: list[int]
     half_iso: list[int]
     half_busy: list[int]
+    left: list[int]
 
     @classmethod
     def of(cls, node: NodeView) -> _Pools:
+        whole: dict[int, list[tuple[int, ...]]] = {}
+        for core in sorted(node.whole_cores):
+            whole.setdefault(len(core), []).append(core)
         return cls(
-            sorted(node.whole_cores),
+            whole,
             sorted(node.single_cores),
             sorted(node.half_isolated),
             sorted(node.half_busy),
+            [],
         )
 
-    def take(self, pool: str) -> tuple[int, ...]:
-        items: list[tuple[int, ...]] | list[int] = getattr(self, pool)
+    def core(self, size: int) -> tuple[int, ...]:
+        cores = self.whole.get(size)
+        if not cores:
+            raise AssignmentError(
+                f"no whole core of {size} threads left"
+            )  # the model prevents this
+        return cores.pop(0)
+
+    def thread(self, pool: str) -> int:
+        if pool.startswith("whole"):
+            return self.core(int(pool[5:]))[0]  # its other threads stay free
+        items: list[int] = getattr(self, pool)
         if not items:
             raise AssignmentError(f"pool {pool} exhausted")  # the model prevents this
-        item = items.pop(0)
-        return item if isinstance(item, tuple) else (item,)
+        return items.pop(0)
+
+
+def _pin_cores(
+    cs: CpuSetDemand, pool: _Pools, count: Callable[[str], int], sizes: list[int]
+) -> tuple[dict[int, int], list[int], list[int]]:
+    """Pins from whole cores and the per-thread pools; (pins, reserved siblings, vCPUs left to
+    pin from the threads other cpu-sets leave free)."""
+    pins: dict[int, int] = {}
+    reserved: list[int] = []
+    pairs = list(cs.pairs)
+    for t in sizes:
+        for _ in range(count(f"pair_w{t}")):
+            a, b = pairs.pop(0)
+            core = pool.core(t)
+            pins[a], pins[b] = core[0], core[1]
+            reserved.extend(core[2:])
+    if pairs:
+        raise AssignmentError(f"cpu-set {cs.id}: pairs {pairs} left without a core")
+    singles = list(cs.singles)
+    for t in sizes:
+        for _ in range(count(f"iso_w{t}")):
+            core = pool.core(t)
+            pins[singles.pop(0)] = core[0]
+            reserved.extend(core[1:])
+        for k in range(t, 0, -1):
+            for _ in range(count(f"pre_w{t}x{k}")):
+                core = pool.core(t)
+                for thread in core[:k]:
+                    pins[singles.pop(0)] = thread
+                pool.left.extend(core[k:])  # free for the VM's emulator or others
+    for name, source in (
+        ("iso_half", "half_iso"),
+        ("iso_single", "single"),
+        ("pre_half_busy", "half_busy"),
+        ("pre_half_iso", "half_iso"),
+        ("pre_single", "single"),
+    ):
+        for _ in range(count(name)):
+            pins[singles.pop(0)] = pool.thread(source)
+    later = singles[: count("pre_left")]
+    if len(later) != len(singles):
+        raise AssignmentError(f"cpu-set {cs.id}: vCPUs {singles} left without a PU")
+    return pins, reserved, later
 
 
 def instance_id(host: ComputeHostDescriptor, request: Request, given: str | None) -> str:
@@ -76,53 +137,32 @@ def build_configuration(
 ) -> VmConfiguration:
     vm = request.vm
     pools = {node.id: _Pools.of(node) for node in view.nodes}
-    placements: list[CpuSetPlacement] = []
-    emulator_pins: list[int] = []
     nodes = layout.nodes if layout else {}
     counts = layout.counts if layout else {}
+    pinned: dict[int, tuple[dict[int, int], list[int], list[int]]] = {}
     for cs in request.cpu_sets:
         node_id = nodes[cs.id]
-        pool = pools[node_id]
-        pins: dict[int, int] = {}
-        reserved: list[int] = []
-        for a, b in cs.pairs:
-            core = pool.take("whole")
-            pins[a], pins[b] = core[0], core[1]
-            reserved.extend(core[2:])
-        singles = list(cs.singles)
 
         def count(name: str, cs_id: int = cs.id, node_id: int = node_id) -> int:
             return counts.get((name, cs_id, node_id), 0)
 
-        for _ in range(count("iso_half")):
-            pins[singles.pop(0)] = pool.take("half_iso")[0]
-        for _ in range(count("iso_single")):
-            pins[singles.pop(0)] = pool.take("single")[0]
-        for _ in range(count("iso_whole")):
-            core = pool.take("whole")
-            pins[singles.pop(0)] = core[0]
-            reserved.extend(core[1:])
-        for _ in range(count("pre_half_busy")):
-            pins[singles.pop(0)] = pool.take("half_busy")[0]
-        for _ in range(count("pre_half_iso")):
-            pins[singles.pop(0)] = pool.take("half_iso")[0]
-        for _ in range(count("pre_single")):
-            pins[singles.pop(0)] = pool.take("single")[0]
-        for _ in range(count("pre_whole2")):
-            core = pool.take("whole")
-            pins[singles.pop(0)] = core[0]
-            pins[singles.pop(0)] = core[1]
-            reserved.extend(core[2:])
-        for _ in range(count("pre_whole1")):
-            core = pool.take("whole")
-            pins[singles.pop(0)] = core[0]
-            pool.half_busy.extend(core[1:])  # siblings stay free for others
-        if singles:
-            raise AssignmentError(f"cpu-set {cs.id}: vCPUs {singles} left without a PU")
-        if request.emulator and cs is request.cpu_sets[0]:
-            for name in ("half_busy", "half_iso", "single", "whole"):
-                if count(f"emu_{name}"):
-                    emulator_pins.append(pool.take(name)[0])  # a whole core's sibling stays free
+        sizes = sorted(pools[node_id].whole)
+        pinned[cs.id] = _pin_cores(cs, pools[node_id], count, sizes)
+    emulator_pins: list[int] = []
+    if request.emulator and request.cpu_sets:
+        first = request.cpu_sets[0].id
+        pool = pools[nodes[first]]
+        for name in ["left", "half_busy", "half_iso", "single"] + [
+            f"whole{t}" for t in sorted(pool.whole)
+        ]:
+            if counts.get((f"emu_{name}", first, nodes[first]), 0):
+                emulator_pins.append(pool.thread(name))
+    placements: list[CpuSetPlacement] = []
+    for cs in request.cpu_sets:
+        node_id = nodes[cs.id]
+        pins, reserved, later = pinned[cs.id]
+        for vcpu in later:
+            pins[vcpu] = pools[node_id].thread("left")
         placements.append(
             CpuSetPlacement(
                 id=cs.id,
@@ -134,7 +174,7 @@ def build_configuration(
                     if cs.hugepage_size_kib is not None
                     else None
                 ),
-                memory_bandwidth_gbps=(cs.memory_bandwidth_mbps / 1000) or None,
+                memory_bandwidth_gbps=(cs.memory_bandwidth_kbps / KBPS_PER_GBPS) or None,
                 reserved_siblings=tuple(sorted(reserved)),
                 howtogroup=cs.pairs,  # on sibling threads: renderers give the guest threads=2
             )
@@ -161,7 +201,7 @@ def build_configuration(
             memory_mib=request.shared.memory_mib,
             oversubscribed=request.shared.vcpus > len(pus),
         )
-    devices = _devices(view, request, nodes)
+    devices = _devices(view, request, layout)
     impact = vm.impact
     config = VmConfiguration(
         vm=vm.name,
@@ -246,44 +286,23 @@ def _interfaces(
 
 
 def _devices(
-    view: HostView, request: Request, nodes: dict[int, int]
+    view: HostView, request: Request, layout: Layout | None
 ) -> tuple[PciDeviceAllocation, ...]:
-    taken: set[str] = set()
+    """The devices the model chose, in request order (`constraints/devices.py`)."""
+    classes = {d.pci_address: d.device_class for n in view.nodes for d in n.devices}
     out = []
-    for k, want in enumerate(request.vm.pci_devices):
-        node_ids = (
-            [nodes[want.cpu_set]]
-            if want.cpu_set is not None and want.cpu_set in nodes
-            else [n.id for n in view.nodes]
-        )
-        for _ in range(want.count):
-            found = None
-            for node_id in node_ids:
-                for dev in view.node(node_id).devices:
-                    if dev.pci_address in taken or not matches(dev, want):
-                        continue
-                    found = (node_id, dev)
-                    break
-                if found:
-                    break
-            if found is None:
-                raise AssignmentError(
-                    f"pci_devices[{k}]: no free {want.device_class} device"
-                    + (
-                        f" on the node of cpu-set {want.cpu_set}"
-                        if want.cpu_set is not None
-                        else ""
-                    )
-                )
-            taken.add(found[1].pci_address)
-            out.append(
-                PciDeviceAllocation.model_validate(
-                    {
-                        "pci_address": found[1].pci_address,
-                        "class": found[1].device_class,
-                        "numa_node": found[0],
-                        "cpu_set": want.cpu_set,
-                    }
-                )
+    for k, address, node in layout.devices if layout else ():
+        want = request.vm.pci_devices[k]
+        out.append(
+            PciDeviceAllocation.model_validate(
+                {
+                    "pci_address": address,
+                    "class": classes[address],
+                    "numa_node": node,
+                    "cpu_set": want.cpu_set,
+                }
             )
+        )
+    if len(out) != sum(w.count for w in request.vm.pci_devices):
+        raise AssignmentError("the model chose fewer PCI devices than requested")
     return tuple(out)

@@ -78,7 +78,7 @@ def fitting_hosts(
                 failures.setdefault(status, []).append(best)
             continue
         config, updated, detail = attempt
-        yield Fit(best, config, updated, tuple(detail))
+        yield Fit(best, config, updated, tuple(row.line() for row in detail))
     for status, indices in failures.items():
         assert reasons is not None
         _add_solve_failures(reasons, fleet, indices, status)

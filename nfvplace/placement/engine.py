@@ -13,14 +13,15 @@ from ..models.configuration import VmConfiguration
 from ..models.vmd import VmDescriptor
 from . import shared as shared_pool
 from .assign import AssignmentError, build_configuration, instance_id
+from .constraints.base import COSTS
 from .explain import Reasons
 from .filter import FilterOutcome, run_filter
 from .hostview import HostView
 from .index import BoolArray, FleetIndex
 from .options import Options
-from .policies import host_keys
+from .policies import POLICY_SCORES, host_keys, score_terms
 from .request import Request, build_request
-from .result import PlacementResult, Rejection
+from .result import ExplainRow, PlacementResult, Rejection
 from .solver import FAMILIES, Layout, SolveFailure, blame, solve
 from .variants import split
 
@@ -30,7 +31,7 @@ SOLVE_SUMMARY = {
     "infeasible": "fail the exact check (the needs fit one by one but not together)",
     "shared": "have no shared PUs on one node with room for the vCPUs spread evenly",
     "timeout": "were not decided within the solver time limit",
-    "assignment": "have no free PCI device of the requested class where needed",
+    "internal": "broke an internal invariant after the solve (please report)",
     "claim": "could not be claimed (internal inconsistency, please report)",
 }
 
@@ -55,6 +56,7 @@ class VmOutcome:
     considered: int
     passed: int
     explanation: list[str] = field(default_factory=list)
+    rows: list[ExplainRow] = field(default_factory=list)
 
 
 def _fleet(
@@ -89,7 +91,6 @@ def place_vm(
     passed = int((keys != NO_KEY).sum())
     tries = 0
     failures: list[tuple[int, str | _Infeasible]] = []
-    explanation: list[str] = []
     while True:
         best = int(np.argmin(keys))
         if keys[best] == NO_KEY:
@@ -99,6 +100,7 @@ def place_vm(
             _add_untried(reasons, fleet, rest, options.max_candidates)
             break
         tries += 1
+        score = int(keys[best]) >> 32
         keys[best] = NO_KEY
         request, outcome = groups[int(owner[best])]
         attempt = _attempt(fleet, best, request, outcome, options, instance)
@@ -106,10 +108,12 @@ def place_vm(
             failures.append((best, attempt))
             continue
         config, updated, detail = attempt
+        rows: list[ExplainRow] = []
         if options.explain:
-            explanation = _explain(fleet, best, request, options, passed, considered, reasons, keys)
-            explanation.extend(detail)
-        return VmOutcome(config, updated, reasons, considered, passed, explanation)
+            rows = _explain(fleet, best, score, request, options, passed, considered, reasons, keys)
+            rows.extend(detail)
+        lines = [row.line() for row in rows]
+        return VmOutcome(config, updated, reasons, considered, passed, lines, rows)
     grouped: dict[str, list[int]] = {}
     for index, failure in failures:
         status = failure if isinstance(failure, str) else failure.status()
@@ -126,12 +130,12 @@ def _attempt(
     outcome: FilterOutcome,
     options: Options,
     instance: str | None,
-) -> tuple[VmConfiguration, ComputeHostDescriptor, list[str]] | str | _Infeasible:
+) -> tuple[VmConfiguration, ComputeHostDescriptor, list[ExplainRow]] | str | _Infeasible:
     host = fleet.hosts[index]
     view = fleet.view(index)
     layout: Layout | None = None
     shared_choice = None
-    detail: list[str] = []
+    detail: list[ExplainRow] = []
     if request.shared is not None:
         ok = outcome.node_ok[-1][index]
         nodes = [n for j, n in enumerate(view.nodes) if j < len(ok) and ok[j]]
@@ -148,13 +152,22 @@ def _attempt(
             if pus is not None:
                 shared_choice = (node.id, pus)
                 detail.append(
-                    f"{request.shared.vcpus} vCPUs float over {len(pus)} shared PUs of NUMA "
-                    f"node {node.id} (spare {node.shared_spare_vcpus:g} vCPUs before)"
+                    ExplainRow(
+                        "shared CPUs",
+                        f"{request.shared.vcpus} vCPUs over {len(pus)} PUs of NUMA node {node.id}",
+                        f"the node had room for {float(node.shared_spare_vcpus):g} more vCPUs: "
+                        "(1 - usage) x ratio summed over its shared PUs",
+                    )
                 )
                 break
         if shared_choice is None:
             return "shared"
-    if request.cpu_sets:
+    needs_model = (
+        request.cpu_sets
+        or request.vm.pci_devices
+        or any(i.mode.value != "vswitch" for i in request.interfaces)
+    )
+    if needs_model:
         allowed = {
             cs.id: {
                 int(fleet.node_id[index, j])
@@ -173,19 +186,31 @@ def _attempt(
         for cs in request.cpu_sets:
             node = view.node(layout.nodes[cs.id])
             detail.append(
-                f"cpu-set {cs.id} -> NUMA node {node.id} ({len(node.whole_cores)} whole free cores, "
-                f"{len(node.half_isolated) + len(node.half_busy)} free half cores before; "
-                f"{len(cs.pairs)} pairs, {len(cs.singles)} unpaired vCPUs, policy {cs.policy})"
+                ExplainRow(
+                    f"cpu-set {cs.id}",
+                    f"NUMA node {node.id}",
+                    f"{len(cs.pairs)} pairs and {len(cs.singles)} unpaired vCPUs ({cs.policy}); "
+                    f"the node had {len(node.whole_cores)} free cores with no thread used and "
+                    f"{len(node.half_isolated) + len(node.half_busy)} free threads next to a used "
+                    "or host-reserved one",
+                )
             )
+        proof = "proved best" if layout.optimal else "best found within the time limit"
+        for kind, value in layout.costs.items():
+            detail.append(ExplainRow(f"cost: {kind}", f"{value}", COSTS[kind]))
         detail.append(
-            f"exact model: objective {layout.objective:g} ({'optimal' if layout.optimal else 'feasible'})"
+            ExplainRow(
+                "exact model",
+                f"total cost {layout.objective:g}, {proof}",
+                "the sum of the costs above, minimised over every layout of the VM on this host",
+            )
         )
     try:
         config = build_configuration(
             host, view, request, layout, instance_id(host, request, instance), shared_choice
         )
     except AssignmentError:
-        return "assignment"
+        return "internal"  # the model guarantees the ids exist: a bug, not a misfit
     try:
         updated = claim(host, config)
     except ClaimConflictError:
@@ -200,10 +225,10 @@ def _add_solve_failures(reasons: Reasons, fleet: FleetIndex, hosts: list[int], s
     if family:
         phrase = f"fail the exact check on {FAMILIES[family]}"
         message = (
-            "each cpu-set fits some node on its own, but not all together: without the "
-            f"constraints on {FAMILIES[family]} the model would be feasible"
+            "each need fits on its own, but not all together: without the constraints on "
+            f"{FAMILIES[family]} the model would be feasible"
         )
-    code = {"assignment": "pci_device", "shared": "shared_cpu"}.get(status, status)
+    code = {"shared": "shared_cpu"}.get(status, status)
     if status == "shared":
         message = (
             "the shared pool has enough room in total, but no set of its PUs can take the "
@@ -237,42 +262,48 @@ def _add_untried(reasons: Reasons, fleet: FleetIndex, hosts: np.ndarray, limit: 
 def _explain(
     fleet: FleetIndex,
     index: int,
+    score: int,
     request: Request,
     options: Options,
     passed: int,
     considered: int,
     reasons: Reasons,
     keys: np.ndarray,
-) -> list[str]:
+) -> list[ExplainRow]:
     host = fleet.hosts[index]
-    lines = [
-        f"placed {request.name} on {host.id} (policy {options.policy}, seed {options.seed})",
-        f"{passed}/{considered} hosts passed the filter"
-        + (
-            "; the others: " + ", ".join(f"{n} {p}" for p, n in reasons.counts.most_common())
-            if reasons.counts
-            else ""
+    others = ", ".join(f"{n} {p}" for p, n in reasons.counts.most_common())
+    rows = [
+        ExplainRow(
+            "placed",
+            f"{request.name} on {host.id}",
+            f"policy {options.policy}, seed {options.seed}",
+        ),
+        ExplainRow(
+            "filter",
+            f"{passed} of {considered} hosts passed",
+            f"the others: {others}" if others else "every host passed the count checks",
+        ),
+        ExplainRow(
+            "policy score",
+            f"{score} for {host.id}",
+            f"{POLICY_SCORES[options.policy.value]}; hosts are tried lowest score first",
         ),
     ]
-    why = {
-        "pack": "the fewest free threads among the hosts that fit (fill used hosts first)",
-        "spread": "the largest share of free threads (spread the load)",
-        "least-fragmentation": "the tightest fit on one NUMA node (keep large holes whole)",
-    }[options.policy.value]
-    lines.append(
-        f"{host.id} ranked first: {int(fleet.free_threads[index])} of "
-        f"{int(fleet.total_threads[index])} eligible threads free; policy {options.policy} "
-        f"prefers {why}"
-    )
+    for part, points, meaning in score_terms(fleet, index, request, options):
+        rows.append(ExplainRow(f"score: {part}", f"{points}", meaning))
     if request.variant:
-        lines.append(f"variant {request.variant} applies to {host.id}")
+        rows.append(ExplainRow("variant", request.variant, f"its match applies to {host.id}"))
     runner = int(np.argmin(keys))
     if keys[runner] != NO_KEY:
-        lines.append(
-            f"runner-up: {fleet.host_ids[runner]} with {int(fleet.free_threads[runner])} of "
-            f"{int(fleet.total_threads[runner])} threads free"
+        rows.append(
+            ExplainRow(
+                "runner-up",
+                f"{fleet.host_ids[runner]}, score {int(keys[runner]) >> 32}",
+                f"{int(fleet.free_threads[runner])} of {int(fleet.total_threads[runner])} "
+                "eligible threads free",
+            )
         )
-    return lines
+    return rows
 
 
 def result_of(outcome: VmOutcome) -> PlacementResult:
@@ -280,9 +311,11 @@ def result_of(outcome: VmOutcome) -> PlacementResult:
         return PlacementResult(
             diagnosis=outcome.reasons.diagnosis(outcome.considered, 0),
             explanation=tuple(outcome.explanation),
+            explain_rows=tuple(outcome.rows),
         )
     return PlacementResult(
         configurations=(outcome.configuration,),
         hosts={outcome.host.id: outcome.host},
         explanation=tuple(outcome.explanation),
+        explain_rows=tuple(outcome.rows),
     )

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .constraints import capabilities, cpu, impact, memory, nics
+from .constraints import capabilities, cpu, devices, impact, memory, nics
 from .constraints.base import FilterInput, HostCheck, NodeNeed
 from .index import BoolArray, FleetIndex, IntArray
 from .options import Options
@@ -92,6 +92,7 @@ def run_filter(
     checks = (
         capabilities.checks(inp)
         + nics.host_checks(inp)
+        + devices.host_checks(inp)
         + impact.host_checks(inp)
         + cpu.host_checks(inp)
     )
@@ -108,6 +109,7 @@ def run_filter(
             cpu.node_needs(inp, cs, emulator)
             + memory.node_needs(inp, cs)
             + nics.node_needs(inp, cs.id)
+            + devices.node_needs(inp, cs)
         )
         ok = exists.copy()
         for need in needs:

@@ -17,6 +17,7 @@ from typing import TypeVar
 import numpy as np
 import numpy.typing as npt
 
+from ..exact import kbps
 from ..models.capabilities import HypervisorCapability
 from ..models.chd import ComputeHostDescriptor, Port
 from .hostview import HostView, host_view
@@ -27,7 +28,7 @@ BoolArray = npt.NDArray[np.bool_]
 
 _M = TypeVar("_M")
 
-UNLIMITED = float(2**40)
+UNLIMITED_KBPS = 2**62  # bandwidth of a node, port or host that states no figure
 VIEW_CACHE = 64  # host views kept (the hosts a sequence of placements keeps coming back to)
 CAPABILITIES: tuple[HypervisorCapability, ...] = tuple(HypervisorCapability)
 
@@ -43,6 +44,18 @@ def version_key(version: str | None) -> float:
     while len(parts) < 3:
         parts.append(0)
     return float(parts[0] * 1_000_000 + parts[1] * 1000 + parts[2])
+
+
+@dataclass(frozen=True, slots=True)
+class NetPort:
+    """A port cabled to a named physical network (for the filter's per-network counts)."""
+
+    slot: int  # node slot on its host
+    network: str
+    speed_gbps: float
+    dedicable: bool
+    free_vfs: int
+    vf_kbps: int  # unused bandwidth a VF of it can get (port and NIC PCIe budget)
 
 
 @dataclass
@@ -262,6 +275,7 @@ class FleetIndex:
         # per host x node
         self.node_id: IntArray = np.full((n, m), -1, dtype=np.int64)
         self.whole: IntArray = np.zeros((n, m), dtype=np.int64)
+        self.whole_threads: IntArray = np.zeros((n, m), dtype=np.int64)  # their free threads
         self.single: IntArray = np.zeros((n, m), dtype=np.int64)
         self.half_iso: IntArray = np.zeros((n, m), dtype=np.int64)
         self.half_busy: IntArray = np.zeros((n, m), dtype=np.int64)
@@ -270,10 +284,10 @@ class FleetIndex:
         self.hugepages: IntArray = np.zeros((n, m, p), dtype=np.int64)
         self.normal: IntArray = np.zeros((n, m), dtype=np.int64)
         self.normal_over: IntArray = np.zeros((n, m), dtype=np.int64)
-        self.membw: FloatArray = np.full((n, m), UNLIMITED, dtype=np.float64)
+        self.membw: IntArray = np.full((n, m), UNLIMITED_KBPS, dtype=np.int64)  # kbit/s
         self.ded_ports: IntArray = np.zeros((n, m, s), dtype=np.int64)
         self.vfs: IntArray = np.zeros((n, m, s), dtype=np.int64)
-        self.vf_bw: FloatArray = np.zeros((n, m, s), dtype=np.float64)
+        self.vf_bw: IntArray = np.zeros((n, m, s), dtype=np.int64)  # kbit/s
         # per host
         self.smt: BoolArray = np.zeros(n, dtype=np.bool_)
         self.vendor: IntArray = np.full(n, -1, dtype=np.int64)
@@ -286,12 +300,12 @@ class FleetIndex:
         self.caps_disabled: BoolArray = np.zeros((n, c), dtype=np.bool_)
         self.vswitch_type: IntArray = np.full(n, -1, dtype=np.int64)
         self.vswitch_accel: BoolArray = np.zeros(n, dtype=np.bool_)
-        self.vswitch_free: FloatArray = np.zeros(n, dtype=np.float64)
+        self.vswitch_free: IntArray = np.zeros(n, dtype=np.int64)  # kbit/s
         self.mem_type: IntArray = np.full(n, -1, dtype=np.int64)
         self.mem_speed: FloatArray = np.full(n, -1.0, dtype=np.float64)
         self.mem_channels: FloatArray = np.full(n, -1.0, dtype=np.float64)
-        self.host_membw: FloatArray = np.full(n, UNLIMITED, dtype=np.float64)
-        self.host_membw_used: FloatArray = np.zeros(n, dtype=np.float64)
+        self.host_membw: IntArray = np.full(n, UNLIMITED_KBPS, dtype=np.int64)  # kbit/s
+        self.host_membw_used: IntArray = np.zeros(n, dtype=np.int64)
         self.free_threads: IntArray = np.zeros(n, dtype=np.int64)
         self.total_threads: IntArray = np.zeros(n, dtype=np.int64)
         self.normal_capacity: IntArray = np.ones(n, dtype=np.int64)
@@ -300,6 +314,9 @@ class FleetIndex:
         self.tiebreak: npt.NDArray[np.uint64] = np.zeros(n, dtype=np.uint64)
         self.instances: dict[str, dict[int, int]] = {}
         self._vm_names: dict[int, set[str]] = {}
+        # per host, only where there are any: ports cabled to a named network, free PCI devices
+        self.net_ports: dict[int, tuple[NetPort, ...]] = {}
+        self.devices: dict[int, tuple[tuple[int, str, str, str], ...]] = {}
         self._views: dict[int, tuple[ComputeHostDescriptor, HostView]] = {}
         for i, host in enumerate(self.hosts):
             self._fill(i, host)
@@ -328,39 +345,72 @@ class FleetIndex:
         v = self.vocab
         view = self._remember(i, host, host_view(host))
         self.node_id[i, :] = -1
-        for arr in (self.whole, self.single, self.half_iso, self.half_busy, self.eligible):
+        for arr in (
+            self.whole,
+            self.whole_threads,
+            self.single,
+            self.half_iso,
+            self.half_busy,
+            self.eligible,
+        ):
             arr[i, :] = 0
         for arr3 in (self.hugepages, self.ded_ports, self.vfs):
             arr3[i] = 0
-        self.vf_bw[i] = 0.0
+        self.vf_bw[i] = 0
         self.shared_spare[i] = 0.0
         self.normal[i] = 0
         self.normal_over[i] = 0
-        self.membw[i] = UNLIMITED
+        self.membw[i] = UNLIMITED_KBPS
         speeds = np.asarray(v.speeds)
+        net_ports: list[NetPort] = []
+        devices: list[tuple[int, str, str, str]] = []
         for j, node in enumerate(view.nodes):
             self.node_id[i, j] = node.id
             self.whole[i, j] = len(node.whole_cores)
+            self.whole_threads[i, j] = sum(len(c) for c in node.whole_cores)
             self.single[i, j] = len(node.single_cores)
             self.half_iso[i, j] = len(node.half_isolated)
             self.half_busy[i, j] = len(node.half_busy)
             self.eligible[i, j] = node.eligible_threads
-            self.shared_spare[i, j] = node.shared_spare_vcpus
+            self.shared_spare[i, j] = float(node.shared_spare_vcpus)
             for size, free in node.hugepages_free.items():
                 self.hugepages[i, j, v.page_sizes.index(size)] = free
             self.normal[i, j] = node.normal_free_mib
             self.normal_over[i, j] = node.normal_free_over_mib
-            if node.memory_bandwidth_free_mbps is not None:
-                self.membw[i, j] = node.memory_bandwidth_free_mbps
+            if node.memory_bandwidth_free_kbps is not None:
+                self.membw[i, j] = node.memory_bandwidth_free_kbps
+            devices.extend(
+                (j, d.device_class, (d.vendor or "").lower(), (d.model or "").lower())
+                for d in node.devices
+            )
             for port in node.ports:
                 ge = speeds <= port.speed_gbps  # classes this port satisfies
+                usable = min(
+                    port.bandwidth_free_kbps,
+                    node.nic_free_kbps.get(port.nic, port.bandwidth_free_kbps),
+                )
+                if port.physical_network is not None:
+                    net_ports.append(
+                        NetPort(
+                            j,
+                            port.physical_network,
+                            port.speed_gbps,
+                            port.dedicable,
+                            len(port.free_vfs) if port.sriov_ok else 0,
+                            usable,
+                        )
+                    )
                 if port.dedicable:
                     self.ded_ports[i, j, ge] += 1
                 if port.sriov_ok and port.free_vfs:
                     self.vfs[i, j, ge] += len(port.free_vfs)
-                    self.vf_bw[i, j, ge] = np.maximum(
-                        self.vf_bw[i, j, ge], port.bandwidth_free_gbps
-                    )
+                    self.vf_bw[i, j, ge] = np.maximum(self.vf_bw[i, j, ge], usable)
+        self.net_ports.pop(i, None)
+        self.devices.pop(i, None)
+        if net_ports:
+            self.net_ports[i] = tuple(net_ports)
+        if devices:
+            self.devices[i] = tuple(devices)
         self.smt[i] = view.smt
         self.free_threads[i] = sum(n.free_threads for n in view.nodes)
         self.total_threads[i] = max(sum(n.eligible_threads for n in view.nodes), 1)
@@ -382,7 +432,7 @@ class FleetIndex:
         self.caps_disabled[i] = False
         self.vswitch_type[i] = -1
         self.vswitch_accel[i] = False
-        self.vswitch_free[i] = 0.0
+        self.vswitch_free[i] = 0
         if hv is not None:
             self.hv_type[i] = v.code(str(hv.type))
             self.hv_version[i] = version_key(hv.version)
@@ -393,8 +443,8 @@ class FleetIndex:
             if hv.vswitch is not None and str(hv.vswitch.type) != "none":
                 self.vswitch_type[i] = v.code(str(hv.vswitch.type))
                 self.vswitch_accel[i] = hv.vswitch.accelerated
-                vs_free = view.vswitch_bandwidth_free_gbps
-                self.vswitch_free[i] = UNLIMITED if vs_free is None else vs_free
+                vs_free = view.vswitch_bandwidth_free_kbps
+                self.vswitch_free[i] = UNLIMITED_KBPS if vs_free is None else vs_free
         else:
             self.hv_type[i] = -1
             self.hv_version[i] = -1.0
@@ -404,9 +454,9 @@ class FleetIndex:
         self.mem_channels[i] = float(mem.channels) if mem and mem.channels is not None else -1.0
         bws = [n.memory.bandwidth_gbps for n in host.numa_nodes]
         self.host_membw[i] = (
-            UNLIMITED if any(b is None for b in bws) else float(sum(b or 0.0 for b in bws))
+            UNLIMITED_KBPS if any(b is None for b in bws) else sum(kbps(b) for b in bws)
         )
-        self.host_membw_used[i] = sum(inst.memory_bandwidth_gbps for inst in host.instances)
+        self.host_membw_used[i] = sum(kbps(inst.memory_bandwidth_gbps) for inst in host.instances)
         for name in self._vm_names.pop(i, ()):
             self.instances[name].pop(i, None)
         for inst in host.instances:

@@ -15,11 +15,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..exact import kbps
 from ..models.chd import ComputeHostDescriptor
 from ..models.configuration import VmConfiguration
 from ..models.vnf import AntiAffinityScope, Locality
 from .batch import Group, Unit
-from .index import UNLIMITED, BoolArray, FleetIndex
+from .index import UNLIMITED_KBPS, BoolArray, FleetIndex
 
 AFFINITY = "already host a member of the same anti-affinity group"
 
@@ -122,8 +123,8 @@ class JointState:
         """Whether `host` (with the unit claimed) still carries its colocated links plus `extra`."""
         if extra <= 0 or self.fleet.vswitch_type[host] < 0:
             return True
-        free = float(self.fleet.vswitch_free[host])
-        return free >= UNLIMITED or self.link_gbps.get(host, 0.0) + extra <= free + 1e-9
+        free = int(self.fleet.vswitch_free[host])  # kbit/s, exact
+        return free >= UNLIMITED_KBPS or kbps(self.link_gbps.get(host, 0.0) + extra) <= free
 
     def place(
         self, unit: int, host: int, config: VmConfiguration, updated: ComputeHostDescriptor

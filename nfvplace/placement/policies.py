@@ -58,6 +58,64 @@ def host_keys(
     return keys
 
 
+def score_terms(
+    fleet: FleetIndex, i: int, request: Request, options: Options
+) -> list[tuple[str, int, str]]:
+    """Host i's policy score as (part, points, what it counts), in words; the parts add up to the
+    score `host_keys` ranks by (lower is better)."""
+    free, total = int(fleet.free_threads[i]), int(fleet.total_threads[i])
+    if options.policy is Policy.pack:
+        mem_free, mem_total = int(fleet.normal_free[i]), int(fleet.normal_capacity[i])
+        out = [
+            (
+                "free threads",
+                free * 10000 // total,
+                f"{free} of {total} eligible threads free, in 1/10000",
+            ),
+            (
+                "free memory",
+                mem_free * 10000 // mem_total,
+                f"{mem_free} of {mem_total} MiB normal memory free, in 1/10000",
+            ),
+        ]
+        if not any(x.mode.value != "vswitch" for x in request.interfaces):
+            nic = int(fleet.nic_free[i])
+            out.append(
+                (
+                    "ports kept",
+                    KEEP_VF * nic,
+                    f"{nic} free VFs and ports, {KEEP_VF} each: kept for VMs that need them",
+                )
+            )
+        if not any(cs.pairs for cs in request.cpu_sets):
+            smt = int(fleet.smt[i])
+            out.append(
+                (
+                    "SMT kept",
+                    KEEP_SMT * smt,
+                    f"{KEEP_SMT} if the host has SMT: kept for VMs with howtogroup pairs",
+                )
+            )
+        return out
+    if options.policy is Policy.spread:
+        return [
+            (
+                "free threads",
+                -(free * 1_000_000 // total),
+                f"minus {free} of {total} eligible threads free, in 1/1000000",
+            )
+        ]
+    return []  # least-fragmentation: the score itself is the measure (POLICY_SCORES)
+
+
+POLICY_SCORES = {
+    "pack": "shares of free threads and free normal memory (in 1/10000 each), plus points for "
+    "free VFs and ports and for SMT the VM does not need; lowest is the fullest host that fits",
+    "spread": "minus the share of free threads (in 1/1000000); lowest is the emptiest host",
+    "least-fragmentation": "free threads left on the tightest node after the first cpu-set x 4096, "
+    "plus the host's free threads (at most 4095); lowest is the tightest fit",
+}
+
 KEEP_VF = 200  # pack: host score per free VF or port (in 1/10000 shares), for VMs that need none
 KEEP_SMT = 2000  # pack: host score of SMT, for VMs with no howtogroup pair
 PORT_KEEP = 100  # pack / least-fragmentation: keep nodes with usable ports for VMs that need them

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..exact import kbps
 from ..models.vmd import (
     CpuSet,
     CpuSetBandwidth,
@@ -27,11 +28,15 @@ MIB_PER_KIB = 1024
 class InterfaceDemand:
     name: str
     mode: InterfaceMode
-    speed_gbps: float
+    speed_gbps: float  # port speed needed (a dedicated port: at least its bandwidth too)
     bandwidth_gbps: float
     cpu_set: int | None  # owning cpu-set (None: top-level interface)
     restricted: bool  # must sit on the cpu-set's node
     physical_network: str | None = None
+
+    @property
+    def bandwidth_kbps(self) -> int:
+        return kbps(self.bandwidth_gbps)
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,7 +50,7 @@ class CpuSetDemand:
     memory_mib: int
     hugepage_size_kib: int | None
     hugepage_count: int
-    memory_bandwidth_mbps: int
+    memory_bandwidth_kbps: int
     synthetic: bool = False
 
     @property
@@ -91,8 +96,8 @@ class Request:
         return tuple(i for i in self.interfaces if i.cpu_set == cpu_set and i.restricted)
 
     @property
-    def vswitch_bandwidth_gbps(self) -> float:
-        return sum(i.bandwidth_gbps for i in self.interfaces if i.mode is InterfaceMode.vswitch)
+    def vswitch_bandwidth_kbps(self) -> int:
+        return sum(i.bandwidth_kbps for i in self.interfaces if i.mode is InterfaceMode.vswitch)
 
     @property
     def needs_vswitch(self) -> bool:
@@ -100,10 +105,14 @@ class Request:
 
 
 def _interface(iface: Interface, cpu_set: int | None) -> InterfaceDemand:
+    speed = float(iface.speed_gbps or 0.0)
+    if iface.mode is InterfaceMode.dedicated:
+        # a whole port must carry the interface's bandwidth: no slower port than that
+        speed = max(speed, float(iface.bandwidth_gbps or 0.0))
     return InterfaceDemand(
         name=iface.name,
         mode=iface.mode,
-        speed_gbps=float(iface.speed_gbps or 0.0),
+        speed_gbps=speed,
         bandwidth_gbps=float(iface.bandwidth_gbps or 0.0),
         cpu_set=cpu_set,
         restricted=cpu_set is not None and iface.restricted_to_topology,
@@ -134,7 +143,7 @@ def _cpu_set(cs: CpuSet, vm_policy: ThreadPolicy, synthetic: bool = False) -> Cp
         memory_mib=cs.memory_mib,
         hugepage_size_kib=hp.size_kib if hp and hp.count else None,
         hugepage_count=hp.count if hp else 0,
-        memory_bandwidth_mbps=round((cs.memory_bandwidth_gbps or 0.0) * 1000),
+        memory_bandwidth_kbps=kbps(cs.memory_bandwidth_gbps),
         synthetic=synthetic,
     )
 

@@ -34,6 +34,19 @@ class Rejection:
 
 
 @dataclass(frozen=True, slots=True)
+class ExplainRow:
+    """One line of why a placement went where it did: `topic` (what is measured), `value` (the
+    figure, as text) and `meaning` (what the figure counts, in words)."""
+
+    topic: str
+    value: str
+    meaning: str = ""
+
+    def line(self) -> str:
+        return f"{self.topic}: {self.value}" + (f" ({self.meaning})" if self.meaning else "")
+
+
+@dataclass(frozen=True, slots=True)
 class Diagnosis:
     hosts_considered: int
     hosts_fitting: int
@@ -97,7 +110,8 @@ class PlacementResult:
     configurations: tuple[VmConfiguration, ...] = ()
     hosts: Mapping[str, ComputeHostDescriptor] = field(default_factory=dict)
     diagnosis: Diagnosis | None = None
-    explanation: tuple[str, ...] = ()
+    explanation: tuple[str, ...] = ()  # `explain=True`: one line per row of `explain_rows`
+    explain_rows: tuple[ExplainRow, ...] = ()  # the same as data: topic, value, meaning
     unplaced: tuple[Unplaced, ...] = ()  # mode="max": the instances that did not fit, and why
 
     @property

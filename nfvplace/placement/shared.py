@@ -9,6 +9,8 @@ node's normal memory. Nothing to optimise beyond the choice of node, so no CP-SA
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 from .hostview import NodeView, SharedPu
 from .request import SharedDemand
 
@@ -17,6 +19,6 @@ def choose_pus(node: NodeView, demand: SharedDemand) -> tuple[SharedPu, ...] | N
     pool = sorted(node.shared, key=lambda p: (-p.spare_vcpus, p.pu))
     for size in range(len(pool), 0, -1):
         chosen = pool[:size]
-        if demand.vcpus / size <= chosen[-1].spare_vcpus + 1e-9:
+        if Fraction(demand.vcpus, size) <= chosen[-1].spare_vcpus:  # exact: no rounding
             return tuple(sorted(chosen, key=lambda p: p.pu))
     return None

@@ -35,7 +35,9 @@ class Layout:
     nodes: dict[int, int]
     counts: dict[tuple[str, int, int], int] = field(default_factory=dict)
     ports: dict[str, str] = field(default_factory=dict)
+    devices: tuple[tuple[int, str, int], ...] = ()  # (request index, pci address, node)
     objective: float = 0.0
+    costs: dict[str, int] = field(default_factory=dict)  # objective by kind (COSTS)
     optimal: bool = True
 
 
@@ -66,7 +68,7 @@ def solve(
                 var = model.new_bool_var(f"place[cs{cs.id}->n{node.id}]")
                 ctx.place[(cs.id, node.id)] = var
                 choices.append(var)
-                ctx.objective.append(node_cost(node, cs, options, needs_ports[cs.id]) * var)
+                ctx.cost("node", node_cost(node, cs, options, needs_ports[cs.id]) * var)
         if not choices:
             return SolveFailure(view.id, "infeasible")
         model.add_exactly_one(choices)
@@ -88,11 +90,12 @@ def solve(
         memory.post(ctx)
     if "interfaces" not in skip:
         nics.post(ctx, spread=options.policy is Policy.spread)
+    if "devices" not in skip:
         devices.post(ctx)
     if "interconnect" not in skip:
         bandwidth.post(ctx)
     if ctx.objective:
-        model.minimize(sum(ctx.objective))
+        model.minimize(sum(t for terms in ctx.objective.values() for t in terms))
     solver = cp_model.CpSolver()
     solver.parameters.num_workers = 1
     solver.parameters.random_seed = options.seed
@@ -113,18 +116,23 @@ def solve(
     ports = {
         name: address for (name, address), var in ctx.ports.items() if solver.boolean_value(var)
     }
+    chosen = tuple(sorted(key for key, var in ctx.devices.items() if solver.boolean_value(var)))
     return Layout(
         host=view.id,
         nodes=nodes,
         counts=counts,
         ports=ports,
+        devices=chosen,
         objective=solver.objective_value if ctx.objective else 0.0,
+        costs={k: int(solver.value(sum(terms))) for k, terms in ctx.objective.items()},
         optimal=status == cp_model.OPTIMAL,
     )
 
 
 FAMILIES = {
-    "interfaces": "ports and VFs (a port given whole cannot also serve VFs; VFs share bandwidth)",
+    "interfaces": "ports and VFs (a port given whole serves no VF; VFs share its bandwidth; "
+    "paced VFs carry at most their rate; a NIC's ports share its PCIe link)",
+    "devices": "PCI devices (a device serves one request)",
     "interconnect": "bandwidth of the NUMA interconnect between the cpu-sets",
     "memory": "hugepages and memory of the nodes shared by the cpu-sets",
     "cpu": "free cores of the nodes shared by the cpu-sets and the emulator PU",

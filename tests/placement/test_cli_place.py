@@ -55,7 +55,7 @@ def test_json_and_explain(files: Path) -> None:
     )
     assert out.exit_code == 0, out.output
     assert json.loads(out.stdout)["host"] == "a"
-    assert "# placed dp on a (policy spread" in out.stderr
+    assert "# placed: dp on a (policy spread" in out.stderr
 
 
 def test_no_fit_exits_3_with_reasons(files: Path) -> None:

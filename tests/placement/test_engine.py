@@ -102,10 +102,19 @@ def test_mapping_of_hosts_and_explanation() -> None:
     hosts = {h.id: h for h in fleet3()}
     result = nfvplace.place(hosts, vm(cpu_sets=[cpu_set(0, 2)]), explain=True)
     text = "\n".join(result.explanation)
-    assert "placed vm on a" in text
-    assert "3/3 hosts passed the filter" in text
-    assert "ranked first" in text
+    assert "placed: vm on a" in text
+    assert "3 of 3 hosts passed" in text
     assert "runner-up" in text
+    rows = {row.topic: row for row in result.explain_rows}
+    assert [row.line() for row in result.explain_rows] == list(result.explanation)
+    # the pack score is the sum of its parts, each said in words
+    parts = [row for row in result.explain_rows if row.topic.startswith("score: ")]
+    assert int(rows["policy score"].value.split()[0]) == sum(int(p.value) for p in parts)
+    assert all(p.meaning for p in parts)
+    # the exact model's total is the sum of its named costs
+    costs = [row for row in result.explain_rows if row.topic.startswith("cost: ")]
+    total = float(rows["exact model"].value.split()[2].rstrip(","))
+    assert total == sum(int(c.value) for c in costs)
 
 
 def test_unknown_policy_is_an_error_with_a_code() -> None:

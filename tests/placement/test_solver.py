@@ -17,7 +17,7 @@ def test_counts_prefer_half_cores_for_isolated_vcpus() -> None:
     assert isinstance(layout, Layout)
     assert layout.nodes == {0: 0}
     assert layout.counts[("iso_half", 0, 0)] == 1
-    assert layout.counts[("iso_whole", 0, 0)] == 0
+    assert layout.counts[("iso_w2", 0, 0)] == 0
     assert layout.optimal
 
 

@@ -60,10 +60,11 @@ REALTIME_UNKNOWN = Rule(
 )
 REQUIRE_UNPAIRED = Rule(
     "NFV107",
-    Severity.error,
+    Severity.info,
     FAMILY,
-    "Thread policy 'require' needs every vCPU of the cpu-set in a howtogroup pair",
-    "pair the remaining vCPUs, or use thread policy 'isolate'",
+    "Thread policy 'require' with unpaired vCPUs: placement pairs them in order (an odd one out "
+    "takes a core alone, its sibling idle)",
+    "list the pairs in 'howtogroup' to choose them yourself",
     CLAUSE,
 )
 REALTIME_SHARED = Rule(
@@ -253,10 +254,12 @@ def _check_pairs(vm: VmDescriptor) -> Iterator[Hit]:
         if policy is ThreadPolicy.require:
             single = [v for v in cs.vcpus if v not in used]
             if single:
+                pairs = [single[k : k + 2] for k in range(0, len(single) - 1, 2)]
+                odd = f"; vCPU {single[-1]} takes a core alone" if len(single) % 2 else ""
                 yield REQUIRE_UNPAIRED.hit(
                     ("cpu_sets", index, "howtogroup"),
-                    f"thread policy 'require' but {len(single)} vCPU(s) of cpu-set {cs.id} "
-                    f"are in no pair: {single}",
+                    f"thread policy 'require': {len(single)} vCPU(s) of cpu-set {cs.id} are in no "
+                    f"pair; placement pairs them as {pairs}{odd}",
                 )
 
 

@@ -47,6 +47,20 @@ class FilterInput:
     options: Options
 
 
+COSTS = {
+    "stranded": "threads left stranded: an idle sibling kept for an isolated vCPU or a pair, or a core "
+    "left half used (100 each)",
+    "node": "fit of the chosen NUMA nodes under the policy (pack: percent of free threads plus percent "
+    "of free normal memory of each node, lower is fuller; spread: minus its free threads; "
+    "least-fragmentation: free threads left beyond the cpu-set), plus 100 per usable port on a node "
+    "whose cpu-set needs none",
+    "ports": "spare Gbps of the chosen ports (dedicated: speed beyond what is asked; SR-IOV: unused "
+    "bandwidth left, negated under spread)",
+    "distance": "NUMA distance between the nodes of every two cpu-sets (20 per unit of SLIT distance "
+    "above 10)",
+}
+
+
 def always_ok(fleet: FleetIndex) -> BoolArray:
     return np.zeros(len(fleet), dtype=np.bool_)
 
@@ -63,14 +77,21 @@ class ModelContext:
     place: dict[tuple[int, int], cp_model.IntVar] = field(default_factory=dict)
     # usage terms per node and pool, summed against the pool size at the end
     use: dict[tuple[int, str], list[cp_model.LinearExprT]] = field(default_factory=dict)
-    objective: list[cp_model.LinearExprT] = field(default_factory=list)
+    # objective terms by what they measure (COSTS), summed and minimised
+    objective: dict[str, list[cp_model.LinearExprT]] = field(default_factory=dict)
     # variables the PU / port assignment reads back, by name
     counts: dict[tuple[str, int, int], cp_model.IntVar] = field(default_factory=dict)
     ports: dict[tuple[str, str], cp_model.IntVar] = field(default_factory=dict)
     links: dict[tuple[int, int, int, int], cp_model.IntVar] = field(default_factory=dict)
+    # devices[(request index, pci address, node)]: the request takes that device
+    devices: dict[tuple[int, str, int], cp_model.IntVar] = field(default_factory=dict)
 
     def add_use(self, node: int, pool: str, term: cp_model.LinearExprT) -> None:
         self.use.setdefault((node, pool), []).append(term)
+
+    def cost(self, kind: str, term: cp_model.LinearExprT) -> None:
+        """Add `term` to the objective under `kind` (a key of COSTS)."""
+        self.objective.setdefault(kind, []).append(term)
 
     def placed(self, cpu_set: int, node: int) -> cp_model.IntVar | None:
         return self.place.get((cpu_set, node))

@@ -1,28 +1,37 @@
 """CPU pinning and thread policy.
 
-Counts, not threads: per node the model has the number of wholly free cores, free single-thread cores,
-free threads whose sibling no VM can get (`half_iso`) and free threads whose sibling a VM uses
+Counts, not threads: per node the model has the number of free cores with no thread used (`whole`,
+grouped by how many free threads they have: 2 on SMT2 hosts, 4 on SMT4), free single-thread cores,
+free threads whose siblings no VM can get (`half_iso`) and free threads whose sibling a VM uses
 (`half_busy`). Per cpu-set and node it decides how many of each its vCPUs take; the exact PU ids are
 chosen after the solve (`assign.py`), since cores of one class are interchangeable.
 
-- a howtogroup pair takes one whole free core (both threads); on a host without SMT it cannot fit;
-- `isolate` (default): an unpaired vCPU takes a whole core and keeps its sibling idle (reserved for the
-  VM), or a free thread whose sibling is host-reserved, or a single-thread core;
-- `prefer`: an unpaired vCPU takes any free thread; two of them may share a core (cheapest for pack),
-  and a sibling left free may later go to another VM;
+- a howtogroup pair takes one whole free core (two of its threads; any others are kept idle); on a
+  host without SMT it cannot fit;
+- `isolate` (default): an unpaired vCPU takes a whole core and keeps its siblings idle (reserved for
+  the VM), or a free thread whose siblings are host-reserved, or a single-thread core;
+- `prefer`: an unpaired vCPU takes any free thread; up to all threads of a whole core may go to the
+  cpu-set's own vCPUs (cheapest for pack), and the threads of a core it leaves free (`left`) may go
+  to the emulator PU, to another `prefer` cpu-set on the same node, or later to another VM;
 - `require`: the descriptor's unpaired vCPUs are paired in order (see request.py); needs SMT.
 """
 
 from __future__ import annotations
 
 import numpy as np
+from ortools.sat.python import cp_model
 
 from ...models.vmd import ThreadPolicy
 from ..request import CpuSetDemand
 from .base import FilterInput, HostCheck, ModelContext, NodeNeed
 
-POOLS = ("whole", "single", "half_iso", "half_busy")
+POOLS = ("single", "half_iso", "half_busy")  # plus "whole<t>" per core size t, and "left"
 STRAND = 100  # objective weight of a thread left stranded (idle sibling or a half-used core)
+
+
+def whole(size: int) -> str:
+    """Pool name of the whole free cores with `size` free threads."""
+    return f"whole{size}"
 
 
 def host_checks(inp: FilterInput) -> list[HostCheck]:
@@ -56,7 +65,8 @@ def node_needs(inp: FilterInput, cs: CpuSetDemand, emulator: int) -> list[NodeNe
             )
         )
     spare = np.maximum(f.whole - pairs, 0)
-    threads = 2 * spare + f.half_iso + f.half_busy + f.single
+    # an upper bound (pairs take at least two threads of their core): necessary, exact on SMT2
+    threads = np.maximum(f.whole_threads - 2 * pairs, 0) + f.half_iso + f.half_busy + f.single
     if singles and cs.policy is ThreadPolicy.isolate:
         isolated = spare + f.half_iso + f.single
         out.append(
@@ -85,6 +95,19 @@ def node_needs(inp: FilterInput, cs: CpuSetDemand, emulator: int) -> list[NodeNe
     return out
 
 
+def _split(
+    ctx: ModelContext, node_id: int, total: cp_model.LinearExprT, parts: dict[str, int], tag: str
+) -> dict[str, cp_model.LinearExprT]:
+    """`total` split over named parts (name -> upper bound); one part is `total` itself."""
+    if len(parts) == 1:
+        return {next(iter(parts)): total}
+    out: dict[str, cp_model.LinearExprT] = {}
+    for name, bound in parts.items():
+        out[name] = ctx.model.new_int_var(0, bound, f"{name}[{tag}]")
+    ctx.model.add(sum(out.values()) == total)
+    return out
+
+
 def post(ctx: ModelContext, cs: CpuSetDemand) -> None:
     m = ctx.model
     singles = len(cs.singles)
@@ -93,55 +116,115 @@ def post(ctx: ModelContext, cs: CpuSetDemand) -> None:
         y = ctx.placed(cs.id, node.id)
         if y is None:
             continue
+        tag = f"cs{cs.id}n{node.id}"
+        sizes = node.core_sizes
+        if pairs and not sizes:
+            m.add(y == 0)
+            continue
         if pairs:
-            ctx.add_use(node.id, "whole", pairs * y)
+            split = _split(ctx, node.id, pairs * y, {f"pair_w{t}": pairs for t in sizes}, tag)
+            for t in sizes:
+                ctx.add_use(node.id, whole(t), split[f"pair_w{t}"])
+                _count(ctx, f"pair_w{t}", cs.id, node.id, split[f"pair_w{t}"])
+                if t > 2:
+                    ctx.cost("stranded", STRAND * (t - 2) * split[f"pair_w{t}"])  # kept idle
         if not singles:
             continue
-        tag = f"cs{cs.id}n{node.id}"
         if cs.policy is ThreadPolicy.isolate:
-            iw = m.new_int_var(0, singles, f"iso_whole[{tag}]")
-            ih = m.new_int_var(0, singles, f"iso_half[{tag}]")
-            isg = m.new_int_var(0, singles, f"iso_single[{tag}]")
-            m.add(iw + ih + isg == singles * y)
-            ctx.add_use(node.id, "whole", iw)
-            ctx.add_use(node.id, "half_iso", ih)
-            ctx.add_use(node.id, "single", isg)
-            ctx.counts[("iso_whole", cs.id, node.id)] = iw
-            ctx.counts[("iso_half", cs.id, node.id)] = ih
-            ctx.counts[("iso_single", cs.id, node.id)] = isg
-            ctx.objective.append(STRAND * iw)  # the sibling idles
+            _post_isolate(ctx, cs, node.id, y, sizes, tag)
         else:
-            w1 = m.new_int_var(0, singles, f"pre_whole1[{tag}]")
-            w2 = m.new_int_var(0, singles, f"pre_whole2[{tag}]")
-            hi = m.new_int_var(0, singles, f"pre_half_iso[{tag}]")
-            hb = m.new_int_var(0, singles, f"pre_half_busy[{tag}]")
-            sg = m.new_int_var(0, singles, f"pre_single[{tag}]")
-            m.add(w1 + 2 * w2 + hi + hb + sg == singles * y)
-            ctx.add_use(node.id, "whole", w1 + w2)
-            ctx.add_use(node.id, "half_iso", hi)
-            ctx.add_use(node.id, "half_busy", hb)
-            ctx.add_use(node.id, "single", sg)
-            for name, var in (
-                ("pre_whole1", w1),
-                ("pre_whole2", w2),
-                ("pre_half_iso", hi),
-                ("pre_half_busy", hb),
-                ("pre_single", sg),
-            ):
-                ctx.counts[(name, cs.id, node.id)] = var
-            ctx.objective.append(STRAND * w1)  # leaves a half-used core behind
+            _post_prefer(ctx, cs, node.id, y, sizes, tag)
+
+
+def _count(ctx: ModelContext, name: str, cs: int, node: int, expr: cp_model.LinearExprT) -> None:
+    if isinstance(expr, cp_model.IntVar):
+        ctx.counts[(name, cs, node)] = expr
+    else:
+        var = ctx.model.new_int_var(0, 1 << 16, f"{name}[cs{cs}n{node}]")
+        ctx.model.add(var == expr)
+        ctx.counts[(name, cs, node)] = var
+
+
+def _post_isolate(
+    ctx: ModelContext,
+    cs: CpuSetDemand,
+    node: int,
+    y: cp_model.IntVar,
+    sizes: tuple[int, ...],
+    tag: str,
+) -> None:
+    singles = len(cs.singles)
+    parts = {f"iso_w{t}": singles for t in sizes}
+    parts.update(iso_half=singles, iso_single=singles)
+    split = _split(ctx, node, singles * y, parts, tag)
+    for t in sizes:
+        ctx.add_use(node, whole(t), split[f"iso_w{t}"])
+        ctx.cost("stranded", STRAND * (t - 1) * split[f"iso_w{t}"])  # the siblings idle
+    ctx.add_use(node, "half_iso", split["iso_half"])
+    ctx.add_use(node, "single", split["iso_single"])
+    for name, expr in split.items():
+        _count(ctx, name, cs.id, node, expr)
+
+
+def _post_prefer(
+    ctx: ModelContext,
+    cs: CpuSetDemand,
+    node: int,
+    y: cp_model.IntVar,
+    sizes: tuple[int, ...],
+    tag: str,
+) -> None:
+    m = ctx.model
+    singles = len(cs.singles)
+    hi = m.new_int_var(0, singles, f"pre_half_iso[{tag}]")
+    hb = m.new_int_var(0, singles, f"pre_half_busy[{tag}]")
+    sg = m.new_int_var(0, singles, f"pre_single[{tag}]")
+    left = m.new_int_var(0, singles, f"pre_left[{tag}]")
+    taken: list[cp_model.LinearExprT] = [hi, hb, sg, left]
+    for t in sizes:
+        cores = []
+        for k in range(1, min(t, singles) + 1):
+            w = m.new_int_var(0, singles // k, f"pre_w{t}x{k}[{tag}]")
+            ctx.counts[(f"pre_w{t}x{k}", cs.id, node)] = w
+            cores.append(w)
+            taken.append(k * w)
+            if k < t:
+                ctx.add_use(node, "left_supply", (t - k) * w)  # threads it leaves free
+                ctx.cost("stranded", STRAND * (t - k) * w)  # a half-used core
+        ctx.add_use(node, whole(t), sum(cores))
+    m.add(sum(taken) == singles * y)
+    ctx.add_use(node, "half_iso", hi)
+    ctx.add_use(node, "half_busy", hb)
+    ctx.add_use(node, "single", sg)
+    ctx.add_use(node, "left", left)
+    # a thread left free taken is no longer stranded; one less than STRAND so that filling a core
+    # directly (pre_w2x2) wins over the same layout written as pre_w2x1 + pre_left
+    ctx.cost("stranded", -(STRAND - 1) * left)
+    for name, var in (
+        ("pre_half_iso", hi),
+        ("pre_half_busy", hb),
+        ("pre_single", sg),
+        ("pre_left", left),
+    ):
+        ctx.counts[(name, cs.id, node)] = var
 
 
 def post_capacity(ctx: ModelContext) -> None:
-    """Each pool's usage, summed over the cpu-sets (and the emulator PU), within its free count."""
+    """Each pool's usage, summed over the cpu-sets (and the emulator PU), within its free count;
+    the threads `prefer` cpu-sets leave free on their cores within what they leave."""
     for node in ctx.view.nodes:
-        sizes = {
-            "whole": len(node.whole_cores),
+        sizes: dict[str, int] = {
             "single": len(node.single_cores),
             "half_iso": len(node.half_isolated),
             "half_busy": len(node.half_busy),
         }
-        for pool in POOLS:
-            terms = ctx.use.get((node.id, pool))
-            if terms:
-                ctx.model.add(sum(terms) <= sizes[pool])
+        for t in node.core_sizes:
+            sizes[whole(t)] = node.whole_of_size(t)
+        for (node_id, pool), terms in ctx.use.items():
+            if node_id != node.id or pool in ("left", "left_supply"):
+                continue
+            ctx.model.add(sum(terms) <= sizes.get(pool, 0))
+        used = ctx.use.get((node.id, "left"))
+        if used:
+            supply = ctx.use.get((node.id, "left_supply"), [])
+            ctx.model.add(sum(used) <= sum(supply))

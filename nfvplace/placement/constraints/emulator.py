@@ -1,11 +1,12 @@
 """Emulator/housekeeping PU (`emulator_threads: isolate`): one extra dedicated PU on the node of the
-first cpu-set. It is housekeeping, so it takes any free thread: preferably a thread whose sibling is
-already used (nothing stranded), else one thread of a whole free core (its sibling stays free)."""
+first cpu-set. It is housekeeping, so it takes any free thread that no isolated vCPU or pair keeps idle:
+preferably a thread whose sibling is already used (nothing stranded) or a thread a `prefer` vCPU of the
+VM leaves free on its core, else one thread of a whole free core (its siblings stay free)."""
 
 from __future__ import annotations
 
 from .base import ModelContext
-from .cpu import STRAND
+from .cpu import STRAND, whole
 
 
 def post(ctx: ModelContext) -> None:
@@ -17,12 +18,16 @@ def post(ctx: ModelContext) -> None:
         y = ctx.placed(first, node.id)
         if y is None:
             continue
+        # pool -> objective weight: a whole core strands the threads it leaves; a thread a
+        # `prefer` vCPU left free is no longer stranded
+        pools = {whole(t): STRAND * (t - 1) for t in node.core_sizes}
+        pools.update(single=0, half_iso=0, half_busy=0, left=-(STRAND - 1))
         parts = []
-        for pool in ("whole", "single", "half_iso", "half_busy"):
+        for pool, weight in pools.items():
             var = m.new_bool_var(f"emulator_{pool}[n{node.id}]")
             ctx.add_use(node.id, pool, var)
             ctx.counts[(f"emu_{pool}", first, node.id)] = var
             parts.append(var)
-            if pool == "whole":
-                ctx.objective.append(STRAND * var)
+            if weight:
+                ctx.cost("stranded", weight * var)
         m.add(sum(parts) == y)

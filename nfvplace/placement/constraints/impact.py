@@ -4,6 +4,7 @@ the instances already running (hosts that state no node bandwidth are not limite
 
 from __future__ import annotations
 
+from ...exact import KBPS_PER_GBPS, kbps
 from .base import FilterInput, HostCheck, detail
 
 
@@ -33,12 +34,12 @@ def host_checks(inp: FilterInput) -> list[HostCheck]:
         )
     if impact.memory_bandwidth_gbps:
         need = impact.memory_bandwidth_gbps
-        left = f.host_membw - f.host_membw_used
+        left = (f.host_membw - f.host_membw_used) / KBPS_PER_GBPS
         out.append(
             HostCheck(
                 "memory_bandwidth_budget",
                 f"lack {need:g} Gbps of memory-bandwidth budget",
-                left < need - 1e-9,
+                f.host_membw - f.host_membw_used < kbps(need),
                 detail(
                     lambda i, need=need, left=left: (
                         f"{float(left[i]):g} Gbps of memory bandwidth left after the running "

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...exact import KBPS_PER_GBPS, gbps_text
 from ...models.units import format_memory_kib
 from ..request import CpuSetDemand
 from .base import FilterInput, ModelContext, NodeNeed
@@ -50,14 +51,14 @@ def node_needs(inp: FilterInput, cs: CpuSetDemand) -> list[NodeNeed]:
                 "MiB free memory",
             )
         )
-    if cs.memory_bandwidth_mbps:
+    if cs.memory_bandwidth_kbps:
         out.append(
             NodeNeed(
                 "memory_bandwidth",
-                f"{cs.memory_bandwidth_mbps / 1000:g} Gbps free memory bandwidth",
-                f.membw >= cs.memory_bandwidth_mbps,
-                f.membw / 1000,
-                cs.memory_bandwidth_mbps / 1000,
+                f"{gbps_text(cs.memory_bandwidth_kbps)} Gbps free memory bandwidth",
+                f.membw >= cs.memory_bandwidth_kbps,
+                f.membw / KBPS_PER_GBPS,
+                cs.memory_bandwidth_kbps / KBPS_PER_GBPS,
                 "Gbps free memory bandwidth",
             )
         )
@@ -80,8 +81,8 @@ def post(ctx: ModelContext) -> None:
             )
         free = node.normal_free_over_mib if req.memory_oversubscription else node.normal_free_mib
         m.add(sum(cs.normal_mib * y for cs, y in placed) <= free)
-        if node.memory_bandwidth_free_mbps is not None:
+        if node.memory_bandwidth_free_kbps is not None:
             m.add(
-                sum(cs.memory_bandwidth_mbps * y for cs, y in placed)
-                <= node.memory_bandwidth_free_mbps
+                sum(cs.memory_bandwidth_kbps * y for cs, y in placed)
+                <= node.memory_bandwidth_free_kbps
             )

@@ -1,10 +1,13 @@
 """Interfaces: dedicated ports, SR-IOV VFs and vSwitch ports.
 
 - `dedicated` takes a whole port that is eligible, unused (no VF in use, no bandwidth used) and at
-  least as fast as `speed_gbps`, on the cpu-set's node;
+  least as fast as `speed_gbps` and as its `bandwidth_gbps`, on the cpu-set's node;
 - `sriov` takes one free VF of an eligible port (free or already shared through VFs) at least as fast
   as `speed_gbps` whose unused bandwidth covers `bandwidth_gbps`; several VFs of one port share its
-  bandwidth; a port given whole cannot also serve VFs;
+  bandwidth; a VF paced (`rate_gbps`) below `bandwidth_gbps` cannot serve it; a port given whole
+  cannot also serve VFs;
+- the interfaces' bandwidth on the ports of one NIC stays within the NIC's PCIe budget
+  (`pcie_bandwidth_gbps`, or generation x lanes) less what its ports already use;
 - `vswitch` needs the host's vSwitch (accelerated when the descriptor asks, of an accepted type) with
   `bandwidth_gbps` to spare; it does not bind to a node;
 - an interface outside every cpu-set (or with `restricted_to_topology: false`) may use any node;
@@ -19,9 +22,10 @@ import numpy as np
 import numpy.typing as npt
 from ortools.sat.python import cp_model
 
+from ...exact import KBPS_PER_GBPS, gbps_text
 from ...models.vmd import InterfaceMode
 from ..hostview import EPS, PortView
-from ..index import BoolArray
+from ..index import BoolArray, FleetIndex
 from ..request import InterfaceDemand
 from .base import FilterInput, HostCheck, ModelContext, NodeNeed, detail
 
@@ -30,13 +34,42 @@ def _sorted(ifaces: list[InterfaceDemand]) -> list[InterfaceDemand]:
     return sorted(ifaces, key=lambda i: -i.speed_gbps)
 
 
+Tables = tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int64]]
+
+
+def network_tables(fleet: FleetIndex, network: str | None) -> Tables:
+    """(free whole ports, free VFs, best VF bandwidth in kbit/s) per host x node x speed class, of
+    every port, or of the ports cabled to `network`."""
+    if network is None:
+        return fleet.ded_ports, fleet.vfs, fleet.vf_bw
+    ded = np.zeros_like(fleet.ded_ports)
+    vfs = np.zeros_like(fleet.vfs)
+    bw = np.zeros_like(fleet.vf_bw)
+    speeds = np.asarray(fleet.vocab.speeds)
+    for i, ports in fleet.net_ports.items():
+        for port in ports:
+            if port.network != network:
+                continue
+            ge = speeds <= port.speed_gbps
+            if port.dedicable:
+                ded[i, port.slot, ge] += 1
+            if port.free_vfs:
+                vfs[i, port.slot, ge] += port.free_vfs
+                bw[i, port.slot, ge] = np.maximum(bw[i, port.slot, ge], port.vf_kbps)
+    return ded, vfs, bw
+
+
 def _count_need(
     inp: FilterInput, ifaces: list[InterfaceDemand], mode: InterfaceMode, per_host: bool
 ) -> list[tuple[str, BoolArray, npt.NDArray[Any], str, str]]:
-    """(code, ok, available, phrase, unit) for the interfaces of one mode. Speed classes are nested,
-    so "the k fastest needs have at least k ports/VFs at their speed" is exact for counts (Hall)."""
+    """(code, ok, available, phrase, unit) for the interfaces of one mode and physical network.
+    Speed classes are nested, so "the k fastest needs have at least k ports/VFs at their speed" is
+    exact for counts (Hall)."""
     f = inp.fleet
-    table = f.ded_ports if mode is InterfaceMode.dedicated else f.vfs
+    network = ifaces[0].physical_network
+    ded, vfs, vf_bw = network_tables(f, network)
+    on = f" on network {network}" if network else ""
+    table = ded if mode is InterfaceMode.dedicated else vfs
     if per_host:
         table = table.sum(axis=1, keepdims=True)
     shape = table.shape[:2]
@@ -53,53 +86,72 @@ def _count_need(
     speeds = " and ".join(f"≥ {i.speed_gbps:g}" for i in top)
     if mode is InterfaceMode.dedicated:
         phrase = (
-            f"a free ≥ {speed:g} Gbps port"
+            f"a free ≥ {speed:g} Gbps port{on}"
             if len(top) == 1
-            else f"{len(top)} free ports ({speeds} Gbps)"
+            else f"{len(top)} free ports ({speeds} Gbps){on}"
         )
-        return [("dedicated_port", ok, available, phrase, "free ports of the fastest speed asked")]
+        code = "physical_network" if network else "dedicated_port"
+        return [(code, ok, available, phrase, f"free ports of the fastest speed asked{on}")]
     phrase = (
-        f"a free VF on a ≥ {speed:g} Gbps port"
+        f"a free VF on a ≥ {speed:g} Gbps port{on}"
         if len(top) == 1
-        else f"{len(top)} free VFs on ports of {speeds} Gbps"
+        else f"{len(top)} free VFs on ports of {speeds} Gbps{on}"
     )
     out: list[tuple[str, BoolArray, npt.NDArray[Any], str, str]] = [
-        ("sriov_vf", ok, available, phrase, "free VFs on ports of the fastest speed asked")
+        (
+            "physical_network" if network else "sriov_vf",
+            ok,
+            available,
+            phrase,
+            f"free VFs on ports of the fastest speed asked{on}",
+        )
     ]
     bw_ok = np.ones(shape, dtype=np.bool_)
     best_bw = np.zeros(shape, dtype=np.float64)
-    widest = max(top, key=lambda i: i.bandwidth_gbps)
+    widest = max(top, key=lambda i: i.bandwidth_kbps)
     for iface in top:
-        if iface.bandwidth_gbps <= 0:
+        if iface.bandwidth_kbps <= 0:
             continue
         col = f.speed_class(iface.speed_gbps)
-        bw = f.vf_bw.max(axis=1, keepdims=True) if per_host else f.vf_bw
-        best = bw[:, :, col] if col is not None else np.zeros(shape)
-        bw_ok &= best >= iface.bandwidth_gbps - EPS
+        bw = vf_bw.max(axis=1, keepdims=True) if per_host else vf_bw
+        best = bw[:, :, col] if col is not None else np.zeros(shape, dtype=np.int64)
+        bw_ok &= best >= iface.bandwidth_kbps
         if iface is widest:
-            best_bw = best
-    if widest.bandwidth_gbps > 0:
+            best_bw = best / KBPS_PER_GBPS
+    if widest.bandwidth_kbps > 0:
         out.append(
             (
                 "sriov_bandwidth",
                 bw_ok,
                 best_bw,
                 f"a ≥ {widest.speed_gbps:g} Gbps port with a free VF and "
-                f"{widest.bandwidth_gbps:g} Gbps unused",
-                "Gbps unused on such a port",
+                f"{widest.bandwidth_gbps:g} Gbps unused{on}",
+                "Gbps unused on such a port (or its NIC's PCIe link)",
             )
         )
     return out
 
 
+def _groups(
+    ifaces: tuple[InterfaceDemand, ...] | list[InterfaceDemand],
+) -> list[tuple[InterfaceMode, list[InterfaceDemand]]]:
+    """The port-backed interfaces by mode and physical network (each group counted on its own)."""
+    out: dict[tuple[InterfaceMode, str], list[InterfaceDemand]] = {}
+    for iface in ifaces:
+        if iface.mode is not InterfaceMode.vswitch:
+            out.setdefault((iface.mode, iface.physical_network or ""), []).append(iface)
+    order = {InterfaceMode.dedicated: 0, InterfaceMode.sriov: 1}
+    return [
+        (mode, group)
+        for (mode, _), group in sorted(out.items(), key=lambda kv: (order[kv[0][0]], kv[0][1]))
+    ]
+
+
 def node_needs(inp: FilterInput, cpu_set: int) -> list[NodeNeed]:
-    ifaces = inp.request.interfaces_of(cpu_set)
     out = []
-    for mode in (InterfaceMode.dedicated, InterfaceMode.sriov):
-        chosen = [i for i in ifaces if i.mode is mode]
-        if chosen:
-            for code, ok, available, phrase, unit in _count_need(inp, chosen, mode, False):
-                out.append(NodeNeed(code, phrase, ok, available, len(chosen), unit))
+    for mode, chosen in _groups(inp.request.interfaces_of(cpu_set)):
+        for code, ok, available, phrase, unit in _count_need(inp, chosen, mode, False):
+            out.append(NodeNeed(code, phrase, ok, available, len(chosen), unit))
     return out
 
 
@@ -142,27 +194,25 @@ def host_checks(inp: FilterInput) -> list[HostCheck]:
                     ),
                 )
             )
-        need = req.vswitch_bandwidth_gbps
-        if need > 0:
+        need_kbps = req.vswitch_bandwidth_kbps
+        need = need_kbps / KBPS_PER_GBPS
+        if need_kbps > 0:
             out.append(
                 HostCheck(
                     "vswitch_bandwidth",
                     f"lack {need:g} Gbps of vSwitch bandwidth",
-                    (f.vswitch_type >= 0) & (f.vswitch_free < need - EPS),
+                    (f.vswitch_type >= 0) & (f.vswitch_free < need_kbps),
                     detail(
                         lambda i, need=need: (
-                            f"the vSwitch has {f.vswitch_free[i]:g} Gbps free, the VM needs {need:g}",
+                            f"the vSwitch has {gbps_text(int(f.vswitch_free[i]))} Gbps free, "
+                            f"the VM needs {need:g}",
                             need,
-                            float(f.vswitch_free[i]),
+                            float(f.vswitch_free[i]) / KBPS_PER_GBPS,
                         )
                     ),
                 )
             )
-    free = [i for i in req.interfaces if not i.restricted]
-    for mode in (InterfaceMode.dedicated, InterfaceMode.sriov):
-        chosen = [i for i in free if i.mode is mode]
-        if not chosen:
-            continue
+    for mode, chosen in _groups([i for i in req.interfaces if not i.restricted]):
         for code, ok, available, phrase, unit in _count_need(inp, chosen, mode, per_host=True):
             out.append(
                 HostCheck(
@@ -181,6 +231,11 @@ def host_checks(inp: FilterInput) -> list[HostCheck]:
     return out
 
 
+def _vfs_for(port: PortView, need_kbps: int) -> int:
+    """Free VFs of `port` that can carry `need_kbps` (unpaced, or paced at no less)."""
+    return sum(1 for rate in port.vf_rates_kbps if rate is None or rate >= need_kbps)
+
+
 def _fits(port: PortView, iface: InterfaceDemand) -> bool:
     if port.speed_gbps < iface.speed_gbps - EPS:
         return False
@@ -190,13 +245,14 @@ def _fits(port: PortView, iface: InterfaceDemand) -> bool:
         return port.dedicable
     return (
         port.sriov_ok
-        and bool(port.free_vfs)
-        and (port.bandwidth_free_gbps >= iface.bandwidth_gbps - EPS)
+        and _vfs_for(port, iface.bandwidth_kbps) > 0
+        and port.bandwidth_free_kbps >= iface.bandwidth_kbps
     )
 
 
 def post(ctx: ModelContext, spread: bool) -> None:
-    """One boolean per (interface, eligible port); per-port VF count and bandwidth limits."""
+    """One boolean per (interface, eligible port); per-port VF count and bandwidth limits, VF
+    pacing, and each NIC's PCIe budget."""
     m = ctx.model
     ports = [p for node in ctx.view.nodes for p in node.ports]
     by_port: dict[str, list[tuple[InterfaceDemand, cp_model.IntVar]]] = {}
@@ -220,12 +276,13 @@ def post(ctx: ModelContext, spread: bool) -> None:
             by_port.setdefault(port.pci_address, []).append((iface, var))
             choices.append(var)
             if iface.mode is InterfaceMode.dedicated:
-                ctx.objective.append(round(port.speed_gbps - iface.speed_gbps) * var)
+                ctx.cost("ports", round(port.speed_gbps - iface.speed_gbps) * var)
             else:
-                slack = round(port.bandwidth_free_gbps - iface.bandwidth_gbps)
-                ctx.objective.append((-slack if spread else slack) * var)
+                slack = (port.bandwidth_free_kbps - iface.bandwidth_kbps) // KBPS_PER_GBPS
+                ctx.cost("ports", (-slack if spread else slack) * var)
         m.add(sum(choices) == 1) if choices else m.add_bool_or([])
     lookup = {p.pci_address: p for p in ports}
+    pcie: dict[str, list[Any]] = {}
     for address, users in by_port.items():
         port = lookup[address]
         dedicated = [v for i, v in users if i.mode is InterfaceMode.dedicated]
@@ -236,8 +293,13 @@ def post(ctx: ModelContext, spread: bool) -> None:
                 for _, s in sriov:
                     m.add(d + s <= 1)
         if sriov:
-            m.add(sum(v for _, v in sriov) <= len(port.free_vfs))
-            m.add(
-                sum(round(i.bandwidth_gbps * 1000) * v for i, v in sriov)
-                <= round(port.bandwidth_free_gbps * 1000)
-            )
+            # VFs paced below a demand cannot serve it: nested sets, so Hall's condition per
+            # threshold is exact
+            for need in sorted({i.bandwidth_kbps for i, _ in sriov}):
+                m.add(sum(v for i, v in sriov if i.bandwidth_kbps >= need) <= _vfs_for(port, need))
+            m.add(sum(i.bandwidth_kbps * v for i, v in sriov) <= port.bandwidth_free_kbps)
+        pcie.setdefault(port.nic, []).extend(i.bandwidth_kbps * v for i, v in users)
+    budgets = {key: free for node in ctx.view.nodes for key, free in node.nic_free_kbps.items()}
+    for key, terms in pcie.items():
+        if key in budgets:
+            m.add(sum(terms) <= budgets[key])
