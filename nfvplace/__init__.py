@@ -4,6 +4,7 @@ The stable library surface for notebooks and integrators:
 
 - `load(path)`: a typed descriptor (or a list of them, for a folder);
 - `place(hosts, vm, **policy)`: a result holding the VM Configuration, or why no host fits;
+- `capacity(hosts, vm)`: how many more instances of a VM fit, host by host (read-only);
 - the model classes, `dump`, and `NfvplaceError` with its stable `code`.
 """
 
@@ -23,7 +24,7 @@ from .models import (
 from .reader import load
 
 if TYPE_CHECKING:
-    from .placement import PlacementResult
+    from .placement import CapacityReport, PlacementResult
 
 __version__ = "0.1.0"
 
@@ -38,6 +39,16 @@ def place(hosts: Any, vm: Any, **policy: Any) -> PlacementResult:
     return _place(hosts, vm, **policy)
 
 
+def capacity(hosts: Any, vm: Any, **policy: Any) -> CapacityReport:
+    """How many more instances of a VM Descriptor fit on the hosts, on which, and what runs out first.
+
+    See `nfvplace.placement.capacity`.
+    """
+    from .placement import capacity as _capacity
+
+    return _capacity(hosts, vm, **policy)
+
+
 __all__ = [
     "ComputeHostDescriptor",
     "Descriptor",
@@ -47,6 +58,7 @@ __all__ = [
     "VmDescriptor",
     "VnfTemplate",
     "__version__",
+    "capacity",
     "dump",
     "load",
     "place",

@@ -17,6 +17,7 @@ def test_top_level_all() -> None:
         "VmDescriptor",
         "VnfTemplate",
         "__version__",
+        "capacity",
         "dump",
         "load",
         "place",

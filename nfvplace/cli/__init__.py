@@ -23,7 +23,17 @@ def _root() -> None:
 
 def _register() -> None:
     # Imported for their side effect of adding commands to `app`.
-    from . import discover, lint, openapi, place, render, schemas, serve, show  # noqa: F401
+    from . import (  # noqa: F401
+        capacity,
+        discover,
+        lint,
+        openapi,
+        place,
+        render,
+        schemas,
+        serve,
+        show,
+    )
 
 
 def main() -> None:

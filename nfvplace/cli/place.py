@@ -118,10 +118,20 @@ def place_command(
     mode: Annotated[
         str, typer.Option("--mode", help="all (all or nothing) | max (as many as fit)")
     ] = "all",
+    suggest: Annotated[
+        bool,
+        typer.Option("--suggest-moves", help="If it fits nowhere: moves of --config VMs that help"),
+    ] = False,
+    config: Annotated[
+        list[Path] | None,
+        typer.Option("--config", help="VM Configurations of the placed VMs (for --suggest-moves)"),
+    ] = None,
 ) -> None:
     """Place one VM, every member of a VNF template, or a batch (several --vm), on the hosts."""
-    from ..placement import place
-    from .joint import echo_unplaced, target
+    from ..placement import MovesAdvice, place
+    from .joint import echo_moves, echo_unplaced, moves_advice, target
+
+    advice: MovesAdvice | None = None
 
     if fmt not in FORMATS:
         raise _fail(
@@ -139,6 +149,8 @@ def place_command(
         )
         if result.ok:
             text = _render(result.configurations, fmt)
+        elif suggest:
+            advice = moves_advice(fleet, descriptor, list(config or []), policy=policy, seed=seed)
     except NfvplaceError as error:
         raise _fail(error) from None
     if explain:
@@ -148,11 +160,14 @@ def place_command(
         diagnosis = result.diagnosis
         assert diagnosis is not None
         if fmt == "json":
-            typer.echo(json.dumps(diagnosis.to_dict(), indent=2))
+            moves = {"moves": advice.to_dict() if advice else None} if suggest else {}
+            typer.echo(json.dumps({**diagnosis.to_dict(), **moves}, indent=2))
         else:
             typer.echo(f"no host fits {', '.join(map(str, vm))}: {diagnosis.summary}")
             for rejection in diagnosis.rejections:
                 typer.echo(f"  {rejection.host}: [{rejection.reason}] {rejection.message}")
+            if suggest:
+                echo_moves(advice)
         raise typer.Exit(EXIT_NO_FIT)
     echo_unplaced(result)
     typer.echo(text, nl=False)

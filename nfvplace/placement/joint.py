@@ -233,9 +233,6 @@ def place_joint(
         left = [u for u in order if u not in search.state.placed]
     if not search.state.placed:
         return PlacementResult(diagnosis=diagnose(search, False, first=left[0] if left else 0))
-    from .repair import repair
-
-    left = repair(search, left)
     unplaced = tuple(
         Unplaced(units[u].member.name, units[u].k + 1, reason)
         for u, reason in zip(left, _reasons(search, left), strict=True)

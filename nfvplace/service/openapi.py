@@ -56,11 +56,31 @@ def _descriptor_components() -> dict[str, Any]:
         "properties": {
             "vm": {"$ref": REF.format(model="VmDescriptor")},
             "vnf": {"$ref": REF.format(model="VnfTemplate")},
+            "batch": {
+                "type": "array",
+                "minItems": 1,
+                "items": {
+                    "type": "object",
+                    "additionalProperties": False,
+                    "required": ["vm"],
+                    "properties": {
+                        "vm": {"$ref": REF.format(model="VmDescriptor")},
+                        "count": {"type": "integer", "minimum": 1, "maximum": 10000, "default": 1},
+                    },
+                },
+            },
             "dry_run": {"type": "boolean", "default": False},
             "policy": {"type": "string", "default": "pack"},
             "explain": {"type": "boolean", "default": False},
         },
-        "oneOf": [{"required": ["vm"]}, {"required": ["vnf"]}],
+        "oneOf": [{"required": ["vm"]}, {"required": ["vnf"]}, {"required": ["batch"]}],
+    }
+    components["CapacityRequest"] = {
+        "title": "CapacityRequest",
+        "type": "object",
+        "additionalProperties": False,
+        "required": ["vm"],
+        "properties": {"vm": {"$ref": REF.format(model="VmDescriptor")}},
     }
     components["Descriptor"] = {
         "title": "Descriptor",
