@@ -33,6 +33,7 @@ def _register() -> None:
         schemas,
         serve,
         show,
+        simulate,
     )
 
 
