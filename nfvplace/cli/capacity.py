@@ -15,7 +15,8 @@ from .. import errors
 from ..errors import DescriptorError, Issue, NfvplaceError
 from ..models.vmd import VmDescriptor
 from . import app
-from .place import _fail, _load_hosts, _load_vm
+from .common import fail
+from .place import _load_hosts, _load_vm
 
 FORMATS = ("text", "json")
 
@@ -53,7 +54,7 @@ def capacity_command(
             )
         report = capacity(fleet, descriptor)
     except NfvplaceError as error:
-        raise _fail(error) from None
+        raise fail(error) from None
     if fmt == "json":
         typer.echo(json.dumps(report.to_dict(), indent=2))
         return

@@ -16,7 +16,8 @@ from ..errors import DescriptorError, Issue, NfvplaceError
 from ..models.chd import ComputeHostDescriptor
 from ..models.vmd import VmDescriptor
 from . import app
-from .place import _fail, _load_hosts, _load_vm
+from .common import fail
+from .place import _load_hosts, _load_vm
 
 PLOT_FORMATS = ("png", "svg")
 
@@ -131,4 +132,4 @@ def simulate_command(
                 f"hosts in {run.seconds:.1f} s -> {stem}.{{csv,json,{plot_format}}}"
             )
     except NfvplaceError as error:
-        raise _fail(error) from None
+        raise fail(error) from None
