@@ -11,7 +11,7 @@ import typer
 from .. import errors
 from ..errors import DescriptorError, Issue
 from ..models.chd import ComputeHostDescriptor
-from ..models.configuration import VmConfiguration
+from ..models.configuration import VmConfiguration, VmConfigurations
 from ..models.loading import dump
 from ..models.vmd import VmDescriptor
 from ..models.vnf import VnfTemplate
@@ -62,6 +62,9 @@ def moves_advice(
     for path in config_paths:
         loaded = load(path)
         for item in loaded if isinstance(loaded, list) else [loaded]:
+            if isinstance(item, VmConfigurations):  # a VNF's or a batch's placement
+                configs.extend(item.configurations)
+                continue
             if not isinstance(item, VmConfiguration):
                 raise DescriptorError(
                     errors.INPUT_UNKNOWN_KIND,

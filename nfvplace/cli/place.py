@@ -161,7 +161,9 @@ def place_command(
         if not result.ok:
             advice = None
             if suggest:
-                advice = moves_advice(fleet, descriptor, list(config or []), policy=policy, seed=seed)
+                advice = moves_advice(
+                    fleet, descriptor, list(config or []), policy=policy, seed=seed
+                )
             _no_fit(result, vm, fmt, suggest, advice)
         echo_unplaced(result)
         configs = result.configurations

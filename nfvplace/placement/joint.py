@@ -240,16 +240,22 @@ def place_joint(
     return _result(best, unplaced)
 
 
-# mode="max": greedy passes, smallest instances first, each with another host order, until every
+# mode="max": greedy passes, each with another order of the instances and of the hosts, until every
 # instance is placed or the time is up; the pass that places the most wins (then the fewest hosts).
-# The tightest fit goes first (it places the most in the benchmarks), then the caller's policy.
-PASSES = ((Policy.least_fragmentation, False), (None, True), (None, False), (Policy.spread, False))
+# Smallest instances first with the tightest fit first (it places the most in the benchmarks), then
+# the caller's policy (hosts already used first), the batch's own order, and spread.
+PASSES = (
+    (Policy.least_fragmentation, False, True),
+    (None, True, True),
+    (None, False, False),
+    (Policy.spread, False, True),
+)
 
 
 def _most(fleet: FleetIndex, group: Group, options: Options, limit_s: float) -> JointSearch:
     deadline = time.monotonic() + limit_s
     best: JointSearch | None = None
-    for policy, fewest_hosts in PASSES:
+    for policy, fewest_hosts, smallest_first in PASSES:
         remaining = deadline - time.monotonic()
         if best is not None and remaining <= 0:
             break
@@ -257,8 +263,11 @@ def _most(fleet: FleetIndex, group: Group, options: Options, limit_s: float) -> 
         search = JointSearch(fleet, group, opts, max(remaining, 0.001))
         search.fewest_hosts = fewest_hosts
         units = search.units
+        order = list(range(len(units)))
+        if smallest_first:
+            order.sort(key=lambda u: (units[u].member.size, u))
         try:
-            left = search.greedy(sorted(range(len(units)), key=lambda u: (units[u].member.size, u)))
+            left = search.greedy(order)
         except _StoppedError:
             left = [0]
         key = (len(search.state.placed), -len(search.state.on_host))
