@@ -14,9 +14,9 @@ owners, same members of this search on it) are skipped; and a time limit (`limit
 which the answer says so. Hosts this search already uses come first (fewer hosts used), then the
 largest machines.
 
-`mode="all"` (default): all or nothing. `mode="max"`: as many instances as possible (smallest first,
-then repaired by moving placed instances to make room); the others are listed in
-`PlacementResult.unplaced` with the reason.
+`mode="all"` (default): all or nothing. `mode="max"`: as many instances as possible (greedy passes in
+several orders, the best kept; see `PASSES`); the others are listed in `PlacementResult.unplaced`
+with the reason.
 """
 
 from __future__ import annotations
