@@ -70,6 +70,11 @@ def _descriptor_components() -> dict[str, Any]:
                 },
             },
             "dry_run": {"type": "boolean", "default": False},
+            "moves": {
+                "type": "boolean",
+                "default": False,
+                "description": "With dry_run and vm: if it fits nowhere, moves that make room",
+            },
             "policy": {"type": "string", "default": "pack"},
             "explain": {"type": "boolean", "default": False},
         },

@@ -29,7 +29,7 @@ from .common import body_of, problems
 router = APIRouter(prefix="/v1/placements", tags=["placements"])
 
 PlacementId = Annotated[str, Path(min_length=1, max_length=64)]
-ENVELOPE = {"vm", "vnf", "batch", "dry_run", "policy", "explain"}
+ENVELOPE = {"vm", "vnf", "batch", "dry_run", "policy", "explain", "moves"}
 TARGETS = ("vm", "vnf", "batch")
 
 
@@ -85,6 +85,12 @@ def placement_request(document: SourceDocument) -> PlacementRequest:
     if not isinstance(policy, str) or not policy or len(policy) > 64:
         raise _invalid('"policy" must be a policy name such as "pack" or "spread"')
     key = next(k for k in TARGETS if k in body)
+    moves = body.get("moves", False)
+    if not isinstance(moves, bool) or (moves and not (dry_run and key == "vm")):
+        raise _invalid(
+            '"moves": true asks for moves that make room for one VM on a dry run: '
+            'give "vm" and "dry_run": true'
+        )
     if key == "batch":
         return PlacementRequest(
             descriptor=batch_items(document),
@@ -108,7 +114,12 @@ def placement_request(document: SourceDocument) -> PlacementRequest:
                 f"member(s) {missing} refer to files; the API needs descriptors inline",
             )
     return PlacementRequest(
-        descriptor=descriptor, body=body, dry_run=dry_run, policy=policy, explain=explain
+        descriptor=descriptor,
+        body=body,
+        dry_run=dry_run,
+        policy=policy,
+        explain=explain,
+        moves=moves,
     )
 
 
