@@ -7,6 +7,7 @@ The stable library surface for notebooks and integrators:
 - `place(hosts, vm, **policy)`: a result holding the VM Configuration, or why no host fits;
 - `Fleet(hosts)`: the hosts being placed on, for many placements: `fleet.place(vm)` places and
   claims, `fleet.release(result)` gives back, `fleet.hosts` is every host's current descriptor;
+- `capacity(hosts, vm)`: how many more instances of a VM fit, host by host (read-only);
 - the model classes, `dump`, and `NfvplaceError` with its stable `code`.
 
 Names are imported when first used, so that `import nfvplace` (and every command's start-up) stays
@@ -31,7 +32,7 @@ if TYPE_CHECKING:
         VnfTemplate,
         dump,
     )
-    from .placement import PlacementResult
+    from .placement import CapacityReport, PlacementResult
     from .conversion import convert
     from .reader import load
 
@@ -79,6 +80,16 @@ def place(hosts: Any, vm: Any, **policy: Any) -> PlacementResult:
     return _place(hosts, vm, **policy)
 
 
+def capacity(hosts: Any, vm: Any, **policy: Any) -> CapacityReport:
+    """How many more instances of a VM Descriptor fit on the hosts, on which, and what runs out first.
+
+    See `nfvplace.placement.capacity`.
+    """
+    from .placement import capacity as _capacity
+
+    return _capacity(hosts, vm, **policy)
+
+
 __all__ = [
     "ComputeHostDescriptor",
     "Descriptor",
@@ -91,6 +102,7 @@ __all__ = [
     "VmDescriptor",
     "VnfTemplate",
     "__version__",
+    "capacity",
     "convert",
     "dump",
     "load",

@@ -20,6 +20,7 @@ def test_top_level_all() -> None:
         "VmDescriptor",
         "VnfTemplate",
         "__version__",
+        "capacity",
         "convert",
         "dump",
         "load",

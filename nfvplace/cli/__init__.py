@@ -37,7 +37,19 @@ def _root(
 
 def _register() -> None:
     # Imported for their side effect of adding commands to `app`.
-    from . import convert, discover, lint, openapi, place, render, schemas, serve, show  # noqa: F401
+    from . import (  # noqa: F401
+        capacity,
+        convert,
+        discover,
+        lint,
+        openapi,
+        place,
+        render,
+        schemas,
+        serve,
+        show,
+        simulate,
+    )
 
 
 def main() -> None:

@@ -22,6 +22,7 @@ from ..models.configuration import VmConfiguration, VmConfigurations
 from ..models.loading import dump, gc_paused, iter_descriptor_files
 from ..models.vmd import VmDescriptor
 from ..models.vnf import VnfTemplate
+from ..placement.moves import MovesAdvice
 from ..placement.result import PlacementResult
 from ..reader import load, load_file
 from ..render.several import render_configurations
@@ -139,10 +140,18 @@ def place_command(
     mode: Annotated[
         str, typer.Option("--mode", help="all (all or nothing) | max (as many as fit)")
     ] = "all",
+    suggest: Annotated[
+        bool,
+        typer.Option("--suggest-moves", help="If it fits nowhere: moves of --config VMs that help"),
+    ] = False,
+    config: Annotated[
+        list[Path] | None,
+        typer.Option("--config", help="VM Configurations of the placed VMs (for --suggest-moves)"),
+    ] = None,
 ) -> None:
     """Place one VM, every member of a VNF template, or a batch (several --vm), on the hosts."""
     from ..placement import place
-    from .joint import echo_unplaced, target
+    from .joint import echo_unplaced, moves_advice, target
 
     check_choice(fmt, FORMATS)
     try:
@@ -157,7 +166,12 @@ def place_command(
             for line in result.explanation:
                 typer.echo(f"# {line}", err=True)
         if not result.ok:
-            _no_fit(result, vm, fmt)
+            advice = None
+            if suggest:
+                advice = moves_advice(
+                    fleet, descriptor, list(config or []), policy=policy, seed=seed
+                )
+            _no_fit(result, vm, fmt, suggest, advice)
         echo_unplaced(result)
         configs = result.configurations
         if fmt == "libvirt":
@@ -173,13 +187,25 @@ def place_command(
         raise fail(error) from None
 
 
-def _no_fit(result: PlacementResult, vm: list[Path], fmt: str) -> NoReturn:
-    """No host fits: the reasons on stderr (as JSON on stdout with --format json); exit 3."""
+def _no_fit(
+    result: PlacementResult,
+    vm: list[Path],
+    fmt: str,
+    suggest: bool = False,
+    advice: MovesAdvice | None = None,
+) -> NoReturn:
+    """No host fits: the reasons on stderr (as JSON on stdout with --format json); exit 3. With
+    --suggest-moves, the moves that would make room (stdout; `"moves"` in the JSON)."""
+    from .joint import echo_moves
+
     diagnosis = result.diagnosis
     assert diagnosis is not None
     if fmt == "json":
-        typer.echo(json.dumps(diagnosis.to_dict(), indent=2))
+        moves = {"moves": advice.to_dict() if advice else None} if suggest else {}
+        typer.echo(json.dumps({**diagnosis.to_dict(), **moves}, indent=2))
     typer.echo(f"no host fits {', '.join(map(str, vm))}: {diagnosis.summary}", err=True)
     for rejection in diagnosis.rejections:
         typer.echo(f"  {rejection.host}: [{rejection.reason}] {rejection.message}", err=True)
+    if suggest and fmt != "json":
+        echo_moves(advice)
     raise typer.Exit(EXIT_NO_FIT)

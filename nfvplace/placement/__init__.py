@@ -11,13 +11,17 @@ import numpy as np
 from .. import errors
 from ..errors import DescriptorError, Issue, NfvplaceError
 from ..models.chd import ComputeHostDescriptor
+from ..models.configuration import VmConfiguration
 from ..models.vmd import VmDescriptor
 from ..models.vnf import VnfTemplate
 from .batch import BatchItem, of_batch
 from .cache import index_for
+from .capacity import CapacityReport, HostCapacity, capacity_of
 from .engine import place_vm, result_of
 from .index import FleetIndex
 from .joint import MODES, place_joint
+from .moves import Move, MovesAdvice
+from .moves import suggest_moves as _suggest_moves
 from .options import Options, Policy, ProcessorMatch, parse_options
 from .result import Diagnosis, NoFitError, PlacementResult, Rejection, Unplaced
 from .vnf import place_vnf
@@ -107,10 +111,49 @@ def place(
     return result_of(place_vm(fleet, vm, opts, consider=consider, instance=opts.instance))
 
 
+def capacity(hosts: Hosts, vm: VmDescriptor, **options: Any) -> CapacityReport:
+    """How many more instances of `vm` fit on `hosts` as they stand, per host, and what runs out
+    first on each (read-only: nothing is claimed). Keywords as for `place`."""
+    if not isinstance(vm, VmDescriptor):
+        raise DescriptorError(
+            errors.INPUT_INVALID,
+            f"vm is a {type(vm).__name__}, not a VM Descriptor",
+            issues=(Issue("give a VmDescriptor (nfvplace.load)", path="vm"),),
+        )
+    return capacity_of(_as_fleet(hosts), vm, parse_options(**options))
+
+
+def suggest_moves(
+    hosts: Hosts,
+    vm: VmDescriptor,
+    placements: Sequence[VmConfiguration],
+    *,
+    descriptors: Mapping[str, VmDescriptor] | None = None,
+    max_moves: int = 2,
+    **options: Any,
+) -> MovesAdvice | None:
+    """For a VM that fits nowhere: at most `max_moves` moves of the placed VMs (`placements`, their
+    VM Configurations) that make room, with the resulting configuration; None if none is found.
+    Read-only. `descriptors` (by VM name) re-place moved VMs; else their configurations are read
+    back into descriptors."""
+    return _suggest_moves(
+        _as_fleet(hosts),
+        vm,
+        placements,
+        parse_options(**options),
+        descriptors=descriptors,
+        max_moves=max_moves,
+    )
+
+
 __all__ = [
     "BatchItem",
+    "CapacityReport",
     "Diagnosis",
     "FleetIndex",
+    "HostCapacity",
+    "Move",
+    "MovesAdvice",
     "NoFitError",
     "Options",
     "PlacementResult",
@@ -118,5 +161,7 @@ __all__ = [
     "ProcessorMatch",
     "Rejection",
     "Unplaced",
+    "capacity",
     "place",
+    "suggest_moves",
 ]

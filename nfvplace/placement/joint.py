@@ -14,13 +14,14 @@ owners, same members of this search on it) are skipped; and a time limit (`limit
 which the answer says so. Hosts this search already uses come first (fewer hosts used), then the
 largest machines.
 
-`mode="all"` (default): all or nothing. `mode="max"`: as many instances as possible (smallest first,
-then repaired by moving placed instances to make room); the others are listed in
-`PlacementResult.unplaced` with the reason.
+`mode="all"` (default): all or nothing. `mode="max"`: as many instances as possible (greedy passes in
+several orders, the best kept; see `PASSES`); the others are listed in `PlacementResult.unplaced`
+with the reason.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import time
 from collections.abc import Iterator
@@ -83,11 +84,12 @@ class JointSearch:
         self.dead = _Dead()
         self.path: list[int] = []
         self.twin: dict[int, int] = {}  # unit -> the previous instance of its member
+        self.fewest_hosts = True  # pack: hosts this search uses first, then the largest machines
         total = fleet.total_threads
         self._size_rank: IntArray = (int(total.max(initial=0)) + 1 - total).astype(np.int64)
 
     def rank(self) -> IntArray | None:
-        if self.options.policy is not Policy.pack:
+        if self.options.policy is not Policy.pack or not self.fewest_hosts:
             return None
         rank = self._size_rank.copy()
         rank[list(self.state.on_host)] = 0
@@ -212,9 +214,9 @@ def place_joint(
             f"unknown mode {mode!r}",
             issues=(Issue("use all (all or nothing) or max (as many as fit)", path="mode"),),
         )
-    search = JointSearch(fleet, group, options, limit_s)
-    units = search.units
     if mode == "all":
+        search = JointSearch(fleet, group, options, limit_s)
+        units = search.units
         order = sorted(range(len(units)), key=lambda u: (-units[u].member.size, u))
         search.twin = {
             b: a for a, b in itertools.pairwise(order) if units[a].member is units[b].member
@@ -226,21 +228,56 @@ def place_joint(
         except _StoppedError:
             stopped = True
         return PlacementResult(diagnosis=diagnose(search, stopped))
-    order = sorted(range(len(units)), key=lambda u: (units[u].member.size, u))
-    try:
-        left = search.greedy(order)
-    except _StoppedError:
-        left = [u for u in order if u not in search.state.placed]
-    if not search.state.placed:
-        return PlacementResult(diagnosis=diagnose(search, False, first=left[0] if left else 0))
-    from .repair import repair
-
-    left = repair(search, left)
+    best = _most(fleet, group, options, limit_s)
+    units = best.units
+    left = [u for u in range(len(units)) if u not in best.state.placed]
+    if not best.state.placed:
+        return PlacementResult(diagnosis=diagnose(best, False, first=left[0] if left else 0))
     unplaced = tuple(
         Unplaced(units[u].member.name, units[u].k + 1, reason)
-        for u, reason in zip(left, _reasons(search, left), strict=True)
+        for u, reason in zip(left, _reasons(best, left), strict=True)
     )
-    return _result(search, unplaced)
+    return _result(best, unplaced)
+
+
+# mode="max": greedy passes, each with another order of the instances and of the hosts, until every
+# instance is placed or the time is up; the pass that places the most wins (then the fewest hosts).
+# Smallest instances first with the tightest fit first (it places the most in the benchmarks), then
+# the caller's policy (hosts already used first), the batch's own order, and spread.
+PASSES = (
+    (Policy.least_fragmentation, False, True),
+    (None, True, True),
+    (None, False, False),
+    (Policy.spread, False, True),
+)
+
+
+def _most(fleet: FleetIndex, group: Group, options: Options, limit_s: float) -> JointSearch:
+    deadline = time.monotonic() + limit_s
+    best: JointSearch | None = None
+    for policy, fewest_hosts, smallest_first in PASSES:
+        remaining = deadline - time.monotonic()
+        if best is not None and remaining <= 0:
+            break
+        opts = options if policy is None else dataclasses.replace(options, policy=policy)
+        search = JointSearch(fleet, group, opts, max(remaining, 0.001))
+        search.fewest_hosts = fewest_hosts
+        units = search.units
+        order = list(range(len(units)))
+        if smallest_first:
+            order.sort(key=lambda u: (units[u].member.size, u))
+        try:
+            left = search.greedy(order)
+        except _StoppedError:
+            left = [0]
+        key = (len(search.state.placed), -len(search.state.on_host))
+        if best is None or key > (len(best.state.placed), -len(best.state.on_host)):
+            best = search
+        if not left:
+            break
+    assert best is not None
+    best.options = options
+    return best
 
 
 def _reasons(search: JointSearch, left: list[int]) -> list[str]:

@@ -156,15 +156,19 @@ class JointState:
         descriptor = self.fleet.hosts[host]
         key = self._signatures.get(host)
         if key is None or not key.startswith(f"{id(descriptor)}:"):
-            data = descriptor.model_dump(mode="json", exclude={"id", "labels", "provenance"})
-            data["instances"] = sorted(
-                (i["vm"], i.get("memory_bandwidth_gbps", 0)) for i in data.get("instances", [])
-            )
-            text = json.dumps(_strip_owners(data), sort_keys=True)
-            key = f"{id(descriptor)}:{hash(text)}"
+            key = f"{id(descriptor)}:{host_signature(descriptor)}"
             self._signatures[host] = key
         members = sorted(self.units[u].member.name for u in self.on_host.get(host, ()))
         return key.partition(":")[2] + "|" + ",".join(members)
+
+
+def host_signature(host: ComputeHostDescriptor) -> int:
+    """Equal for hosts that differ only in id, labels and owner names (interchangeable hosts)."""
+    data = host.model_dump(mode="json", exclude={"id", "labels", "provenance"})
+    data["instances"] = sorted(
+        (i["vm"], i.get("memory_bandwidth_gbps", 0)) for i in data.get("instances", [])
+    )
+    return hash(json.dumps(_strip_owners(data), sort_keys=True))
 
 
 def _strip_owners(value: object) -> object:

@@ -15,7 +15,7 @@ from ..models.chd import ComputeHostDescriptor
 from ..models.configuration import VmConfiguration
 from ..models.vmd import VmDescriptor
 from ..models.vnf import VnfTemplate
-from .requests import PlacementRequestBody
+from .requests import CapacityRequestBody, PlacementRequestBody
 
 REF = "#/components/schemas/{model}"
 
@@ -67,12 +67,14 @@ def _descriptor_components() -> dict[str, Any]:
             (VnfTemplate, "validation"),
             (VmConfiguration, "validation"),
             (PlacementRequestBody, "validation"),
+            (CapacityRequestBody, "validation"),
         ],
         by_alias=True,
         ref_template=REF,
     )
     components: dict[str, Any] = dict(schema.get("$defs", {}))
     components["PlacementRequest"] = components.pop("PlacementRequestBody")
+    components["CapacityRequest"] = components.pop("CapacityRequestBody")
     components["Descriptor"] = {
         "title": "Descriptor",
         "oneOf": [

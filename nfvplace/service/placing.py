@@ -39,6 +39,7 @@ class PlacementRequest:
     dry_run: bool = False
     policy: str = "pack"
     explain: bool = False
+    moves: bool = False  # dry run of one VM: if it fits nowhere, moves of placed VMs that help
 
     @property
     def request_hash(self) -> str:
@@ -184,6 +185,10 @@ class Placements:
                 claim=not request.dry_run,
             )
             result = decision.result
+            if not result.ok and request.moves:
+                advice = self._moves(request)
+                if advice is not None:
+                    return advice
             if not result.ok:
                 self._no_fit(result)
             if request.dry_run:
@@ -246,6 +251,38 @@ class Placements:
             claimed=decision.claimed,
             name=target_name(request.descriptor)[:255],
             descriptor=stored_target(request.descriptor),
+        )
+
+    def _moves(self, request: PlacementRequest) -> Answer | None:
+        """Read-only advice: moves of the live placements that make room for the VM (None: none)."""
+        from ..placement import suggest_moves
+
+        assert isinstance(request.descriptor, VmDescriptor)
+        configs: list[VmConfiguration] = []
+        descriptors: dict[str, VmDescriptor] = {}
+        after: str | None = None
+        while True:
+            page = self.store.list_placements(after=after, limit=500)
+            for record in page.placements:
+                configs.extend(VmConfiguration.model_validate(c) for c in record.configurations)
+                descriptors.update(vm_descriptors(record))
+            if page.next_after is None:
+                break
+            after = page.next_after
+        hosts = list(self.store.snapshot().hosts.values())
+        advice = suggest_moves(
+            hosts, request.descriptor, configs, descriptors=descriptors, policy=request.policy
+        )
+        if advice is None:
+            return None
+        self.metrics.placements.labels("dry_run").inc()
+        return Answer(
+            200,
+            {
+                "dry_run": True,
+                "configurations": dump_configurations((advice.configuration,)),
+                "moves": [move.to_dict() for move in advice.moves],
+            },
         )
 
     def _no_fit(self, result: PlacementResult) -> None:

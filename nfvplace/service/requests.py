@@ -40,6 +40,9 @@ class PlacementOptions(BaseModel):
     dry_run: bool = Field(False, description="Compute the placement, claim nothing (200)")
     policy: PolicyName = "pack"
     explain: bool = Field(False, description="Add the solver's explanation to the answer")
+    moves: bool = Field(
+        False, description="With dry_run and vm: if it fits nowhere, moves that make room"
+    )
 
 
 class BatchEntry(BaseModel):
@@ -85,6 +88,14 @@ class PlacementRequestBody(PlacementOptions):
         if sum(x is not None for x in (self.vm, self.vnf, self.batch)) != 1:
             raise ValueError('give exactly one of "vm", "vnf" or "batch"')
         return self
+
+
+class CapacityRequestBody(BaseModel):
+    """`POST /v1/capacity`: how many more instances of `vm` fit (read-only)."""
+
+    model_config = ConfigDict(title="CapacityRequest", extra="forbid", strict=True, frozen=True)
+
+    vm: VmDescriptor = Field(description="The VM whose instances are counted")
 
 
 ENVELOPE = frozenset(PlacementRequestBody.model_fields)

@@ -73,3 +73,24 @@ def test_template_in_a_batch_is_refused(files: Path, tmp_path: Path) -> None:
     out = _place(files, "--vm", str(tmp_path / "t.json"), "--vm", str(files / "one.yaml"))
     assert out.exit_code == 1
     assert "placed on its own" in out.stderr
+
+
+def test_suggest_moves_prints_the_moves_and_the_resulting_configuration(tmp_path: Path) -> None:
+    (tmp_path / "hosts").mkdir()
+    for k, name in enumerate("ab"):
+        placed = nfvplace.place(
+            [host(name, nodes=[NodeSpec(cores=4)])], vm("old", [cpu_set(0, 4)]), instance=f"old-{k}"
+        )
+        (tmp_path / "hosts" / f"{name}.yaml").write_text(nfvplace.dump(placed.hosts[name]))
+        (tmp_path / f"old-{k}.yaml").write_text(nfvplace.dump(placed.configuration))
+    (tmp_path / "new.yaml").write_text(nfvplace.dump(vm("new", [cpu_set(0, 6)])))
+    args = ["place", "--hosts", str(tmp_path / "hosts"), "--vm", str(tmp_path / "new.yaml")]
+    configs = ["--config", str(tmp_path / "old-0.yaml"), "--config", str(tmp_path / "old-1.yaml")]
+    out = runner.invoke(app, [*args, "--suggest-moves", *configs])
+    assert out.exit_code == 3
+    assert "moves that would make room (read-only: nothing is moved):" in out.stdout
+    assert "  move old-" in out.stdout
+    as_json = runner.invoke(app, [*args, "--suggest-moves", *configs, "--format", "json"])
+    moves = json.loads(as_json.stdout)["moves"]
+    assert len(moves["moves"]) == 1
+    assert moves["configuration"]["vm"] == "new"

@@ -36,3 +36,42 @@ def test_batch_envelope_errors(client: TestClient) -> None:
         answer = client.post("/v1/placements", json={"batch": batch}, headers=auth("placer"))
         assert answer.status_code == 422, batch
         assert answer.json()["code"] == "nfvplace.service.invalid_request"
+
+
+def test_capacity_is_read_only_and_says_what_runs_out(client: TestClient) -> None:
+    client.put("/v1/hosts/h1", json=host("h1", cores=12, vfs=8, pages_1g=2))
+    client.put("/v1/hosts/h2", json=host("h2", pages_1g=0))
+    before = client.get("/v1/hosts/h1").json()
+    answer = client.post("/v1/capacity", json={"vm": vm(pages=1)}, headers=auth("reader"))
+    assert answer.status_code == 200, answer.text
+    assert answer.json() == {
+        "vm": "dp-vm",
+        "count": 4,
+        "hosts": [{"host": "h1", "count": 4, "limited_by": "hugepages"}],
+    }
+    assert client.get("/v1/hosts/h1").json() == before
+    bad = client.post("/v1/capacity", json={"vm": vm(), "dry_run": True}, headers=auth("reader"))
+    assert bad.status_code == 422
+
+
+def test_dry_run_with_moves_advises_and_moves_nothing(client: TestClient) -> None:
+    for name in ("h1", "h2"):  # one "old" VM on each host
+        client.put(f"/v1/hosts/{name}", json=host(name, nodes=1, cores=7, vfs=4))
+        placed = client.post(
+            "/v1/placements",
+            json={"vm": vm(name="old", vcpus=2), "policy": "spread"},
+            headers=auth("placer"),
+        )
+        assert placed.status_code == 201, placed.text
+    before = client.get("/v1/hosts").json()
+    big = {"vm": vm(name="big", vcpus=6), "dry_run": True}
+    assert client.post("/v1/placements", json=big, headers=auth("placer")).status_code == 409
+    answer = client.post("/v1/placements", json={**big, "moves": True}, headers=auth("placer"))
+    assert answer.status_code == 200, answer.text
+    body = answer.json()
+    (move,) = body["moves"]
+    assert move["from"] != move["to"]
+    assert body["configurations"][0]["host"] == move["from"]
+    assert client.get("/v1/hosts").json() == before
+    bad = client.post("/v1/placements", json={"vm": vm(), "moves": True}, headers=auth("placer"))
+    assert bad.status_code == 422

@@ -46,6 +46,7 @@ def test_openapi_documents_every_spec_route() -> None:
         ("/v1/placements", "post"),
         ("/v1/placements/{placement_id}", "get"),
         ("/v1/placements/{placement_id}", "delete"),
+        ("/v1/capacity", "post"),
         ("/v1/lint", "post"),
         ("/v1/convert", "post"),
         ("/v1/schemas/{name}", "get"),

@@ -84,6 +84,12 @@ def placement_request(document: SourceDocument) -> PlacementRequest:
     key = next(k for k in TARGETS if k in body)
     if key == "batch" and "dialect" in body:
         raise _invalid('"dialect" applies to "vm" or "vnf"; a batch takes VM Descriptors')
+    moves = options.moves
+    if moves and not (dry_run and key == "vm"):
+        raise _invalid(
+            '"moves": true asks for moves that make room for one VM on a dry run: '
+            'give "vm" and "dry_run": true'
+        )
     if key == "batch":
         return PlacementRequest(
             descriptor=batch_items(document),
@@ -115,6 +121,7 @@ def placement_request(document: SourceDocument) -> PlacementRequest:
         dry_run=dry_run,
         policy=policy,
         explain=explain,
+        moves=moves,
     )
 
 
