@@ -187,8 +187,14 @@ def _node(node: NumaNode, marks: Overlay, cores_per_row: int) -> Box:
     grid = flow(cores, cores_per_row * (core_w + GAP), GAP)
     inner = max(grid.width, 300.0)
     memory = node.memory
-    head = f"NUMANode {node.id} ({memory.total_mib / 1024:.0f} GiB)"
-    normal = f"normal memory: {memory.normal_free_mib / 1024:.1f} GiB free of {memory.normal_total_mib / 1024:.1f}"
+    size = f"{memory.total_mib / 1024:.0f} GiB" if memory.total_mib else "memory size unknown"
+    head = f"NUMANode {node.id} ({size})"
+    normal = (
+        f"normal memory: {memory.normal_free_mib / 1024:.1f} GiB free of"
+        f" {memory.normal_total_mib / 1024:.1f}"
+        if memory.total_mib
+        else ""
+    )
     parts = [text(PAD, 13, head, size=10.5, weight="bold"), text(PAD, 26, normal, size=8.5)]
     y = 32.0
     pools = _pool_bar(node, marks, inner)
