@@ -254,7 +254,7 @@ MEANINGS: dict[str, str] = {
     "LinkEndpoint.member": "Member name",
     "LinkEndpoint.interface": "Interface name in the member's VM Descriptor",
     "AntiAffinityGroup.members": "Member names",
-    "AntiAffinityGroup.scope": "Scope of the rule (host)",
+    "AntiAffinityGroup.scope": "Scope of the rule: host, or numa_node (may share a host, not a node)",
     "VmConfiguration.thread_policy": "Thread policy that was applied",
     "VmConfiguration.cpu_sets": "Where each cpu-set went: node, pins, memory, hugepages",
     "VmConfiguration.shared": "vCPUs floating over shared PUs (cloud VMs)",

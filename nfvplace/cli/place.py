@@ -97,7 +97,12 @@ def place_command(
         list[Path],
         typer.Option("--hosts", help="CHD files or folders (repeat, or list several after it)"),
     ],
-    vm: Annotated[Path, typer.Option("--vm", help="VM Descriptor or VNF template")],
+    vm: Annotated[
+        list[Path],
+        typer.Option(
+            "--vm", help="VM Descriptor or VNF template (repeat: a batch, placed jointly)"
+        ),
+    ],
     more_hosts: Annotated[
         list[Path] | None, typer.Argument(help="More CHD files or folders", show_default=False)
     ] = None,
@@ -107,9 +112,16 @@ def place_command(
         str, typer.Option("--policy", help="pack | spread | least-fragmentation")
     ] = "pack",
     seed: Annotated[int, typer.Option("--seed", help="Tie-break seed")] = 0,
+    count: Annotated[
+        int, typer.Option("--count", help="Instances of each --vm, placed jointly", min=1)
+    ] = 1,
+    mode: Annotated[
+        str, typer.Option("--mode", help="all (all or nothing) | max (as many as fit)")
+    ] = "all",
 ) -> None:
-    """Place one VM (or every member of a VNF template) on the given hosts."""
+    """Place one VM, every member of a VNF template, or a batch (several --vm), on the hosts."""
     from ..placement import place
+    from .joint import echo_unplaced, target
 
     if fmt not in FORMATS:
         raise _fail(
@@ -121,8 +133,10 @@ def place_command(
         )
     try:
         fleet = _load_hosts(list(hosts) + list(more_hosts or []))
-        descriptor = _load_vm(vm)
-        result = place(fleet, descriptor, policy=policy, seed=seed, explain=explain)
+        descriptor = target(vm, _load_vm)
+        result = place(
+            fleet, descriptor, policy=policy, seed=seed, explain=explain, count=count, mode=mode
+        )
         if result.ok:
             text = _render(result.configurations, fmt)
     except NfvplaceError as error:
@@ -136,8 +150,9 @@ def place_command(
         if fmt == "json":
             typer.echo(json.dumps(diagnosis.to_dict(), indent=2))
         else:
-            typer.echo(f"no host fits {vm}: {diagnosis.summary}")
+            typer.echo(f"no host fits {', '.join(map(str, vm))}: {diagnosis.summary}")
             for rejection in diagnosis.rejections:
                 typer.echo(f"  {rejection.host}: [{rejection.reason}] {rejection.message}")
         raise typer.Exit(EXIT_NO_FIT)
+    echo_unplaced(result)
     typer.echo(text, nl=False)

@@ -53,9 +53,14 @@ class VnfLink(Model):
     locality: Locality = Locality.any
 
 
+class AntiAffinityScope(StrEnum):
+    host = "host"  # every instance of the members on a different host
+    numa_node = "numa_node"  # instances may share a host, never a NUMA node
+
+
 class AntiAffinityGroup(Model):
-    members: tuple[Identifier, ...] = Field(min_length=2)
-    scope: Literal["host"] = "host"
+    members: tuple[Identifier, ...] = Field(min_length=1)
+    scope: AntiAffinityScope = AntiAffinityScope.host
 
 
 class VnfTemplate(Model):

@@ -7,14 +7,16 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .. import errors
-from ..errors import DescriptorError, Issue
+from ..errors import DescriptorError, Issue, NfvplaceError
 from ..models.chd import ComputeHostDescriptor
 from ..models.vmd import VmDescriptor
 from ..models.vnf import VnfTemplate
+from .batch import BatchItem, of_batch
 from .engine import place_vm, result_of
 from .index import FleetIndex
+from .joint import MODES, place_joint
 from .options import Options, Policy, ProcessorMatch, parse_options
-from .result import Diagnosis, NoFitError, PlacementResult, Rejection
+from .result import Diagnosis, NoFitError, PlacementResult, Rejection, Unplaced
 from .vnf import place_vnf
 
 Hosts = FleetIndex | Sequence[ComputeHostDescriptor] | Mapping[str, ComputeHostDescriptor]
@@ -40,15 +42,22 @@ def _as_fleet(hosts: Hosts) -> FleetIndex:
 
 def place(
     hosts: Hosts,
-    vm: VmDescriptor | VnfTemplate,
+    vm: VmDescriptor | VnfTemplate | Sequence[VmDescriptor | BatchItem],
     *,
+    count: int = 1,
+    mode: str = "all",
     policy: str | Policy = "pack",
     seed: int = 0,
     explain: bool = False,
     max_candidates: int | None = None,
     **options: Any,
 ) -> PlacementResult:
-    """Place one VM Descriptor (or every member of a VNF template) on `hosts`.
+    """Place one VM Descriptor, every member of a VNF template, or a batch, on `hosts`.
+
+    A batch is a list of VM Descriptors (or `BatchItem(vm, count)`); `count` places that many
+    instances of a single VM Descriptor (or of each VM of a list) jointly. VNFs and batches are placed
+    by one search with backtracking (`search_limit_s`): `mode="all"` (default) places all or
+    nothing, `mode="max"` as many instances as fit and lists the others in `result.unplaced`.
 
     `hosts` is a sequence or mapping of Compute Host Descriptors, or a `FleetIndex` (an index kept between
     calls: faster for many placements; refresh it with `fleet.update_many(result.hosts.values())`).
@@ -61,8 +70,24 @@ def place(
         policy=policy, seed=seed, explain=explain, max_candidates=max_candidates, **options
     )
     fleet = _as_fleet(hosts)
+    if mode not in MODES:
+        raise NfvplaceError(
+            errors.PLACEMENT_INVALID_POLICY,
+            f"unknown mode {mode!r}",
+            issues=(Issue("use all (all or nothing) or max (as many as fit)", path="mode"),),
+        )
+    if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+        raise NfvplaceError(
+            errors.PLACEMENT_INVALID_POLICY,
+            f"count must be a positive integer, got {count!r}",
+            issues=(Issue("e.g. count=4", path="count"),),
+        )
     if isinstance(vm, VnfTemplate):
-        return place_vnf(fleet, vm, opts)
+        return place_vnf(fleet, vm, opts, mode)
+    if isinstance(vm, Sequence) or count > 1 or mode != "all":
+        items = list(vm) if isinstance(vm, Sequence) else [vm]
+        batch = [item if isinstance(item, BatchItem) else BatchItem(item, count) for item in items]
+        return place_joint(fleet, of_batch(batch), opts, mode=mode, limit_s=opts.search_limit_s)
     if not isinstance(vm, VmDescriptor):
         raise DescriptorError(
             errors.INPUT_INVALID,
@@ -73,6 +98,7 @@ def place(
 
 
 __all__ = [
+    "BatchItem",
     "Diagnosis",
     "FleetIndex",
     "NoFitError",
@@ -81,5 +107,6 @@ __all__ = [
     "Policy",
     "ProcessorMatch",
     "Rejection",
+    "Unplaced",
     "place",
 ]

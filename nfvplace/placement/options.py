@@ -34,6 +34,7 @@ class Options:
     min_frequency_ratio: float = 0.75  # ... down to this share of the reference frequency
     time_limit_s: float = 5.0  # per CP-SAT solve
     instance: str | None = None  # instance id (owner); default "<vm>-<k>"
+    search_limit_s: float = 10.0  # joint placement (VNF, batch): time for the whole search
 
 
 def _invalid(message: str, field: str, hint: str) -> NfvplaceError:
@@ -85,5 +86,10 @@ def parse_options(**kwargs: object) -> Options:
     if not isinstance(ratio, int | float) or not 0 < float(ratio) <= 1:
         raise _invalid(
             f"min_frequency_ratio must be in (0, 1], got {ratio!r}", "min_frequency_ratio", "0.75"
+        )
+    limit = values.get("search_limit_s", 10.0)
+    if not isinstance(limit, int | float) or isinstance(limit, bool) or not float(limit) > 0:
+        raise _invalid(
+            f"search_limit_s must be a positive number, got {limit!r}", "search_limit_s", "10"
         )
     return Options(**values)  # type: ignore[arg-type]

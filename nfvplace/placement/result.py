@@ -39,12 +39,15 @@ class Diagnosis:
     hosts_fitting: int
     rejections: Sequence[Rejection]  # a tuple, or a sequence built lazily on first access
     summary: str  # "0/120 hosts fit: 80 have no NUMA node with ..., 40 lack a free VF on ..."
+    closest: tuple[str, ...] = ()  # joint placement: the hosts that came closest, best first
 
     def to_dict(self) -> dict[str, object]:
+        closest = {"closest": list(self.closest)} if self.closest else {}
         return {
             "summary": self.summary,
             "hosts_considered": self.hosts_considered,
             "hosts_fitting": self.hosts_fitting,
+            **closest,
             "rejections": [
                 {
                     "host": r.host,
@@ -65,6 +68,18 @@ class Diagnosis:
         return diagnosis_html(self)
 
 
+@dataclass(frozen=True, slots=True)
+class Unplaced:
+    """A unit that `mode="max"` left out: the member, its instance, and why (the engine's summary)."""
+
+    member: str
+    instance: int  # 1-based
+    reason: str
+
+    def to_dict(self) -> dict[str, object]:
+        return {"member": self.member, "instance": self.instance, "reason": self.reason}
+
+
 class NoFitError(NfvplaceError):
     """No host can take the VM; `diagnosis` says why, host by host."""
 
@@ -83,6 +98,7 @@ class PlacementResult:
     hosts: Mapping[str, ComputeHostDescriptor] = field(default_factory=dict)
     diagnosis: Diagnosis | None = None
     explanation: tuple[str, ...] = ()
+    unplaced: tuple[Unplaced, ...] = ()  # mode="max": the instances that did not fit, and why
 
     @property
     def ok(self) -> bool:

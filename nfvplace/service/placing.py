@@ -20,6 +20,7 @@ from ..models.chd import ComputeHostDescriptor
 from ..models.configuration import VmConfiguration
 from ..models.vmd import VmDescriptor
 from ..models.vnf import VnfTemplate
+from ..placement.batch import BatchItem
 from ..placement.result import PlacementResult
 from ..store import IdempotentReplayError, PlacementRecord, StaleSnapshot, Store
 from .logs import LOGGER
@@ -31,7 +32,7 @@ Placer = Callable[..., PlacementResult]
 
 @dataclass(frozen=True)
 class PlacementRequest:
-    descriptor: VmDescriptor | VnfTemplate
+    descriptor: VmDescriptor | VnfTemplate | tuple[BatchItem, ...]
     body: Any  # the request body as sent, for the idempotency hash
     dry_run: bool = False
     policy: str = "pack"

@@ -15,6 +15,7 @@ from ...models.configuration import VmConfiguration
 from ...models.loading import SourceDocument
 from ...models.vmd import VmDescriptor
 from ...models.vnf import VnfTemplate
+from ...placement.batch import BatchItem
 from ...render import render
 from ..auth import require
 from ..body import read_document
@@ -27,7 +28,8 @@ from .common import body_of, problems
 router = APIRouter(prefix="/v1/placements", tags=["placements"])
 
 PlacementId = Annotated[str, Path(min_length=1, max_length=64)]
-ENVELOPE = {"vm", "vnf", "dry_run", "policy", "explain"}
+ENVELOPE = {"vm", "vnf", "batch", "dry_run", "policy", "explain"}
+TARGETS = ("vm", "vnf", "batch")
 
 
 class PlacementView(BaseModel):
@@ -64,8 +66,11 @@ def placement_request(document: SourceDocument) -> PlacementRequest:
     unknown = sorted(str(k) for k in body if k not in ENVELOPE)
     if unknown:
         raise _invalid(f"unknown member(s) {unknown}; use {sorted(ENVELOPE)}")
-    if ("vm" in body) == ("vnf" in body):
-        raise _invalid('give exactly one of "vm" (a VM Descriptor) or "vnf" (a VNF template)')
+    if sum(key in body for key in TARGETS) != 1:
+        raise _invalid(
+            'give exactly one of "vm" (a VM Descriptor), "vnf" (a VNF template) or "batch" '
+            '([{"vm": VM Descriptor, "count": k}, ...])'
+        )
     dry_run = body.get("dry_run", False)
     explain = body.get("explain", False)
     policy = body.get("policy", "pack")
@@ -73,7 +78,15 @@ def placement_request(document: SourceDocument) -> PlacementRequest:
         raise _invalid('"dry_run" and "explain" must be true or false')
     if not isinstance(policy, str) or not policy or len(policy) > 64:
         raise _invalid('"policy" must be a policy name such as "pack" or "spread"')
-    key = "vm" if "vm" in body else "vnf"
+    key = next(k for k in TARGETS if k in body)
+    if key == "batch":
+        return PlacementRequest(
+            descriptor=batch_items(document),
+            body=body,
+            dry_run=dry_run,
+            policy=policy,
+            explain=explain,
+        )
     lines = {path[1:]: line for path, line in document.lines.items() if path[:1] == (key,)}
     inner = SourceDocument(data=body[key], source=f"body.{key}", lines=lines)
     descriptor: VmDescriptor | VnfTemplate
@@ -91,6 +104,25 @@ def placement_request(document: SourceDocument) -> PlacementRequest:
     return PlacementRequest(
         descriptor=descriptor, body=body, dry_run=dry_run, policy=policy, explain=explain
     )
+
+
+def batch_items(document: SourceDocument) -> tuple[BatchItem, ...]:
+    """`"batch": [{"vm": VM Descriptor, "count": k}, ...]` as batch items (count defaults to 1)."""
+    batch = document.data["batch"]
+    if not isinstance(batch, list) or not batch:
+        raise _invalid('"batch" must be a non-empty list of {"vm": VM Descriptor, "count": k}')
+    items = []
+    for index, entry in enumerate(batch):
+        if not isinstance(entry, Mapping) or "vm" not in entry or set(entry) - {"vm", "count"}:
+            raise _invalid(f'batch[{index}] must be {{"vm": VM Descriptor, "count": k}}')
+        count = entry.get("count", 1)
+        if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= 10_000:
+            raise _invalid(f"batch[{index}].count must be an integer from 1 to 10000")
+        prefix = ("batch", index, "vm")
+        lines = {p[3:]: line for p, line in document.lines.items() if p[:3] == prefix}
+        inner = SourceDocument(data=entry["vm"], source=f"body.batch[{index}].vm", lines=lines)
+        items.append(BatchItem(parse_as(inner, VmDescriptor, "VM Descriptor"), count))
+    return tuple(items)
 
 
 def _idempotency_key(value: str | None) -> str | None:
@@ -112,7 +144,8 @@ def _idempotency_key(value: str | None) -> str | None:
     },
     openapi_extra=body_of(
         "PlacementRequest",
-        '{"vm": VM Descriptor} or {"vnf": VNF template}, optional "dry_run", "policy"',
+        '{"vm": VM Descriptor}, {"vnf": VNF template} or {"batch": [{"vm": VM Descriptor, '
+        '"count": k}, ...]}, optional "dry_run", "policy"',
     ),
 )
 async def create_placement(
@@ -126,7 +159,7 @@ async def create_placement(
         ),
     ] = None,
 ) -> JSONResponse:
-    """Place a VM (or a VNF template) and claim its resources atomically."""
+    """Place a VM, a VNF template or a batch (jointly) and claim its resources atomically."""
     key = _idempotency_key(idempotency_key)
     parsed = placement_request(await read_document(request))
     answer = await run_in_threadpool(placements.place, parsed, key)
