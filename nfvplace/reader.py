@@ -21,6 +21,7 @@ from .models.loading import (
     Descriptor,
     SourceDocument,
     format_path,
+    gc_paused,
     iter_descriptor_files,
     kind_of,
     parse_document,
@@ -148,7 +149,8 @@ def load(path: str | Path) -> Descriptor | list[Descriptor]:
     """
     path = Path(path)
     if path.is_dir():
-        return [load_file(p) for p in iter_descriptor_files(path)]
+        with gc_paused():
+            return [load_file(p) for p in iter_descriptor_files(path)]
     return load_file(path)
 
 
