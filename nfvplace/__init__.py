@@ -11,11 +11,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .errors import DescriptorError, NfvplaceError
+from .errors import DescriptorError, LintError, NfvplaceError
 from .models import (
     ComputeHostDescriptor,
     Descriptor,
     VmConfiguration,
+    VmConfigurations,
     VmDescriptor,
     VnfTemplate,
     dump,
@@ -31,10 +32,13 @@ __version__ = "0.1.0"
 def place(hosts: Any, vm: Any, **policy: Any) -> PlacementResult:
     """Place one VM Descriptor (or a VNF template) on the given hosts.
 
-    See `nfvplace.placement.place` for the policy keywords.
+    The VM is linted first: raises `LintError` (with lint's findings and rule ids) for what
+    `nfvplace lint` refuses. See `nfvplace.placement.place` for the policy keywords.
     """
+    from .lint import lint_model, refuse_errors
     from .placement import place as _place
 
+    refuse_errors(lint_model(vm, getattr(vm, "name", "<vm>")), "VM Descriptor or VNF template")
     return _place(hosts, vm, **policy)
 
 
@@ -42,8 +46,10 @@ __all__ = [
     "ComputeHostDescriptor",
     "Descriptor",
     "DescriptorError",
+    "LintError",
     "NfvplaceError",
     "VmConfiguration",
+    "VmConfigurations",
     "VmDescriptor",
     "VnfTemplate",
     "__version__",

@@ -7,6 +7,10 @@ with their meaning in `docs/errors.md`. Add codes, never rename them.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .lint.findings import Finding
 
 # Loading descriptors
 INPUT_UNREADABLE = "nfvplace.input.unreadable"
@@ -16,6 +20,11 @@ INPUT_UNSAFE = "nfvplace.input.unsafe"
 INPUT_UNKNOWN_KIND = "nfvplace.input.unknown_kind"
 INPUT_INVALID = "nfvplace.input.invalid"
 INPUT_REFERENCE = "nfvplace.input.reference"
+
+# Command line usage and output
+USAGE_INVALID_OPTION = "nfvplace.usage.invalid_option"
+USAGE_NO_DESCRIPTORS = "nfvplace.usage.no_descriptors"
+OUTPUT_UNWRITABLE = "nfvplace.output.unwritable"
 
 # Claims (claims.claim)
 CLAIM_CONFLICT = "nfvplace.claim.conflict"
@@ -92,3 +101,13 @@ class DescriptorError(NfvplaceError):
 
 class DiscoveryError(NfvplaceError):
     """Host discovery failed: an unreadable or malformed topology, or an unusable sysfs tree."""
+
+
+@dataclass(eq=False)
+class LintError(NfvplaceError):
+    """A descriptor that lint refuses; `findings` are lint's own, each with its rule id.
+
+    `nfvplace.place` and `nfvplace place` raise it before placing (the CLI exits 1, as `lint` does).
+    """
+
+    findings: tuple[Finding, ...] = ()

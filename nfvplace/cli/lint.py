@@ -34,9 +34,10 @@ def render_text(report: LintReport, console: Console) -> None:
             where = f"{finding.file}:{finding.line}" if finding.line else finding.file
             style = STYLE[finding.severity]
             path = f" [bold]{escape(finding.path)}[/bold]:" if finding.path else ""
+            code = f" ({finding.code})" if finding.code else ""
             console.print(
                 f"{escape(where)}: [{style}]{finding.severity.value}[/{style}] "
-                f"[dim]{finding.rule}[/dim]{path} {escape(finding.message)}",
+                f"[dim]{finding.rule}{code}[/dim]{path} {escape(finding.message)}",
                 highlight=False,
                 soft_wrap=True,
             )

@@ -1,35 +1,34 @@
 """`nfvplace place`: place one VM Descriptor (or a VNF template) on the given hosts.
 
-Exit codes: 0 placed (the VM Configuration(s) on stdout), 3 no host fits (the summary and each host's
-reason on stdout), 1 invalid input (the error with its code, file and field on stderr).
+The VM (or VNF template) is linted first: what `nfvplace lint` refuses is refused here, with lint's
+rule ids. Exit codes: 0 placed (one VM Configuration, or one vm-configurations document for a VNF, on
+stdout), 3 no host fits (the summary and each host's reason on stderr), 1 invalid input (the error with
+its code, file and field on stderr), 2 usage error (an unknown --format).
 """
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, NoReturn
 
 import typer
 
 from .. import errors
 from ..errors import DescriptorError, Issue, NfvplaceError
 from ..models.chd import ComputeHostDescriptor
-from ..models.configuration import VmConfiguration
+from ..models.configuration import VmConfiguration, VmConfigurations
 from ..models.loading import dump
 from ..models.vmd import VmDescriptor
 from ..models.vnf import VnfTemplate
+from ..placement.result import PlacementResult
 from ..reader import load
-from ..render import render
+from ..render.several import render_configurations
 from . import app
+from .common import check_choice, emit_rendered, fail, write_text
 
 FORMATS = ("yaml", "json", "libvirt")
 EXIT_NO_FIT = 3
-
-
-def _fail(error: NfvplaceError) -> typer.Exit:
-    typer.echo(f"error [{error.code}]: {error}", err=True)
-    return typer.Exit(1)
 
 
 def _load_hosts(paths: list[Path]) -> list[ComputeHostDescriptor]:
@@ -78,17 +77,22 @@ def _load_vm(path: Path) -> VmDescriptor | VnfTemplate:
     )
 
 
-def _render(configs: tuple[VmConfiguration, ...], fmt: str) -> str:
-    if fmt == "json":
-        docs: list[Any] = [json.loads(dump(c, "json")) for c in configs]
-        return json.dumps(docs[0] if len(docs) == 1 else docs, indent=2) + "\n"
-    if fmt == "yaml":
-        return "---\n".join(dump(c) for c in configs)
-    rendered = [render(c, "libvirt") for c in configs]
-    for result in rendered:
-        for warning in result.warnings:
-            typer.echo(f"warning: {warning}", err=True)
-    return "".join(result.text for result in rendered)
+def _document(
+    descriptor: VmDescriptor | VnfTemplate | list[VmDescriptor],
+    configs: tuple[VmConfiguration, ...],
+) -> VmConfiguration | VmConfigurations:
+    """One VM Configuration for one VM; one vm-configurations document for a VNF or a batch."""
+    if isinstance(descriptor, VmDescriptor) and len(configs) == 1:
+        return configs[0]
+    vnf = descriptor.name if isinstance(descriptor, VnfTemplate) else None
+    return VmConfigurations(vnf=vnf, configurations=configs)
+
+
+def _lint_first(path: Path) -> None:
+    """Refuse what `nfvplace lint` refuses, with its rule ids (exit 1, findings on stderr)."""
+    from ..lint import lint_file, refuse_errors
+
+    refuse_errors(lint_file(path), "VM Descriptor or VNF template")
 
 
 @app.command("place")
@@ -106,8 +110,18 @@ def place_command(
     more_hosts: Annotated[
         list[Path] | None, typer.Argument(help="More CHD files or folders", show_default=False)
     ] = None,
-    fmt: Annotated[str, typer.Option("--format", help="yaml | json | libvirt")] = "yaml",
-    explain: Annotated[bool, typer.Option("--explain", help="Say why the host won")] = False,
+    fmt: Annotated[str, typer.Option("--format", "-f", help="yaml | json | libvirt")] = "yaml",
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            "--out",
+            "-o",
+            help="Write here instead of stdout; with --format libvirt and several VMs, a folder",
+        ),
+    ] = None,
+    explain: Annotated[
+        bool, typer.Option("--explain", help="Say, host by host, why the winner won (stderr)")
+    ] = False,
     policy: Annotated[
         str, typer.Option("--policy", help="pack | spread | least-fragmentation")
     ] = "pack",
@@ -123,36 +137,42 @@ def place_command(
     from ..placement import place
     from .joint import echo_unplaced, target
 
-    if fmt not in FORMATS:
-        raise _fail(
-            NfvplaceError(
-                errors.PLACEMENT_INVALID_POLICY,
-                f"unknown --format {fmt!r}",
-                issues=(Issue(f"use one of {', '.join(FORMATS)}", path="--format"),),
-            )
-        )
+    check_choice(fmt, FORMATS)
     try:
+        for path in vm:
+            _lint_first(path)
         fleet = _load_hosts(list(hosts) + list(more_hosts or []))
         descriptor = target(vm, _load_vm)
         result = place(
             fleet, descriptor, policy=policy, seed=seed, explain=explain, count=count, mode=mode
         )
-        if result.ok:
-            text = _render(result.configurations, fmt)
-    except NfvplaceError as error:
-        raise _fail(error) from None
-    if explain:
-        for line in result.explanation:
-            typer.echo(f"# {line}", err=True)
-    if not result.ok:
-        diagnosis = result.diagnosis
-        assert diagnosis is not None
-        if fmt == "json":
-            typer.echo(json.dumps(diagnosis.to_dict(), indent=2))
+        if explain:
+            for line in result.explanation:
+                typer.echo(f"# {line}", err=True)
+        if not result.ok:
+            _no_fit(result, vm, fmt)
+        echo_unplaced(result)
+        configs = result.configurations
+        if fmt == "libvirt":
+            rendered = render_configurations(configs, "libvirt", vm=descriptor)
+            emit_rendered(configs, rendered, "libvirt", out)
+            return
+        text = dump(_document(descriptor, configs), fmt)
+        if out is None:
+            typer.echo(text, nl=False)
         else:
-            typer.echo(f"no host fits {', '.join(map(str, vm))}: {diagnosis.summary}")
-            for rejection in diagnosis.rejections:
-                typer.echo(f"  {rejection.host}: [{rejection.reason}] {rejection.message}")
-        raise typer.Exit(EXIT_NO_FIT)
-    echo_unplaced(result)
-    typer.echo(text, nl=False)
+            write_text(out, text)
+    except NfvplaceError as error:
+        raise fail(error) from None
+
+
+def _no_fit(result: PlacementResult, vm: list[Path], fmt: str) -> NoReturn:
+    """No host fits: the reasons on stderr (as JSON on stdout with --format json); exit 3."""
+    diagnosis = result.diagnosis
+    assert diagnosis is not None
+    if fmt == "json":
+        typer.echo(json.dumps(diagnosis.to_dict(), indent=2))
+    typer.echo(f"no host fits {', '.join(map(str, vm))}: {diagnosis.summary}", err=True)
+    for rejection in diagnosis.rejections:
+        typer.echo(f"  {rejection.host}: [{rejection.reason}] {rejection.message}", err=True)
+    raise typer.Exit(EXIT_NO_FIT)

@@ -1,4 +1,9 @@
-"""`nfvplace render`: a VM Configuration as libvirt XML, OpenStack extra specs, .vmx or host tuning."""
+"""`nfvplace render`: VM Configurations as libvirt XML, OpenStack extra specs, .vmx or host tuning.
+
+CONFIG files hold one VM Configuration (`nfvplace/vm-configuration/v1`) or several
+(`nfvplace/vm-configurations/v1`, what `place` prints for a VNF). Exit 0 with the text on stdout (or
+the files under `-o`), warnings on stderr; 1 for invalid input; 2 for a usage error.
+"""
 
 from __future__ import annotations
 
@@ -10,16 +15,20 @@ import typer
 from .. import errors
 from ..errors import Issue, NfvplaceError
 from ..models.chd import ComputeHostDescriptor
-from ..models.configuration import VmConfiguration
+from ..models.configuration import VmConfiguration, VmConfigurations
+from ..models.loading import Descriptor
 from ..models.vmd import VmDescriptor
+from ..models.vnf import VnfTemplate
 from ..reader import load_file
-from ..render import FORMATS, render, render_host_tuning
+from ..render import FORMATS, render_host_tuning
+from ..render.several import render_configurations
 from . import app
+from .common import check_choice, check_output, emit_rendered, fail, warn, write_text
 
 
-def _load[T](path: Path, kind: type[T], what: str, option: str) -> T:
+def _load(path: Path, kinds: tuple[type, ...], what: str, option: str) -> Descriptor:
     loaded = load_file(path)
-    if not isinstance(loaded, kind):
+    if not isinstance(loaded, kinds):
         raise NfvplaceError(
             errors.INPUT_UNKNOWN_KIND,
             f"{option} expects {what}, got a {type(loaded).__name__}",
@@ -29,9 +38,21 @@ def _load[T](path: Path, kind: type[T], what: str, option: str) -> T:
     return loaded
 
 
-def _fail(exc: NfvplaceError) -> None:
-    typer.echo(f"error [{exc.code}]: {exc}", err=True)
-    raise typer.Exit(1)
+def load_configurations(paths: list[Path]) -> list[VmConfiguration]:
+    """Every VM Configuration in the files, in order (a configurations document gives several)."""
+    out: list[VmConfiguration] = []
+    for path in paths:
+        loaded = _load(
+            path,
+            (VmConfiguration, VmConfigurations),
+            "a VM Configuration (or a vm-configurations document)",
+            "CONFIG",
+        )
+        if isinstance(loaded, VmConfigurations):
+            out.extend(loaded.configurations)
+        elif isinstance(loaded, VmConfiguration):
+            out.append(loaded)
+    return out
 
 
 @app.command("render")
@@ -39,7 +60,7 @@ def render_command(
     configs: Annotated[
         list[Path],
         typer.Argument(
-            help="VM Configuration file(s); several only with --format host-tuning",
+            help="VM Configuration files (vm-configuration or vm-configurations documents)",
             metavar="CONFIG",
         ),
     ],
@@ -49,63 +70,48 @@ def render_command(
     ],
     vm: Annotated[
         Path | None,
-        typer.Option("--vm", help="The VM Descriptor the configuration was placed from"),
+        typer.Option(
+            "--vm", help="The VM Descriptor (or VNF template) the configurations were placed from"
+        ),
     ] = None,
     host: Annotated[
         Path | None, typer.Option("--host", help="The Compute Host Descriptor of the host")
     ] = None,
     out: Annotated[
-        Path | None, typer.Option("--out", "-o", help="Write here instead of standard output")
+        Path | None,
+        typer.Option(
+            "--out",
+            "-o",
+            help="Write here instead of stdout; a folder (one file per VM) for several",
+        ),
     ] = None,
 ) -> None:
     """Render VM Configurations for a deployment target; warnings go to standard error."""
+    check_choice(fmt, FORMATS)
     try:
-        if fmt not in FORMATS:
-            raise NfvplaceError(
-                errors.RENDER_UNSUPPORTED,
-                f"unknown format {fmt!r}",
-                issues=(
-                    Issue(
-                        "unknown format", path="--format", hint=f"use one of {', '.join(FORMATS)}"
-                    ),
-                ),
-            )
-        if len(configs) > 1 and fmt != "host-tuning":
-            raise NfvplaceError(
-                errors.RENDER_UNSUPPORTED,
-                f"--format {fmt} renders one VM Configuration, got {len(configs)}",
-                issues=(
-                    Issue(
-                        "too many files",
-                        path="CONFIG",
-                        hint="pass one file, or use --format host-tuning",
-                    ),
-                ),
-            )
-        loaded = [_load(path, VmConfiguration, "a VM Configuration", "CONFIG") for path in configs]
-        vmd = _load(vm, VmDescriptor, "a VM Descriptor", "--vm") if vm else None
+        loaded = load_configurations(configs)
+        descriptor = (
+            _load(vm, (VmDescriptor, VnfTemplate), "a VM Descriptor or VNF template", "--vm")
+            if vm
+            else None
+        )
         chd = (
-            _load(host, ComputeHostDescriptor, "a Compute Host Descriptor", "--host")
+            _load(host, (ComputeHostDescriptor,), "a Compute Host Descriptor", "--host")
             if host
             else None
         )
+        assert descriptor is None or isinstance(descriptor, VmDescriptor | VnfTemplate)
+        assert chd is None or isinstance(chd, ComputeHostDescriptor)
         if fmt == "host-tuning":
             result = render_host_tuning(loaded, chd)
-        else:
-            result = render(loaded[0], fmt, vm=vmd, host=chd)
-        if out is not None:
-            try:
-                out.write_text(result.text, encoding="utf-8")
-            except OSError as exc:
-                raise NfvplaceError(
-                    errors.INPUT_UNREADABLE,
-                    f"cannot write {out}: {exc.strerror or exc}",
-                    file=str(out),
-                ) from exc
-        else:
-            typer.echo(result.text, nl=False)
+            warn(result.warnings)
+            if out is None:
+                typer.echo(result.text, nl=False)
+            else:
+                write_text(out, result.text)
+            return
+        check_output(len(loaded), fmt, out)
+        results = render_configurations(loaded, fmt, vm=descriptor, host=chd)
+        emit_rendered(loaded, results, fmt, out)
     except NfvplaceError as exc:
-        _fail(exc)
-        return
-    for warning in result.warnings:
-        typer.echo(f"warning: {warning}", err=True)
+        raise fail(exc) from None

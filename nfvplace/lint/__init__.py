@@ -4,9 +4,10 @@ The core is pure: `lint_document(SourceDocument) -> list[Finding]`. `lint_paths`
 Rules live one family per module under `nfvplace.lint.rules`; `ALL_RULES` lists them all.
 """
 
-from .engine import check_document, lint_document, lint_text
+from ..errors import LintError
+from .engine import check_document, lint_document, lint_model, lint_text
 from .files import lint_file, lint_paths
-from .findings import FileResult, Finding, LintReport, Rule, Severity
+from .findings import FileResult, Finding, LintReport, Rule, Severity, refuse_errors
 from .output import to_json, to_sarif
 from .rules import ALL_RULES, RULES_BY_ID
 
@@ -15,14 +16,17 @@ __all__ = [
     "RULES_BY_ID",
     "FileResult",
     "Finding",
+    "LintError",
     "LintReport",
     "Rule",
     "Severity",
     "check_document",
     "lint_document",
     "lint_file",
+    "lint_model",
     "lint_paths",
     "lint_text",
+    "refuse_errors",
     "to_json",
     "to_sarif",
 ]

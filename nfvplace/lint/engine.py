@@ -16,7 +16,7 @@ from ..dialects import DialectError, convert, detect
 from ..dialects.base import ASSUMED, Conversion
 from ..errors import INPUT_SYNTAX, INPUT_UNSAFE, DescriptorError
 from ..models.chd import ComputeHostDescriptor
-from ..models.configuration import VmConfiguration
+from ..models.configuration import VmConfiguration, VmConfigurations
 from ..models.loading import KINDS, SourceDocument, format_path, kind_of, parse_text
 from ..models.vmd import VmDescriptor
 from ..models.vnf import VnfTemplate
@@ -35,6 +35,10 @@ def semantic_hits(model: BaseModel, resolve: Resolver | None = None) -> Iterable
         yield from rules.check_chd(model)
     elif isinstance(model, VmConfiguration):
         yield from rules.check_configuration(model)
+    elif isinstance(model, VmConfigurations):
+        for index, config in enumerate(model.configurations):
+            for hit in rules.check_configuration(config):
+                yield hit.under(("configurations", index))
     elif isinstance(model, VnfTemplate):
         yield from check_vnf(model, resolve)
         for index, member in enumerate(model.members):
@@ -144,6 +148,22 @@ def _result(
     return FileResult(document.source, findings, kind, dialect)
 
 
+def lint_model(model: BaseModel, source: str = "<model>") -> FileResult:
+    """The semantic findings of an already validated model (no file, so no lines).
+
+    What the library checks before placing a VM Descriptor or VNF template it was handed as a model.
+    """
+    kind = getattr(model, "schema_", None)
+    if isinstance(model, VnfTemplate):  # loading resolved each member's file into its descriptor
+        members = tuple(
+            m.model_copy(update={"file": None}) if m.descriptor is not None else m
+            for m in model.members
+        )
+        model = model.model_copy(update={"members": members})
+    hits = list(semantic_hits(model))
+    return _result(SourceDocument(data=None, source=source), hits, kind, None)
+
+
 def lint_text(text: str, source: str = "<string>", resolve: Resolver | None = None) -> FileResult:
     """Lint YAML or JSON text; syntax errors become NFV000 findings."""
     try:
@@ -164,7 +184,7 @@ def error_result(exc: DescriptorError, source: str) -> FileResult:
     issues = exc.issues or ()
     if not issues:
         finding = Finding(
-            rule.id, rule.severity, source, "", f"{exc.message} ({exc.code})", None, rule.fix
+            rule.id, rule.severity, source, "", exc.message, None, rule.fix, code=exc.code
         )
         return FileResult(source, (finding,), unreadable=unreadable)
     findings = tuple(
@@ -173,9 +193,10 @@ def error_result(exc: DescriptorError, source: str) -> FileResult:
             rule.severity,
             source,
             issue.path,
-            f"{exc.message}: {issue.message} ({exc.code})",
+            f"{exc.message}: {issue.message}",
             issue.line,
             issue.hint or rule.fix,
+            code=exc.code,
         )
         for issue in issues
     )
@@ -188,6 +209,7 @@ __all__ = [
     "error_result",
     "lint_data",
     "lint_document",
+    "lint_model",
     "lint_text",
     "semantic_hits",
 ]

@@ -7,6 +7,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+from .. import errors
+from ..errors import Issue, LintError
 from ..models.loading import PathKey, format_path
 
 
@@ -26,6 +28,9 @@ class Rule:
     title: str
     fix: str
     clause: str = ""
+    code: str = errors.INPUT_INVALID
+    """The stable error code (errors.py) of a refusal on this rule: the rule id says which check,
+    the code says which kind of problem (the same on every surface)."""
 
     def hit(self, path: Sequence[str | int], message: str, hint: str | None = None) -> Hit:
         """A finding of this rule at `path` (the fix defaults to the rule's own)."""
@@ -56,10 +61,13 @@ class Finding:
     message: str
     line: int | None = None
     hint: str | None = None
+    code: str | None = None
+    """The stable error code of an error finding (`None` for warnings and info)."""
 
     def as_json(self) -> dict[str, object]:
         return {
             "rule": self.rule,
+            "code": self.code,
             "severity": self.severity.value,
             "file": self.file,
             "path": self.path,
@@ -142,4 +150,23 @@ def finding_from_hit(hit: Hit, file: str, line: int | None) -> Finding:
         message=hit.message,
         line=line,
         hint=hit.hint,
+        code=hit.rule.code if hit.rule.severity is Severity.error else None,
+    )
+
+
+def refuse_errors(result: FileResult, what: str) -> None:
+    """Raise `LintError` when `result` holds error findings; warnings and info pass."""
+    bad = tuple(f for f in result.findings if f.severity is Severity.error)
+    if not bad:
+        return
+    codes = {f.code or errors.INPUT_INVALID for f in bad}
+    raise LintError(
+        codes.pop() if len(codes) == 1 else errors.INPUT_INVALID,
+        f"lint refuses the {what} ({len(bad)} error{'s' if len(bad) != 1 else ''}): "
+        + ", ".join(sorted({f.rule for f in bad})),
+        file=result.file,
+        issues=tuple(
+            Issue(f"{f.rule} {f.message}", path=f.path, line=f.line, hint=f.hint) for f in bad
+        ),
+        findings=result.findings,
     )

@@ -15,6 +15,7 @@ from .units import Gbps, KiB, Mbps, MiB
 from .vmd import InterfaceMode, ThreadPolicy
 
 CONFIGURATION_SCHEMA: Final = "nfvplace/vm-configuration/v1"
+CONFIGURATIONS_SCHEMA: Final = "nfvplace/vm-configurations/v1"
 
 
 class HugepageAllocation(Model):
@@ -118,3 +119,17 @@ class VmConfiguration(Model):
     def held_cpus(self) -> tuple[int, ...]:
         """Every PU this VM holds exclusively: pins, emulator PUs and reserved siblings."""
         return self.pinned_cpus + tuple(pu for cs in self.cpu_sets for pu in cs.reserved_siblings)
+
+
+class VmConfigurations(Model):
+    """Several VM Configurations in one document: what placing a VNF template gives.
+
+    `nfvplace place` prints this kind for a VNF template, and `render` and `lint` read it as it is.
+    Each configuration's `instance` carries the member name (`<vnf>.<member>-<k>`).
+    """
+
+    schema_: Literal["nfvplace/vm-configurations/v1"] = Field(CONFIGURATIONS_SCHEMA, alias="schema")
+    vnf: Identifier | None = Field(None, description="Name of the VNF template placed, if any")
+    configurations: tuple[VmConfiguration, ...] = Field(
+        min_length=1, description="One VM Configuration per VM instance, in placement order"
+    )

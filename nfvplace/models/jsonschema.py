@@ -9,7 +9,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from .chd import ComputeHostDescriptor
-from .configuration import VmConfiguration
+from .configuration import VmConfiguration, VmConfigurations
 from .vmd import VmDescriptor
 from .vnf import VnfTemplate
 
@@ -18,6 +18,7 @@ SCHEMA_MODELS: dict[str, type[BaseModel]] = {
     "vmd": VmDescriptor,
     "vnf": VnfTemplate,
     "vm-configuration": VmConfiguration,
+    "vm-configurations": VmConfigurations,
 }
 
 SCHEMA_TITLES = {
@@ -25,6 +26,7 @@ SCHEMA_TITLES = {
     "vmd": "VM Descriptor",
     "vnf": "VNF template",
     "vm-configuration": "VM Configuration",
+    "vm-configurations": "VM Configurations",
 }
 
 

@@ -23,7 +23,12 @@ from pydantic import BaseModel, ValidationError
 from .. import errors
 from ..errors import DescriptorError, Issue
 from .chd import CHD_SCHEMA, ComputeHostDescriptor
-from .configuration import CONFIGURATION_SCHEMA, VmConfiguration
+from .configuration import (
+    CONFIGURATION_SCHEMA,
+    CONFIGURATIONS_SCHEMA,
+    VmConfiguration,
+    VmConfigurations,
+)
 from .vmd import VMD_SCHEMA, VmDescriptor
 from .vnf import VNF_SCHEMA, VnfTemplate
 
@@ -31,13 +36,14 @@ MAX_DOCUMENT_BYTES = 8 * 1024 * 1024
 MAX_EXPANDED_NODES = 1_000_000
 DESCRIPTOR_SUFFIXES = (".yaml", ".yml", ".json")
 
-Descriptor = ComputeHostDescriptor | VmDescriptor | VnfTemplate | VmConfiguration
+Descriptor = ComputeHostDescriptor | VmDescriptor | VnfTemplate | VmConfiguration | VmConfigurations
 
 KINDS: dict[str, type[BaseModel]] = {
     CHD_SCHEMA: ComputeHostDescriptor,
     VMD_SCHEMA: VmDescriptor,
     VNF_SCHEMA: VnfTemplate,
     CONFIGURATION_SCHEMA: VmConfiguration,
+    CONFIGURATIONS_SCHEMA: VmConfigurations,
 }
 
 PathKey = tuple[str | int, ...]

@@ -38,7 +38,8 @@ def test_errors_exit_1_with_rule_path_line_and_fix(runner: CliRunner, bad_file: 
     result = runner.invoke(app, ["lint", "--no-color", str(bad_file)])
     assert result.exit_code == 1
     assert (
-        f"{bad_file}:4: error NFV101 cpu_sets[0].vcpus[1]: vCPU 0 is listed twice" in result.output
+        f"{bad_file}:4: error NFV101 (nfvplace.input.invalid) cpu_sets[0].vcpus[1]: vCPU 0 is listed twice"
+        in result.output
     )
     assert "fix: " in result.output
     assert "1 file checked: 1 error, 1 warning" in result.output

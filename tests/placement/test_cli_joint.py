@@ -44,14 +44,14 @@ def test_batch_of_several_vms_with_count(files: Path) -> None:
         "json",
     )
     assert out.exit_code == 0, out.output
-    configs = json.loads(out.stdout)
+    configs = json.loads(out.stdout)["configurations"]  # one vm-configurations document
     assert sorted(c["vm"] for c in configs) == ["one", "one", "two", "two"]
 
 
 def test_batch_that_does_not_fit_exits_3_naming_the_member(files: Path) -> None:
     out = _place(files, "--vm", str(files / "two.yaml"), "--count", "5")
     assert out.exit_code == 3
-    assert "batch: member two instance 5/5 does not fit" in out.stdout
+    assert "batch: member two instance 5/5 does not fit" in out.stderr
 
 
 def test_mode_max_places_what_fits_and_lists_the_rest(files: Path) -> None:
@@ -59,7 +59,7 @@ def test_mode_max_places_what_fits_and_lists_the_rest(files: Path) -> None:
         files, "--vm", str(files / "two.yaml"), "--count", "5", "--mode", "max", "--format", "json"
     )
     assert out.exit_code == 0, out.output
-    assert len(json.loads(out.stdout)) == 4
+    assert len(json.loads(out.stdout)["configurations"]) == 4
     assert "not placed: two instance 5: 0/2 hosts fit" in out.stderr
 
 

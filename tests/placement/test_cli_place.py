@@ -63,8 +63,9 @@ def test_no_fit_exits_3_with_reasons(files: Path) -> None:
         app, ["place", "--hosts", str(files / "hosts"), "--vm", str(files / "big.yaml")]
     )
     assert out.exit_code == 3
-    assert "0/2 hosts fit: 2 have no NUMA node with 6 free core pairs" in out.stdout
-    assert "a: [core_pairs] cpu-set 0 needs 6 free core pairs" in out.stdout
+    assert out.stdout == ""  # diagnostics go to stderr
+    assert "0/2 hosts fit: 2 have no NUMA node with 6 free core pairs" in out.stderr
+    assert "a: [core_pairs] cpu-set 0 needs 6 free core pairs" in out.stderr
 
 
 def test_invalid_input_exits_1_with_code_and_file(files: Path) -> None:
@@ -132,8 +133,9 @@ def test_vnf_template_prints_every_configuration(files: Path) -> None:
         ],
     )
     assert out.exit_code == 0, out.output
-    docs = json.loads(out.stdout)
-    assert [d["instance"] for d in docs] == ["ran.du-1", "ran.du-2"]
+    document = json.loads(out.stdout)
+    assert document["schema"] == "nfvplace/vm-configurations/v1"
+    assert [d["instance"] for d in document["configurations"]] == ["ran.du-1", "ran.du-2"]
 
 
 def test_no_fit_as_json(files: Path) -> None:

@@ -15,7 +15,10 @@ from nfvplace.models.chd import ComputeHostDescriptor
 from nfvplace.models.configuration import VmConfiguration
 from nfvplace.models.vmd import VmDescriptor
 from nfvplace.models.vnf import VnfTemplate
-from nfvplace.placement import BatchItem
+from nfvplace.placement import (
+    BatchItem,
+    place,  # the engine door: these cases probe the engine, lint aside
+)
 
 
 def template(members: list[tuple[str, VmDescriptor, int]], **extra: Any) -> VnfTemplate:
@@ -54,7 +57,7 @@ def test_large_member_placed_first_when_only_that_order_fits() -> None:
     t = template(
         [("small", vm("small", [cpu_set(0, 4)]), 1), ("large", vm("large", [cpu_set(0, 10)]), 1)]
     )
-    result = nfvplace.place(hosts, t)
+    result = place(hosts, t)
     assert result.ok, result.diagnosis
     where = {c.vm: c.host for c in result.configurations}
     assert where == {"large": "a", "small": "b"}
@@ -71,7 +74,7 @@ def test_anti_affinity_pair_where_only_one_host_has_the_nic() -> None:
         [("plain", vm("plain", [cpu_set(0, 2)]), 1), ("io", sriov_vm("io", 1), 1)],
         anti_affinity=[{"members": ["plain", "io"]}],
     )
-    result = nfvplace.place(hosts, t)
+    result = place(hosts, t)
     assert result.ok, result.diagnosis
     assert {c.vm: c.host for c in result.configurations} == {"io": "a", "plain": "b"}
 
@@ -79,22 +82,22 @@ def test_anti_affinity_pair_where_only_one_host_has_the_nic() -> None:
 def test_two_members_on_one_host_get_distinct_resources() -> None:
     hosts = [host("a", nodes=[NodeSpec(cores=4, ports=[PortSpec(vfs=2)])])]
     t = template([("x", sriov_vm("x", 2), 1), ("y", sriov_vm("y", 2), 1)])
-    result = nfvplace.place(hosts, t)
+    result = place(hosts, t)
     assert result.ok
     claims_cleanly(hosts, result.configurations)
     vfs = [i.pci_address for c in result.configurations for i in c.interfaces]
     assert len(set(vfs)) == 2
-    assert not nfvplace.place(hosts, template([("x", sriov_vm("x", 2), 3)])).ok
+    assert not place(hosts, template([("x", sriov_vm("x", 2), 3)])).ok
 
 
 def test_numa_scope_anti_affinity_shares_a_host_not_a_node() -> None:
     hosts = [host("a", nodes=[NodeSpec(cores=4), NodeSpec(cores=4)])]
     small = vm("w", [cpu_set(0, 2)])
     apart = [{"members": ["w"], "scope": "numa_node"}]
-    result = nfvplace.place(hosts, template([("w", small, 2)], anti_affinity=apart))
+    result = place(hosts, template([("w", small, 2)], anti_affinity=apart))
     assert result.ok
     assert sorted(c.cpu_sets[0].numa_node for c in result.configurations) == [0, 1]
-    result = nfvplace.place(hosts, template([("w", small, 3)], anti_affinity=apart))
+    result = place(hosts, template([("w", small, 3)], anti_affinity=apart))
     assert not result.ok
     assert result.diagnosis is not None
     assert "member w instance" in result.diagnosis.summary
@@ -114,14 +117,14 @@ def test_colocated_link_bandwidth_is_checked_on_the_vswitch() -> None:
     t = template(
         [("p", vm("p", [cpu_set(0, 2)]), 1), ("q", vm("q", [cpu_set(0, 2)]), 1)], links=[link]
     )
-    result = nfvplace.place(hosts, t)
+    result = place(hosts, t)
     assert result.ok
     assert {c.host for c in result.configurations} == {"b"}
     too_much = template(
         [("p", vm("p", [cpu_set(0, 2)]), 1), ("q", vm("q", [cpu_set(0, 2)]), 1)],
         links=[{**link, "bandwidth_gbps": 30}],
     )
-    failed = nfvplace.place(hosts, too_much)
+    failed = place(hosts, too_much)
     assert not failed.ok
     assert failed.diagnosis is not None
     assert "vSwitch bandwidth" in failed.diagnosis.summary
@@ -130,10 +133,10 @@ def test_colocated_link_bandwidth_is_checked_on_the_vswitch() -> None:
 def test_impact_limit_counts_instances_of_the_same_batch() -> None:
     limited = vm("lim", [cpu_set(0, 2)], impact={"max_instances_per_host": 1})
     hosts = [host("a"), host("b")]
-    result = nfvplace.place(hosts, limited, count=2)
+    result = place(hosts, limited, count=2)
     assert result.ok
     assert {c.host for c in result.configurations} == {"a", "b"}
-    assert not nfvplace.place(hosts, limited, count=3).ok
+    assert not place(hosts, limited, count=3).ok
 
 
 def test_diagnosis_names_member_constraint_and_closest_hosts() -> None:
@@ -142,7 +145,7 @@ def test_diagnosis_names_member_constraint_and_closest_hosts() -> None:
         [("big", vm("big", [cpu_set(0, 6)]), 1), ("mid", vm("mid", [cpu_set(0, 6)]), 1)],
         anti_affinity=[{"members": ["big", "mid"]}],
     )
-    result = nfvplace.place(hosts, t)
+    result = place(hosts, t)
     assert not result.ok
     assert result.diagnosis is not None
     summary = result.diagnosis.summary
@@ -158,15 +161,15 @@ def test_batch_and_max_mode() -> None:
     hosts = [host("a", nodes=[NodeSpec(cores=4)]), host("b", nodes=[NodeSpec(cores=4)])]
     two = vm("two", [cpu_set(0, 4)])  # 2 cores
     one = vm("one", [cpu_set(0, 2)])  # 1 core
-    result = nfvplace.place(hosts, [BatchItem(two, 2), BatchItem(one, 4)])
+    result = place(hosts, [BatchItem(two, 2), BatchItem(one, 4)])
     assert result.ok
     assert len(result.configurations) == 6
     assert all(c.instance and c.instance.startswith(c.vm) for c in result.configurations)
     claims_cleanly(hosts, result.configurations)
-    over = nfvplace.place(hosts, [BatchItem(two, 3), BatchItem(one, 4)])
+    over = place(hosts, [BatchItem(two, 3), BatchItem(one, 4)])
     assert not over.ok
     assert over.diagnosis is not None
-    most = nfvplace.place(hosts, [BatchItem(two, 3), BatchItem(one, 4)], mode="max")
+    most = place(hosts, [BatchItem(two, 3), BatchItem(one, 4)], mode="max")
     assert most.ok
     assert len(most.configurations) + len(most.unplaced) == 7
     assert sum(len(c.held_cpus) for c in most.configurations) == 16  # every thread used
@@ -176,9 +179,9 @@ def test_batch_and_max_mode() -> None:
 
 def test_bad_mode_and_count() -> None:
     with pytest.raises(nfvplace.NfvplaceError, match="unknown mode"):
-        nfvplace.place([host()], vm(), mode="some")
+        place([host()], vm(), mode="some")
     with pytest.raises(nfvplace.NfvplaceError, match="count must be"):
-        nfvplace.place([host()], vm(), count=0)
+        place([host()], vm(), count=0)
 
 
 # --- completeness against a brute force ----------------------------------------------------------
@@ -188,7 +191,7 @@ def _fits_on_one_host(h: ComputeHostDescriptor, vms: list[VmDescriptor]) -> bool
     for order in itertools.permutations(vms):
         current = h
         for k, v in enumerate(order):
-            placed = nfvplace.place([current], v, instance=f"{v.name}-{k}")
+            placed = place([current], v, instance=f"{v.name}-{k}")
             if not placed.ok:
                 break
             current = placed.hosts[current.id]
@@ -223,7 +226,7 @@ def test_finds_an_assignment_whenever_the_brute_force_does(seed: int) -> None:
         for k in range(3)
     ]
     expected = _brute_force(hosts, vms)
-    result = nfvplace.place(hosts, vms)
+    result = place(hosts, vms)
     assert result.ok == expected
     if result.ok:
         claims_cleanly(hosts, result.configurations)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from builders import NodeSpec, PortSpec, cpu_set, host, vm
 from checker import violations
 
-import nfvplace
+from nfvplace.placement import place  # the engine door: these cases probe the engine, lint aside
 
 SRIOV = {"name": "eth0", "mode": "sriov", "speed_gbps": 25, "bandwidth_gbps": 10}
 
@@ -13,7 +13,7 @@ SRIOV = {"name": "eth0", "mode": "sriov", "speed_gbps": 25, "bandwidth_gbps": 10
 def test_nic_only_on_node_1() -> None:
     h = host(nodes=[NodeSpec(cores=8), NodeSpec(cores=8, ports=[PortSpec(speed=25)])])
     v = vm(cpu_sets=[cpu_set(0, 8, hugepages_1g=2, interfaces=(SRIOV,))])
-    result = nfvplace.place([h], v)
+    result = place([h], v)
     assert result.ok
     config = result.configuration
     assert config.cpu_sets[0].numa_node == 1
@@ -24,7 +24,7 @@ def test_nic_only_on_node_1() -> None:
 def test_hugepages_free_only_on_one_node() -> None:
     h = host(nodes=[NodeSpec(hugepages_1g=8, hugepages_1g_used=8), NodeSpec(hugepages_1g=8)])
     v = vm(cpu_sets=[cpu_set(0, 4, hugepages_1g=6)])
-    result = nfvplace.place([h], v)
+    result = place([h], v)
     assert result.ok
     assert result.configuration.cpu_sets[0].numa_node == 1
 
@@ -38,7 +38,7 @@ def test_fragmented_pairs() -> None:
     used.update({c + 16: "other" for c in range(8, 12)})
     h = host(nodes=[NodeSpec(cores=8), NodeSpec(cores=8)], used=used)
     v = vm(cpu_sets=[cpu_set(0, 8)])
-    result = nfvplace.place([h], v)
+    result = place([h], v)
     assert result.ok
     placement = result.configuration.cpu_sets[0]
     assert placement.numa_node == 1
@@ -51,7 +51,7 @@ def test_isolated_vcpus_fill_half_cores_first() -> None:
     # isolated vCPUs take the half cores (nothing stranded), keeping the whole cores for pairs
     h = host(nodes=[NodeSpec(cores=6), NodeSpec(cores=0)], ineligible=(6, 7))
     v = vm(cpu_sets=[cpu_set(0, 2, pairs=False)])
-    result = nfvplace.place([h], v)
+    result = place([h], v)
     assert result.ok
     placement = result.configuration.cpu_sets[0]
     assert sorted(placement.vcpu_pins.values()) == [0, 1]
@@ -63,6 +63,6 @@ def test_vf_pairing_on_the_right_node_across_hosts() -> None:
     h1 = host("a", nodes=[NodeSpec(ports=[PortSpec(vfs=1, vfs_used=1)]), NodeSpec()])
     h2 = host("b", nodes=[NodeSpec(), NodeSpec(ports=[PortSpec()])])
     v = vm(cpu_sets=[cpu_set(0, 4, interfaces=(SRIOV,))])
-    result = nfvplace.place([h1, h2], v)
+    result = place([h1, h2], v)
     assert result.ok
     assert result.configuration.host == "b"

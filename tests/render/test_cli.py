@@ -56,8 +56,6 @@ def test_host_tuning_takes_several_configurations() -> None:
 @pytest.mark.parametrize(
     ("args", "needle"),
     [
-        (["--format", "ovf", CONFIG], "nfvplace.render.unsupported"),
-        (["--format", "libvirt", CONFIG, CONFIG], "renders one VM Configuration"),
         (["--format", "libvirt", HOST], "CONFIG expects a VM Configuration"),
         (["--format", "libvirt", CONFIG, "--vm", HOST], "--vm expects a VM Descriptor"),
         (["--format", "libvirt", CONFIG, "--host", CONFIG], "--host expects a Compute Host"),
@@ -74,6 +72,20 @@ def test_errors_exit_1_with_a_reason(args: list[str], needle: str) -> None:
     assert out == ""
     assert needle in err
     assert "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["--format", "ovf", CONFIG], "nfvplace.usage.invalid_option"),
+        (["--format", "vmx", CONFIG, CONFIG], "a .vmx file holds one VM"),
+    ],
+)
+def test_usage_errors_exit_2(args: list[str], needle: str) -> None:
+    code, out, err = _run(*args)
+    assert code == 2
+    assert out == ""
+    assert needle in err
 
 
 def test_invalid_configuration_names_the_field(tmp_path: Path) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ... import errors
 from ..findings import Rule, Severity
 
 FAMILY = "document"
@@ -12,6 +13,7 @@ SYNTAX = Rule(
     FAMILY,
     "The file is not valid YAML or JSON, or uses unsafe YAML (object tags, alias bombs)",
     "fix the syntax at the line given; use plain YAML without tags or anchors",
+    code=errors.INPUT_SYNTAX,
 )
 SCHEMA = Rule(
     "NFV001",
@@ -34,6 +36,7 @@ UNKNOWN_KIND = Rule(
     FAMILY,
     "The document has no known 'schema:' and is in no supported dialect",
     "start the document with 'schema: nfvplace/vmd/v1' (or chd, vnf, vm-configuration)",
+    code=errors.INPUT_UNKNOWN_KIND,
 )
 DIALECT = Rule(
     "NFV004",
@@ -63,6 +66,7 @@ UNREADABLE = Rule(
     FAMILY,
     "The file cannot be read (missing, not UTF-8, or larger than 8 MiB)",
     "check the path and permissions; save the file as UTF-8",
+    code=errors.INPUT_UNREADABLE,
 )
 
 RULES = (
