@@ -15,8 +15,10 @@ from rich.console import Console
 from rich.markup import escape
 
 from .. import __version__
-from ..lint import LintReport, Severity, lint_paths, lint_text, to_json, to_sarif
+from ..lint import LintReport, Severity, lint_text, to_json, to_sarif
+from ..lint.files import expand_paths, lint_file
 from . import app
+from .progress import progress
 
 STYLE = {Severity.error: "bold red", Severity.warning: "yellow", Severity.info: "cyan"}
 
@@ -68,12 +70,13 @@ def lint_command(
 ) -> None:
     """Validate descriptors: schema and semantic rules, each finding with a rule id and a fix."""
     try:
-        results = []
+        targets: list[Path | None] = []  # None: standard input
         for path in paths:
-            if str(path) == "-":
-                results.append(lint_text(sys.stdin.read(), "<stdin>"))
-            else:
-                results.extend(lint_paths([path]).files)
+            targets.extend([None] if str(path) == "-" else expand_paths([path]))
+        results = [
+            lint_text(sys.stdin.read(), "<stdin>") if target is None else lint_file(target)
+            for target in progress(targets, "linting")
+        ]
         report = LintReport(tuple(results))
     except Exception as exc:  # the edge: never a traceback, whatever the input
         typer.echo(f"nfvplace lint: internal error: {type(exc).__name__}: {exc}", err=True)

@@ -42,7 +42,8 @@ def lint_file(path: str | Path) -> FileResult:
     return check_document(document, file_resolver(path.parent))
 
 
-def _expand(paths: Iterable[str | Path]) -> list[Path]:
+def expand_paths(paths: Iterable[str | Path]) -> list[Path]:
+    """The files to lint: files as given, folders replaced by every descriptor file below them."""
     out: list[Path] = []
     for raw in paths:
         path = Path(raw)
@@ -55,4 +56,4 @@ def _expand(paths: Iterable[str | Path]) -> list[Path]:
 
 def lint_paths(paths: Iterable[str | Path]) -> LintReport:
     """Lint files and folders (every .yaml/.yml/.json below a folder), in the order given."""
-    return LintReport(tuple(lint_file(path) for path in _expand(paths)))
+    return LintReport(tuple(lint_file(path) for path in expand_paths(paths)))
