@@ -1,20 +1,30 @@
-"""Placements per second through the REST API on PostgreSQL, with 1 and 2 uvicorn workers.
+"""The REST service at fleet scale, on SQLite and PostgreSQL, against the engine in the same run.
 
-    .venv/bin/python bench/bench_service.py [--hosts 24] [--clients 8] [--placer module:function]
+    .venv/bin/python bench/bench_service.py                       # 1,000 hosts, every setup
+    .venv/bin/python bench/bench_service.py --hosts 10000 --db sqlite --setups 1w --placements 0
+    .venv/bin/python bench/bench_service.py --db postgres --setups 1w,2w,2r
 
-Uses $NFVPLACE_TEST_POSTGRES_URL (a server where we may CREATE DATABASE) or starts a throwaway
-PostgreSQL 15 cluster itself. Each run gets a fresh database and a fresh `nfvplace serve`; `--clients`
-threads place the same small VM until the fleet is full. Prints placements/s for each worker count
-and the ratio 2 workers / 1 worker, measured in the same run. `--placer` defaults to the real engine,
-`nfvplace.placement:place`.
+For each database (a fresh one per setup) and each setup (`1w`: one `nfvplace serve` with 1 worker,
+`2w`: 2 workers, `2r`: two separate `nfvplace serve` processes, replicas, over the same database) it
+registers `--hosts` seeded realistic hosts (bench/hostgen.py) with `PUT /v1/hosts/{id}`, then measures:
+`POST /v1/placements` latency with one client (p50/p99, HTTP included), placements per second with
+`--clients` concurrent clients (spread over the replicas), compare-and-swap retries (the servers'
+`nfvplace_placement_conflicts_total`), the 409 and 5xx answers, `PUT` of a known host (p50) and the
+largest worker's RSS. The baseline is the engine itself on a prebuilt `FleetIndex` of the same hosts,
+placing the same VM, measured in this run: each door's overhead is printed as a ratio to it.
+
+PostgreSQL: $NFVPLACE_TEST_POSTGRES_URL (a server where we may CREATE DATABASE) or a throwaway
+durable cluster started here. Print `uptime`'s load with the figures: the machine is shared.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import os
 import signal
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -22,7 +32,8 @@ import threading
 import time
 import uuid
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -33,16 +44,47 @@ from sqlalchemy.engine import make_url
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests" / "service"))
+sys.path.insert(0, str(ROOT))
 
 from pg_cluster import free_port, throwaway_cluster  # noqa: E402
-from service_hosts import host, vm  # noqa: E402
+
+from bench.hostgen import iter_fleet  # noqa: E402
+from nfvplace.models.vmd import VmDescriptor  # noqa: E402
+from nfvplace.placement import FleetIndex, place  # noqa: E402
 
 TOKEN = "bench-admin-token-0123456789"
-VM = vm(vcpus=2, pages=1, sriov=1)
+HEADERS = {"Authorization": f"Bearer {TOKEN}"}
+# A small data-plane VM: one whole core (a howtogroup pair), 2 x 1 GiB pages, one SR-IOV VF
+VM: dict[str, Any] = {
+    "schema": "nfvplace/vmd/v1",
+    "name": "dp-small",
+    "cpu_sets": [
+        {
+            "id": 0,
+            "vcpus": [0, 1],
+            "howtogroup": [[0, 1]],
+            "memory_mib": 4096,
+            "hugepages": {"size": "1GiB", "count": 2},
+            "interfaces": [{"name": "e0", "mode": "sriov", "speed_gbps": 10, "bandwidth_gbps": 1}],
+        }
+    ],
+}
+
+
+def load() -> str:
+    return os.getloadavg().__repr__()
+
+
+def pct(values: Sequence[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(int(q * len(ordered)), len(ordered) - 1)] if ordered else float("nan")
+
+
+# --- databases and servers -------------------------------------------------------------------
 
 
 @contextlib.contextmanager
-def postgres() -> Iterator[str]:
+def postgres_server() -> Iterator[str]:
     given = os.environ.get("NFVPLACE_TEST_POSTGRES_URL")
     if given:
         yield given
@@ -51,7 +93,7 @@ def postgres() -> Iterator[str]:
         yield url
 
 
-def fresh_database(server: str) -> str:
+def fresh_postgres(server: str) -> str:
     parsed = make_url(server)
     info: dict[str, Any] = {"dbname": parsed.database or "postgres", "autocommit": True}
     for key in ("host", "port", "password"):
@@ -66,112 +108,275 @@ def fresh_database(server: str) -> str:
     return parsed.set(database=name, drivername="postgresql+psycopg").render_as_string(False)
 
 
-def start_server(
-    db: str, workers: int, placer: str, folder: Path
-) -> tuple[subprocess.Popen[bytes], str]:
-    tokens = folder / "tokens.yaml"
-    tokens.write_text(yaml.safe_dump({"admin": [TOKEN]}))
-    port = free_port()
-    env = {
-        **os.environ,
-        "NFVPLACE_PLACER": placer,
-        "PYTHONPATH": os.pathsep.join([str(ROOT / "tests" / "service"), str(ROOT)]),
-        "PROMETHEUS_MULTIPROC_DIR": tempfile.mkdtemp(prefix="metrics-", dir=folder),
-    }
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "nfvplace",
-            "serve",
-            "--db",
-            db,
-            "--port",
-            str(port),
-            "--workers",
-            str(workers),
-            "--tokens",
-            str(tokens),
-        ],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=(folder / f"server-{workers}.log").open("wb"),
-        start_new_session=True,
-    )
-    url = f"http://127.0.0.1:{port}"
-    for _ in range(300):
-        with contextlib.suppress(httpx.HTTPError):
-            if httpx.get(url + "/readyz", timeout=1).status_code == 200:
-                time.sleep(1.0)
-                return process, url
-        time.sleep(0.1)
-    raise SystemExit(f"server did not start; see {folder}")
+@dataclass
+class Server:
+    db: str
+    workers: int
+    folder: Path
+    port: int = field(default_factory=free_port)
+    process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self) -> Server:
+        tokens = self.folder / "tokens.yaml"
+        tokens.write_text(yaml.safe_dump({"admin": [TOKEN]}))
+        env = {
+            **os.environ,
+            "PYTHONPATH": str(ROOT),
+            "PROMETHEUS_MULTIPROC_DIR": tempfile.mkdtemp(prefix="metrics-", dir=self.folder),
+        }
+        argv = [sys.executable, "-m", "nfvplace", "serve", "--db", self.db]
+        argv += ["--port", str(self.port), "--workers", str(self.workers), "--tokens", str(tokens)]
+        self.process = subprocess.Popen(
+            argv,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=(self.folder / f"server-{self.port}.log").open("wb"),
+            start_new_session=True,
+        )
+        for _ in range(6000):
+            with contextlib.suppress(httpx.HTTPError):
+                if httpx.get(self.url + "/readyz", timeout=1).status_code == 200:
+                    return self
+            if self.process.poll() is not None:
+                break
+            time.sleep(0.1)
+        raise SystemExit(f"server did not start; see {self.folder}")
+
+    def pids(self) -> list[int]:
+        """The server's processes (its process group: uvicorn and its workers)."""
+        assert self.process is not None
+        out = []
+        for entry in Path("/proc").iterdir():
+            if entry.name.isdigit():
+                with contextlib.suppress(OSError):
+                    if os.getpgid(int(entry.name)) == self.process.pid:
+                        out.append(int(entry.name))
+        return out
+
+    def max_rss_mib(self) -> float:
+        biggest = 0.0
+        for pid in self.pids():
+            with contextlib.suppress(OSError):
+                for text in Path(f"/proc/{pid}/status").read_text().splitlines():
+                    if text.startswith("VmRSS:"):
+                        biggest = max(biggest, int(text.split()[1]) / 1024)
+        return biggest
+
+    def conflicts(self) -> float:
+        for text in httpx.get(self.url + "/metrics").text.splitlines():
+            if text.startswith("nfvplace_placement_conflicts_total "):
+                return float(text.split()[1])
+        return 0.0
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGTERM)
+            self.process.wait(timeout=60)
 
 
-def run(url: str, hosts: int, clients: int) -> tuple[int, float, Counter[str]]:
-    headers = {"Authorization": f"Bearer {TOKEN}"}
-    for i in range(hosts):
-        chd = host(f"h{i:03d}", cores=4, pages_1g=4, vfs=4)
-        httpx.put(f"{url}/v1/hosts/{chd['id']}", json=chd, headers=headers).raise_for_status()
-    placed: list[str] = []
+# --- the measurements --------------------------------------------------------------------------
+
+
+def register(url: str, hosts: Sequence[dict[str, Any]], clients: int = 4) -> list[float]:
+    """PUT every host (a few clients in parallel); the latencies in ms."""
+    times: list[float] = []
+    chunks = [hosts[k::clients] for k in range(clients)]
+
+    def run(chunk: Sequence[dict[str, Any]]) -> None:
+        with httpx.Client(base_url=url, headers=HEADERS, timeout=120) as http:
+            for chd in chunk:
+                start = time.perf_counter()
+                answer = http.put(f"/v1/hosts/{chd['id']}", json=chd)
+                times.append((time.perf_counter() - start) * 1000)
+                answer.raise_for_status()
+
+    threads = [threading.Thread(target=run, args=(c,)) for c in chunks]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return times
+
+
+def latency(url: str, count: int) -> tuple[list[float], Counter[int]]:
+    times: list[float] = []
+    statuses: Counter[int] = Counter()
+    with httpx.Client(base_url=url, headers=HEADERS, timeout=120) as http:
+        for _ in range(count):
+            start = time.perf_counter()
+            answer = http.post("/v1/placements", json={"vm": VM})
+            times.append((time.perf_counter() - start) * 1000)
+            statuses[answer.status_code] += 1
+    return times, statuses
+
+
+def throughput(urls: Sequence[str], clients: int, total: int) -> tuple[float, Counter[str]]:
     counts: Counter[str] = Counter()
     lock = threading.Lock()
+    per_client = max(total // clients, 1)
 
-    def client() -> None:
-        with httpx.Client(base_url=url, headers=headers, timeout=120) as http:
-            while True:
-                answer = http.post("/v1/placements", json={"vm": VM})
+    def client(k: int) -> None:
+        with httpx.Client(base_url=urls[k % len(urls)], headers=HEADERS, timeout=120) as http:
+            for _ in range(per_client):
+                try:
+                    answer = http.post("/v1/placements", json={"vm": VM})
+                except httpx.HTTPError:
+                    with lock:
+                        counts["transport_error"] += 1
+                    continue
+                if answer.status_code == 201:
+                    key = "placed"
+                elif answer.status_code >= 500:
+                    key = "5xx"
+                else:
+                    key = str(answer.json().get("code", answer.status_code))
                 with lock:
-                    if answer.status_code == 201:
-                        placed.append(answer.json()["id"])
-                        continue
-                    code = answer.json().get("code", "?")
-                    counts[code] += 1
-                if code != "nfvplace.placement.concurrent_update":
-                    return
+                    counts[key] += 1
 
-    threads = [threading.Thread(target=client) for _ in range(clients)]
+    threads = [threading.Thread(target=client, args=(k,)) for k in range(clients)]
     start = time.perf_counter()
     for t in threads:
         t.start()
     for t in threads:
         t.join()
-    return len(placed), time.perf_counter() - start, counts
+    return time.perf_counter() - start, counts
 
 
-def conflicts(url: str) -> float:
-    """Compare-and-swap retries counted by the server (summed over its workers)."""
-    for line in httpx.get(url + "/metrics").text.splitlines():
-        if line.startswith("nfvplace_placement_conflicts_total "):
-            return float(line.split()[1])
-    return 0.0
+def replace_hosts(url: str, hosts: Sequence[dict[str, Any]], count: int) -> list[float]:
+    """PUT hosts that exist already (an agent's periodic report), one client."""
+    times = []
+    with httpx.Client(base_url=url, headers=HEADERS, timeout=120) as http:
+        for chd in hosts[:count]:
+            start = time.perf_counter()
+            http.put(f"/v1/hosts/{chd['id']}", json=chd).raise_for_status()
+            times.append((time.perf_counter() - start) * 1000)
+    return times
+
+
+def engine_baseline(hosts: Sequence[dict[str, Any]], count: int) -> float:
+    """p50 ms of the engine placing VM `count` times on a prebuilt FleetIndex, claiming each."""
+    from nfvplace.models.chd import ComputeHostDescriptor
+
+    fleet = FleetIndex(
+        [ComputeHostDescriptor.model_validate(h) for h in hosts], compact=len(hosts) >= 2000
+    )
+    vm = VmDescriptor.model_validate(VM)
+    times = []
+    for k in range(count):
+        start = time.perf_counter()
+        result = place(fleet, vm, instance=f"bench-{k}")
+        times.append((time.perf_counter() - start) * 1000)
+        fleet.update_many(result.hosts.values())
+    return statistics.median(times)
+
+
+def run_setup(
+    label: str, db: str, setup: str, hosts: Sequence[dict[str, Any]], args: argparse.Namespace
+) -> dict[str, Any]:
+    folder = Path(tempfile.mkdtemp(prefix="bench-service-"))
+    workers = 2 if setup == "2w" else 1
+    servers = [Server(db, workers, folder).start()]
+    if setup == "2r":
+        servers.append(Server(db, 1, folder).start())
+    try:
+        put_create = register(servers[0].url, hosts)
+        warm = []
+        for server in servers:  # every worker builds its index on its first request
+            for _ in range(workers * 2):
+                start = time.perf_counter()
+                httpx.post(
+                    server.url + "/v1/placements",
+                    json={"vm": VM, "dry_run": True},
+                    headers=HEADERS,
+                    timeout=600,
+                )
+                warm.append((time.perf_counter() - start) * 1000)
+        times, statuses = latency(servers[0].url, args.latency)
+        elapsed, counts = throughput([s.url for s in servers], args.clients, args.placements)
+        put_replace = replace_hosts(servers[0].url, hosts, min(args.latency, len(hosts)))
+        retries = sum(s.conflicts() for s in servers)
+        rss = max(s.max_rss_mib() for s in servers)
+    finally:
+        for server in servers:
+            server.stop()
+    answered = sum(counts.values())
+    return {
+        "db": label,
+        "setup": setup,
+        "hosts": len(hosts),
+        "first_request_ms": max(warm),
+        "post_p50_ms": statistics.median(times),
+        "post_p99_ms": pct(times, 0.99),
+        "post_statuses": dict(statuses),
+        "placements_per_s": counts["placed"] / elapsed if elapsed else 0.0,
+        "placed": counts["placed"],
+        "retries": retries,
+        "rate_409": sum(v for k, v in counts.items() if k.startswith("nfvplace."))
+        / max(answered, 1),
+        "answers": dict(counts),
+        "errors_5xx": counts["5xx"] + sum(v for k, v in statuses.items() if k >= 500),
+        "put_create_p50_ms": statistics.median(put_create),
+        "put_replace_p50_ms": statistics.median(put_replace),
+        "max_worker_rss_mib": rss,
+        "load": load(),
+    }
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--hosts", type=int, default=24)
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--hosts", type=int, default=1000)
     parser.add_argument("--clients", type=int, default=8)
-    parser.add_argument("--placer", default="nfvplace.placement:place")
+    parser.add_argument("--placements", type=int, default=800, help="for the throughput run")
+    parser.add_argument("--latency", type=int, default=200, help="sequential POSTs for p50/p99")
+    parser.add_argument("--db", default="sqlite,postgres")
+    parser.add_argument("--setups", default="1w,2w,2r")
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args()
-    rates: dict[int, float] = {}
-    with postgres() as server, tempfile.TemporaryDirectory() as tmp:
-        for workers in (1, 2):
-            db = fresh_database(server)
-            process, url = start_server(db, workers, args.placer, Path(tmp))
-            try:
-                placed, elapsed, counts = run(url, args.hosts, args.clients)
-                cas = conflicts(url)
-            finally:
-                os.killpg(process.pid, signal.SIGTERM)
-                process.wait(timeout=30)
-            rates[workers] = placed / elapsed
-            retries = counts.get("nfvplace.placement.concurrent_update", 0)
-            print(
-                f"workers={workers} hosts={args.hosts} clients={args.clients}: placed {placed} "
-                f"in {elapsed:.2f} s = {rates[workers]:.1f} placements/s "
-                f"(compare-and-swap retries: {cas:.0f}, 409 concurrent_update answers: {retries})"
-            )
-    print(f"ratio 2 workers / 1 worker: {rates[2] / rates[1]:.2f}")
+    hosts = [h.model_dump(mode="json", by_alias=True) for h in iter_fleet(args.hosts, args.seed)]
+    engine_ms = engine_baseline(hosts, args.latency)
+    print(f"engine on a prebuilt FleetIndex, {args.hosts} hosts: p50 {engine_ms:.2f} ms ({load()})")
+    results = []
+    with contextlib.ExitStack() as stack:
+        pg = stack.enter_context(postgres_server()) if "postgres" in args.db else ""
+        for label in args.db.split(","):
+            for setup in args.setups.split(","):
+                if label == "sqlite":
+                    db = f"sqlite:///{tempfile.mkdtemp(prefix='bench-sqlite-')}/nfvplace.db"
+                else:
+                    db = fresh_postgres(pg)
+                result = run_setup(label, db, setup, hosts, args)
+                result["engine_p50_ms"] = engine_ms
+                results.append(result)
+                print(
+                    f"{label:8} {setup}: POST p50 {result['post_p50_ms']:.1f} ms "
+                    f"(x{result['post_p50_ms'] / engine_ms:.1f} the engine) p99 "
+                    f"{result['post_p99_ms']:.1f} ms; {result['placements_per_s']:.0f} placements/s "
+                    f"with {args.clients} clients ({result['placed']} placed, "
+                    f"{result['retries']:.0f} CAS retries, 409 rate {result['rate_409']:.3f}, "
+                    f"5xx {result['errors_5xx']}); PUT p50 create "
+                    f"{result['put_create_p50_ms']:.1f} ms, replace "
+                    f"{result['put_replace_p50_ms']:.1f} ms; first request "
+                    f"{result['first_request_ms']:.0f} ms; worker RSS "
+                    f"{result['max_worker_rss_mib']:.0f} MiB; load {result['load']}",
+                    flush=True,
+                )
+    by = {(r["db"], r["setup"]): r for r in results}
+    for label in args.db.split(","):
+        one, two = by.get((label, "1w")), by.get((label, "2w"))
+        if one and two and one["placements_per_s"]:
+            ratio = two["placements_per_s"] / one["placements_per_s"]
+            print(f"{label}: 2 workers / 1 worker = {ratio:.2f}")
+        reps = by.get((label, "2r"))
+        if one and reps and one["placements_per_s"]:
+            ratio = reps["placements_per_s"] / one["placements_per_s"]
+            print(f"{label}: 2 replicas / 1 worker = {ratio:.2f}")
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=2))
 
 
 if __name__ == "__main__":

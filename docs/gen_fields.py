@@ -350,10 +350,14 @@ def type_text(annotation: Any, field_name: str = "") -> str:
     if isinstance(annotation, type) and issubclass(annotation, Enum):
         return "one of " + ", ".join(f"`{m.value}`" for m in annotation)
     annotation = _plain(annotation)
-    base = {int: "integer", float: "number", str: "string", bool: "boolean"}.get(annotation, str(annotation))
+    base = {int: "integer", float: "number", str: "string", bool: "boolean"}.get(
+        annotation, str(annotation)
+    )
     for suffix, unit in UNITS.items():
         if field_name.endswith(suffix):
-            return f"{base}, {unit}" + (" (or a string with a unit)" if unit in QUANTITY_UNITS else "")
+            return f"{base}, {unit}" + (
+                " (or a string with a unit)" if unit in QUANTITY_UNITS else ""
+            )
     if field_name == "size":
         return "string with a unit, e.g. `1GiB`"
     return base
@@ -411,7 +415,9 @@ def field_tables(root: type[BaseModel]) -> str:
     for model, path in models_in(root):
         clause = CLAUSES.get(model.__name__, "-")
         where = f" (`{path}`)" if path else " (the document)"
-        out.append(f"### {model.__name__}\n\n{model.__name__}{where}, NFV-PER 001 clause {clause}.\n")
+        out.append(
+            f"### {model.__name__}\n\n{model.__name__}{where}, NFV-PER 001 clause {clause}.\n"
+        )
         out.append("| field | type / unit | default | meaning | clause |")
         out.append("|---|---|---|---|---|")
         for name, info in model.model_fields.items():
@@ -436,7 +442,7 @@ def rule_tables() -> str:
         out.append("|---|---|---|---|---|")
         for rule in rules:
             out.append(
-                f"| <a id=\"{rule.id.lower()}\"></a>`{rule.id}` | {rule.severity.value} | {rule.title} | {rule.fix} | {rule.clause or '-'} |"
+                f'| <a id="{rule.id.lower()}"></a>`{rule.id}` | {rule.severity.value} | {rule.title} | {rule.fix} | {rule.clause or "-"} |'
             )
         out.append("")
     return "\n".join(out)

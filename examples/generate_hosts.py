@@ -14,8 +14,8 @@ import sys
 from pathlib import Path
 
 from nfvplace.discovery import chd_from_hwloc_xml
-from nfvplace.synthetic import realistic_host
 from nfvplace.models import dump
+from nfvplace.synthetic import realistic_host
 
 HERE = Path(__file__).resolve().parent
 

@@ -1,9 +1,12 @@
-"""Claiming and releasing a VM Configuration's resources on a host descriptor.
+"""Claiming and releasing a VM Configuration's resources on a host descriptor: the only write path.
 
-Pure functions: they return a new Compute Host Descriptor and never change their inputs. Placement uses
-`claim` so that a caller can place many VMs in sequence; the service derives a host's availability as its
-reported CHD with every live placement claimed, and uses `conflicts` to report claims that a fresh CHD no
-longer supports (a VF that vanished, a PU that became ineligible).
+Pure functions: they return a new Compute Host Descriptor and never change their inputs. One function
+computes what a claim would conflict with (`conflicts`), one applies it (`claim`, or `claim_what_fits`
+which applies what fits and reports the rest), one undoes it (`release`, its exact inverse). The
+engine claims with them while placing (so the library, the CLI and the service get a configuration and
+the host with it claimed from the same call); the store applies nothing a second time: it writes the
+engine's claimed host, undoes a released placement with `release`, and derives a host's availability
+from what its agent reports with `release` (placements the agent already shows) then `claim_what_fits`.
 """
 
 from __future__ import annotations
@@ -394,9 +397,27 @@ def claim(host: ComputeHostDescriptor, config: VmConfiguration) -> ComputeHostDe
 def release(host: ComputeHostDescriptor, config: VmConfiguration) -> ComputeHostDescriptor:
     """`host` with the resources `config` holds freed again. Idempotent: releasing twice, or
     releasing what was never claimed, changes nothing that belongs to someone else."""
-    if config.owner not in {i.id for i in host.instances}:
+    if config.owner not in holders(host):
         return host
     return _apply(host, config, -1)[0]
+
+
+def holders(host: ComputeHostDescriptor) -> set[str]:
+    """Every owner `host` shows: its instances and the owners of its PUs, ports, VFs and devices.
+
+    A host agent that reports a VM as running (by its instance id, or as the owner of anything) has
+    counted what it uses (hugepages, memory, bandwidth) in what it reports as used.
+    """
+    owners = {i.id for i in host.instances}
+    for node in host.numa_nodes:
+        owners.update(c.owner for c in node.cpus if c.owner)
+        owners.update(d.owner for d in node.pci_devices if d.owner)
+        for nic in node.nics:
+            for port in nic.ports:
+                if port.owner:
+                    owners.add(port.owner)
+                owners.update(vf.owner for vf in port.vfs if vf.owner)
+    return owners
 
 
 __all__ = [
@@ -405,5 +426,6 @@ __all__ = [
     "claim",
     "claim_what_fits",
     "conflicts",
+    "holders",
     "release",
 ]

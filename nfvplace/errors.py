@@ -37,6 +37,7 @@ PLACEMENT_INVALID_POLICY = "nfvplace.placement.invalid_policy"
 # Placement service (REST API)
 PLACEMENT_NOT_FOUND = "nfvplace.placement.not_found"
 PLACEMENT_IDEMPOTENCY_KEY_REUSED = "nfvplace.placement.idempotency_key_reused"
+PLACEMENT_RELEASED = "nfvplace.placement.released"
 HOST_NOT_FOUND = "nfvplace.host.not_found"
 HOST_IN_USE = "nfvplace.host.in_use"
 HOST_ID_MISMATCH = "nfvplace.host.id_mismatch"

@@ -71,8 +71,12 @@ class Group:
     def title(self) -> str:
         return f"VNF {self.name}" if self.name else "batch"
 
-    def units(self) -> list[Unit]:
+    def units(self, owner: str | None = None) -> list[Unit]:
+        """One unit per instance; with `owner` (e.g. the service's placement id) every instance id
+        is `<owner>/<vnf>.<member>-<k>` (`<owner>/<member>-<k>` in a batch)."""
         prefix = f"{self.name}." if self.name else None
+        if owner:
+            prefix = f"{owner}/{prefix or ''}"
         return [
             Unit(m, k, f"{prefix}{m.name}-{k + 1}" if prefix else None)
             for m in self.members

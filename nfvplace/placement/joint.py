@@ -74,7 +74,7 @@ class JointSearch:
         self.original = fleet
         self.group = group
         self.options = options
-        self.units = group.units()
+        self.units = group.units(options.instance)
         self.state = JointState.start(fleet, group, self.units)
         self.deadline = time.monotonic() + limit_s
         self.limit_s = limit_s

@@ -10,6 +10,7 @@ from typing import Any
 
 from fastapi import FastAPI
 from fastapi.exceptions import RequestValidationError
+from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from .. import __version__
@@ -61,6 +62,7 @@ def create_app(settings: Settings, *, placer: Placer | None = None) -> FastAPI:
         store = Store.open(settings.db_url or default_url(), migrate=settings.migrate)
         app.state.store = store
         app.state.placements = Placements(store, app.state.placer, metrics, settings.max_attempts)
+        await run_in_threadpool(app.state.placements.live.refresh)  # the index, before /readyz
         try:
             yield
         finally:

@@ -1,4 +1,4 @@
-"""Placing through the store: compute on a snapshot, commit with compare-and-swap, retry.
+"""Placing through the store: decide on the worker's index, commit with compare-and-swap, retry.
 
 No HTTP here: the routers translate requests into `PlacementRequest` and answers into responses.
 """
@@ -7,22 +7,24 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import random
-import threading
 import time
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from .. import errors
-from ..models.chd import ComputeHostDescriptor
 from ..models.configuration import VmConfiguration
-from ..models.vmd import VmDescriptor
+from ..models.vmd import VMD_SCHEMA, VmDescriptor
 from ..models.vnf import VnfTemplate
+from ..placement import FleetIndex
 from ..placement.batch import BatchItem
-from ..placement.result import PlacementResult
+from ..placement.result import Diagnosis, PlacementResult
 from ..store import IdempotentReplayError, PlacementRecord, StaleSnapshot, Store
+from .live import Decision, LiveIndex
 from .logs import LOGGER
 from .metrics import Metrics
 from .problems import ProblemError
@@ -55,21 +57,6 @@ def new_placement_id() -> str:
     return "pl-" + uuid.uuid4().hex
 
 
-def with_instances(
-    placement_id: str, configurations: Sequence[VmConfiguration]
-) -> list[VmConfiguration]:
-    """Owner names unique to this placement: `<placement id>/<instance or vm>`."""
-    seen: set[str] = set()
-    out = []
-    for index, config in enumerate(configurations):
-        name = f"{placement_id}/{config.instance or config.vm}"
-        if name in seen:
-            name = f"{name}#{index}"
-        seen.add(name)
-        out.append(config.model_copy(update={"instance": name}))
-    return out
-
-
 def dump_configurations(configs: Sequence[VmConfiguration]) -> list[dict[str, Any]]:
     return [c.model_dump(mode="json", by_alias=True, exclude_none=True) for c in configs]
 
@@ -78,15 +65,56 @@ def _explanation(request: PlacementRequest, result: PlacementResult) -> dict[str
     return {"explanation": list(result.explanation)} if request.explain else {}
 
 
+Target = VmDescriptor | VnfTemplate | tuple[BatchItem, ...]
+
+
+def owner_name(placement_id: str, descriptor: Target) -> str:
+    """The instance id the engine claims with: `<placement id>/<vm>` for a VM; the instances of a
+    VNF or a batch are `<placement id>/<template>.<member>-<k>` (`<placement id>/<member>-<k>`)."""
+    if isinstance(descriptor, VmDescriptor):
+        return f"{placement_id}/{descriptor.name}"
+    return placement_id
+
+
+def target_name(descriptor: Target) -> str:
+    if isinstance(descriptor, tuple):
+        return "batch of " + ", ".join(item.vm.name for item in descriptor)
+    return descriptor.name
+
+
+def stored_target(descriptor: Target) -> dict[str, Any]:
+    """The descriptor as the store keeps it with the placement (see `vm_descriptors`)."""
+    if isinstance(descriptor, tuple):
+        return {
+            "batch": [
+                {
+                    "vm": item.vm.model_dump(mode="json", by_alias=True, exclude_none=True),
+                    "count": item.count,
+                }
+                for item in descriptor
+            ]
+        }
+    return descriptor.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
+def empty_fleet(descriptor: Target) -> PlacementResult:
+    summary = (
+        f"0/0 hosts fit {target_name(descriptor)}: the inventory has no hosts "
+        "(host agents register them with PUT /v1/hosts/{id})"
+    )
+    return PlacementResult(diagnosis=Diagnosis(0, 0, (), summary))
+
+
 class Placements:
     def __init__(self, store: Store, placer: Placer, metrics: Metrics, max_attempts: int) -> None:
         self.store = store
         self.placer = placer
         self.metrics = metrics
         self.max_attempts = max_attempts
-        # Threads of one process take turns from snapshot to commit: they would only conflict with
-        # each other. Processes and replicas still race, and compare-and-swap settles that.
-        self._turn = threading.Lock()
+        self.live = LiveIndex(store)
+        # ties between equally good hosts are broken per process on retries, so that workers and
+        # replicas that lost a race to each other do not pick the same host again
+        self._retry_seed = os.getpid()
 
     def _replay(self, record: PlacementRecord, request: PlacementRequest) -> Answer:
         if record.request_hash != request.request_hash:
@@ -97,14 +125,30 @@ class Placements:
                 "this Idempotency-Key was used for a different request",
                 extra={"placement": record.id},
             )
+        if record.released:
+            self.metrics.placements.labels("invalid").inc()
+            raise ProblemError(
+                409,
+                errors.PLACEMENT_RELEASED,
+                f"this Idempotency-Key placed {record.id}, which was released since; send the "
+                "request again with a new key to place it again",
+                extra={"placement": record.id},
+            )
         self.metrics.placements.labels("replayed").inc()
         return Answer(201, dict(record.response), {"Idempotent-Replayed": "true"})
 
     def _compute(
-        self, hosts: Sequence[ComputeHostDescriptor], request: PlacementRequest
+        self, fleet: FleetIndex, request: PlacementRequest, placement_id: str, attempt: int
     ) -> PlacementResult:
+        if len(fleet) == 0:
+            return empty_fleet(request.descriptor)
         return self.placer(
-            list(hosts), request.descriptor, policy=request.policy, seed=0, explain=request.explain
+            fleet,
+            request.descriptor,
+            policy=request.policy,
+            seed=0 if attempt == 0 else self._retry_seed + attempt,
+            explain=request.explain,
+            instance=owner_name(placement_id, request.descriptor),
         )
 
     def place(self, request: PlacementRequest, idempotency_key: str | None) -> Answer:
@@ -112,13 +156,13 @@ class Placements:
             first = self.store.find_by_key(idempotency_key)
             if first is not None:
                 return self._replay(first, request)
-        with self._turn:
-            return self._place(request, idempotency_key)
-
-    def _place(self, request: PlacementRequest, idempotency_key: str | None) -> Answer:
         for attempt in range(self.max_attempts):
-            snapshot = self.store.snapshot()
-            result = self._compute(list(snapshot.hosts.values()), request)
+            placement_id = new_placement_id()
+            decision = self.live.decide(
+                partial(self._compute, request=request, placement_id=placement_id, attempt=attempt),
+                claim=not request.dry_run,
+            )
+            result = decision.result
             if not result.ok:
                 self._no_fit(result)
             if request.dry_run:
@@ -131,33 +175,29 @@ class Placements:
                         **_explanation(request, result),
                     },
                 )
-            placement_id = new_placement_id()
-            configs = with_instances(placement_id, result.configurations)
             response = {
                 "id": placement_id,
-                "configurations": dump_configurations(configs),
+                "configurations": dump_configurations(result.configurations),
                 **_explanation(request, result),
             }
             try:
-                self.store.commit_placement(
-                    placement_id=placement_id,
-                    idempotency_key=idempotency_key,
-                    request_hash=request.request_hash,
-                    response=response,
-                    configurations=configs,
-                    snapshot=snapshot,
+                self.live.settle(
+                    decision,
+                    partial(
+                        self._commit, request, idempotency_key, placement_id, response, decision
+                    ),
                 )
             except StaleSnapshot as exc:
                 self.metrics.conflicts.inc()
                 LOGGER.info("placement conflict", extra={"attempt": attempt, "reason": str(exc)})
-                time.sleep(random.uniform(0, min(0.002 * 2**attempt, 0.1)))
+                time.sleep(random.uniform(0, min(0.001 * 2**attempt, 0.05)))
                 continue
             except IdempotentReplayError as exc:
                 return self._replay(exc.placement, request)
             self.metrics.placements.labels("placed").inc()
             LOGGER.info(
                 "placed",
-                extra={"placement": placement_id, "hosts": sorted({c.host for c in configs})},
+                extra={"placement": placement_id, "hosts": sorted(result.hosts)},
             )
             return Answer(201, response, {"Location": f"/v1/placements/{placement_id}"})
         self.metrics.placements.labels("conflict").inc()
@@ -165,6 +205,26 @@ class Placements:
             409,
             errors.PLACEMENT_CONCURRENT_UPDATE,
             f"hosts changed under this placement {self.max_attempts} times; retry the request",
+        )
+
+    def _commit(
+        self,
+        request: PlacementRequest,
+        idempotency_key: str | None,
+        placement_id: str,
+        response: dict[str, Any],
+        decision: Decision,
+    ) -> PlacementRecord:
+        return self.store.commit_placement(
+            placement_id=placement_id,
+            idempotency_key=idempotency_key,
+            request_hash=request.request_hash,
+            response=response,
+            configurations=decision.result.configurations,
+            snapshot=decision.base,
+            claimed=decision.claimed,
+            name=target_name(request.descriptor)[:255],
+            descriptor=stored_target(request.descriptor),
         )
 
     def _no_fit(self, result: PlacementResult) -> None:
@@ -180,3 +240,19 @@ class Placements:
             diagnosis.summary,
             extra={"diagnosis": diagnosis.to_dict()},
         )
+
+
+def vm_descriptors(record: PlacementRecord) -> dict[str, VmDescriptor]:
+    """The VM Descriptors a placement was made from, by VM name (what rendering needs: VLANs,
+    networks); empty for placements stored before descriptors were kept."""
+    data = record.descriptor
+    if data is None:
+        return {}
+    if "batch" in data:
+        vms = [VmDescriptor.model_validate(item["vm"]) for item in data["batch"]]
+        return {vm.name: vm for vm in vms}
+    if data.get("schema") == VMD_SCHEMA:
+        vm = VmDescriptor.model_validate(data)
+        return {vm.name: vm}
+    template = VnfTemplate.model_validate(data)
+    return {m.descriptor.name: m.descriptor for m in template.members if m.descriptor is not None}

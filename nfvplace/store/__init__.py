@@ -2,10 +2,12 @@
 
 from .db import default_url, make_engine, migrate, normalise_url
 from .repository import (
+    Changes,
     HostInUseError,
     HostPut,
     HostRecord,
     IdempotentReplayError,
+    PlacementPage,
     PlacementRecord,
     Snapshot,
     StaleSnapshot,
@@ -13,10 +15,12 @@ from .repository import (
 )
 
 __all__ = [
+    "Changes",
     "HostInUseError",
     "HostPut",
     "HostRecord",
     "IdempotentReplayError",
+    "PlacementPage",
     "PlacementRecord",
     "Snapshot",
     "StaleSnapshot",

@@ -1,50 +1,71 @@
 """The placement store: hosts, placements and their claims, with compare-and-swap commits.
 
-Every method is one database transaction. A placement is computed outside the database on a
-`snapshot` (each host's availability at a generation), then `commit_placement` bumps each touched
-host's generation only if it is still the one seen (UPDATE ... WHERE generation = :seen) and inserts
+Every method is one database transaction. A placement is computed outside the database (each worker
+keeps an index of the hosts' availability, refreshed from the change feed: `changes_since`), then
+`commit_placement` bumps each touched host's generation only if it is still the one the placement was
+computed on (UPDATE ... WHERE generation = :seen), writes the host as the engine claimed it, and inserts
 one unique row per exclusively held resource; either step failing rolls everything back and raises
-`StaleSnapshot`, and the caller recomputes.
+`StaleSnapshot`, and the caller refreshes and recomputes.
+
+Every write that changes a host takes the next number of the one-row change counter just before it
+commits and stamps it on the host (`hosts.change_seq`, or `deleted_hosts` for a deletion). The counter
+row is held from that moment to the commit, so numbers become visible in order: a reader that has seen
+number k has seen every change up to k.
 """
 
 from __future__ import annotations
 
-import threading
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, cast
 
-from sqlalchemy import Connection, Engine, Table, delete, insert, select, update
+from sqlalchemy import (
+    BigInteger,
+    Connection,
+    Engine,
+    Table,
+    delete,
+    insert,
+    null,
+    select,
+    union_all,
+    update,
+)
+from sqlalchemy import (
+    cast as sql_cast,
+)
 from sqlalchemy.exc import IntegrityError
 
-from ..claims import claim, claim_what_fits
-from ..errors import Issue
+from ..claims import claim
 from ..models.chd import ComputeHostDescriptor
 from ..models.configuration import VmConfiguration
 from . import db
-from .resources import (
-    held_resources,
-    hugepage_capacity,
-    hugepages_held,
-    without_owners,
-)
+from .availability import derive
+from .resources import held_resources, hugepage_capacity, hugepages_held
 from .tables import (
+    ChangeCounterRow,
     ClaimRow,
+    DeletedHostRow,
     HostRow,
     HugepageClaimRow,
     HugepagePoolRow,
     PlacementHostRow,
+    PlacementInstanceRow,
     PlacementRow,
 )
 
 HOSTS = cast(Table, HostRow.__table__)
 PLACEMENTS = cast(Table, PlacementRow.__table__)
 PLACEMENT_HOSTS = cast(Table, PlacementHostRow.__table__)
+INSTANCES = cast(Table, PlacementInstanceRow.__table__)
 CLAIMS = cast(Table, ClaimRow.__table__)
 POOLS = cast(Table, HugepagePoolRow.__table__)
 PAGE_CLAIMS = cast(Table, HugepageClaimRow.__table__)
+COUNTER = cast(Table, ChangeCounterRow.__table__)
+DELETED = cast(Table, DeletedHostRow.__table__)
+CHUNK = 500
 
 
 class StaleSnapshot(Exception):  # noqa: N818 - a signal to recompute, not an error for users
@@ -87,20 +108,29 @@ class PlacementRecord:
     response: Mapping[str, Any]
     configurations: tuple[Mapping[str, Any], ...]
     released: bool
+    descriptor: Mapping[str, Any] | None = None  # the VM Descriptor or VNF template placed
 
 
 @dataclass(frozen=True)
 class Snapshot:
-    """Each host's availability and the generation it was read at."""
+    """Hosts' availability and the generation each was read at."""
 
     hosts: Mapping[str, ComputeHostDescriptor]
     generations: Mapping[str, int]
 
 
-@dataclass
-class _Cache:
-    lock: threading.Lock = field(default_factory=threading.Lock)
-    hosts: dict[str, tuple[int, ComputeHostDescriptor]] = field(default_factory=dict)
+@dataclass(frozen=True)
+class Changes:
+    """Hosts changed after a change number: id -> generation (None: deleted), and the newest number."""
+
+    seq: int
+    hosts: Mapping[str, int | None]
+
+
+@dataclass(frozen=True)
+class PlacementPage:
+    placements: tuple[PlacementRecord, ...]
+    next_after: str | None  # pass as `after` for the next page (None: this was the last)
 
 
 def _now() -> datetime:
@@ -111,12 +141,27 @@ def _dump(chd: ComputeHostDescriptor) -> dict[str, Any]:
     return chd.model_dump(mode="json", by_alias=True)
 
 
+def _stamp(conn: Connection, host_ids: Iterable[str]) -> int:
+    """Take the next change number and stamp it on `host_ids`; call last in a transaction."""
+    seq = int(
+        conn.execute(
+            update(COUNTER)
+            .where(COUNTER.c.id == 1)
+            .values(seq=COUNTER.c.seq + 1)
+            .returning(COUNTER.c.seq)
+        ).scalar_one()
+    )
+    ids = sorted(host_ids)
+    if ids:
+        conn.execute(update(HOSTS).where(HOSTS.c.id.in_(ids)).values(change_seq=seq))
+    return seq
+
+
 class Store:
     """Repository over one database (SQLite or PostgreSQL)."""
 
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
-        self._cache = _Cache()
 
     @classmethod
     def open(cls, url: str, *, migrate: bool = True) -> Store:
@@ -162,82 +207,71 @@ class Store:
                 update(HOSTS)
                 .where(HOSTS.c.id == chd.id)
                 .values(generation=HOSTS.c.generation + 1, chd=reported, updated_at=now)
+                .returning(HOSTS.c.generation)
             )
-            created = result.rowcount == 0
+            bumped = result.scalar_one_or_none()
+            created = bumped is None
+            generation = 1 if bumped is None else int(bumped)
             if created:
                 conn.execute(
                     insert(HOSTS).values(
                         id=chd.id,
                         chd=reported,
                         available=reported,
-                        generation=1,
+                        generation=generation,
                         created_at=now,
                         updated_at=now,
+                        change_seq=0,
                     )
                 )
-            conflicts: list[dict[str, str]] = []
-            live: list[tuple[str, VmConfiguration]] = []
-            for placement_id, configurations in self._live_on(conn, chd.id):
-                for data in configurations:
-                    config = VmConfiguration.model_validate(data)
-                    if config.host == chd.id:
-                        live.append((placement_id, config))
-            available = without_owners(chd, {config.owner for _, config in live})
-            for placement_id, config in live:
-                available, issues = claim_what_fits(available, config)
-                conflicts.extend(
-                    {
-                        "placement": placement_id,
-                        "instance": config.owner,
-                        "path": issue.path,
-                        "message": issue.message,
-                    }
-                    for issue in issues
-                )
-            conn.execute(
-                update(HOSTS).where(HOSTS.c.id == chd.id).values(available=_dump(available))
+                conn.execute(delete(DELETED).where(DELETED.c.host_id == chd.id))
+            live = self._live_on(conn, chd.id)
+            derived = derive(chd, [config for _, config in live])
+            placement_of = {config.owner: placement_id for placement_id, config in live}
+            conflicts = tuple(
+                {
+                    "placement": placement_of[config.owner],
+                    "instance": config.owner,
+                    "path": issue.path,
+                    "message": issue.message,
+                }
+                for config, issue in derived.conflicts
             )
-            self._sync_pools(conn, chd, [config for _, config in live])
-            generation = conn.execute(
-                select(HOSTS.c.generation).where(HOSTS.c.id == chd.id)
-            ).scalar_one()
-        record = HostRecord(chd.id, generation, reported, _dump(available))
-        return HostPut(record, created, tuple(conflicts))
+            available = _dump(derived.available)
+            self._sync_pools(conn, derived.base, [config for _, config in live])
+            seq = _stamp(conn, ())
+            conn.execute(
+                update(HOSTS)
+                .where(HOSTS.c.id == chd.id)
+                .values(available=available, change_seq=seq)
+            )
+        record = HostRecord(chd.id, generation, reported, available)
+        return HostPut(record, created, conflicts)
 
-    def _live_on(self, conn: Connection, host_id: str) -> list[tuple[str, list[dict[str, Any]]]]:
+    def _live_on(self, conn: Connection, host_id: str) -> list[tuple[str, VmConfiguration]]:
+        """(placement id, configuration) of every live placement on the host, oldest first."""
         rows = conn.execute(
             select(PLACEMENTS.c.id, PLACEMENTS.c.configurations)
             .join(PLACEMENT_HOSTS, PLACEMENT_HOSTS.c.placement_id == PLACEMENTS.c.id)
             .where(PLACEMENT_HOSTS.c.host_id == host_id, PLACEMENTS.c.released_at.is_(None))
             .order_by(PLACEMENTS.c.created_at, PLACEMENTS.c.id)
         ).all()
-        return [(row[0], row[1]) for row in rows]
-
-    def _availability(self, conn: Connection, host_id: str) -> ComputeHostDescriptor:
-        """The host's reported CHD with every live placement's configurations claimed."""
-        reported = conn.execute(select(HOSTS.c.chd).where(HOSTS.c.id == host_id)).scalar_one()
-        configs = [
-            config
-            for _placement_id, configurations in self._live_on(conn, host_id)
+        return [
+            (placement_id, config)
+            for placement_id, configurations in rows
             for config in map(VmConfiguration.model_validate, configurations)
             if config.host == host_id
         ]
-        available = without_owners(
-            ComputeHostDescriptor.model_validate(reported), {c.owner for c in configs}
-        )
-        for config in configs:
-            available, _issues = claim_what_fits(available, config)
-        return available
 
     def _sync_pools(
-        self, conn: Connection, chd: ComputeHostDescriptor, live: Sequence[VmConfiguration]
+        self, conn: Connection, base: ComputeHostDescriptor, live: Sequence[VmConfiguration]
     ) -> None:
-        capacity = hugepage_capacity(chd)
+        capacity = hugepage_capacity(base)
         claimed = {(n, s): c for (_h, n, s), c in hugepages_held(live).items()}
         existing = {
             (row[0], row[1])
             for row in conn.execute(
-                select(POOLS.c.numa_node, POOLS.c.size_kib).where(POOLS.c.host_id == chd.id)
+                select(POOLS.c.numa_node, POOLS.c.size_kib).where(POOLS.c.host_id == base.id)
             )
         }
         for key in sorted(set(capacity) | set(claimed) | existing):
@@ -247,7 +281,7 @@ class Store:
                 conn.execute(
                     update(POOLS)
                     .where(
-                        POOLS.c.host_id == chd.id,
+                        POOLS.c.host_id == base.id,
                         POOLS.c.numa_node == node,
                         POOLS.c.size_kib == size,
                     )
@@ -255,7 +289,7 @@ class Store:
                 )
             else:
                 conn.execute(
-                    insert(POOLS).values(host_id=chd.id, numa_node=node, size_kib=size, **values)
+                    insert(POOLS).values(host_id=base.id, numa_node=node, size_kib=size, **values)
                 )
 
     def delete_host(self, host_id: str) -> bool:
@@ -268,47 +302,69 @@ class Store:
             )
             if locked.rowcount == 0:
                 return False
-            live = [placement_id for placement_id, _ in self._live_on(conn, host_id)]
+            live = sorted({placement_id for placement_id, _ in self._live_on(conn, host_id)})
             if live:
                 raise HostInUseError(host_id, tuple(live))
             for table in (PAGE_CLAIMS, POOLS, CLAIMS, PLACEMENT_HOSTS):
                 conn.execute(delete(table).where(table.c.host_id == host_id))
             conn.execute(delete(HOSTS).where(HOSTS.c.id == host_id))
-        with self._cache.lock:
-            self._cache.hosts.pop(host_id, None)
+            seq = _stamp(conn, ())
+            conn.execute(delete(DELETED).where(DELETED.c.host_id == host_id))
+            conn.execute(insert(DELETED).values(host_id=host_id, change_seq=seq))
         return True
+
+    # --- what changed -----------------------------------------------------------------------------
+
+    def changes_since(self, seq: int) -> Changes:
+        """Hosts changed (or deleted) after change number `seq` (-1: every host)."""
+        query = union_all(
+            select(HOSTS.c.id, HOSTS.c.generation, HOSTS.c.change_seq).where(
+                HOSTS.c.change_seq > seq
+            ),
+            select(DELETED.c.host_id, sql_cast(null(), BigInteger), DELETED.c.change_seq).where(
+                DELETED.c.change_seq > seq
+            ),
+        )
+        newest: dict[str, tuple[int, int | None]] = {}
+        top = seq
+        with self.engine.connect() as conn:
+            for host_id, generation, change in conn.execute(query):
+                top = max(top, int(change))
+                if host_id not in newest or newest[host_id][0] < change:
+                    newest[host_id] = (int(change), None if generation is None else int(generation))
+        return Changes(top, {h: g for h, (_c, g) in newest.items()})
+
+    def availability(self, host_ids: Iterable[str]) -> dict[str, tuple[int, ComputeHostDescriptor]]:
+        """Generation and availability of each host that still exists (parsed)."""
+        ids = sorted(set(host_ids))
+        out: dict[str, tuple[int, ComputeHostDescriptor]] = {}
+        with self.engine.connect() as conn:
+            for start in range(0, len(ids), CHUNK):
+                for host_id, generation, available in conn.execute(
+                    select(HOSTS.c.id, HOSTS.c.generation, HOSTS.c.available).where(
+                        HOSTS.c.id.in_(ids[start : start + CHUNK])
+                    )
+                ):
+                    out[host_id] = (
+                        int(generation),
+                        ComputeHostDescriptor.model_validate(available),
+                    )
+        return out
+
+    def snapshot(self) -> Snapshot:
+        """Every host's availability with its generation (a full read: tools and tests)."""
+        with self.engine.connect() as conn:
+            ids = list(conn.execute(select(HOSTS.c.id)).scalars())
+        read = self.availability(ids)
+        return Snapshot(
+            hosts={h: chd for h, (_g, chd) in sorted(read.items())},
+            generations={h: g for h, (g, _c) in sorted(read.items())},
+        )
 
     # --- placements -----------------------------------------------------------------------------
 
-    def snapshot(self) -> Snapshot:
-        """Every host's availability with its generation (parsed CHDs cached per generation)."""
-        with self.engine.connect() as conn:
-            generations = {
-                row[0]: row[1] for row in conn.execute(select(HOSTS.c.id, HOSTS.c.generation))
-            }
-            with self._cache.lock:
-                cached = dict(self._cache.hosts)
-            stale = [h for h, g in generations.items() if cached.get(h, (None,))[0] != g]
-            fresh: dict[str, tuple[int, ComputeHostDescriptor]] = {}
-            for start in range(0, len(stale), 500):
-                chunk = stale[start : start + 500]
-                for host_id, generation, available in conn.execute(
-                    select(HOSTS.c.id, HOSTS.c.generation, HOSTS.c.available).where(
-                        HOSTS.c.id.in_(chunk)
-                    )
-                ):
-                    fresh[host_id] = (generation, ComputeHostDescriptor.model_validate(available))
-        with self._cache.lock:
-            for host_id in set(self._cache.hosts) - set(generations):
-                del self._cache.hosts[host_id]
-            self._cache.hosts.update(fresh)
-            view = {h: self._cache.hosts[h] for h in generations if h in self._cache.hosts}
-        return Snapshot(
-            hosts={h: chd for h, (_g, chd) in sorted(view.items())},
-            generations={h: g for h, (g, _c) in sorted(view.items())},
-        )
-
     def find_by_key(self, key: str) -> PlacementRecord | None:
+        """The placement stored under an Idempotency-Key, live or released."""
         with self.engine.connect() as conn:
             row = (
                 conn.execute(select(PLACEMENTS).where(PLACEMENTS.c.idempotency_key == key))
@@ -331,6 +387,34 @@ class Store:
             )
         return None if row is None else _placement(row)
 
+    def list_placements(
+        self,
+        *,
+        host: str | None = None,
+        vm: str | None = None,
+        owner: str | None = None,
+        after: str | None = None,
+        limit: int = 100,
+    ) -> PlacementPage:
+        """Live placements in id order, filtered by host, VM name and owner (instance id)."""
+        query = select(PLACEMENTS).where(PLACEMENTS.c.released_at.is_(None))
+        if host is not None or vm is not None or owner is not None:
+            matching = select(INSTANCES.c.placement_id)
+            if host is not None:
+                matching = matching.where(INSTANCES.c.host_id == host)
+            if vm is not None:
+                matching = matching.where(INSTANCES.c.vm == vm)
+            if owner is not None:
+                matching = matching.where(INSTANCES.c.owner == owner)
+            query = query.where(PLACEMENTS.c.id.in_(matching))
+        if after is not None:
+            query = query.where(PLACEMENTS.c.id > after)
+        query = query.order_by(PLACEMENTS.c.id).limit(limit + 1)
+        with self.engine.connect() as conn:
+            rows = conn.execute(query).mappings().all()
+        page = tuple(_placement(row) for row in rows[:limit])
+        return PlacementPage(page, page[-1].id if len(rows) > limit else None)
+
     def commit_placement(
         self,
         *,
@@ -340,25 +424,29 @@ class Store:
         response: Mapping[str, Any],
         configurations: Sequence[VmConfiguration],
         snapshot: Snapshot,
+        claimed: Mapping[str, ComputeHostDescriptor] | None = None,
+        name: str | None = None,
+        descriptor: Mapping[str, Any] | None = None,
     ) -> PlacementRecord:
-        """Claim `configurations`, computed on `snapshot`, atomically.
+        """Store `configurations`, computed on hosts at `snapshot.generations`, atomically.
 
-        Raises StaleSnapshot when a touched host changed since the snapshot (or a resource is held
+        `claimed` holds each touched host with the configurations claimed (what the engine hands
+        back); without it they are claimed here on `snapshot.hosts` (ClaimConflictError if they do
+        not fit). Raises StaleSnapshot when a touched host changed since (or a resource is held
         already), IdempotentReplayError when another request with the same key committed first.
         """
         by_host: dict[str, list[VmConfiguration]] = defaultdict(list)
         for config in configurations:
             by_host[config.host].append(config)
-        updated: dict[str, ComputeHostDescriptor] = {}
+        if any(h not in snapshot.generations for h in by_host):
+            raise StaleSnapshot(sorted(set(by_host) - set(snapshot.generations))[0])
+        updated = dict(claimed) if claimed is not None else {}
         for host_id, configs in by_host.items():
-            if host_id not in snapshot.hosts:
-                raise StaleSnapshot(host_id)
-            chd = snapshot.hosts[host_id]
-            for config in configs:
-                chd = claim(chd, config)  # ClaimConflictError: the placer broke its contract
-            updated[host_id] = chd
-        held = sorted({h for config in configurations for h in held_resources(config)})
-        pages = hugepages_held(configurations)
+            if host_id not in updated:
+                chd = snapshot.hosts[host_id]
+                for config in configs:
+                    chd = claim(chd, config)
+                updated[host_id] = chd
         stored = [c.model_dump(mode="json", by_alias=True) for c in configurations]
         now = _now()
         try:
@@ -385,61 +473,85 @@ class Store:
                         request_hash=request_hash,
                         response=dict(response),
                         configurations=stored,
+                        name=name,
+                        descriptor=None if descriptor is None else dict(descriptor),
                         created_at=now,
                         released_at=None,
                     )
                 )
-                conn.execute(
-                    insert(PLACEMENT_HOSTS),
-                    [{"placement_id": placement_id, "host_id": h} for h in sorted(by_host)],
-                )
-                if held:
-                    conn.execute(
-                        insert(CLAIMS),
-                        [
-                            {
-                                "placement_id": placement_id,
-                                "host_id": h.host,
-                                "kind": h.kind,
-                                "resource": h.resource,
-                            }
-                            for h in held
-                        ],
-                    )
-                for (host_id, node, size), count in sorted(pages.items()):
-                    raised = conn.execute(
-                        update(POOLS)
-                        .where(
-                            POOLS.c.host_id == host_id,
-                            POOLS.c.numa_node == node,
-                            POOLS.c.size_kib == size,
-                            POOLS.c.claimed + count <= POOLS.c.capacity,
-                        )
-                        .values(claimed=POOLS.c.claimed + count)
-                    )
-                    if raised.rowcount != 1:
-                        raise StaleSnapshot(host_id)
-                    conn.execute(
-                        insert(PAGE_CLAIMS).values(
-                            placement_id=placement_id,
-                            host_id=host_id,
-                            numa_node=node,
-                            size_kib=size,
-                            count=count,
-                        )
-                    )
+                self._insert_holdings(conn, placement_id, configurations)
+                _stamp(conn, by_host)
         except IntegrityError as exc:
             if idempotency_key is not None:
                 first = self.find_by_key(idempotency_key)
                 if first is not None:
                     raise IdempotentReplayError(first) from exc
             raise StaleSnapshot("a resource was claimed concurrently") from exc
-        with self._cache.lock:
-            for host_id, chd in updated.items():
-                self._cache.hosts[host_id] = (snapshot.generations[host_id] + 1, chd)
         return PlacementRecord(
-            placement_id, idempotency_key, request_hash, dict(response), tuple(stored), False
+            placement_id,
+            idempotency_key,
+            request_hash,
+            dict(response),
+            tuple(stored),
+            False,
+            descriptor,
         )
+
+    @staticmethod
+    def _insert_holdings(
+        conn: Connection, placement_id: str, configurations: Sequence[VmConfiguration]
+    ) -> None:
+        """The placement's rows: hosts, instances, unique claims and guarded hugepage counters."""
+        conn.execute(
+            insert(PLACEMENT_HOSTS),
+            [
+                {"placement_id": placement_id, "host_id": h}
+                for h in sorted({c.host for c in configurations})
+            ],
+        )
+        conn.execute(
+            insert(INSTANCES),
+            [
+                {"placement_id": placement_id, "owner": c.owner, "host_id": c.host, "vm": c.vm}
+                for c in configurations
+            ],
+        )
+        held = sorted({h for config in configurations for h in held_resources(config)})
+        if held:
+            conn.execute(
+                insert(CLAIMS),
+                [
+                    {
+                        "placement_id": placement_id,
+                        "host_id": h.host,
+                        "kind": h.kind,
+                        "resource": h.resource,
+                    }
+                    for h in held
+                ],
+            )
+        for (host_id, node, size), count in sorted(hugepages_held(configurations).items()):
+            raised = conn.execute(
+                update(POOLS)
+                .where(
+                    POOLS.c.host_id == host_id,
+                    POOLS.c.numa_node == node,
+                    POOLS.c.size_kib == size,
+                    POOLS.c.claimed + count <= POOLS.c.capacity,
+                )
+                .values(claimed=POOLS.c.claimed + count)
+            )
+            if raised.rowcount != 1:
+                raise StaleSnapshot(host_id)
+            conn.execute(
+                insert(PAGE_CLAIMS).values(
+                    placement_id=placement_id,
+                    host_id=host_id,
+                    numa_node=node,
+                    size_kib=size,
+                    count=count,
+                )
+            )
 
     def release_placement(self, placement_id: str) -> bool:
         """Free what a placement holds; False when it is unknown or released already."""
@@ -449,26 +561,27 @@ class Store:
                 update(PLACEMENTS)
                 .where(PLACEMENTS.c.id == placement_id, PLACEMENTS.c.released_at.is_(None))
                 .values(released_at=now)
+                .returning(PLACEMENTS.c.configurations)
             )
-            if marked.rowcount == 0:
+            stored = marked.scalar_one_or_none()
+            if stored is None:
                 return False
-            host_ids = sorted(
-                conn.execute(
-                    select(PLACEMENT_HOSTS.c.host_id).where(
-                        PLACEMENT_HOSTS.c.placement_id == placement_id
-                    )
-                ).scalars()
-            )
+            host_ids = sorted({str(c["host"]) for c in stored})
             for host_id in host_ids:
-                conn.execute(
+                reported = conn.execute(
                     update(HOSTS)
                     .where(HOSTS.c.id == host_id)
                     .values(generation=HOSTS.c.generation + 1, updated_at=now)
-                )
+                    .returning(HOSTS.c.chd)
+                ).scalar_one()
+                # what is left: the host's own report with the other live placements claimed (a VM
+                # the report still shows stays as reported until the agent reports again)
+                remaining = [config for _, config in self._live_on(conn, host_id)]
+                derived = derive(ComputeHostDescriptor.model_validate(reported), remaining)
                 conn.execute(
                     update(HOSTS)
                     .where(HOSTS.c.id == host_id)
-                    .values(available=_dump(self._availability(conn, host_id)))
+                    .values(available=_dump(derived.available))
                 )
             for host_id, node, size, count in conn.execute(
                 select(
@@ -487,78 +600,18 @@ class Store:
                     )
                     .values(claimed=POOLS.c.claimed - count)
                 )
-            for table in (PAGE_CLAIMS, CLAIMS, PLACEMENT_HOSTS):
+            for table in (PAGE_CLAIMS, CLAIMS, PLACEMENT_HOSTS, INSTANCES):
                 conn.execute(delete(table).where(table.c.placement_id == placement_id))
+            _stamp(conn, host_ids)
         return True
 
     # --- checks ---------------------------------------------------------------------------------
 
     def audit(self) -> list[str]:
         """Every inconsistency between live placements, claim rows, counters and availability."""
-        problems: list[str] = []
-        with self.engine.connect() as conn:
-            placements = {
-                row[0]: [VmConfiguration.model_validate(c) for c in row[1]]
-                for row in conn.execute(
-                    select(PLACEMENTS.c.id, PLACEMENTS.c.configurations)
-                    .where(PLACEMENTS.c.released_at.is_(None))
-                    .order_by(PLACEMENTS.c.created_at, PLACEMENTS.c.id)
-                )
-            }
-            claims = conn.execute(
-                select(CLAIMS.c.placement_id, CLAIMS.c.host_id, CLAIMS.c.kind, CLAIMS.c.resource)
-            ).all()
-            page_claims = conn.execute(select(PAGE_CLAIMS)).mappings().all()
-            pools = conn.execute(select(POOLS)).mappings().all()
-            hosts = conn.execute(select(HOSTS)).mappings().all()
-            links = conn.execute(select(PLACEMENT_HOSTS)).mappings().all()
-        rows_by_placement: dict[str, set[tuple[str, str, str]]] = defaultdict(set)
-        for placement_id, host_id, kind, resource in claims:
-            if placement_id not in placements:
-                problems.append(f"claim {host_id}/{kind}/{resource} of released {placement_id}")
-            rows_by_placement[placement_id].add((host_id, kind, resource))
-        owners: dict[tuple[str, str, str], str] = {}
-        for placement_id, configs in placements.items():
-            expected = {(h.host, h.kind, h.resource) for c in configs for h in held_resources(c)}
-            if expected != rows_by_placement.get(placement_id, set()):
-                problems.append(f"placement {placement_id}: claim rows differ from its resources")
-            for key in expected:
-                if key in owners:
-                    problems.append(f"{key} held by {owners[key]} and {placement_id}")
-                owners[key] = placement_id
-        for link in links:
-            if link["placement_id"] not in placements:
-                problems.append(f"placement_hosts row of released {link['placement_id']}")
-        pages_rows: dict[tuple[str, int, int], int] = defaultdict(int)
-        for row in page_claims:
-            if row["placement_id"] not in placements:
-                problems.append(f"hugepage claim of released {row['placement_id']}")
-            pages_rows[(row["host_id"], row["numa_node"], row["size_kib"])] += row["count"]
-        expected_pages = hugepages_held(c for cs in placements.values() for c in cs)
-        for pool in pools:
-            pool_key = (str(pool["host_id"]), int(pool["numa_node"]), int(pool["size_kib"]))
-            if pool["claimed"] != pages_rows.get(pool_key, 0) or pool[
-                "claimed"
-            ] != expected_pages.get(pool_key, 0):
-                problems.append(f"hugepages {pool_key}: counter {pool['claimed']} != claims")
-            if pool["claimed"] > pool["capacity"]:
-                problems.append(f"hugepages {pool_key}: {pool['claimed']} > {pool['capacity']}")
-        for host in hosts:
-            on_host = [c for cs in placements.values() for c in cs if c.host == host["id"]]
-            expected_chd = without_owners(
-                ComputeHostDescriptor.model_validate(host["chd"]), {c.owner for c in on_host}
-            )
-            for config in on_host:
-                expected_chd, _ = claim_what_fits(expected_chd, config)
-            if _normal(_dump(expected_chd)) != _normal(dict(host["available"])):
-                problems.append(f"host {host['id']}: availability differs from CHD + live claims")
-        return problems
+        from .audit import audit
 
-
-def _normal(chd: dict[str, Any]) -> dict[str, Any]:
-    chd = dict(chd)
-    chd["instances"] = sorted(chd.get("instances", []), key=lambda i: str(i["id"]))
-    return chd
+        return audit(self.engine)
 
 
 def _placement(row: Any) -> PlacementRecord:
@@ -569,8 +622,5 @@ def _placement(row: Any) -> PlacementRecord:
         response=row["response"],
         configurations=tuple(row["configurations"]),
         released=row["released_at"] is not None,
+        descriptor=row["descriptor"],
     )
-
-
-def issues_as_dicts(issues: Iterable[Issue]) -> list[dict[str, Any]]:
-    return [{"path": i.path, "message": i.message, "hint": i.hint} for i in issues]

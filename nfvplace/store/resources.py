@@ -55,38 +55,3 @@ def hugepage_capacity(chd: ComputeHostDescriptor) -> dict[tuple[int, int], int]:
         for node in chd.numa_nodes
         for pool in node.memory.hugepages
     }
-
-
-def without_owners(chd: ComputeHostDescriptor, owners: set[str]) -> ComputeHostDescriptor:
-    """`chd` with every PU, VF, port and PCI device it reports as held by one of `owners` free.
-
-    A host agent that reports the host as it is sees the store's own placements holding resources;
-    those are the claims being re-applied, not conflicts with them.
-    """
-    if not owners:
-        return chd
-    data = chd.model_dump(mode="python", by_alias=True)
-    changed = False
-    for node in data["numa_nodes"]:
-        for cpu in node.get("cpus", []):
-            if cpu.get("owner") in owners:
-                cpu.update(state="free", owner=None)
-                changed = True
-        for nic in node.get("nics", []):
-            for port in nic.get("ports", []):
-                if port.get("owner") in owners:
-                    port.update(usage="free", owner=None, bandwidth_used_gbps=0.0)
-                    changed = True
-                for vf in port.get("vfs", []):
-                    if vf.get("owner") in owners:
-                        vf.update(in_use=False, owner=None)
-                        changed = True
-        for device in node.get("pci_devices", []):
-            if device.get("owner") in owners:
-                device.update(in_use=False, owner=None)
-                changed = True
-    instances = [i for i in data.get("instances", []) if i["id"] not in owners]
-    if len(instances) != len(data.get("instances", [])):
-        data["instances"] = instances
-        changed = True
-    return ComputeHostDescriptor.model_validate(data) if changed else chd

@@ -51,6 +51,27 @@ class HostRow(Base):
     generation: Mapped[int] = mapped_column(BigInteger, nullable=False)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
+    change_seq: Mapped[int] = mapped_column(
+        BigInteger, nullable=False, server_default="0", index=True
+    )
+
+
+class ChangeCounterRow(Base):
+    """One row: the number of the last change to any host (taken in commit order)."""
+
+    __tablename__ = "change_counter"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
+    seq: Mapped[int] = mapped_column(BigInteger, nullable=False)
+
+
+class DeletedHostRow(Base):
+    """A host deleted at change number `change_seq` (so that every worker forgets it)."""
+
+    __tablename__ = "deleted_hosts"
+
+    host_id: Mapped[str] = mapped_column(String(255), primary_key=True)
+    change_seq: Mapped[int] = mapped_column(BigInteger, nullable=False, index=True)
 
 
 class PlacementRow(Base):
@@ -63,6 +84,8 @@ class PlacementRow(Base):
     request_hash: Mapped[str] = mapped_column(String(64), nullable=False)
     response: Mapped[dict[str, Any]] = mapped_column(JsonType, nullable=False)
     configurations: Mapped[list[dict[str, Any]]] = mapped_column(JsonType, nullable=False)
+    name: Mapped[str | None] = mapped_column(String(255), nullable=True)
+    descriptor: Mapped[dict[str, Any] | None] = mapped_column(JsonType, nullable=True)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
     released_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
 
@@ -78,6 +101,19 @@ class PlacementHostRow(Base):
     host_id: Mapped[str] = mapped_column(
         String(255), ForeignKey("hosts.id"), primary_key=True, index=True
     )
+
+
+class PlacementInstanceRow(Base):
+    """One VM Configuration of a live placement: its owner (instance id), host and VM name."""
+
+    __tablename__ = "placement_instances"
+
+    placement_id: Mapped[str] = mapped_column(
+        String(64), ForeignKey("placements.id"), primary_key=True
+    )
+    owner: Mapped[str] = mapped_column(String(512), primary_key=True, index=True)
+    host_id: Mapped[str] = mapped_column(String(255), nullable=False, index=True)
+    vm: Mapped[str] = mapped_column(String(255), nullable=False, index=True)
 
 
 class ClaimRow(Base):

@@ -72,7 +72,7 @@ class Server:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
-    def start(self, timeout: float = 30.0) -> Server:
+    def start(self, timeout: float = 120.0) -> Server:
         tokens = self.folder / "tokens.yaml"
         tokens.write_text(yaml.safe_dump(TOKENS))
         env = {

@@ -12,16 +12,11 @@ from nfvplace.models.chd import ComputeHostDescriptor
 from nfvplace.models.configuration import VmConfiguration
 from nfvplace.models.loading import SourceDocument
 from nfvplace.service.lint_adapter import has_errors, lint_findings
-from nfvplace.service.placing import PlacementRequest, with_instances
+from nfvplace.service.placing import PlacementRequest
 from nfvplace.service.settings import Settings
+from nfvplace.store.availability import derive
 from nfvplace.store.db import normalise_url
-from nfvplace.store.resources import (
-    Held,
-    held_resources,
-    hugepage_capacity,
-    hugepages_held,
-    without_owners,
-)
+from nfvplace.store.resources import Held, held_resources, hugepage_capacity, hugepages_held
 
 CONFIG = VmConfiguration.model_validate(
     {
@@ -69,20 +64,41 @@ def test_hugepages_held_and_capacity() -> None:
     assert hugepage_capacity(chd) == {(0, 1048576): 3, (1, 1048576): 3}
 
 
-def test_without_owners_frees_only_those_owners() -> None:
+def test_derive_counts_what_the_agent_shows_once() -> None:
+    """An agent that reports a placement's VM (as owner of its PUs and VF, with its hugepages and
+    memory in `used`) gets it released from the report once, then claimed: nothing twice."""
     data = host("h1", vfs=2)
-    mine, theirs = data["numa_nodes"][0]["cpus"][1], data["numa_nodes"][0]["cpus"][2]
-    mine.update(state="dedicated", owner="mine")
+    node = data["numa_nodes"][1]
+    mine, theirs = node["cpus"][1], node["cpus"][2]
+    mine.update(state="dedicated", owner=CONFIG.owner)
     theirs.update(state="dedicated", owner="theirs")
-    data["numa_nodes"][0]["nics"][0]["ports"][0]["vfs"][0].update(in_use=True, owner="mine")
-    chd = ComputeHostDescriptor.model_validate(data)
-    freed = without_owners(chd, {"mine"})
-    cpus = {c.id: c for c in freed.cpus}
-    assert cpus[mine["id"]].state == "free"
-    assert cpus[mine["id"]].owner is None
+    node["nics"][0]["ports"][0]["vfs"][1].update(in_use=True, owner=CONFIG.owner)
+    node["memory"]["hugepages"][0]["used"] = 3  # 2 of the placement + 1 of another VM
+    node["memory"]["normal"] = {"used_mib": 2048}
+    sliced = CONFIG.model_copy(update={"interfaces": CONFIG.interfaces[:1], "pci_devices": ()})
+    sliced = sliced.model_copy(update={"emulator_pins": ()})
+    config = sliced.model_copy(
+        update={
+            "cpu_sets": (
+                sliced.cpu_sets[0].model_copy(
+                    update={"vcpu_pins": {0: mine["id"]}, "reserved_siblings": ()}
+                ),
+            )
+        }
+    )
+    reported = ComputeHostDescriptor.model_validate(data)
+    derived = derive(reported, [config])
+    assert derived.conflicts == ()
+    pool = derived.available.node(1).memory.hugepages[0]
+    assert (pool.total, pool.used) == (4, 3)  # not 5: the placement's 2 pages counted once
+    assert hugepage_capacity(derived.base)[(1, 1048576)] == 3  # free without the placement
+    assert derived.available.node(1).memory.normal.used_mib == 2048
+    cpus = {c.id: c for c in derived.available.cpus}
+    assert cpus[mine["id"]].owner == CONFIG.owner
     assert cpus[theirs["id"]].owner == "theirs"
-    assert not freed.numa_nodes[0].nics[0].ports[0].vfs[0].in_use
-    assert without_owners(chd, set()) is chd
+    # an agent that does not show the placement (VM not started): its usage is added once
+    clean = ComputeHostDescriptor.model_validate(host("h1", vfs=2))
+    assert derive(clean, [config]).available.node(1).memory.hugepages[0].used == 2
 
 
 @pytest.mark.parametrize(
@@ -96,11 +112,6 @@ def test_without_owners_frees_only_those_owners() -> None:
 )
 def test_normalise_url(url: str, expected: str) -> None:
     assert normalise_url(url) == expected
-
-
-def test_instances_are_unique_per_placement() -> None:
-    named = with_instances("pl-9", [CONFIG.model_copy(update={"instance": None})] * 2)
-    assert [c.instance for c in named] == ["pl-9/vm", "pl-9/vm#1"]
 
 
 def test_request_hash_ignores_key_order() -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Annotated, Any, Literal
+from urllib.parse import urlencode
 
 from fastapi import APIRouter, Depends, Header, Path, Query, Request, Response
 from fastapi.responses import JSONResponse
@@ -21,7 +22,7 @@ from ..auth import require
 from ..body import read_document
 from ..deps import PlacementsDep, StoreDep
 from ..descriptors import parse_as
-from ..placing import PlacementRequest
+from ..placing import PlacementRequest, vm_descriptors
 from ..problems import ProblemError
 from .common import body_of, problems
 
@@ -35,6 +36,11 @@ TARGETS = ("vm", "vnf", "batch")
 class PlacementView(BaseModel):
     id: str
     configurations: list[dict[str, Any]] = Field(description="VM Configurations, one per VM")
+
+
+class PlacementList(BaseModel):
+    placements: list[PlacementView] = Field(description="Live placements in id order")
+    next: str | None = Field(description="The next page (None: this is the last)")
 
 
 class RenderedConfiguration(BaseModel):
@@ -167,6 +173,44 @@ async def create_placement(
 
 
 @router.get(
+    "",
+    response_model=PlacementList,
+    dependencies=[Depends(require("reader"))],
+    responses=problems(401, 403, 422),
+)
+def list_placements(
+    store: StoreDep,
+    host: Annotated[
+        str | None,
+        Query(
+            min_length=1,
+            max_length=512,
+            description="Only placements holding resources on this host",
+        ),
+    ] = None,
+    vm: Annotated[
+        str | None,
+        Query(min_length=1, max_length=512, description="Only placements of a VM of this name"),
+    ] = None,
+    owner: Annotated[
+        str | None,
+        Query(min_length=1, max_length=512, description="Only the placement of this instance id"),
+    ] = None,
+    after: Annotated[
+        str | None, Query(min_length=1, max_length=64, description="Placement id to list after")
+    ] = None,
+    limit: Annotated[int, Query(ge=1, le=1000, description="Placements per page")] = 100,
+) -> dict[str, Any]:
+    """Live placements, filtered by host, VM name and owner (instance id), a page at a time."""
+    page = store.list_placements(host=host, vm=vm, owner=owner, after=after, limit=limit)
+    following = None
+    if page.next_after is not None:
+        query = {"host": host, "vm": vm, "owner": owner, "limit": limit, "after": page.next_after}
+        following = "/v1/placements?" + urlencode({k: v for k, v in query.items() if v is not None})
+    return {"placements": [dict(p.response) for p in page.placements], "next": following}
+
+
+@router.get(
     "/{placement_id}",
     response_model=PlacementView,
     dependencies=[Depends(require("reader"))],
@@ -199,9 +243,10 @@ def render_placement(
     if record is None:
         raise ProblemError(404, errors.PLACEMENT_NOT_FOUND, f"no placement {placement_id!r}")
     renders = []
+    vms = vm_descriptors(record)
     for stored in record.configurations:
         config = VmConfiguration.model_validate(stored)
-        result = render(config, target)
+        result = render(config, target, vm=vms.get(config.vm))
         renders.append(
             {
                 "vm": config.vm,

@@ -1,0 +1,142 @@
+"""The worker's fleet index: kept between requests, refreshed only for the hosts that changed.
+
+Each worker holds one `FleetIndex` (the engine's index) of every host's availability, the generation
+each host has in the database, and the last change number it read from the store's change feed. A
+placement refreshes the index from the feed (one small query; hosts changed by any worker or replica
+since are read again), decides on it, and claims in the index at once what it chose, so the next
+request of this worker decides around it; the store then commits it with compare-and-swap on the
+generations. Requests of one worker that chose the same host commit in the order they decided (the
+later one waits for the earlier one's outcome); a commit that loses the race marks its hosts to be
+read again, and the caller decides once more.
+
+The lock below is held only while the index is read or changed (a refresh, one decision of about a
+millisecond); commits run outside it, concurrently.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TypeVar
+
+from ..models.chd import ComputeHostDescriptor
+from ..placement import FleetIndex
+from ..placement.result import PlacementResult
+from ..store import Snapshot, StaleSnapshot, Store
+
+T = TypeVar("T")
+COMPACT_FROM = 2000  # hosts: from here on the index keeps descriptors compressed
+WAIT_S = 60.0
+
+
+@dataclass(eq=False)
+class _Pending:
+    """A commit this worker decided and has not finished yet."""
+
+    done: threading.Event = field(default_factory=threading.Event)
+    ok: bool = False
+
+
+@dataclass(frozen=True)
+class Decision:
+    """A placement decided on the index: what to commit, at which generations, after what."""
+
+    result: PlacementResult
+    base: Snapshot  # generations the commit expects (hosts: empty, the claim is in `claimed`)
+    claimed: Mapping[str, ComputeHostDescriptor]
+    after: tuple[_Pending, ...] = ()
+    mine: Mapping[str, _Pending] = field(default_factory=dict)
+
+
+class LiveIndex:
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self._lock = threading.Lock()
+        self._index: FleetIndex | None = None
+        self._generation: dict[str, int] = {}  # what the database has (or will, once pending land)
+        self._pending: dict[str, _Pending] = {}
+        self._dirty: set[str] = set()
+        self._seq = -1
+        self.hosts_read = 0  # hosts (re)read from the database, for metrics and benchmarks
+
+    def __len__(self) -> int:
+        with self._lock:
+            return 0 if self._index is None else len(self._index)
+
+    def refresh(self) -> None:
+        with self._lock:
+            self._refresh()
+
+    def _refresh(self) -> None:
+        changes = self.store.changes_since(self._seq)
+        # hosts with commits of this worker in flight are read again only if one of those fails
+        stale = {h for h in self._dirty if h not in self._pending}
+        self._dirty -= stale
+        for host_id, generation in changes.hosts.items():
+            if host_id not in self._pending and (
+                generation is None or self._generation.get(host_id) != generation
+            ):
+                stale.add(host_id)
+        fresh = self.store.availability(stale) if stale else {}
+        self.hosts_read += len(fresh)
+        gone = stale - set(fresh)
+        index = self._index
+        if index is None or gone or any(h not in index.index for h in fresh):
+            kept: dict[str, ComputeHostDescriptor] = {}
+            if index is not None:
+                kept = {h: index.host(h) for h in index.ids if h not in gone}
+            for host_id in gone:
+                self._generation.pop(host_id, None)
+            kept.update({h: chd for h, (_g, chd) in fresh.items()})
+            self._index = FleetIndex(kept.values(), compact=len(kept) >= COMPACT_FROM)
+        else:
+            index.update_many(chd for _g, chd in fresh.values())
+        self._generation.update({h: g for h, (g, _c) in fresh.items()})
+        self._seq = changes.seq
+
+    def decide(
+        self, place: Callable[[FleetIndex], PlacementResult], *, claim: bool = True
+    ) -> Decision:
+        """Refresh, run `place` on the index and (with `claim`) hold its hosts in the index."""
+        with self._lock:
+            self._refresh()
+            assert self._index is not None
+            result = place(self._index)
+            if not claim or not result.ok:
+                return Decision(result, Snapshot({}, {}), {})
+            expected: dict[str, int] = {}
+            after: list[_Pending] = []
+            mine: dict[str, _Pending] = {}
+            for host_id, chd in result.hosts.items():
+                expected[host_id] = self._generation[host_id]
+                if host_id in self._pending:
+                    after.append(self._pending[host_id])
+                mine[host_id] = self._pending[host_id] = _Pending()
+                self._generation[host_id] += 1
+                self._index.update(chd)
+            return Decision(result, Snapshot({}, expected), dict(result.hosts), tuple(after), mine)
+
+    def settle(self, decision: Decision, commit: Callable[[], T]) -> T:
+        """Commit `decision` once the earlier commits it builds on have landed; StaleSnapshot if
+        one of them did not (or the commit itself loses the race)."""
+        ok = False
+        try:
+            for pending in decision.after:
+                if not pending.done.wait(WAIT_S) or not pending.ok:
+                    raise StaleSnapshot("an earlier placement on the same host did not commit")
+            value = commit()
+            ok = True
+            return value
+        finally:
+            self._finish(decision, ok)
+
+    def _finish(self, decision: Decision, ok: bool) -> None:
+        with self._lock:
+            for host_id, pending in decision.mine.items():
+                pending.ok = ok
+                pending.done.set()
+                if self._pending.get(host_id) is pending:
+                    del self._pending[host_id]
+                if not ok:
+                    self._dirty.add(host_id)
