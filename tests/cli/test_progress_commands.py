@@ -56,3 +56,24 @@ def test_lint_of_folders_counts_files(terminal: tuple[io.TextIOWrapper, int]) ->
     assert "linting [" in drawn
     assert re.search(rf" \d+/{total} ", drawn), drawn  # redrawn at most 10 times a second
     assert "linting" not in out.stdout  # the bar never goes to stdout
+
+
+def test_discover_of_a_folder_counts_exports(
+    terminal: tuple[io.TextIOWrapper, int], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    stream, leader = terminal
+
+    def at_once(items: Iterable[Any], label: str, **kw: Any) -> Iterator[Any]:
+        return progress_module.progress(items, label, **{**kw, "stream": stream, "delay": 0})
+
+    monkeypatch.setattr("nfvplace.cli.discover_many.progress", at_once)
+    corpus = Path(__file__).resolve().parents[1] / "data" / "hwloc-xml"
+    for name in ("16intel64-manyVFs.xml", "24em64t-2n6c2t-pci.xml"):
+        (tmp_path / name).write_bytes((corpus / name).read_bytes())
+    out = CliRunner().invoke(
+        app, ["discover", "--hwloc-xml", str(tmp_path), "-o", str(tmp_path / "o")]
+    )
+    assert out.exit_code == 0, out.output
+    drawn = _drawn(leader)
+    assert "discovering [" in drawn
+    assert re.search(r" \d+/2 ", drawn), drawn
