@@ -12,7 +12,7 @@ from pydantic import Field
 
 from .base import Identifier, Model, NonNegativeInt, PciAddress
 from .units import Gbps, KiB, Mbps, MiB
-from .vmd import InterfaceMode, ThreadPolicy
+from .vmd import InterfaceMode, ThreadPolicy, VmDescriptor
 
 CONFIGURATION_SCHEMA: Final = "nfvplace/vm-configuration/v1"
 CONFIGURATIONS_SCHEMA: Final = "nfvplace/vm-configurations/v1"
@@ -42,6 +42,11 @@ class CpuSetPlacement(Model):
         description="vCPU pairs placed on the two threads of one core (copied from the VM "
         "Descriptor); renderers show them to the guest as SMT siblings",
     )
+    thread_policy: ThreadPolicy | None = Field(
+        None,
+        description="This cpu-set's own thread policy when the VM Descriptor overrides the VM's "
+        "(copied from the cpu-set); None: the configuration's thread_policy",
+    )
 
     @property
     def normal_memory_mib(self) -> int:
@@ -59,6 +64,12 @@ class InterfacePlacement(Model):
     numa_node: NonNegativeInt | None = None
     bandwidth_gbps: Gbps = 0.0
     vhost_user: bool = Field(False, description="vSwitch port is vhost-user (accelerated)")
+    physical_network: str | None = Field(
+        None, description="Network the interface attaches to (copied from the VM Descriptor)"
+    )
+    vlan: NonNegativeInt | None = Field(
+        None, description="VLAN tag of the interface (copied from the VM Descriptor)"
+    )
 
 
 class SharedCpus(Model):
@@ -103,6 +114,12 @@ class VmConfiguration(Model):
     cpu_set_links: tuple[CpuSetLink, ...] = ()
     memory_bandwidth_gbps: Gbps = 0.0
     variant: str | None = Field(None, description="VM Descriptor variant that was applied")
+    descriptor: VmDescriptor | None = Field(
+        None,
+        description="The VM Descriptor placed (its variant applied): renderers read from it what "
+        "a configuration does not hold (disks, processor flags, ...), so a configuration renders "
+        "alone exactly as with --vm",
+    )
 
     @property
     def owner(self) -> str:
@@ -119,6 +136,31 @@ class VmConfiguration(Model):
     def held_cpus(self) -> tuple[int, ...]:
         """Every PU this VM holds exclusively: pins, emulator PUs and reserved siblings."""
         return self.pinned_cpus + tuple(pu for cs in self.cpu_sets for pu in cs.reserved_siblings)
+
+
+def with_requirements(config: VmConfiguration, vm: VmDescriptor) -> VmConfiguration:
+    """`config` carrying every requirement of `vm` (the descriptor it was placed from, with its
+    variant applied) that deploying needs: each cpu-set's own thread policy, each interface's
+    network and VLAN, and the descriptor itself. Pure: returns a new configuration."""
+    policies = {cs.id: cs.thread_policy for cs in vm.cpu_sets}
+    described = {i.name: i for i in vm.all_interfaces}
+    cpu_sets = tuple(
+        cs.model_copy(update={"thread_policy": policies.get(cs.id)}) for cs in config.cpu_sets
+    )
+    interfaces = tuple(
+        i.model_copy(
+            update={
+                "physical_network": described[i.name].physical_network,
+                "vlan": described[i.name].vlan,
+            }
+        )
+        if i.name in described
+        else i
+        for i in config.interfaces
+    )
+    return config.model_copy(
+        update={"cpu_sets": cpu_sets, "interfaces": interfaces, "descriptor": vm}
+    )
 
 
 class VmConfigurations(Model):

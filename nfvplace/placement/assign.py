@@ -18,6 +18,7 @@ from ..models.configuration import (
     PciDeviceAllocation,
     SharedCpus,
     VmConfiguration,
+    with_requirements,
 )
 from ..models.vmd import InterfaceMode
 from .constraints.devices import matches
@@ -162,7 +163,7 @@ def build_configuration(
         )
     devices = _devices(view, request, nodes)
     impact = vm.impact
-    return VmConfiguration(
+    config = VmConfiguration(
         vm=vm.name,
         instance=instance,
         host=host.id,
@@ -185,6 +186,7 @@ def build_configuration(
         memory_bandwidth_gbps=(impact.memory_bandwidth_gbps or 0.0) if impact else 0.0,
         variant=request.variant,
     )
+    return with_requirements(config, vm)  # networks, VLANs, cpu-set policies, the descriptor
 
 
 def _interfaces(

@@ -220,9 +220,12 @@ def require_passthrough_addresses(config: VmConfiguration) -> None:
 
 
 def check_vm(config: VmConfiguration, vm: VmDescriptor | None) -> VmDescriptor | None:
-    """The VM Descriptor with the configuration's variant applied; refuse a different VM."""
+    """The VM Descriptor with the configuration's variant applied; refuse a different VM.
+
+    Without `vm`, the descriptor the configuration carries (placement records it), so that a
+    configuration renders alone exactly as with `--vm`."""
     if vm is None:
-        return None
+        return config.descriptor
     if vm.name != config.vm:
         raise NfvplaceError(
             errors.RENDER_MISMATCH,

@@ -258,9 +258,10 @@ def _interface(
         element = _sub(devices, "interface", type="hostdev", managed="yes")
         source = _sub(element, "source")
         _pci_address(source, iface.pci_address, type="pci")
-        if described is not None and described.vlan is not None:
+        tag = iface.vlan if iface.vlan is not None else (described.vlan if described else None)
+        if tag is not None:
             vlan = _sub(element, "vlan")
-            _sub(vlan, "tag", id=str(described.vlan))
+            _sub(vlan, "tag", id=str(tag))
         _sub(element, "alias", name=user_alias(iface.name))
         return
     if iface.vhost_user:
@@ -273,7 +274,7 @@ def _interface(
         _sub(element, "alias", name=user_alias(iface.name))
         return
     element = _sub(devices, "interface", type="network")
-    network = described.physical_network if described and described.physical_network else None
+    network = iface.physical_network or (described.physical_network if described else None)
     _sub(element, "source", network=network or DEFAULT_NETWORK)
     _sub(element, "model", type="virtio")
     _sub(element, "alias", name=user_alias(iface.name))

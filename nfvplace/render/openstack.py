@@ -205,7 +205,7 @@ def _from_config(config: VmConfiguration) -> _Request:
             page_size_kib=cs.hugepages.size_kib if cs.hugepages and cs.hugepages.count else None,
             page_mib=cs.hugepages.total_mib if cs.hugepages else 0,
             pairs=tuple(cs.howtogroup),
-            thread_policy=None,
+            thread_policy=cs.thread_policy,
             host_node=cs.numa_node,
         )
         for cs in layout.cpu_sets
@@ -217,8 +217,8 @@ def _from_config(config: VmConfiguration) -> _Request:
             i.mode,
             cell_index.get(i.cpu_set) if i.cpu_set is not None else None,
             i.bandwidth_gbps or None,
-            None,
-            None,
+            i.physical_network,
+            i.vlan,
             i.vhost_user,
         )
         for i in config.interfaces

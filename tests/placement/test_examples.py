@@ -1,5 +1,5 @@
 """The bundled examples work together: the example VMs place on the example fleet, checked by the
-independent checker, and the one that cannot (the vBRAS) is explained."""
+independent checker, and every bundled example VM fits at least one bundled host."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 import nfvplace
 from nfvplace.claims import claim
 from nfvplace.lint import lint_document
-from nfvplace.models import ComputeHostDescriptor, VmDescriptor, dump, parse_text
+from nfvplace.models import ComputeHostDescriptor, VmDescriptor, VnfTemplate, dump, parse_text
 
 from .checker import violations
 
@@ -46,10 +46,36 @@ def test_ran_site_vnf_places_every_member() -> None:
     assert len(result.configurations) == sum(m.count for m in vnf.members)  # type: ignore[union-attr]
 
 
-def test_vbras_is_explained_not_placed() -> None:
+def _bundled_hosts() -> list[ComputeHostDescriptor]:
+    hosts = [nfvplace.load(EXAMPLES / "fleet"), nfvplace.load(EXAMPLES / "hosts")]
+    return [
+        h
+        for group in hosts
+        if isinstance(group, list)
+        for h in group
+        if isinstance(h, ComputeHostDescriptor)
+    ]
+
+
+BUNDLED_VMS = sorted(
+    [*(EXAMPLES / "vms").glob("*.yaml"), *(EXAMPLES / "vnf").glob("**/*.yaml")],
+    key=lambda p: p.name,
+)
+
+
+@pytest.mark.parametrize("path", BUNDLED_VMS, ids=lambda p: p.name)
+def test_every_bundled_example_vm_fits_a_bundled_host(path: Path) -> None:
+    vm = nfvplace.load(path)
+    assert isinstance(vm, VmDescriptor | VnfTemplate)
+    result = nfvplace.place(_bundled_hosts(), vm)
+    assert result.ok, result.diagnosis.summary if result.diagnosis else path
+
+
+def test_vbras_fits_the_fleet_through_its_sriov_variant() -> None:
     vm = nfvplace.load(EXAMPLES / "vms" / "vbras.yaml")
+    assert isinstance(vm, VmDescriptor)
     result = nfvplace.place(_fleet(), vm)
-    assert not result.ok
-    assert result.diagnosis is not None
-    assert result.diagnosis.summary.startswith("0/10 hosts fit")
-    assert {r.reason for r in result.diagnosis.rejections} == {"processor_model"}
+    assert result.ok, result.diagnosis
+    config = result.configuration
+    assert config.variant == "gold-6230-sriov"
+    assert [i.mode.value for i in config.interfaces if i.cpu_set == 0] == ["sriov"] * 4
