@@ -12,6 +12,7 @@ import typer
 from .. import errors
 from ..errors import NfvplaceError
 from . import app
+from .discover_many import discover_many, exports_of, several
 
 if TYPE_CHECKING:
     from ..models.chd import ComputeHostDescriptor
@@ -51,9 +52,11 @@ def _with_facts(
 @app.command("discover")
 def discover_command(
     hwloc_xml: Annotated[
-        Path | None,
+        list[Path] | None,
         typer.Option(
-            "--hwloc-xml", help="Build the CHD from this hwloc XML export (lstopo --of xml)"
+            "--hwloc-xml",
+            help="Build the CHD from this hwloc XML export (lstopo --of xml); repeat it, or give a "
+            "folder, for one CHD per export (-o then names a folder)",
         ),
     ] = None,
     host_id: Annotated[
@@ -93,9 +96,13 @@ def discover_command(
     from ..discovery import chd_from_hwloc_xml, discover_live
     from ..models.loading import dump
 
+    if hwloc_xml and several(hwloc_xml):
+        if host_id is not None:
+            raise typer.BadParameter("each export is named after its file", param_hint="--id")
+        raise typer.Exit(discover_many(exports_of(hwloc_xml), out, fmt.value, lambda chd: chd))
     try:
-        if hwloc_xml is not None:
-            chd = chd_from_hwloc_xml(hwloc_xml, host_id=host_id)
+        if hwloc_xml:
+            chd = chd_from_hwloc_xml(hwloc_xml[0], host_id=host_id)
         else:
             chd = discover_live(sysfs_root=sysfs_root, host_id=host_id)
         if sets or defaults is not None:

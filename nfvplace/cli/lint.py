@@ -17,6 +17,7 @@ from ..errors import Issue, NfvplaceError
 from . import app
 from .common import EXIT_USAGE, fail
 from .common import no_color as use_no_color
+from .progress import progress
 
 if TYPE_CHECKING:  # imported in the functions, so that `nfvplace --help` stays quick
     from rich.console import Console
@@ -78,9 +79,8 @@ def lint_command(
     ] = False,
 ) -> None:
     """Validate descriptors: schema and semantic rules, each finding with a rule id and a fix."""
-    from ..lint import LintReport, lint_paths, lint_text, to_json, to_sarif
-
-    from ..lint.files import folder_files
+    from ..lint import LintReport, lint_text, to_json, to_sarif
+    from ..lint.files import expand_paths, folder_files, lint_file
 
     empty = [p for p in paths if p.is_dir() and not folder_files(p)]
     if empty:
@@ -99,12 +99,13 @@ def lint_command(
             EXIT_USAGE,
         )
     try:
-        results = []
+        targets: list[Path | None] = []  # None: standard input
         for path in paths:
-            if str(path) == "-":
-                results.append(lint_text(sys.stdin.read(), "<stdin>"))
-            else:
-                results.extend(lint_paths([path]).files)
+            targets.extend([None] if str(path) == "-" else expand_paths([path]))
+        results = [
+            lint_text(sys.stdin.read(), "<stdin>") if target is None else lint_file(target)
+            for target in progress(targets, "linting")
+        ]
         report = LintReport(tuple(results))
     except Exception as exc:  # the edge: never a traceback, whatever the input
         typer.echo(f"nfvplace lint: internal error: {type(exc).__name__}: {exc}", err=True)

@@ -32,14 +32,19 @@ def _fail(error: NfvplaceError) -> typer.Exit:
     return typer.Exit(1)
 
 
-def _configs(paths: list[Path]) -> list[VmConfiguration]:
-    from ..models.configuration import VmConfiguration
+def _configs(paths: list[Path]) -> list[tuple[VmConfiguration, bool]]:
+    """Each configuration, and whether it came from a vm-configurations document (a VNF or batch,
+    whose members may sit on other hosts: those are left out of a host's picture)."""
+    from ..models.configuration import VmConfiguration, VmConfigurations
     from ..reader import load
 
-    configs: list[VmConfiguration] = []
+    configs: list[tuple[VmConfiguration, bool]] = []
     for path in paths:
         loaded = load(path)
         for item in loaded if isinstance(loaded, list) else [loaded]:
+            if isinstance(item, VmConfigurations):
+                configs.extend((config, True) for config in item.configurations)
+                continue
             if not isinstance(item, VmConfiguration):
                 raise DescriptorError(
                     errors.INPUT_UNKNOWN_KIND,
@@ -49,12 +54,12 @@ def _configs(paths: list[Path]) -> list[VmConfiguration]:
                         Issue(
                             "not a VM Configuration",
                             path="schema",
-                            hint="give files with schema: nfvplace/vm-configuration/v1 "
-                            "(what nfvplace place prints)",
+                            hint="give files with schema: nfvplace/vm-configuration/v1 or "
+                            "nfvplace/vm-configurations/v1 (what nfvplace place prints)",
                         ),
                     ),
                 )
-            configs.append(item)
+            configs.append((item, False))
     return configs
 
 
@@ -93,7 +98,8 @@ def _picture(
     if heatmap:
         return heatmap_svg(fleet, title=where)
     host = _pick(fleet, host_id, where) if host_id is not None else fleet[0]
-    return host_svg(host, _configs(configs))
+    placed = [c for c, several in _configs(configs) if not several or c.host == host.id]
+    return host_svg(host, placed)
 
 
 @app.command("show")

@@ -51,7 +51,8 @@ def folder_files(folder: Path) -> list[Path]:
     return list(iter_descriptor_files(folder, LINT_SUFFIXES))
 
 
-def _expand(paths: Iterable[str | Path]) -> list[Path]:
+def expand_paths(paths: Iterable[str | Path]) -> list[Path]:
+    """The files to lint: files as given, folders replaced by every descriptor file below them."""
     out: list[Path] = []
     for raw in paths:
         path = Path(raw)
@@ -64,4 +65,4 @@ def _expand(paths: Iterable[str | Path]) -> list[Path]:
 
 def lint_paths(paths: Iterable[str | Path]) -> LintReport:
     """Lint files and folders (every .yaml/.yml/.json/.xml below a folder), in the order given."""
-    return LintReport(tuple(lint_file(path) for path in _expand(paths)))
+    return LintReport(tuple(lint_file(path) for path in expand_paths(paths)))

@@ -70,7 +70,7 @@ def _pu(cpu: Cpu, marks: Overlay) -> Box:
             text(PU_W / 2, 20, mark.label, size=8, anchor="middle", fill=ink, weight="bold")
         )
     classes = f"pu {state}" + (f" vm vm-{mark.vm}" if mark else "")
-    svg = group(parts, id=f"pu-{cpu.id}", class_=classes, data_owner=cpu.owner)
+    svg = group(parts, id=f"{marks.prefix}pu-{cpu.id}", class_=classes, data_owner=cpu.owner)
     return Box(svg, PU_W, PU_H)
 
 
@@ -132,7 +132,7 @@ def _port(port: Port, marks: Overlay, width: float) -> Box:
                 rect(0, 0, PORT_W, 16, _fill(state, mark), title=tip),
                 text(3, 11.5, label, size=8, fill=ink),
             ],
-            id=f"dev-{port.pci_address}",
+            id=f"{marks.prefix}dev-{port.pci_address}",
             class_=f"port {state}" + (f" vm vm-{mark.vm}" if mark else ""),
         )
     ]
@@ -148,7 +148,7 @@ def _port(port: Port, marks: Overlay, width: float) -> Box:
         parts.append(
             group(
                 [rect(x, y, VF, VF, _fill(vf_state, vf_mark), title=tip)],
-                id=f"dev-{vf.pci_address}",
+                id=f"{marks.prefix}dev-{vf.pci_address}",
                 class_=f"vf {vf_state}" + (f" vm vm-{vf_mark.vm}" if vf_mark else ""),
             )
         )
@@ -169,13 +169,13 @@ def _nic(nic: Nic, marks: Overlay, width: float) -> Box:
     )
 
 
-def _device(device: PciDevice, width: float) -> Box:
+def _device(device: PciDevice, width: float, prefix: str) -> Box:
     state = "ineligible" if not device.eligible else "dedicated" if device.in_use else "free"
     label = f"{device.device_class} {device.pci_address} {device.model or ''}".strip()
     tip = label + (f", owner {device.owner}" if device.owner else "")
     svg = group(
         [rect(0, 0, width, 16, STATE_FILL[state], title=tip), text(3, 11.5, label[:48], size=8)],
-        id=f"dev-{device.pci_address}",
+        id=f"{prefix}dev-{device.pci_address}",
         class_=f"pcidev {state}",
     )
     return Box(svg, width, 16)
@@ -187,8 +187,14 @@ def _node(node: NumaNode, marks: Overlay, cores_per_row: int) -> Box:
     grid = flow(cores, cores_per_row * (core_w + GAP), GAP)
     inner = max(grid.width, 300.0)
     memory = node.memory
-    head = f"NUMANode {node.id} ({memory.total_mib / 1024:.0f} GiB)"
-    normal = f"normal memory: {memory.normal_free_mib / 1024:.1f} GiB free of {memory.normal_total_mib / 1024:.1f}"
+    size = f"{memory.total_mib / 1024:.0f} GiB" if memory.total_mib else "memory size unknown"
+    head = f"NUMANode {node.id} ({size})"
+    normal = (
+        f"normal memory: {memory.normal_free_mib / 1024:.1f} GiB free of"
+        f" {memory.normal_total_mib / 1024:.1f}"
+        if memory.total_mib
+        else ""
+    )
     parts = [text(PAD, 13, head, size=10.5, weight="bold"), text(PAD, 26, normal, size=8.5)]
     y = 32.0
     pools = _pool_bar(node, marks, inner)
@@ -201,11 +207,11 @@ def _node(node: NumaNode, marks: Overlay, cores_per_row: int) -> Box:
         parts.append(box.at(PAD, y))
         y += box.height + GAP
     for device in node.pci_devices:
-        parts.append(_device(device, inner).at(PAD, y))
+        parts.append(_device(device, inner, marks.prefix).at(PAD, y))
         y += 16 + GAP
     width, height = inner + 2 * PAD, y + PAD
     body = rect(0, 0, width, height, NODE_FILL, stroke="#5a7a1a") + "".join(parts)
-    return Box(group([body], id=f"numa-{node.id}", class_="numa"), width, height)
+    return Box(group([body], id=f"{marks.prefix}numa-{node.id}", class_="numa"), width, height)
 
 
 def _package_of(node: NumaNode) -> int | None:
@@ -263,8 +269,10 @@ def _legend(marks: Overlay, width: float) -> Box:
     return Box(group(parts, class_="legend"), width, y)
 
 
-def _machine(host: ComputeHostDescriptor, configurations: Sequence[VmConfiguration]) -> Box:
-    marks = overlay(host, configurations)
+def _machine(
+    host: ComputeHostDescriptor, configurations: Sequence[VmConfiguration], prefix: str = ""
+) -> Box:
+    marks = overlay(host, configurations, prefix)
     drawn = marks.host
     packages = flow(_packages(drawn, marks), MAX_WIDTH, PAD)
     head = (
@@ -301,7 +309,11 @@ def hosts_svg(
     *,
     title: str = "hosts",
 ) -> str:
-    """Several hosts one under the other, each with the configurations placed on it."""
-    boxes = [_machine(h, [c for c in configurations if c.host == h.id]) for h in hosts]
+    """Several hosts one under the other, each with the configurations placed on it. Element ids of
+    the second host on carry a prefix (`h1-pu-3`) so that they stay unique in the document."""
+    boxes = [
+        _machine(h, [c for c in configurations if c.host == h.id], f"h{k}-" if k else "")
+        for k, h in enumerate(hosts)
+    ]
     stacked = flow(boxes, 0.0, 2 * PAD)
     return document(stacked.width + 2, stacked.height + 2, [stacked.at(1, 1)], title=title)

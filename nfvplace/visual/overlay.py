@@ -43,6 +43,7 @@ class Overlay:
     devices: dict[str, Mark] = field(default_factory=dict)  # port or VF PCI address
     hugepages: dict[tuple[int, int], tuple[tuple[int, int], ...]] = field(default_factory=dict)
     # (node, size_kib) -> ((vm, pages), ...)
+    prefix: str = ""  # of element ids, so that several hosts in one document keep them unique
 
 
 def _already_claimed(host: ComputeHostDescriptor, config: VmConfiguration) -> bool:
@@ -69,7 +70,9 @@ def _summary(config: VmConfiguration) -> tuple[str, ...]:
     return tuple(lines)
 
 
-def overlay(host: ComputeHostDescriptor, configurations: Sequence[VmConfiguration]) -> Overlay:
+def overlay(
+    host: ComputeHostDescriptor, configurations: Sequence[VmConfiguration], prefix: str = ""
+) -> Overlay:
     """The overlay of `configurations` on `host` (raises NfvplaceError naming a foreign one)."""
     for k, config in enumerate(configurations):
         if config.host != host.id:
@@ -108,6 +111,7 @@ def overlay(host: ComputeHostDescriptor, configurations: Sequence[VmConfiguratio
         pus=pus,
         devices=devices,
         hugepages={key: tuple(v) for key, v in pages.items()},
+        prefix=prefix,
     )
 
 

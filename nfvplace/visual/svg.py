@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from xml.sax.saxutils import escape, quoteattr
+from html import escape
 
 FONT = "DejaVu Sans, Verdana, Arial, sans-serif"
 
@@ -53,7 +53,7 @@ def attrs(**values: object) -> str:
         if value is None:
             continue
         name = key.rstrip("_").replace("_", "-")
-        parts.append(f"{name}={quoteattr(str(value))}")
+        parts.append(f'{name}="{escape(str(value))}"')
     return " ".join(parts)
 
 

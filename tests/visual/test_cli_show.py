@@ -11,6 +11,7 @@ from typer.testing import CliRunner
 import nfvplace
 from nfvplace.cli import _register, app
 from nfvplace.models import ComputeHostDescriptor, VmConfiguration
+from nfvplace.models.configuration import VmConfigurations
 
 from .conftest import EXAMPLES
 
@@ -85,3 +86,29 @@ def test_bad_input_says_what_to_fix(files: Path, args: list[str], code: int, say
     assert out.exit_code == code, out.output
     assert says in out.output
     assert "Traceback" not in out.output
+
+
+def test_a_vnf_placement_document_draws_its_members_on_this_host(tmp_path: Path) -> None:
+    hosts = tmp_path / "hosts"
+    hosts.mkdir()
+    for name in ("dell-r740-2s-gold-6230-snc2", "cisco-ucs-2s-manyvfs"):
+        (hosts / f"{name}.yaml").write_text((EXAMPLES / "hosts" / f"{name}.yaml").read_text())
+    out = runner.invoke(
+        app, ["place", "--hosts", str(hosts), "--vm", str(EXAMPLES / "vnf" / "ran-site.yaml")]
+    )
+    assert out.exit_code == 0, out.output
+    (tmp_path / "site.yaml").write_text(out.stdout)
+    site = nfvplace.load(tmp_path / "site.yaml")
+    assert isinstance(site, VmConfigurations)
+    host_id = site.configurations[0].host
+    drawn = runner.invoke(
+        app,
+        ["show", "--hosts", str(hosts), "--id", host_id, "--config", str(tmp_path / "site.yaml")],
+    )
+    assert drawn.exit_code == 0, drawn.output
+    legend = [
+        g
+        for g in ElementTree.fromstring(drawn.stdout).iter(f"{SVG}g")
+        if "legend-vm" in (g.get("class") or "")
+    ]
+    assert len(legend) == sum(1 for c in site.configurations if c.host == host_id)

@@ -126,3 +126,6 @@ def test_placement_result_and_host_show_in_notebooks(
     several = ElementTree.fromstring(hosts_svg([dell, placed[0]], placed[1]))
     machines = [g.get("data-host") for g in several.iter(f"{SVG}g") if "machine" in _classes(g)]
     assert machines == [dell.id, dell.id]
+    ids = [g.get("id") for g in several.iter(f"{SVG}g") if g.get("id")]
+    assert len(ids) == len(set(ids))
+    assert f"h1-pu-{dell.cpus[0].id}" in ids

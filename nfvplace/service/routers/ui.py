@@ -25,7 +25,6 @@ from ...models.vmd import VmDescriptor
 from ...models.vnf import VnfTemplate
 from ...reader import load_document
 from ...store import Store
-from ...store.listing import live_placements
 from ...visual import heatmap_svg, host_svg, hosts_svg
 from ...visual.html import diagnosis_html
 from ...visual.overlay import ranges
@@ -37,6 +36,7 @@ router = APIRouter(prefix="/ui", include_in_schema=False)
 COOKIE = "nfvplace_ui"
 COOKIE_AGE_S = 8 * 3600
 FORM_LIMIT = 1 << 20
+PLACEMENTS_SHOWN = 500
 
 
 def _role(request: Request) -> str | None:
@@ -72,7 +72,7 @@ async def _form(request: Request) -> dict[str, str]:
 
 def _configs(store: Store, host: str | None = None) -> list[tuple[str, VmConfiguration]]:
     out = []
-    for record in live_placements(store, host=host):
+    for record in store.list_placements(host=host, limit=PLACEMENTS_SHOWN).placements:
         for data in record.configurations:
             config = VmConfiguration.model_validate(data)
             if host is None or config.host == host:
