@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from .errors import DescriptorError, LintError, NfvplaceError
 
 if TYPE_CHECKING:
+    from .conversion import convert
     from .fleet import Fleet
     from .models import (
         ComputeHostDescriptor,
@@ -33,7 +34,6 @@ if TYPE_CHECKING:
         dump,
     )
     from .placement import CapacityReport, PlacementResult
-    from .conversion import convert
     from .reader import load
 
 __version__ = "0.1.0"

@@ -6,7 +6,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from ..errors import DescriptorError
-from ..models.loading import DESCRIPTOR_SUFFIXES, iter_descriptor_files, read_document
+from ..models.loading import DESCRIPTOR_SUFFIXES, iter_descriptor_files
 from ..models.vmd import VmDescriptor
 from ..reader import load_document, read_path
 from .engine import check_document, error_result

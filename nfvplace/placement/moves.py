@@ -26,7 +26,7 @@ from ..models.chd import ComputeHostDescriptor
 from ..models.configuration import VmConfiguration
 from ..models.vmd import VmDescriptor
 from .engine import VmOutcome, place_vm
-from .filter import HostRecord, run_filter
+from .filter import HostCheckRecord, run_filter
 from .index import FleetIndex
 from .options import Options
 from .request import build_request
@@ -133,7 +133,7 @@ def _hosts_to_try(fleet: FleetIndex, vm: VmDescriptor, options: Options) -> list
         outcome = run_filter(fleet, build_request(descriptor, variant), options, mask)
         host_ok = mask.copy()
         for record in outcome.records:
-            if isinstance(record, HostRecord):
+            if isinstance(record, HostCheckRecord):
                 host_ok[record.hosts] = False
         ok |= host_ok
     order = np.flatnonzero(ok)
