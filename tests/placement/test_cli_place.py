@@ -86,12 +86,13 @@ def test_vm_file_that_is_a_host(files: Path) -> None:
     assert "nfvplace.input.unknown_kind" in out.stderr
 
 
-def test_unknown_policy_exits_1(files: Path) -> None:
+def test_unknown_policy_is_a_usage_error(files: Path) -> None:
+    # an option value outside its vocabulary is a usage error (exit 2), like an unknown --format
     out = runner.invoke(
         app,
         ["place", "--hosts", str(files / "hosts"), "--vm", str(files / "vm.yaml"), "--policy", "x"],
     )
-    assert out.exit_code == 1
+    assert out.exit_code == 2
     assert "nfvplace.placement.invalid_policy" in out.stderr
 
 

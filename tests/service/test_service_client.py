@@ -119,7 +119,7 @@ def test_generated_client_places_end_to_end(generated: Any, server_url: str) -> 
             host_id=name, client=client, body=models.ComputeHostDescriptor.from_dict(host(name))
         )
         assert put.status_code == 201, put.content
-        assert isinstance(put.parsed, models.HostView)
+        assert isinstance(put.parsed, models.StoredHostView)
     listed = hosts.list_hosts.sync(client=client)
     assert sorted(h.id for h in listed.hosts) == ["h1", "h2"]
 

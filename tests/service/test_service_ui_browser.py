@@ -14,6 +14,9 @@ import pytest
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service as DriverService
 from selenium.webdriver.common.by import By
+from selenium.webdriver.remote.webelement import WebElement
+from selenium.webdriver.support import expected_conditions
+from selenium.webdriver.support.ui import WebDriverWait
 from service_support import TOKENS, Server, auth
 from ui_support import ROOT, du_document, du_yaml, host_documents
 
@@ -59,6 +62,14 @@ def server(serve: Callable[..., Server], sqlite_url: str) -> tuple[Server, dict[
     return running, answer.json()
 
 
+def _follow(browser: webdriver.Chrome, element: WebElement) -> None:
+    """Click something that loads a page, and wait for the new page: a click returns before the
+    browser has navigated, so reading the URL or the DOM at once may still see the old page."""
+    old = browser.find_element(By.TAG_NAME, "html")
+    element.click()
+    WebDriverWait(browser, 60).until(expected_conditions.staleness_of(old))
+
+
 def _shot(driver: webdriver.Chrome, tmp_path: Path, name: str) -> Path:
     path = tmp_path / f"ui-{name}.png"
     assert driver.save_screenshot(str(path))
@@ -76,10 +87,10 @@ def test_sign_in_and_browse(
     browser.get(running.url + "/ui")
     assert browser.current_url == running.url + "/ui/signin"  # redirected: not signed in
     browser.find_element(By.ID, "token").send_keys("not-a-token")
-    browser.find_element(By.ID, "submit").click()
+    _follow(browser, browser.find_element(By.ID, "submit"))
     assert "unknown token" in browser.find_element(By.ID, "error").text
     browser.find_element(By.ID, "token").send_keys(TOKENS["reader"][0])
-    browser.find_element(By.ID, "submit").click()
+    _follow(browser, browser.find_element(By.ID, "submit"))
 
     # Fleet: the Secure cookie was kept over plain http on 127.0.0.1 (a secure context for Chromium)
     assert browser.current_url == running.url + "/ui"
@@ -93,7 +104,7 @@ def test_sign_in_and_browse(
     _shot(browser, tmp_path, "fleet")
 
     # The host of the placement, with its pins overlaid
-    browser.find_element(By.LINK_TEXT, config["host"]).click()
+    _follow(browser, browser.find_element(By.LINK_TEXT, config["host"]))
     assert browser.find_element(By.ID, "title").text == f"Host {config['host']}"
     for pu in config["cpu_sets"][0]["vcpu_pins"].values():
         classes = browser.find_element(By.ID, f"pu-{pu}").get_attribute("class") or ""
@@ -102,17 +113,17 @@ def test_sign_in_and_browse(
     _shot(browser, tmp_path, "host")
 
     # Placements list, then a dry run that fits and shows the picture
-    browser.find_element(By.LINK_TEXT, "Placements").click()
+    _follow(browser, browser.find_element(By.LINK_TEXT, "Placements"))
     assert placement["id"] in browser.find_element(By.ID, "placements").text
-    browser.find_element(By.LINK_TEXT, "Dry run").click()
+    _follow(browser, browser.find_element(By.LINK_TEXT, "Dry run"))
     browser.find_element(By.ID, "descriptor").send_keys(du_yaml())
-    browser.find_element(By.ID, "place").click()
+    _follow(browser, browser.find_element(By.ID, "place"))
     assert "nothing claimed" in browser.find_element(By.ID, "outcome").text
     assert browser.find_elements(By.CSS_SELECTOR, "#picture svg g.pu.vm-0")
     _shot(browser, tmp_path, "dry-run")
 
     # Signing out drops the cookie: back to the form
-    browser.find_element(By.CSS_SELECTOR, "header form button").click()
+    _follow(browser, browser.find_element(By.CSS_SELECTOR, "header form button"))
     assert browser.current_url == running.url + "/ui/signin"
     assert browser.get_cookie("nfvplace_ui") is None
     browser.get(running.url + "/ui")

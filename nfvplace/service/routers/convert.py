@@ -15,7 +15,7 @@ from .common import body_of, problems
 router = APIRouter(prefix="/v1/convert", tags=["convert"])
 
 
-class ConvertFinding(BaseModel):
+class ConvertFindingView(BaseModel):
     path: str
     message: str
     kind: Literal["dropped", "assumed", "missing"]
@@ -26,7 +26,7 @@ class ConvertResult(BaseModel):
     dialect: str | None
     target: str
     document: Any
-    findings: list[ConvertFinding]
+    findings: list[ConvertFindingView]
     complete: bool
     ok: bool
 
