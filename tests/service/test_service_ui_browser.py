@@ -12,10 +12,10 @@ from typing import Any
 import httpx
 import pytest
 from selenium import webdriver
+from selenium.common.exceptions import WebDriverException
 from selenium.webdriver.chrome.service import Service as DriverService
 from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webelement import WebElement
-from selenium.webdriver.support import expected_conditions
 from selenium.webdriver.support.ui import WebDriverWait
 from service_support import TOKENS, Server, auth
 from ui_support import ROOT, du_document, du_yaml, host_documents
@@ -67,7 +67,15 @@ def _follow(browser: webdriver.Chrome, element: WebElement) -> None:
     browser has navigated, so reading the URL or the DOM at once may still see the old page."""
     old = browser.find_element(By.TAG_NAME, "html")
     element.click()
-    WebDriverWait(browser, 60).until(expected_conditions.staleness_of(old))
+
+    def new_page_loaded(driver: webdriver.Chrome) -> bool:
+        try:
+            old.is_enabled()  # the old page's root: still there means not navigated yet
+            return False
+        except WebDriverException:  # stale (Chromium also says "does not belong to the document")
+            return bool(driver.execute_script("return document.readyState") == "complete")
+
+    WebDriverWait(browser, 60).until(new_page_loaded)
 
 
 def _shot(driver: webdriver.Chrome, tmp_path: Path, name: str) -> Path:
