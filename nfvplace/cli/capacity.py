@@ -13,10 +13,8 @@ import typer
 
 from .. import errors
 from ..errors import DescriptorError, Issue, NfvplaceError
-from ..models.vmd import VmDescriptor
 from . import app
-from .common import fail
-from .place import _load_hosts, _load_vm
+from .common import check_choice, fail
 
 FORMATS = ("text", "json")
 
@@ -34,17 +32,14 @@ def capacity_command(
     fmt: Annotated[str, typer.Option("--format", help="text | json")] = "text",
 ) -> None:
     """How many more instances of the VM fit, on which hosts, and what runs out first on each."""
+    from ..models.vmd import VmDescriptor
     from ..placement import capacity
+    from .inputs import load_hosts, load_vm
 
+    check_choice(fmt, FORMATS)
     try:
-        if fmt not in FORMATS:
-            raise NfvplaceError(
-                errors.PLACEMENT_INVALID_POLICY,
-                f"unknown --format {fmt!r}",
-                issues=(Issue(f"use one of {', '.join(FORMATS)}", path="--format"),),
-            )
-        fleet = _load_hosts(list(hosts) + list(more_hosts or []))
-        descriptor = _load_vm(vm)
+        fleet = load_hosts(list(hosts) + list(more_hosts or []))
+        descriptor = load_vm(vm)
         if not isinstance(descriptor, VmDescriptor):
             raise DescriptorError(
                 errors.INPUT_UNKNOWN_KIND,

@@ -10,14 +10,16 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
 from .. import errors
 from ..errors import Issue, NfvplaceError
-from ..models.configuration import VmConfiguration
-from ..render.result import RenderResult
-from ..render.several import check_joinable, join_rendered, output_name
+
+if TYPE_CHECKING:  # the models load in the commands that need them: `--help` stays quick
+    from ..models.configuration import VmConfiguration
+    from ..render.result import RenderResult
 
 EXIT_INVALID = 1
 EXIT_USAGE = 2
@@ -56,6 +58,8 @@ def no_color(flag: bool = False) -> bool:
 
 def check_output(count: int, fmt: str, out: Path | None) -> None:
     """Before rendering: several VMs in one stdout text only where the format can hold them."""
+    from ..render.several import check_joinable
+
     if out is None:
         try:
             check_joinable(count, fmt)
@@ -91,6 +95,8 @@ def emit_rendered(
     With several configurations `out` is a folder (created when missing) that gets one file per VM,
     named after its instance; with one, `out` is the file (or an existing folder to write into).
     """
+    from ..render.several import join_rendered, output_name
+
     for result in results:
         warn(result.warnings)
     if out is None:

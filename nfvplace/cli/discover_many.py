@@ -6,15 +6,17 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
 from ..errors import NfvplaceError
-from ..models.chd import ComputeHostDescriptor
-from ..models.loading import dump
 from .progress import progress
 
-Finish = Callable[[ComputeHostDescriptor], ComputeHostDescriptor]
+if TYPE_CHECKING:  # loaded when discovery runs: `--help` stays quick
+    from ..models.chd import ComputeHostDescriptor
+
+Finish = Callable[["ComputeHostDescriptor"], "ComputeHostDescriptor"]
 
 
 def exports_of(paths: Sequence[Path]) -> list[Path]:
@@ -40,6 +42,8 @@ def _chd(path: Path, finish: Finish) -> ComputeHostDescriptor:
 def discover_many(exports: Sequence[Path], out: Path | None, fmt: str, finish: Finish) -> int:
     """Write one CHD per export into the folder `out` (`<id>.<fmt>`), or all of them on stdout (a
     YAML stream, or a JSON list); returns the exit code."""
+    from ..models.loading import dump
+
     if not exports:
         typer.echo("error [nfvplace.input.unreadable]: no *.xml export found", err=True)
         return 1

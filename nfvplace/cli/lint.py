@@ -5,6 +5,7 @@ Exit codes: 0 clean (warnings allowed), 1 errors found, 2 usage error or unreada
 
 from __future__ import annotations
 
+import os
 import sys
 from enum import StrEnum
 from pathlib import Path
@@ -33,33 +34,51 @@ class LintFormat(StrEnum):
     sarif = "sarif"
 
 
-def render_text(report: LintReport, console: Console) -> None:
-    """Human output: one block per finding, grouped by file, then a summary line."""
+def _markup(text: str, style: str, console: Console | None) -> str:
+    """`text` in rich markup when printing in colour, else as it is."""
+    if console is None:
+        return text
     from rich.markup import escape
 
+    return f"[{style}]{escape(text)}[/{style}]" if style else escape(text)
+
+
+def render_text(report: LintReport, console: Console | None) -> None:
+    """Human output: one block per finding, grouped by file, then a summary line. Without a
+    console (no colour), plain lines on stdout: rich is then not even imported (a pre-commit hook
+    runs lint once per file, so its start-up counts)."""
     from ..lint import Severity
+
+    def say(line: str) -> None:
+        if console is None:
+            sys.stdout.write(line + "\n")
+        else:
+            console.print(line, highlight=False, soft_wrap=True)
 
     for result in report.files:
         for finding in result.findings:
             where = f"{finding.file}:{finding.line}" if finding.line else finding.file
-            style = STYLE[finding.severity.value]
-            path = f" [bold]{escape(finding.path)}[/bold]:" if finding.path else ""
+            severity = _markup(finding.severity.value, STYLE[finding.severity.value], console)
+            path = f" {_markup(finding.path, 'bold', console)}:" if finding.path else ""
             code = f" ({finding.code})" if finding.code else ""
-            console.print(
-                f"{escape(where)}: [{style}]{finding.severity.value}[/{style}] "
-                f"[dim]{finding.rule}{code}[/dim]{path} {escape(finding.message)}",
-                highlight=False,
-                soft_wrap=True,
-            )
+            rule = _markup(f"{finding.rule}{code}", "dim", console)
+            message = _markup(finding.message, "", console)
+            say(f"{_markup(where, '', console)}: {severity} {rule}{path} {message}")
             if finding.hint:
-                console.print(
-                    f"    [green]fix:[/green] {escape(finding.hint)}",
-                    highlight=False,
-                    soft_wrap=True,
-                )
+                say(f"    {_markup('fix:', 'green', console)} {_markup(finding.hint, '', console)}")
     counts = report.counts
     style = "bold red" if report.exit_code else ("yellow" if counts[Severity.warning] else "green")
-    console.print(f"[{style}]{escape(report.summary())}[/{style}]", highlight=False)
+    say(_markup(report.summary(), style, console))
+
+
+def _console(no_color: bool) -> Console | None:
+    """A rich console when stdout is a terminal (or FORCE_COLOR is set) and colour is not turned
+    off; None for plain text."""
+    if use_no_color(no_color) or not (sys.stdout.isatty() or os.environ.get("FORCE_COLOR")):
+        return None
+    from rich.console import Console
+
+    return Console(highlight=False)
 
 
 @app.command("lint")
@@ -115,8 +134,5 @@ def lint_command(
     elif output_format is LintFormat.sarif:
         sys.stdout.write(to_sarif(report, __version__))
     else:
-        from rich.console import Console
-
-        console = Console(no_color=use_no_color(no_color), highlight=False)
-        render_text(report, console)
+        render_text(report, _console(no_color))
     raise typer.Exit(report.exit_code)

@@ -9,91 +9,24 @@ its code, file and field on stderr), 2 usage error (an unknown --format).
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Annotated, NoReturn
+from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
 
-from .. import errors
-from ..errors import DescriptorError, Issue, NfvplaceError
-from ..models.chd import ComputeHostDescriptor
-from ..models.configuration import VmConfiguration, VmConfigurations
-from ..models.loading import dump, gc_paused, iter_descriptor_files
-from ..models.vmd import VmDescriptor
-from ..models.vnf import VnfTemplate
-from ..placement.moves import MovesAdvice
-from ..placement.result import PlacementResult
-from ..reader import load, load_file
-from ..render.several import render_configurations
+from ..errors import NfvplaceError
 from . import app
 from .common import check_choice, emit_rendered, fail, write_text
-from .progress import progress
+
+if TYPE_CHECKING:  # the models and the engine load when the command runs: `--help` stays quick
+    from ..models.chd import ComputeHostDescriptor
+    from ..models.vmd import VmDescriptor
+    from ..models.vnf import VnfTemplate
+    from ..placement.moves import MovesAdvice
+    from ..placement.result import PlacementResult
 
 FORMATS = ("yaml", "json", "libvirt")
 EXIT_NO_FIT = 3
-
-
-def _host_files(paths: list[Path]) -> Iterator[Path]:
-    for path in paths:
-        yield from iter_descriptor_files(path) if path.is_dir() else (path,)
-
-
-def _load_hosts(paths: list[Path]) -> list[ComputeHostDescriptor]:
-    """Every CHD in the files and folders given, with a progress bar when it takes a while."""
-    hosts: list[ComputeHostDescriptor] = []
-    with gc_paused():
-        for path in progress(list(_host_files(paths)), "loading hosts"):
-            item = load_file(path)
-            if not isinstance(item, ComputeHostDescriptor):
-                raise DescriptorError(
-                    errors.INPUT_UNKNOWN_KIND,
-                    f"expected Compute Host Descriptors, found a {type(item).__name__}",
-                    file=str(path),
-                    issues=(
-                        Issue(
-                            "not a CHD",
-                            path="schema",
-                            hint="give files with schema: nfvplace/chd/v1",
-                        ),
-                    ),
-                )
-            hosts.append(item)
-    if not hosts:
-        raise DescriptorError(
-            errors.INPUT_UNREADABLE,
-            "no host descriptor found",
-            file=", ".join(str(p) for p in paths),
-            issues=(Issue("empty folder", path="--hosts", hint="point --hosts at CHD files"),),
-        )
-    return hosts
-
-
-def _load_vm(path: Path) -> VmDescriptor | VnfTemplate:
-    loaded = load(path)
-    if isinstance(loaded, VmDescriptor | VnfTemplate):
-        return loaded
-    raise DescriptorError(
-        errors.INPUT_UNKNOWN_KIND,
-        f"expected a VM Descriptor or VNF template, found {type(loaded).__name__}",
-        file=str(path),
-        issues=(
-            Issue(
-                "wrong kind", path="schema", hint="use schema: nfvplace/vmd/v1 or nfvplace/vnf/v1"
-            ),
-        ),
-    )
-
-
-def _document(
-    descriptor: VmDescriptor | VnfTemplate | list[VmDescriptor],
-    configs: tuple[VmConfiguration, ...],
-) -> VmConfiguration | VmConfigurations:
-    """One VM Configuration for one VM; one vm-configurations document for a VNF or a batch."""
-    if isinstance(descriptor, VmDescriptor) and len(configs) == 1:
-        return configs[0]
-    vnf = descriptor.name if isinstance(descriptor, VnfTemplate) else None
-    return VmConfigurations(vnf=vnf, configurations=configs)
 
 
 def _lint_first(path: Path) -> None:
@@ -150,21 +83,23 @@ def place_command(
     ] = None,
 ) -> None:
     """Place one VM, every member of a VNF template, or a batch (several --vm), on the hosts."""
+    from ..models.loading import dump
     from ..placement import place
+    from ..render.several import render_configurations
+    from .inputs import document, load_hosts, load_vm
     from .joint import echo_unplaced, moves_advice, target
 
     check_choice(fmt, FORMATS)
     try:
         for path in vm:
             _lint_first(path)
-        fleet = _load_hosts(list(hosts) + list(more_hosts or []))
-        descriptor = target(vm, _load_vm)
+        fleet = load_hosts(list(hosts) + list(more_hosts or []))
+        descriptor = target(vm, load_vm)
         result = place(
             fleet, descriptor, policy=policy, seed=seed, explain=explain, count=count, mode=mode
         )
         if explain:
-            for line in result.explanation:
-                typer.echo(f"# {line}", err=True)
+            _explain(fleet, descriptor, result, policy, seed)
         if not result.ok:
             advice = None
             if suggest:
@@ -178,13 +113,32 @@ def place_command(
             rendered = render_configurations(configs, "libvirt", vm=descriptor)
             emit_rendered(configs, rendered, "libvirt", out)
             return
-        text = dump(_document(descriptor, configs), fmt)
+        text = dump(document(descriptor, configs), fmt)
         if out is None:
             typer.echo(text, nl=False)
         else:
             write_text(out, text)
     except NfvplaceError as error:
         raise fail(error) from None
+
+
+def _explain(
+    fleet: list[ComputeHostDescriptor],
+    descriptor: VmDescriptor | VnfTemplate | list[VmDescriptor],
+    result: PlacementResult,
+    policy: str,
+    seed: int,
+) -> None:
+    """On stderr: for one VM, the table of hosts in plain words; then the engine's own lines (how
+    the winner was scored and laid out)."""
+    from ..models.vmd import VmDescriptor
+    from .why import host_table
+
+    if isinstance(descriptor, VmDescriptor):
+        for line in host_table(fleet, descriptor, result, policy=policy, seed=seed):
+            typer.echo(line, err=True)
+    for line in result.explanation:
+        typer.echo(f"# {line}", err=True)
 
 
 def _no_fit(

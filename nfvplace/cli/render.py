@@ -8,25 +8,27 @@ the files under `-o`), warnings on stderr; 1 for invalid input; 2 for a usage er
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from .. import errors
 from ..errors import Issue, NfvplaceError
-from ..models.chd import ComputeHostDescriptor
-from ..models.configuration import VmConfiguration, VmConfigurations
-from ..models.loading import Descriptor
-from ..models.vmd import VmDescriptor
-from ..models.vnf import VnfTemplate
-from ..reader import load_file
-from ..render import FORMATS, render_host_tuning
-from ..render.several import render_configurations
 from . import app
 from .common import check_choice, check_output, emit_rendered, fail, warn, write_text
 
+if TYPE_CHECKING:  # loaded when the command runs: `--help` stays quick
+    from ..models.configuration import VmConfiguration
+    from ..models.loading import Descriptor
+
+# `nfvplace.render.FORMATS`, spelled out so that `--help` need not build the renderers (a test
+# keeps the two equal)
+FORMATS = ("libvirt", "openstack", "vmx", "host-tuning")
+
 
 def _load(path: Path, kinds: tuple[type, ...], what: str, option: str) -> Descriptor:
+    from ..reader import load_file
+
     loaded = load_file(path)
     if not isinstance(loaded, kinds):
         raise NfvplaceError(
@@ -40,6 +42,8 @@ def _load(path: Path, kinds: tuple[type, ...], what: str, option: str) -> Descri
 
 def load_configurations(paths: list[Path]) -> list[VmConfiguration]:
     """Every VM Configuration in the files, in order (a configurations document gives several)."""
+    from ..models.configuration import VmConfiguration, VmConfigurations
+
     out: list[VmConfiguration] = []
     for path in paths:
         loaded = _load(
@@ -87,6 +91,12 @@ def render_command(
     ] = None,
 ) -> None:
     """Render VM Configurations for a deployment target; warnings go to standard error."""
+    from ..models.chd import ComputeHostDescriptor
+    from ..models.vmd import VmDescriptor
+    from ..models.vnf import VnfTemplate
+    from ..render import render_host_tuning
+    from ..render.several import render_configurations
+
     check_choice(fmt, FORMATS)
     try:
         loaded = load_configurations(configs)

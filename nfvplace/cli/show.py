@@ -83,17 +83,17 @@ def _picture(
     configs: list[Path],
 ) -> str:
     from ..visual import heatmap_svg, host_svg
-    from .place import _load_hosts
+    from .inputs import load_hosts
 
     if host_file is not None:
-        fleet = _load_hosts([host_file])
+        fleet = load_hosts([host_file])
         if len(fleet) > 1 and host_id is None:
             raise typer.BadParameter(
                 f"{host_file} holds {len(fleet)} hosts: add --id", param_hint="HOST_FILE"
             )
         where = str(host_file)
     else:
-        fleet = _load_hosts(hosts)
+        fleet = load_hosts(hosts)
         where = ", ".join(str(p) for p in hosts)
     if heatmap:
         return heatmap_svg(fleet, title=where)

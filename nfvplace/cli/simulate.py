@@ -7,17 +7,18 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from .. import errors
 from ..errors import DescriptorError, Issue, NfvplaceError
-from ..models.chd import ComputeHostDescriptor
-from ..models.vmd import VmDescriptor
 from . import app
-from .common import fail
-from .place import _load_hosts, _load_vm
+from .common import check_choice, fail
+
+if TYPE_CHECKING:  # loaded when the command runs: `--help` stays quick
+    from ..models.chd import ComputeHostDescriptor
+    from ..models.vmd import VmDescriptor
 
 PLOT_FORMATS = ("png", "svg")
 
@@ -29,9 +30,12 @@ def _copies(hosts: list[ComputeHostDescriptor], copies: int) -> list[ComputeHost
 
 
 def _descriptors(paths: list[Path]) -> list[VmDescriptor]:
+    from ..models.vmd import VmDescriptor
+    from .inputs import load_vm
+
     out = []
     for path in paths:
-        loaded = _load_vm(path)
+        loaded = load_vm(path)
         if not isinstance(loaded, VmDescriptor):
             raise DescriptorError(
                 errors.INPUT_UNKNOWN_KIND,
@@ -89,17 +93,13 @@ def simulate_command(
     from ..simulation import write_trace as save_trace
     from ..simulation.plot import plot, to_csv
     from ..simulation.run import replay
+    from .inputs import load_hosts
     from .progress import Progress
 
     policies = policy or ["pack"]
+    check_choice(plot_format, PLOT_FORMATS, "--plot-format")
     try:
-        if plot_format not in PLOT_FORMATS:
-            raise NfvplaceError(
-                errors.PLACEMENT_INVALID_POLICY,
-                f"unknown --plot-format {plot_format!r}",
-                issues=(Issue("use png or svg", path="--plot-format"),),
-            )
-        fleet = _copies(_load_hosts(hosts), copies)
+        fleet = _copies(load_hosts(hosts), copies)
         vms = _descriptors(vm)
         mean_life = lifetime or _auto_lifetime(fleet, vms, rate)
         names = [v.name for v in vms]

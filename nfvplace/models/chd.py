@@ -172,7 +172,14 @@ class NormalMemory(Model):
 class NodeMemory(Model):
     total_mib: MiB
     hugepages: tuple[HugepagePool, ...] = ()
-    normal: NormalMemory = NormalMemory()
+    # a factory, not `NormalMemory()`: an instance here would build the validators at import time,
+    # a twentieth of a second of every command's start-up; the schema keeps showing the default
+    normal: NormalMemory = Field(
+        default_factory=NormalMemory,
+        json_schema_extra={
+            "default": {"oversubscription_ratio": 1.0, "reserved_mib": 0, "used_mib": 0}
+        },
+    )
     bandwidth_gbps: Gbps | None = Field(None, description="Memory bandwidth of the node")
     bandwidth_used_gbps: Gbps = 0.0
 

@@ -91,7 +91,7 @@ def place_vm(
     passed = int((keys != NO_KEY).sum())
     tries = 0
     failures: list[tuple[int, str | _Infeasible]] = []
-    while True:
+    while len(keys):  # an empty fleet: no host to try, the diagnosis says 0/0
         best = int(np.argmin(keys))
         if keys[best] == NO_KEY:
             break
