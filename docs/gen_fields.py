@@ -367,7 +367,8 @@ def default_text(info: FieldInfo) -> str:
     if info.is_required():
         return "required"
     if info.default_factory is not None:
-        return "`{}`"
+        factory = info.default_factory
+        return "defaults" if isinstance(factory, type) and issubclass(factory, BaseModel) else "`{}`"
     value = info.default
     if value is PydanticUndefined or value is None:
         return "unset"

@@ -19,8 +19,9 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
+from itertools import chain
 from typing import TypeVar
 
 from ..models.chd import ComputeHostDescriptor
@@ -83,22 +84,40 @@ class LiveIndex:
                 generation is None or self._generation.get(host_id) != generation
             ):
                 stale.add(host_id)
+        if self._index is None:
+            self._first_read(stale)
+        else:
+            self._read_again(self._index, stale)
+        self._seq = changes.seq
+
+    def _first_read(self, ids: set[str]) -> None:
+        """Every host, streamed from the store into a new index: each descriptor is interned by
+        the index as it arrives, so the worker never holds every parsed host at once (10,000 hosts
+        parsed together take about a gibibyte, which the allocator then keeps)."""
+
+        def hosts() -> Iterator[ComputeHostDescriptor]:
+            for host_id, generation, chd in self.store.iter_availability(ids):
+                self._generation[host_id] = generation
+                self.hosts_read += 1
+                yield chd
+
+        self._index = FleetIndex(hosts(), compact=len(ids) >= COMPACT_FROM)
+
+    def _read_again(self, index: FleetIndex, stale: set[str]) -> None:
         fresh = self.store.availability(stale) if stale else {}
         self.hosts_read += len(fresh)
         gone = stale - set(fresh)
-        index = self._index
-        if index is None or gone or any(h not in index.index for h in fresh):
-            kept: dict[str, ComputeHostDescriptor] = {}
-            if index is not None:
-                kept = {h: index.host(h) for h in index.ids if h not in gone}
+        if gone or any(h not in index.index for h in fresh):
+            # a host came or went: a new index, fed one host at a time as in the first read
             for host_id in gone:
                 self._generation.pop(host_id, None)
-            kept.update({h: chd for h, (_g, chd) in fresh.items()})
-            self._index = FleetIndex(kept.values(), compact=len(kept) >= COMPACT_FROM)
+            kept = (index.host(h) for h in index.ids if h not in gone and h not in fresh)
+            added = (chd for _g, chd in fresh.values())
+            size = len(index) - len(gone) + len(fresh)
+            self._index = FleetIndex(chain(kept, added), compact=size >= COMPACT_FROM)
         else:
             index.update_many(chd for _g, chd in fresh.values())
         self._generation.update({h: g for h, (g, _c) in fresh.items()})
-        self._seq = changes.seq
 
     def avoided(self) -> frozenset[str]:
         """Hosts this worker lost a race on within the last `AVOID_S` (to try others first)."""

@@ -153,3 +153,15 @@ def test_migrations_match_the_models(store: Store) -> None:
     with store.engine.connect() as conn:
         diff = compare_metadata(MigrationContext.configure(conn), Base.metadata)
     assert diff == []
+
+
+def test_availability_streams_one_host_at_a_time(store: Store) -> None:
+    for k in range(3):
+        store.put_host(host(f"h{k}"))
+    stream = store.iter_availability(["h2", "h0", "h1", "gone"])
+    first = next(stream)  # a generator: the other hosts are not parsed yet
+    assert first[0] == "h0"
+    rest = list(stream)
+    assert [h for h, _g, _c in [first, *rest]] == ["h0", "h1", "h2"]
+    whole = store.availability(["h0", "h1", "h2", "gone"])
+    assert {h: (g, c) for h, g, c in [first, *rest]} == whole

@@ -1,0 +1,303 @@
+"""The placement half of the store: find, list, commit (compare-and-swap) and release placements.
+`Store` (repository.py) inherits it; see there for how commits and the change counter work."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from sqlalchemy import (
+    Connection,
+    Engine,
+    delete,
+    insert,
+    select,
+    update,
+)
+from sqlalchemy.exc import IntegrityError
+
+from ..claims import claim
+from ..models.chd import ComputeHostDescriptor
+from ..models.configuration import VmConfiguration
+from .availability import derive
+from .records import (
+    CLAIMS,
+    HOSTS,
+    INSTANCES,
+    PAGE_CLAIMS,
+    PLACEMENT_HOSTS,
+    PLACEMENTS,
+    POOLS,
+    SET_AVAILABLE,
+    SWAP,
+    IdempotentReplayError,
+    PlacementPage,
+    PlacementRecord,
+    Snapshot,
+    StaleSnapshot,
+    dump_chd,
+    live_on,
+    stamp,
+    utc_now,
+)
+from .resources import held_resources, hugepages_held
+
+
+class PlacementStore:
+    """Placements over the store's database (`engine`)."""
+
+    engine: Engine
+
+    # --- placements -----------------------------------------------------------------------------
+
+    def find_by_key(self, key: str) -> PlacementRecord | None:
+        """The placement stored under an Idempotency-Key, live or released."""
+        with self.engine.connect() as conn:
+            row = (
+                conn.execute(select(PLACEMENTS).where(PLACEMENTS.c.idempotency_key == key))
+                .mappings()
+                .first()
+            )
+        return None if row is None else _placement(row)
+
+    def get_placement(self, placement_id: str) -> PlacementRecord | None:
+        """A live placement (None once released or if unknown)."""
+        with self.engine.connect() as conn:
+            row = (
+                conn.execute(
+                    select(PLACEMENTS).where(
+                        PLACEMENTS.c.id == placement_id, PLACEMENTS.c.released_at.is_(None)
+                    )
+                )
+                .mappings()
+                .first()
+            )
+        return None if row is None else _placement(row)
+
+    def list_placements(
+        self,
+        *,
+        host: str | None = None,
+        vm: str | None = None,
+        owner: str | None = None,
+        after: str | None = None,
+        limit: int = 100,
+    ) -> PlacementPage:
+        """Live placements in id order, filtered by host, VM name and owner (instance id)."""
+        query = select(PLACEMENTS).where(PLACEMENTS.c.released_at.is_(None))
+        if host is not None or vm is not None or owner is not None:
+            matching = select(INSTANCES.c.placement_id)
+            if host is not None:
+                matching = matching.where(INSTANCES.c.host_id == host)
+            if vm is not None:
+                matching = matching.where(INSTANCES.c.vm == vm)
+            if owner is not None:
+                matching = matching.where(INSTANCES.c.owner == owner)
+            query = query.where(PLACEMENTS.c.id.in_(matching))
+        if after is not None:
+            query = query.where(PLACEMENTS.c.id > after)
+        query = query.order_by(PLACEMENTS.c.id).limit(limit + 1)
+        with self.engine.connect() as conn:
+            rows = conn.execute(query).mappings().all()
+        page = tuple(_placement(row) for row in rows[:limit])
+        return PlacementPage(page, page[-1].id if len(rows) > limit else None)
+
+    def commit_placement(
+        self,
+        *,
+        placement_id: str,
+        idempotency_key: str | None,
+        request_hash: str,
+        response: Mapping[str, Any],
+        configurations: Sequence[VmConfiguration],
+        snapshot: Snapshot,
+        claimed: Mapping[str, ComputeHostDescriptor] | None = None,
+        name: str | None = None,
+        descriptor: Mapping[str, Any] | None = None,
+    ) -> PlacementRecord:
+        """Store `configurations`, computed on hosts at `snapshot.generations`, atomically.
+
+        `claimed` holds each touched host with the configurations claimed (what the engine hands
+        back); without it they are claimed here on `snapshot.hosts` (ClaimConflictError if they do
+        not fit). Raises StaleSnapshot when a touched host changed since (or a resource is held
+        already), IdempotentReplayError when another request with the same key committed first.
+        """
+        by_host: dict[str, list[VmConfiguration]] = defaultdict(list)
+        for config in configurations:
+            by_host[config.host].append(config)
+        if any(h not in snapshot.generations for h in by_host):
+            raise StaleSnapshot(sorted(set(by_host) - set(snapshot.generations))[0])
+        updated = dict(claimed) if claimed is not None else {}
+        for host_id, configs in by_host.items():
+            if host_id not in updated:
+                chd = snapshot.hosts[host_id]
+                for config in configs:
+                    chd = claim(chd, config)
+                updated[host_id] = chd
+        stored = [c.model_dump(mode="json", by_alias=True) for c in configurations]
+        now = utc_now()
+        try:
+            with self.engine.begin() as conn:
+                for host_id in sorted(by_host):
+                    swapped = conn.execute(
+                        SWAP,
+                        {
+                            "b_id": host_id,
+                            "b_seen": snapshot.generations[host_id],
+                            "b_next": snapshot.generations[host_id] + 1,
+                            "b_available": dump_chd(updated[host_id]),
+                            "b_now": now,
+                        },
+                    )
+                    if swapped.rowcount != 1:
+                        raise StaleSnapshot(host_id)
+                conn.execute(
+                    insert(PLACEMENTS),
+                    {
+                        "id": placement_id,
+                        "idempotency_key": idempotency_key,
+                        "request_hash": request_hash,
+                        "response": dict(response),
+                        "configurations": stored,
+                        "name": name,
+                        "descriptor": None if descriptor is None else dict(descriptor),
+                        "created_at": now,
+                        "released_at": None,
+                    },
+                )
+                self._insert_holdings(conn, placement_id, configurations)
+                stamp(conn, by_host)
+        except IntegrityError as exc:
+            if idempotency_key is not None:
+                first = self.find_by_key(idempotency_key)
+                if first is not None:
+                    raise IdempotentReplayError(first) from exc
+            raise StaleSnapshot("a resource was claimed concurrently") from exc
+        return PlacementRecord(
+            placement_id,
+            idempotency_key,
+            request_hash,
+            dict(response),
+            tuple(stored),
+            False,
+            descriptor,
+        )
+
+    @staticmethod
+    def _insert_holdings(
+        conn: Connection, placement_id: str, configurations: Sequence[VmConfiguration]
+    ) -> None:
+        """The placement's rows: hosts, instances, unique claims and guarded hugepage counters."""
+        conn.execute(
+            insert(PLACEMENT_HOSTS),
+            [
+                {"placement_id": placement_id, "host_id": h}
+                for h in sorted({c.host for c in configurations})
+            ],
+        )
+        conn.execute(
+            insert(INSTANCES),
+            [
+                {"placement_id": placement_id, "owner": c.owner, "host_id": c.host, "vm": c.vm}
+                for c in configurations
+            ],
+        )
+        held = sorted({h for config in configurations for h in held_resources(config)})
+        if held:
+            conn.execute(
+                insert(CLAIMS),
+                [
+                    {
+                        "placement_id": placement_id,
+                        "host_id": h.host,
+                        "kind": h.kind,
+                        "resource": h.resource,
+                    }
+                    for h in held
+                ],
+            )
+        for (host_id, node, size), count in sorted(hugepages_held(configurations).items()):
+            raised = conn.execute(
+                update(POOLS)
+                .where(
+                    POOLS.c.host_id == host_id,
+                    POOLS.c.numa_node == node,
+                    POOLS.c.size_kib == size,
+                    POOLS.c.claimed + count <= POOLS.c.capacity,
+                )
+                .values(claimed=POOLS.c.claimed + count)
+            )
+            if raised.rowcount != 1:
+                raise StaleSnapshot(host_id)
+            conn.execute(
+                insert(PAGE_CLAIMS).values(
+                    placement_id=placement_id,
+                    host_id=host_id,
+                    numa_node=node,
+                    size_kib=size,
+                    count=count,
+                )
+            )
+
+    def release_placement(self, placement_id: str) -> bool:
+        """Free what a placement holds; False when it is unknown or released already."""
+        now = utc_now()
+        with self.engine.begin() as conn:
+            marked = conn.execute(
+                update(PLACEMENTS)
+                .where(PLACEMENTS.c.id == placement_id, PLACEMENTS.c.released_at.is_(None))
+                .values(released_at=now)
+                .returning(PLACEMENTS.c.configurations)
+            )
+            stored = marked.scalar_one_or_none()
+            if stored is None:
+                return False
+            host_ids = sorted({str(c["host"]) for c in stored})
+            for host_id in host_ids:
+                reported = conn.execute(
+                    update(HOSTS)
+                    .where(HOSTS.c.id == host_id)
+                    .values(generation=HOSTS.c.generation + 1, updated_at=now)
+                    .returning(HOSTS.c.chd)
+                ).scalar_one()
+                # what is left: the host's own report with the other live placements claimed (a VM
+                # the report still shows stays as reported until the agent reports again)
+                remaining = [config for _, config in live_on(conn, host_id)]
+                derived = derive(ComputeHostDescriptor.model_validate(reported), remaining)
+                conn.execute(
+                    SET_AVAILABLE, {"b_id": host_id, "b_available": dump_chd(derived.available)}
+                )
+            for host_id, node, size, count in conn.execute(
+                select(
+                    PAGE_CLAIMS.c.host_id,
+                    PAGE_CLAIMS.c.numa_node,
+                    PAGE_CLAIMS.c.size_kib,
+                    PAGE_CLAIMS.c.count,
+                ).where(PAGE_CLAIMS.c.placement_id == placement_id)
+            ):
+                conn.execute(
+                    update(POOLS)
+                    .where(
+                        POOLS.c.host_id == host_id,
+                        POOLS.c.numa_node == node,
+                        POOLS.c.size_kib == size,
+                    )
+                    .values(claimed=POOLS.c.claimed - count)
+                )
+            for table in (PAGE_CLAIMS, CLAIMS, PLACEMENT_HOSTS, INSTANCES):
+                conn.execute(delete(table).where(table.c.placement_id == placement_id))
+            stamp(conn, host_ids)
+        return True
+
+
+def _placement(row: Any) -> PlacementRecord:
+    return PlacementRecord(
+        id=row["id"],
+        idempotency_key=row["idempotency_key"],
+        request_hash=row["request_hash"],
+        response=row["response"],
+        configurations=tuple(row["configurations"]),
+        released=row["released_at"] is not None,
+        descriptor=row["descriptor"],
+    )

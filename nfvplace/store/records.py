@@ -1,0 +1,175 @@
+"""The store's tables, the records it hands out, its signals, and the change stamp every write
+takes (see `repository` for how commits work)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, cast
+
+from sqlalchemy import (
+    Connection,
+    Table,
+    bindparam,
+    select,
+    update,
+)
+
+from ..models.chd import ComputeHostDescriptor
+from ..models.configuration import VmConfiguration
+from .tables import (
+    ChangeCounterRow,
+    ClaimRow,
+    DeletedHostRow,
+    HostRow,
+    HugepageClaimRow,
+    HugepagePoolRow,
+    PlacementHostRow,
+    PlacementInstanceRow,
+    PlacementRow,
+)
+
+HOSTS = cast(Table, HostRow.__table__)
+PLACEMENTS = cast(Table, PlacementRow.__table__)
+PLACEMENT_HOSTS = cast(Table, PlacementHostRow.__table__)
+INSTANCES = cast(Table, PlacementInstanceRow.__table__)
+CLAIMS = cast(Table, ClaimRow.__table__)
+POOLS = cast(Table, HugepagePoolRow.__table__)
+PAGE_CLAIMS = cast(Table, HugepageClaimRow.__table__)
+COUNTER = cast(Table, ChangeCounterRow.__table__)
+DELETED = cast(Table, DeletedHostRow.__table__)
+CHUNK = 500
+
+# Statements that carry whole descriptors take them as execution parameters: given to `.values()`
+# as literals, SQLAlchemy would walk every JSON document to build its cache key (10 ms a host).
+REPORT = (
+    update(HOSTS)
+    .where(HOSTS.c.id == bindparam("b_id"))
+    .values(
+        generation=HOSTS.c.generation + 1, chd=bindparam("b_chd"), updated_at=bindparam("b_now")
+    )
+    .returning(HOSTS.c.generation)
+)
+STAMP_AVAILABLE = (
+    update(HOSTS)
+    .where(HOSTS.c.id == bindparam("b_id"))
+    .values(available=bindparam("b_available"), change_seq=bindparam("b_seq"))
+)
+SET_AVAILABLE = (
+    update(HOSTS).where(HOSTS.c.id == bindparam("b_id")).values(available=bindparam("b_available"))
+)
+SWAP = (
+    update(HOSTS)
+    .where(HOSTS.c.id == bindparam("b_id"), HOSTS.c.generation == bindparam("b_seen"))
+    .values(
+        generation=bindparam("b_next"),
+        available=bindparam("b_available"),
+        updated_at=bindparam("b_now"),
+    )
+)
+
+
+class StaleSnapshot(Exception):  # noqa: N818 - a signal to recompute, not an error for users
+    """A host changed (or a resource was taken) since the snapshot: recompute and retry."""
+
+
+@dataclass(eq=False)
+class HostInUseError(Exception):
+    host: str
+    placements: tuple[str, ...]
+
+
+@dataclass(eq=False)
+class IdempotentReplayError(Exception):
+    """Another request with the same Idempotency-Key committed first."""
+
+    placement: PlacementRecord
+
+
+@dataclass(frozen=True)
+class HostRecord:
+    id: str
+    generation: int
+    chd: Mapping[str, Any]  # what the host reported
+    available: Mapping[str, Any]  # the CHD with every live claim applied
+
+
+@dataclass(frozen=True)
+class HostPut:
+    host: HostRecord
+    created: bool
+    conflicts: tuple[dict[str, str], ...] = ()
+
+
+@dataclass(frozen=True)
+class PlacementRecord:
+    id: str
+    idempotency_key: str | None
+    request_hash: str
+    response: Mapping[str, Any]
+    configurations: tuple[Mapping[str, Any], ...]
+    released: bool
+    descriptor: Mapping[str, Any] | None = None  # the VM Descriptor or VNF template placed
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """Hosts' availability and the generation each was read at."""
+
+    hosts: Mapping[str, ComputeHostDescriptor]
+    generations: Mapping[str, int]
+
+
+@dataclass(frozen=True)
+class Changes:
+    """Hosts changed after a change number: id -> generation (None: deleted), and the newest number."""
+
+    seq: int
+    hosts: Mapping[str, int | None]
+
+
+@dataclass(frozen=True)
+class PlacementPage:
+    placements: tuple[PlacementRecord, ...]
+    next_after: str | None  # pass as `after` for the next page (None: this was the last)
+
+
+def utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+def dump_chd(chd: ComputeHostDescriptor) -> dict[str, Any]:
+    return chd.model_dump(mode="json", by_alias=True)
+
+
+def stamp(conn: Connection, host_ids: Iterable[str]) -> int:
+    """Take the next change number and stamp it on `host_ids`; call last in a transaction."""
+    seq = int(
+        conn.execute(
+            update(COUNTER)
+            .where(COUNTER.c.id == 1)
+            .values(seq=COUNTER.c.seq + 1)
+            .returning(COUNTER.c.seq)
+        ).scalar_one()
+    )
+    ids = sorted(host_ids)
+    if ids:
+        conn.execute(update(HOSTS).where(HOSTS.c.id.in_(ids)).values(change_seq=seq))
+    return seq
+
+
+def live_on(conn: Connection, host_id: str) -> list[tuple[str, VmConfiguration]]:
+    """(placement id, configuration) of every live placement on the host, oldest first."""
+    rows = conn.execute(
+        select(PLACEMENTS.c.id, PLACEMENTS.c.configurations)
+        .join(PLACEMENT_HOSTS, PLACEMENT_HOSTS.c.placement_id == PLACEMENTS.c.id)
+        .where(PLACEMENT_HOSTS.c.host_id == host_id, PLACEMENTS.c.released_at.is_(None))
+        .order_by(PLACEMENTS.c.created_at, PLACEMENTS.c.id)
+    ).all()
+    return [
+        (placement_id, config)
+        for placement_id, configurations in rows
+        for config in map(VmConfiguration.model_validate, configurations)
+        if config.host == host_id
+    ]
