@@ -157,7 +157,7 @@ def test_migrations_match_the_models(store: Store) -> None:
 
 def test_availability_streams_one_host_at_a_time(store: Store) -> None:
     for k in range(3):
-        store.put_host(host(f"h{k}"))
+        store.put_host(ComputeHostDescriptor.model_validate(host(f"h{k}")))
     stream = store.iter_availability(["h2", "h0", "h1", "gone"])
     first = next(stream)  # a generator: the other hosts are not parsed yet
     assert first[0] == "h0"
