@@ -123,6 +123,7 @@ class Server:
     def start(self) -> Server:
         tokens = self.folder / "tokens.yaml"
         tokens.write_text(yaml.safe_dump({"admin": [TOKEN]}))
+        tokens.chmod(0o600)  # a tokens file others can read is refused
         env = {
             **os.environ,
             "PYTHONPATH": str(ROOT),
