@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +40,18 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     cursor.close()
 
 
+class JsonText(str):
+    """A JSON document already serialised (pydantic's `model_dump_json`, in Rust, is several times
+    quicker than `json.dumps` of a `model_dump`): the JSON columns store it as it is."""
+
+    __slots__ = ()
+
+
+def serialise_json(value: Any) -> str:
+    """The engines' JSON serialiser: `JsonText` as it is, anything else with `json.dumps`."""
+    return value if isinstance(value, JsonText) else json.dumps(value)
+
+
 def make_engine(url: str) -> Engine:
     """An engine for `url`; SQLite files get WAL, a busy timeout and foreign keys."""
     url = normalise_url(url)
@@ -49,10 +62,13 @@ def make_engine(url: str) -> Engine:
         engine = create_engine(
             url,
             connect_args={"timeout": SQLITE_BUSY_TIMEOUT_MS / 1000, "check_same_thread": False},
+            json_serializer=serialise_json,
         )
         event.listen(engine, "connect", _sqlite_pragmas)
         return engine
-    return create_engine(url, pool_pre_ping=True, pool_size=8, max_overflow=8)
+    return create_engine(
+        url, pool_pre_ping=True, pool_size=8, max_overflow=8, json_serializer=serialise_json
+    )
 
 
 def alembic_config(url: str) -> Config:

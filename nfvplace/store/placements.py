@@ -36,7 +36,7 @@ from .records import (
     PlacementRecord,
     Snapshot,
     StaleSnapshot,
-    dump_chd,
+    chd_json,
     live_on,
     stamp,
     utc_now,
@@ -146,7 +146,7 @@ class PlacementStore:
                             "b_id": host_id,
                             "b_seen": snapshot.generations[host_id],
                             "b_next": snapshot.generations[host_id] + 1,
-                            "b_available": dump_chd(updated[host_id]),
+                            "b_available": chd_json(updated[host_id]),
                             "b_now": now,
                         },
                     )
@@ -266,7 +266,7 @@ class PlacementStore:
                 remaining = [config for _, config in live_on(conn, host_id)]
                 derived = derive(ComputeHostDescriptor.model_validate(reported), remaining)
                 conn.execute(
-                    SET_AVAILABLE, {"b_id": host_id, "b_available": dump_chd(derived.available)}
+                    SET_AVAILABLE, {"b_id": host_id, "b_available": chd_json(derived.available)}
                 )
             for host_id, node, size, count in conn.execute(
                 select(

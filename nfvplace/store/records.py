@@ -18,6 +18,7 @@ from sqlalchemy import (
 
 from ..models.chd import ComputeHostDescriptor
 from ..models.configuration import VmConfiguration
+from .db import JsonText
 from .tables import (
     ChangeCounterRow,
     ClaimRow,
@@ -137,6 +138,11 @@ class PlacementPage:
 
 def utc_now() -> datetime:
     return datetime.now(UTC)
+
+
+def chd_json(chd: ComputeHostDescriptor) -> JsonText:
+    """A host as the JSON columns store it, serialised once (a commit writes the claimed host)."""
+    return JsonText(chd.model_dump_json(by_alias=True))
 
 
 def dump_chd(chd: ComputeHostDescriptor) -> dict[str, Any]:
