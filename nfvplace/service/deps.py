@@ -1,4 +1,5 @@
-"""Dependency aliases used by the routers (no queries inside routes)."""
+"""Dependency aliases used by the routers (no queries inside routes). They are `async`: they only
+read the app's state, and FastAPI would run plain functions in its thread pool."""
 
 from __future__ import annotations
 
@@ -11,17 +12,17 @@ from .metrics import Metrics
 from .placing import Placements
 
 
-def get_store(request: Request) -> Store:
+async def get_store(request: Request) -> Store:
     store: Store = request.app.state.store
     return store
 
 
-def get_placements(request: Request) -> Placements:
+async def get_placements(request: Request) -> Placements:
     placements: Placements = request.app.state.placements
     return placements
 
 
-def get_metrics(request: Request) -> Metrics:
+async def get_metrics(request: Request) -> Metrics:
     metrics: Metrics = request.app.state.metrics
     return metrics
 
