@@ -84,15 +84,22 @@ class Interner:
     def __init__(self) -> None:
         self._table: dict[object, object] = {}
 
+    @staticmethod
+    def _key(model: object) -> tuple[object, ...]:
+        # the class and the field values, as a plain tuple: hashed and compared in C, where the
+        # models' own __eq__ runs in Python (a 10,000-host fleet interns about 750,000 PUs)
+        return (type(model), *model.__dict__.values())
+
     def _one(self, model: _M) -> _M:
-        return self._table.setdefault(model, model)  # type: ignore[return-value]
+        return self._table.setdefault(self._key(model), model)  # type: ignore[return-value]
 
     def _port(self, port: Port) -> Port:
-        known = self._table.get(port)
+        key = self._key(port)
+        known = self._table.get(key)
         if known is not None:
             return known  # type: ignore[return-value]
         shared = port.model_copy(update={"vfs": tuple(self._one(vf) for vf in port.vfs)})
-        self._table[port] = shared
+        self._table[key] = shared
         return shared
 
     def host(self, host: ComputeHostDescriptor) -> ComputeHostDescriptor:
