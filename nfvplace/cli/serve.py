@@ -29,6 +29,13 @@ def serve_command(
     no_auth: Annotated[
         bool, typer.Option("--no-auth", help="No authentication (loopback addresses only)")
     ] = False,
+    public_docs: Annotated[
+        bool,
+        typer.Option(
+            "--public-docs",
+            help="Serve /docs and /openapi.json without a token (with --tokens they need one)",
+        ),
+    ] = False,
 ) -> None:
     """Run the placement REST API (see docs/service.md)."""
     import uvicorn
@@ -47,6 +54,7 @@ def serve_command(
         port=port,
         tokens_file=str(tokens.resolve()) if tokens is not None else None,
         no_auth=no_auth,
+        public_docs=public_docs,
         migrate=False,  # done once here, before any worker starts
     )
     try:

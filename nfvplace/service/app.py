@@ -8,15 +8,16 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
-from fastapi import FastAPI
+from fastapi import Depends, FastAPI
 from fastapi.exceptions import RequestValidationError
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.responses import JSONResponse
 
 from .. import __version__
 from ..errors import NfvplaceError
 from ..store import Store, default_url
-from .auth import TokenTable
+from .auth import TokenTable, require
 from .metrics import Metrics
 from .middleware import RequestContext
 from .openapi import build_openapi, operation_id
@@ -55,6 +56,7 @@ def create_app(settings: Settings, *, placer: Placer | None = None) -> FastAPI:
     Raises SettingsError when the settings would expose the API (no tokens and not loopback).
     """
     tokens = resolve_tokens(settings)
+    public_docs = tokens is None or settings.public_docs
     metrics = Metrics()
 
     @asynccontextmanager
@@ -73,7 +75,9 @@ def create_app(settings: Settings, *, placer: Placer | None = None) -> FastAPI:
         version=__version__,
         description=DESCRIPTION,
         lifespan=lifespan,
-        docs_url="/docs",
+        # with tokens, the API's description is for callers with a token (`--public-docs` opens it)
+        docs_url="/docs" if public_docs else None,
+        openapi_url="/openapi.json" if public_docs else None,
         redoc_url=None,
         generate_unique_id_function=operation_id,
     )
@@ -94,7 +98,18 @@ def create_app(settings: Settings, *, placer: Placer | None = None) -> FastAPI:
         return build_openapi(app)
 
     app.openapi = openapi  # type: ignore[method-assign]
+    if not public_docs:
+        _private_openapi(app)
     return app
+
+
+def _private_openapi(app: FastAPI) -> None:
+    """`/openapi.json` for callers with a reader token (tools send it; a browser's /docs cannot, so
+    there is none). The same document is published in the repository as api/openapi.json."""
+
+    @app.get("/openapi.json", include_in_schema=False, dependencies=[Depends(require("reader"))])
+    async def private_openapi() -> JSONResponse:
+        return JSONResponse(app.openapi())
 
 
 def app_from_env() -> FastAPI:

@@ -35,6 +35,7 @@ class Settings:
     max_attempts: int = 16  # compare-and-swap attempts before 409 concurrent_update
     migrate: bool = True  # run migrations when the app starts
     placer: str = DEFAULT_PLACER  # "module:function" computing placements
+    public_docs: bool = False  # /docs and /openapi.json without a token, when tokens are set
 
     def to_json(self) -> str:
         data = asdict(self)
@@ -59,10 +60,26 @@ def load_tokens(path: str | Path) -> dict[str, tuple[str, ...]]:
     """Read a YAML file mapping each role to a list of bearer tokens."""
     source = str(path)
     try:
-        data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+        mode = Path(path).stat().st_mode
+        raw = Path(path).read_bytes()
     except OSError as exc:
         raise SettingsError(
-            errors.SERVICE_CONFIG, f"cannot read tokens: {exc}", file=source
+            errors.SERVICE_CONFIG, f"cannot read tokens: {exc.strerror or exc}", file=source
+        ) from exc
+    if mode & 0o007:
+        raise SettingsError(
+            errors.SERVICE_CONFIG,
+            f"the tokens file can be read or written by every user (mode {mode & 0o777:o}): "
+            f"run chmod 600 {source}",
+            file=source,
+        )
+    try:
+        data = yaml.safe_load(raw.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise SettingsError(
+            errors.SERVICE_CONFIG,
+            f"not UTF-8 text (byte {exc.start}): save the tokens file as UTF-8",
+            file=source,
         ) from exc
     except yaml.YAMLError as exc:
         raise SettingsError(errors.SERVICE_CONFIG, f"not valid YAML: {exc}", file=source) from exc
@@ -93,6 +110,19 @@ def check_tokens(data: Any, source: str = "<tokens>") -> dict[str, tuple[str, ..
             )
             continue
         out[str(role)] = tuple(tokens)
+    roles_of: dict[str, list[str]] = {}
+    for role, tokens in out.items():
+        for token in tokens:
+            roles_of.setdefault(token, []).append(role)
+    for roles in roles_of.values():
+        if len(roles) > 1:
+            issues.append(
+                Issue(
+                    f"the same token is given {len(roles)} times ({', '.join(roles)})",
+                    path=roles[0],
+                    hint="give each token to one role: admin already may do what every other role may",
+                )
+            )
     if issues:
         raise SettingsError(
             errors.SERVICE_CONFIG, "invalid tokens", file=source, issues=tuple(issues)

@@ -75,6 +75,7 @@ class Server:
     def start(self, timeout: float = 120.0) -> Server:
         tokens = self.folder / "tokens.yaml"
         tokens.write_text(yaml.safe_dump(TOKENS))
+        tokens.chmod(0o600)
         env = {
             **os.environ,
             PLACER_ENV: self.placer_path,

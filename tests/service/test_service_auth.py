@@ -95,6 +95,7 @@ def test_no_auth_only_on_loopback(host_: str, ok: bool) -> None:
 def test_bad_tokens_files(tmp_path: Path, text: str, message: str) -> None:
     path = tmp_path / "tokens.yaml"
     path.write_text(text)
+    path.chmod(0o600)
     with pytest.raises(SettingsError) as caught:
         load_tokens(path)
     assert message in str(caught.value)
@@ -117,4 +118,70 @@ def test_tokens_file_roles(tmp_path: Path) -> None:
 
     path = tmp_path / "tokens.yaml"
     path.write_text(yaml.safe_dump(TOKENS))
+    path.chmod(0o600)
     assert load_tokens(path)["admin"] == tuple(TOKENS["admin"])
+
+
+GOOD = "reader: [reader-token-0123456789]\nadmin: [admin-token-0123456789ab]\n"
+
+
+@pytest.mark.parametrize(
+    ("raw", "mode", "message"),
+    [
+        (GOOD.encode(), 0o644, "chmod 600"),
+        (GOOD.encode(), 0o606, "chmod 600"),
+        (b"reader: [\xff\xfe-not-utf8-0123456789]\n", 0o600, "not UTF-8 text (byte 9)"),
+        (
+            b"reader: [same-token-0123456789]\nplacer: [same-token-0123456789]\n",
+            0o600,
+            "the same token is given 2 times (reader, placer)",
+        ),
+    ],
+    ids=["world-readable", "world-writable", "not-utf8", "same-token-two-roles"],
+)
+def test_unsafe_tokens_files_are_refused(
+    tmp_path: Path, raw: bytes, mode: int, message: str
+) -> None:
+    path = tmp_path / "tokens.yaml"
+    path.write_bytes(raw)
+    path.chmod(mode)
+    with pytest.raises(SettingsError) as caught:
+        load_tokens(path)
+    text = str(caught.value) + " ".join(i.message for i in caught.value.issues or ())
+    assert message in text
+    assert caught.value.code == "nfvplace.service.config"
+
+
+def test_serve_refuses_a_readable_tokens_file_in_one_line(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from nfvplace.cli import _register, app
+
+    _register()
+    path = tmp_path / "tokens.yaml"
+    path.write_text(GOOD)
+    path.chmod(0o644)
+    result = CliRunner().invoke(app, ["serve", "--tokens", str(path), "--db", "sqlite://"])
+    assert result.exit_code == 2
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+    assert "chmod 600" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_docs_need_a_token_unless_made_public(placer: Any, sqlite_url: str) -> None:
+    from nfvplace.service import create_app
+
+    private = create_app(Settings(db_url=sqlite_url, tokens=TOKENS), placer=placer)
+    with TestClient(private) as c:
+        assert c.get("/docs").status_code == 404
+        assert c.get("/openapi.json").status_code == 401
+        answer = c.get("/openapi.json", headers=auth("reader"))
+        assert answer.status_code == 200
+        assert answer.json()["info"]["title"] == "nfvplace"
+    public = create_app(Settings(db_url=sqlite_url, tokens=TOKENS, public_docs=True), placer=placer)
+    with TestClient(public) as c:
+        assert c.get("/docs").status_code == 200
+        assert c.get("/openapi.json").status_code == 200
+    open_app = create_app(Settings(db_url=sqlite_url, no_auth=True), placer=placer)
+    with TestClient(open_app) as c:
+        assert c.get("/openapi.json").status_code == 200
