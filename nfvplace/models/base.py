@@ -6,6 +6,15 @@ from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
+# Bounds on every number and string a descriptor may hold: what the store (64-bit integers), the
+# engine's arrays (int64 sums of products) and a worker's memory can take. Beyond them a value is a
+# validation error naming its field, never a crash or a row that breaks later reads.
+MAX_INT = 2**31 - 1  # ids, counts, frequencies, port numbers
+MAX_VCPUS = 4096  # vCPUs of one VM (KVM's KVM_MAX_VCPUS on x86)
+MAX_RATIO = 1_000_000.0  # oversubscription and usage ratios
+MAX_TEXT = 16_384  # characters of any string
+NO_NUL = r"^[^\x00]*$"  # strings with a NUL character break PostgreSQL text and C tools
+
 
 class Model(BaseModel):
     """Frozen pydantic model that rejects unknown fields.
@@ -22,6 +31,7 @@ class Model(BaseModel):
         use_enum_values=False,
         ser_json_inf_nan="strings",
         defer_build=True,  # validators are built when a kind is first used: quicker start-up
+        str_max_length=MAX_TEXT,  # every string is bounded (descriptions and command lines too)
     )
 
 
@@ -42,7 +52,13 @@ Identifier = Annotated[
     ),
 ]
 
-NonNegativeInt = Annotated[int, Field(ge=0)]
-PositiveInt = Annotated[int, Field(gt=0)]
-NonNegativeFloat = Annotated[float, Field(ge=0)]
-Ratio = Annotated[float, Field(ge=0)]
+NonNegativeInt = Annotated[int, Field(ge=0, le=MAX_INT)]
+PositiveInt = Annotated[int, Field(gt=0, le=MAX_INT)]
+NonNegativeFloat = Annotated[float, Field(ge=0, le=float(MAX_INT), allow_inf_nan=False)]
+Ratio = Annotated[float, Field(ge=0, le=MAX_RATIO, allow_inf_nan=False)]
+VcpuId = Annotated[int, Field(ge=0, lt=MAX_VCPUS)]
+"""A vCPU number within one VM (0 to 4095)."""
+VcpuCount = Annotated[int, Field(gt=0, le=MAX_VCPUS)]
+"""A number of vCPUs of one VM (1 to 4096)."""
+Text = Annotated[str, StringConstraints(pattern=NO_NUL)]
+"""Free text: any characters but NUL, at most `MAX_TEXT` of them (as every string)."""

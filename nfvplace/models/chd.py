@@ -11,7 +11,7 @@ from typing import Any, Final, Literal
 
 from pydantic import Field, model_validator
 
-from .base import Identifier, Model, NonNegativeFloat, NonNegativeInt, PciAddress, Ratio
+from .base import Identifier, Model, NonNegativeFloat, NonNegativeInt, PciAddress, Ratio, Text
 from .capabilities import HypervisorCapability, HypervisorType, ProcessorFeature, VSwitchType
 from .units import Gbps, KiB, MiB
 
@@ -58,12 +58,12 @@ class TlbSizes(Model):
 
 
 class Processor(Model):
-    vendor: str = Field(description="As in /proc/cpuinfo vendor_id, e.g. GenuineIntel")
-    model: str = Field(description="As in /proc/cpuinfo model name")
-    architecture: str | None = Field(None, description="e.g. x86_64, aarch64")
+    vendor: Text = Field(description="As in /proc/cpuinfo vendor_id, e.g. GenuineIntel")
+    model: Text = Field(description="As in /proc/cpuinfo model name")
+    architecture: Text | None = Field(None, description="e.g. x86_64, aarch64")
     frequency_mhz: NonNegativeFloat | None = None
     packages: NonNegativeInt | None = Field(None, description="Number of sockets")
-    flags: tuple[str, ...] = Field((), description="CPU flags as in /proc/cpuinfo")
+    flags: tuple[Text, ...] = Field((), description="CPU flags as in /proc/cpuinfo")
     cache: CacheSizes | None = None
     tlb: TlbSizes | None = None
     features: tuple[ProcessorFeature, ...] = Field(
@@ -80,7 +80,7 @@ class Processor(Model):
 class HostMemory(Model):
     """Installed RAM: what matters to memory-intensive VMs."""
 
-    type: str | None = Field(None, description="e.g. DDR4, DDR5")
+    type: Text | None = Field(None, description="e.g. DDR4, DDR5")
     speed_mts: NonNegativeInt | None = Field(None, description="Transfer rate in MT/s")
     channels: NonNegativeInt | None = Field(None, description="Memory channels per package")
     total_mib: MiB | None = None
@@ -91,7 +91,7 @@ class HostMemory(Model):
 
 class VSwitch(Model):
     type: VSwitchType = VSwitchType.none
-    version: str | None = None
+    version: Text | None = None
     accelerated: bool = Field(False, description="Software-accelerated data plane (e.g. DPDK)")
     mode: VSwitchMode = VSwitchMode.bridge
     bandwidth_gbps: Gbps | None = Field(None, description="Throughput the vSwitch can carry")
@@ -104,9 +104,9 @@ class VSwitch(Model):
 
 class Hypervisor(Model):
     type: HypervisorType
-    version: str | None = None
-    qemu_version: str | None = None
-    libvirt_version: str | None = None
+    version: Text | None = None
+    qemu_version: Text | None = None
+    libvirt_version: Text | None = None
     capabilities: tuple[HypervisorCapability, ...] = Field(
         (), description="Capabilities present and enabled"
     )
@@ -117,8 +117,8 @@ class Hypervisor(Model):
 
 
 class Kernel(Model):
-    version: str | None = None
-    cmdline: str | None = None
+    version: Text | None = None
+    cmdline: Text | None = None
     realtime: bool | None = None
 
 
@@ -136,7 +136,7 @@ class Cpu(Model):
     )
     eligible: bool = Field(True, description="Usable by VMs (not host-reserved or isolated away)")
     state: CpuState = CpuState.free
-    owner: str | None = Field(None, description="VM holding a dedicated PU")
+    owner: Text | None = Field(None, description="VM holding a dedicated PU")
     oversubscription_ratio: Ratio | None = Field(
         None, description="Shared PU: vCPUs it may carry per hardware thread"
     )
@@ -206,24 +206,24 @@ class NodeMemory(Model):
 class VirtualFunction(Model):
     pci_address: PciAddress
     in_use: bool = False
-    owner: str | None = None
+    owner: Text | None = None
     rate_gbps: Gbps | None = Field(None, description="Configured pacing (max TX rate)")
     vlan: NonNegativeInt | None = None
 
 
 class Port(Model):
     pci_address: PciAddress
-    name: str | None = Field(None, description="Kernel interface name, e.g. ens1f0")
+    name: Text | None = Field(None, description="Kernel interface name, e.g. ens1f0")
     speed_gbps: Gbps
     eligible: bool = True
     usage: PortUsage = PortUsage.free
-    owner: str | None = Field(None, description="VM holding a dedicated port")
+    owner: Text | None = Field(None, description="VM holding a dedicated port")
     bandwidth_used_gbps: Gbps = 0.0
     sriov_total_vfs: NonNegativeInt | None = Field(None, description="VFs the device supports")
     vfs: tuple[VirtualFunction, ...] = Field((), description="Configured SR-IOV VFs")
     vswitch_mode: VSwitchMode | None = None
     vswitch_interfaces_in_use: NonNegativeInt = 0
-    physical_network: str | None = Field(None, description="Network the port is cabled to")
+    physical_network: Text | None = Field(None, description="Network the port is cabled to")
 
     @property
     def bandwidth_free_gbps(self) -> float:
@@ -231,10 +231,10 @@ class Port(Model):
 
 
 class Nic(Model):
-    vendor: str
-    model: str
-    vendor_id: str | None = Field(None, description="PCI vendor id, e.g. 8086")
-    device_id: str | None = Field(None, description="PCI device id, e.g. 1583")
+    vendor: Text
+    model: Text
+    vendor_id: Text | None = Field(None, description="PCI vendor id, e.g. 8086")
+    device_id: Text | None = Field(None, description="PCI device id, e.g. 1583")
     pcie_generation: NonNegativeInt | None = None
     pcie_lanes: NonNegativeInt | None = None
     pcie_bandwidth_gbps: Gbps | None = Field(None, description="Usable PCIe link bandwidth")
@@ -255,11 +255,11 @@ class PciDevice(Model):
 
     pci_address: PciAddress
     device_class: PciDeviceClass = Field(alias="class")
-    vendor: str | None = None
-    model: str | None = None
+    vendor: Text | None = None
+    model: Text | None = None
     eligible: bool = True
     in_use: bool = False
-    owner: str | None = None
+    owner: Text | None = None
 
 
 class NumaNode(Model):
@@ -285,8 +285,8 @@ class InterNodeLink(Model):
 class Instance(Model):
     """A VM running on the host, for per-host instance limits (clause 8.2.2.5)."""
 
-    id: str
-    vm: str = Field(description="Name of the VM Descriptor it was placed from")
+    id: Text
+    vm: Text = Field(description="Name of the VM Descriptor it was placed from")
     memory_bandwidth_gbps: Gbps = 0.0
 
 
@@ -294,9 +294,9 @@ class Provenance(Model):
     """Where the descriptor came from, and what its source could not tell."""
 
     source: Literal["live", "hwloc-xml", "manual"] = "manual"
-    tool: str | None = None
-    unknown: tuple[str, ...] = Field((), description="Fields the source could not determine")
-    notes: tuple[str, ...] = ()
+    tool: Text | None = None
+    unknown: tuple[Text, ...] = Field((), description="Fields the source could not determine")
+    notes: tuple[Text, ...] = ()
 
 
 class ComputeHostDescriptor(Model):
@@ -312,7 +312,7 @@ class ComputeHostDescriptor(Model):
     )
     interconnect: tuple[InterNodeLink, ...] = ()
     instances: tuple[Instance, ...] = ()
-    labels: dict[str, str] = Field(default_factory=dict)
+    labels: dict[Text, Text] = Field(default_factory=dict)
     provenance: Provenance | None = None
 
     @model_validator(mode="after")

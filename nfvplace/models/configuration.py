@@ -10,7 +10,7 @@ from typing import Final, Literal
 
 from pydantic import Field
 
-from .base import Identifier, Model, NonNegativeInt, PciAddress
+from .base import Identifier, Model, NonNegativeInt, PciAddress, Text
 from .units import Gbps, KiB, Mbps, MiB
 from .vmd import InterfaceMode, ThreadPolicy, VmDescriptor
 
@@ -64,7 +64,7 @@ class InterfacePlacement(Model):
     numa_node: NonNegativeInt | None = None
     bandwidth_gbps: Gbps = 0.0
     vhost_user: bool = Field(False, description="vSwitch port is vhost-user (accelerated)")
-    physical_network: str | None = Field(
+    physical_network: Text | None = Field(
         None, description="Network the interface attaches to (copied from the VM Descriptor)"
     )
     vlan: NonNegativeInt | None = Field(
@@ -84,7 +84,7 @@ class SharedCpus(Model):
 
 class PciDeviceAllocation(Model):
     pci_address: PciAddress
-    device_class: str = Field(alias="class")
+    device_class: Text = Field(alias="class")
     numa_node: NonNegativeInt
     cpu_set: NonNegativeInt | None = None
 
@@ -98,7 +98,7 @@ class CpuSetLink(Model):
 class VmConfiguration(Model):
     schema_: Literal["nfvplace/vm-configuration/v1"] = Field(CONFIGURATION_SCHEMA, alias="schema")
     vm: Identifier = Field(description="Name of the VM Descriptor")
-    instance: str | None = Field(None, description="Instance id, used as owner on the host")
+    instance: Text | None = Field(None, description="Instance id, used as owner on the host")
     host: Identifier
     vcpus: NonNegativeInt | None = Field(None, description="Total vCPUs")
     memory_mib: MiB | None = Field(None, description="Total memory")
@@ -113,7 +113,7 @@ class VmConfiguration(Model):
     pci_devices: tuple[PciDeviceAllocation, ...] = ()
     cpu_set_links: tuple[CpuSetLink, ...] = ()
     memory_bandwidth_gbps: Gbps = 0.0
-    variant: str | None = Field(None, description="VM Descriptor variant that was applied")
+    variant: Text | None = Field(None, description="VM Descriptor variant that was applied")
     descriptor: VmDescriptor | None = Field(
         None,
         description="The VM Descriptor placed (its variant applied): renderers read from it what "

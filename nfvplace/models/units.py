@@ -136,39 +136,70 @@ def _mbps(value: Any) -> float:
     return parse_rate_mbps(value, "mbps")
 
 
-def _memory_schema(unit: str) -> dict[str, Any]:
+MAX_MIB = 2**40  # 1 EiB: beyond any host, far from the 64-bit limit of the store and the arrays
+MAX_KIB = MAX_MIB * 1024
+MAX_GIB = float(MAX_MIB // 1024)
+MAX_GBPS = 10_000_000.0  # 10 Pbit/s
+
+
+def _memory_schema(unit: str, maximum: float) -> dict[str, Any]:
     return {
         "anyOf": [
-            {"type": "integer", "minimum": 0},
+            {"type": "integer", "minimum": 0, "maximum": maximum},
             {"type": "string", "pattern": MEMORY_PATTERN},
         ],
         "description": f"Memory size: a number in {unit}, or a string with a unit such as '4GiB'",
     }
 
 
-def _rate_schema(unit: str) -> dict[str, Any]:
+def _rate_schema(unit: str, maximum: float) -> dict[str, Any]:
     return {
         "anyOf": [
-            {"type": "number", "minimum": 0},
+            {"type": "number", "minimum": 0, "maximum": maximum},
             {"type": "string", "pattern": RATE_PATTERN},
         ],
         "description": f"Bit rate: a number in {unit}, or a string with a unit such as '10Gbps'",
     }
 
 
-MiB = Annotated[int, BeforeValidator(_mib), Field(ge=0), WithJsonSchema(_memory_schema("MiB"))]
+MiB = Annotated[
+    int,
+    BeforeValidator(_mib),
+    Field(ge=0, le=MAX_MIB),
+    WithJsonSchema(_memory_schema("MiB", MAX_MIB)),
+]
 """Memory in MiB; accepts `4096` or `"4GiB"`."""
 
-KiB = Annotated[int, BeforeValidator(_kib), Field(ge=0), WithJsonSchema(_memory_schema("KiB"))]
+KiB = Annotated[
+    int,
+    BeforeValidator(_kib),
+    Field(ge=0, le=MAX_KIB),
+    WithJsonSchema(_memory_schema("KiB", MAX_KIB)),
+]
 """Memory in KiB; accepts `2048` or `"2MiB"`."""
 
-GiB = Annotated[float, BeforeValidator(_gib), Field(ge=0), WithJsonSchema(_memory_schema("GiB"))]
+GiB = Annotated[
+    float,
+    BeforeValidator(_gib),
+    Field(ge=0, le=MAX_GIB, allow_inf_nan=False),
+    WithJsonSchema(_memory_schema("GiB", MAX_GIB)),
+]
 """Storage or memory in GiB; accepts `40` or `"40GiB"`."""
 
-Gbps = Annotated[float, BeforeValidator(_gbps), Field(ge=0), WithJsonSchema(_rate_schema("Gbps"))]
+Gbps = Annotated[
+    float,
+    BeforeValidator(_gbps),
+    Field(ge=0, le=MAX_GBPS, allow_inf_nan=False),
+    WithJsonSchema(_rate_schema("Gbps", MAX_GBPS)),
+]
 """Bit rate in Gbps; accepts `10` or `"10Gbps"` or `"500 Mbps"`."""
 
-Mbps = Annotated[float, BeforeValidator(_mbps), Field(ge=0), WithJsonSchema(_rate_schema("Mbps"))]
+Mbps = Annotated[
+    float,
+    BeforeValidator(_mbps),
+    Field(ge=0, le=MAX_GBPS * 1000, allow_inf_nan=False),
+    WithJsonSchema(_rate_schema("Mbps", MAX_GBPS * 1000)),
+]
 """Bit rate in Mbps; accepts `100` or `"100 Mbps"`."""
 
 

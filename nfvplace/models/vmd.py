@@ -12,7 +12,17 @@ from typing import Final, Literal
 
 from pydantic import Field, model_validator
 
-from .base import Identifier, Model, NonNegativeFloat, NonNegativeInt, PositiveInt
+from .base import (
+    MAX_VCPUS,
+    Identifier,
+    Model,
+    NonNegativeFloat,
+    NonNegativeInt,
+    PositiveInt,
+    Text,
+    VcpuCount,
+    VcpuId,
+)
 from .capabilities import CAPABILITY_SETS, CapabilitySet, HypervisorCapability, HypervisorType
 from .chd import PciDeviceClass
 from .units import Gbps, GiB, KiB, Mbps, MiB, PageSize
@@ -54,36 +64,36 @@ class DiskType(StrEnum):
 
 
 class ProcessorRequirements(Model):
-    vendor: str | None = Field(None, description="Required vendor, e.g. GenuineIntel")
-    model: str | None = Field(None, description="Reference processor model the VM was sized on")
-    compatible_models: tuple[str, ...] = Field(
+    vendor: Text | None = Field(None, description="Required vendor, e.g. GenuineIntel")
+    model: Text | None = Field(None, description="Reference processor model the VM was sized on")
+    compatible_models: tuple[Text, ...] = Field(
         (), description="Other models known to give the expected performance"
     )
-    required_flags: tuple[str, ...] = Field((), description="/proc/cpuinfo flags the guest needs")
+    required_flags: tuple[Text, ...] = Field((), description="/proc/cpuinfo flags the guest needs")
     min_frequency_mhz: NonNegativeFloat | None = None
     reference_frequency_mhz: NonNegativeFloat | None = Field(
         None, description="Frequency the vCPU counts were sized for (for frequency scaling)"
     )
-    architecture: str | None = None
+    architecture: Text | None = None
 
 
 class MemoryRequirements(Model):
     """Clause 8.2.2.2: RAM speed and channels for memory-intensive VMs."""
 
-    type: str | None = None
+    type: Text | None = None
     min_speed_mts: NonNegativeInt | None = None
     min_channels: NonNegativeInt | None = None
 
 
 class VSwitchRequirements(Model):
     accelerated: bool = Field(False, description="Needs a software-accelerated vSwitch")
-    types: tuple[str, ...] = Field((), description="Acceptable vSwitch types; empty: any")
+    types: tuple[Text, ...] = Field((), description="Acceptable vSwitch types; empty: any")
 
 
 class HypervisorRequirements(Model):
     type: HypervisorType | None = None
-    version: str | None = Field(None, description="Version the VM was validated on")
-    min_version: str | None = None
+    version: Text | None = Field(None, description="Version the VM was validated on")
+    min_version: Text | None = None
     required_capabilities: tuple[HypervisorCapability, ...] = ()
     required_capability_sets: tuple[CapabilitySet, ...] = Field(
         (), description="hw_virtualization and/or io_virtualization (clause 8.2.2.3)"
@@ -106,7 +116,7 @@ class Interface(Model):
     restricted_to_topology: bool = Field(
         True, description="Must sit on its cpu-set's NUMA node (always true inside a cpu-set)"
     )
-    physical_network: str | None = None
+    physical_network: Text | None = None
     vlan: NonNegativeInt | None = None
 
 
@@ -133,8 +143,8 @@ class Disk(Model):
 class PciDeviceRequest(Model):
     device_class: PciDeviceClass = Field(PciDeviceClass.crypto, alias="class")
     count: PositiveInt = 1
-    vendor: str | None = None
-    model: str | None = None
+    vendor: Text | None = None
+    model: Text | None = None
     cpu_set: NonNegativeInt | None = Field(None, description="Cpu-set whose node must hold it")
 
 
@@ -142,8 +152,8 @@ class CpuSet(Model):
     """One host NUMA node's worth of the VM (clause 8.2.2.4, topology of resources)."""
 
     id: NonNegativeInt
-    vcpus: tuple[NonNegativeInt, ...] = Field(min_length=1)
-    howtogroup: tuple[tuple[NonNegativeInt, NonNegativeInt], ...] = Field(
+    vcpus: tuple[VcpuId, ...] = Field(min_length=1, max_length=MAX_VCPUS)
+    howtogroup: tuple[tuple[VcpuId, VcpuId], ...] = Field(
         (), description="Pairs of vCPUs to put on the two threads of one core"
     )
     memory_mib: MiB
@@ -179,7 +189,7 @@ class Impact(Model):
         None, description="Pessimistic memory-bandwidth use, charged to the host's nodes"
     )
     interconnect_bandwidth_gbps: Gbps | None = None
-    benchmark_class: str | None = Field(
+    benchmark_class: Text | None = Field(
         None, description="Result of a standardised interference benchmark (option 1)"
     )
     cache_occupancy_kib: KiB | None = Field(
@@ -188,11 +198,11 @@ class Impact(Model):
 
 
 class VariantMatch(Model):
-    processor_vendor: str | None = None
-    processor_models: tuple[str, ...] = ()
+    processor_vendor: Text | None = None
+    processor_models: tuple[Text, ...] = ()
     min_frequency_mhz: NonNegativeFloat | None = None
     hypervisor_type: HypervisorType | None = None
-    hypervisor_min_version: str | None = None
+    hypervisor_min_version: Text | None = None
 
 
 class Variant(Model):
@@ -200,7 +210,7 @@ class Variant(Model):
 
     name: Identifier
     match: VariantMatch
-    vcpus: PositiveInt | None = None
+    vcpus: VcpuCount | None = None
     memory_mib: MiB | None = None
     cpu_sets: tuple[CpuSet, ...] | None = None
     cpu_set_bandwidth: tuple[CpuSetBandwidth, ...] | None = None
@@ -211,18 +221,20 @@ class Variant(Model):
 class VmDescriptor(Model):
     schema_: Literal["nfvplace/vmd/v1"] = Field(VMD_SCHEMA, alias="schema")
     name: Identifier
-    description: str | None = None
+    description: Text | None = None
     processor: ProcessorRequirements | None = None
     memory: MemoryRequirements | None = None
     hypervisor: HypervisorRequirements | None = None
-    vcpus: PositiveInt | None = Field(None, description="Number of vCPUs (derived from cpu_sets)")
+    vcpus: VcpuCount | None = Field(None, description="Number of vCPUs (derived from cpu_sets)")
     cpu_oversubscription: bool = Field(False, description="May run on shared, oversubscribed PUs")
     memory_mib: MiB | None = Field(None, description="Memory size (derived from cpu_sets)")
     memory_oversubscription: bool = False
     cpu_thread_policy: ThreadPolicy = ThreadPolicy.isolate
     emulator_threads: EmulatorThreads = EmulatorThreads.share
-    realtime_vcpus: tuple[NonNegativeInt, ...] = Field(
-        (), description="vCPUs running real-time threads (FIFO scheduling in the guest)"
+    realtime_vcpus: tuple[VcpuId, ...] = Field(
+        (),
+        max_length=MAX_VCPUS,
+        description="vCPUs running real-time threads (FIFO scheduling in the guest)",
     )
     cpu_sets: tuple[CpuSet, ...] = ()
     cpu_sets_may_share_node: bool = Field(
@@ -236,7 +248,7 @@ class VmDescriptor(Model):
     pci_devices: tuple[PciDeviceRequest, ...] = ()
     impact: Impact | None = None
     variants: tuple[Variant, ...] = ()
-    labels: dict[str, str] = Field(default_factory=dict)
+    labels: dict[Text, Text] = Field(default_factory=dict)
 
     @model_validator(mode="after")
     def _has_size(self) -> VmDescriptor:

@@ -11,7 +11,7 @@ from typing import Final, Literal
 
 from pydantic import Field, model_validator
 
-from .base import Identifier, Model, PositiveInt
+from .base import Identifier, Model, Text
 from .units import Gbps
 from .vmd import VmDescriptor
 
@@ -27,10 +27,10 @@ class Locality(StrEnum):
 class VnfMember(Model):
     name: Identifier = Field(description="Name of this member within the VNF")
     descriptor: VmDescriptor | None = Field(None, description="The VM Descriptor, inline")
-    file: str | None = Field(
+    file: Text | None = Field(
         None, description="Path of the VM Descriptor, relative to the template"
     )
-    count: PositiveInt = 1
+    count: int = Field(1, ge=1, le=10_000, description="Instances of this member")
 
     @model_validator(mode="after")
     def _one_source(self) -> VnfMember:
@@ -66,9 +66,9 @@ class AntiAffinityGroup(Model):
 class VnfTemplate(Model):
     schema_: Literal["nfvplace/vnf/v1"] = Field(VNF_SCHEMA, alias="schema")
     name: Identifier
-    description: str | None = None
-    vendor: str | None = None
-    version: str | None = None
+    description: Text | None = None
+    vendor: Text | None = None
+    version: Text | None = None
     members: tuple[VnfMember, ...] = Field(min_length=1)
     links: tuple[VnfLink, ...] = ()
     anti_affinity: tuple[AntiAffinityGroup, ...] = ()

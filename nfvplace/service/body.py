@@ -50,7 +50,7 @@ async def read_document(request: Request) -> SourceDocument:
         return parse_text(text, "body")
     try:
         data = json.loads(text)
-    except (json.JSONDecodeError, RecursionError) as exc:
+    except (ValueError, RecursionError) as exc:  # ValueError: also integers over 4,300 digits
         line = getattr(exc, "lineno", None)
         raise DescriptorError(
             errors.INPUT_SYNTAX,

@@ -92,7 +92,8 @@ def get_host(host_id: HostId, store: StoreDep, response: Response) -> dict[str, 
     dependencies=[Depends(require("host-agent"))],
     responses={
         201: {"description": "Created", "model": StoredHostView},
-        **problems(401, 403, 413, 415, 422),
+        # 404: a path that is no host's address (a host id holds no control character)
+        **problems(401, 403, 404, 413, 415, 422),
     },
     openapi_extra=body_of("ComputeHostDescriptor", "The CHD the host reports"),
 )
