@@ -34,6 +34,11 @@ from .vnf import VNF_SCHEMA, VnfTemplate
 
 MAX_DOCUMENT_BYTES = 8 * 1024 * 1024
 MAX_EXPANDED_NODES = 1_000_000
+# Nodes (scalars, sequences, mappings; an alias counts once) of one document, and how deep they nest.
+# The largest real CHD here (192 PUs on 24 NUMA nodes, from hwloc) has about 5,400 nodes; within these
+# bounds any accepted document parses in well under a second and a hundred MiB.
+MAX_NODES = 50_000
+MAX_DEPTH = 64
 DESCRIPTOR_SUFFIXES = (".yaml", ".yml", ".json")
 
 Descriptor = ComputeHostDescriptor | VmDescriptor | VnfTemplate | VmConfiguration | VmConfigurations
@@ -84,8 +89,11 @@ class _BoundedSafeLoader(yaml.SafeLoader):
 
 try:  # libyaml's C parser under PyYAML's own safe constructor: the same data, much sooner
     from yaml import CSafeLoader as _FastSafeLoader
+
+    _LIBYAML = True
 except ImportError:  # pragma: no cover - PyYAML built without libyaml
     _FastSafeLoader = yaml.SafeLoader  # type: ignore[misc,assignment]
+    _LIBYAML = False
 
 
 def _expanded_size(node: yaml.Node, memo: dict[int, int]) -> int:
@@ -131,6 +139,50 @@ def _check_size(text: str, source: str) -> None:
         )
 
 
+_NODE_EVENTS = (yaml.ScalarEvent, yaml.AliasEvent, yaml.SequenceStartEvent, yaml.MappingStartEvent)
+_OPEN_EVENTS = (yaml.SequenceStartEvent, yaml.MappingStartEvent)
+_CLOSE_EVENTS = (yaml.SequenceEndEvent, yaml.MappingEndEvent)
+
+
+def _check_shape(text: str, source: str) -> None:
+    """Refuse, before anything is built, a document of more than `MAX_NODES` nodes or nested
+    deeper than `MAX_DEPTH` (libyaml's parser streams the events; nothing is kept). Syntax errors
+    pass: the reader that follows reports them with its own words."""
+    nodes = depth = 0
+    try:
+        for event in yaml.parse(text, Loader=_FastSafeLoader):
+            if isinstance(event, _NODE_EVENTS):
+                nodes += 1
+                if nodes > MAX_NODES:
+                    raise _too_many(source)
+            if isinstance(event, _OPEN_EVENTS):
+                depth += 1
+                if depth > MAX_DEPTH:
+                    raise _too_deep(source)
+            elif isinstance(event, _CLOSE_EVENTS):
+                depth -= 1
+    except yaml.YAMLError:
+        return
+
+
+def _too_many(source: str) -> DescriptorError:
+    return DescriptorError(
+        errors.INPUT_TOO_LARGE,
+        f"document has more than {MAX_NODES:,} values (YAML/JSON nodes)",
+        file=source,
+        issues=(Issue("too many values", hint="split the document"),),
+    )
+
+
+def _too_deep(source: str) -> DescriptorError:
+    return DescriptorError(
+        errors.INPUT_UNSAFE,
+        f"document nests deeper than {MAX_DEPTH} levels",
+        file=source,
+        issues=(Issue("nested too deep", hint="flatten the document"),),
+    )
+
+
 def _compose(
     loader_class: type[yaml.SafeLoader | yaml.CSafeLoader], text: str, source: str
 ) -> tuple[Any, Any]:
@@ -153,8 +205,23 @@ def _compose(
 
 
 def parse_text(text: str, source: str = "<string>") -> SourceDocument:
-    """Parse YAML or JSON text (JSON is YAML) into a SourceDocument with every field's line, safely."""
+    """Parse YAML or JSON text (JSON is YAML) into a SourceDocument with every field's line, safely.
+
+    libyaml's C parser composes the nodes (lines included) under PyYAML's own safe constructor; a
+    text it refuses, or one with tabs (which libyaml accepts in places PyYAML does not), is read by
+    PyYAML's pure-Python parser, so that every error is PyYAML's, with its line."""
     _check_size(text, source)
+    _check_shape(text, source)
+    node: Any = None
+    if "\t" not in text and _LIBYAML:
+        try:
+            node, data = _compose(_FastSafeLoader, text, source)
+        except DescriptorError:
+            raise
+        except (yaml.YAMLError, RecursionError, ValueError, TypeError):
+            node = None
+        else:
+            return _with_lines(node, data, source)
     try:
         node, data = _compose(_BoundedSafeLoader, text, source)
     except DescriptorError:
@@ -172,6 +239,10 @@ def parse_text(text: str, source: str = "<string>") -> SourceDocument:
         raise DescriptorError(
             errors.INPUT_SYNTAX, f"not valid YAML or JSON: {exc}", file=source
         ) from exc
+    return _with_lines(node, data, source)
+
+
+def _with_lines(node: Any, data: Any, source: str) -> SourceDocument:
     lines: dict[PathKey, int] = {}
     if node is not None:
         _record_lines(node, (), lines, set())
@@ -239,6 +310,24 @@ def _plain_json(text: str) -> Any:
         return _NOT_JSON
 
 
+def check_json_shape(data: Any, source: str) -> None:
+    """`MAX_NODES` and `MAX_DEPTH` for a document the json module read (no YAML events to count)."""
+    stack = [(data, 1)]
+    nodes = 0
+    while stack:
+        item, depth = stack.pop()
+        nodes += 1
+        if nodes > MAX_NODES:
+            raise _too_many(source)
+        if depth > MAX_DEPTH:
+            raise _too_deep(source)
+        if isinstance(item, dict):
+            stack.extend((v, depth + 1) for v in item.values())
+            nodes += len(item)  # the keys
+        elif isinstance(item, list):
+            stack.extend((v, depth + 1) for v in item)
+
+
 def parse_text_fast(text: str, source: str = "<string>") -> SourceDocument:
     """`parse_text`, fast: the same data, limits and errors; lines worked out only when asked for.
 
@@ -251,7 +340,10 @@ def parse_text_fast(text: str, source: str = "<string>") -> SourceDocument:
     if "\t" in text:
         return parse_text(text, source)
     data = _plain_json(text)
+    if data is not _NOT_JSON:
+        check_json_shape(data, source)
     if data is _NOT_JSON:
+        _check_shape(text, source)
         try:
             _, data = _compose(_FastSafeLoader, text, source)
         except DescriptorError:

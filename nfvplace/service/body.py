@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from fastapi import Request
 
 from .. import errors
 from ..errors import DescriptorError, Issue
-from ..models.loading import SourceDocument, parse_text
+from ..models.loading import SourceDocument, check_json_shape, parse_text
 from .problems import ProblemError
 
 YAML_TYPES = ("application/yaml", "application/x-yaml", "text/yaml", "text/x-yaml")
@@ -58,19 +57,5 @@ async def read_document(request: Request) -> SourceDocument:
             file="body",
             issues=(Issue(str(exc), line=line, hint="send a JSON document"),),
         ) from exc
-    return SourceDocument(data=_check_depth(data), source="body")
-
-
-def _check_depth(data: Any, limit: int = 64) -> Any:
-    stack = [(data, 0)]
-    while stack:
-        item, depth = stack.pop()
-        if depth > limit:
-            raise DescriptorError(
-                errors.INPUT_UNSAFE, f"request body nests deeper than {limit} levels", file="body"
-            )
-        if isinstance(item, dict):
-            stack.extend((v, depth + 1) for v in item.values())
-        elif isinstance(item, list):
-            stack.extend((v, depth + 1) for v in item)
-    return data
+    check_json_shape(data, "body")  # the bounds of any document: nodes and depth
+    return SourceDocument(data=data, source="body")
