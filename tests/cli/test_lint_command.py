@@ -86,7 +86,7 @@ def test_json_format(runner: CliRunner, bad_file: Path) -> None:
 
 
 def test_json_format_clean_is_an_empty_list(runner: CliRunner) -> None:
-    result = runner.invoke(app, ["lint", "-f", "json", str(EXAMPLES / "vms" / "vran-du.yaml")])
+    result = runner.invoke(app, ["lint", "-f", "json", str(EXAMPLES / "vms" / "sriov-small.yaml")])
     assert result.exit_code == 0
     assert json.loads(result.stdout) == []
 

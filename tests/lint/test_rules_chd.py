@@ -54,6 +54,12 @@ TWO_NODES = (
 
 CASES = [
     Case(
+        "NFV050",
+        "memory.total_mib",
+        chd(head="memory:\n  total_mib: 65536 #<\n"),
+        chd(head="memory:\n  type: DDR4\n"),
+    ),
+    Case(
         "NFV413",
         "numa_nodes[1].cpus[0].core",
         TWO_NODES.replace("CORE", "0"),

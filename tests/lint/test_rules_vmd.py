@@ -19,6 +19,17 @@ def vmd(body: str) -> str:
 
 CASES = [
     Case(
+        "NFV050",
+        "impact.benchmark_class",
+        vmd(
+            "cpu_sets:\n"
+            "  - {id: 0, vcpus: [0, 1], memory_mib: 1024}\n"
+            "impact:\n"
+            "  benchmark_class: B #<\n"
+        ),
+        vmd("cpu_sets:\n  - {id: 0, vcpus: [0, 1], memory_mib: 1024}\n"),
+    ),
+    Case(
         "NFV101",
         "cpu_sets[1].vcpus[0]",
         vmd(

@@ -13,6 +13,7 @@ from . import (
     configuration,
     cpu,
     document,
+    information,
     interfaces,
     memory,
     pci,
@@ -34,6 +35,7 @@ ALL_RULES: tuple[Rule, ...] = tuple(
             *vnf.RULES,
             *configuration.RULES,
             *variants.RULES,
+            *information.RULES,
         ),
         key=lambda rule: rule.id,
     )
@@ -45,6 +47,7 @@ VMD_CHECKS: tuple[Callable[[VmDescriptor], Iterable[Hit]], ...] = (
     memory.check_vmd,
     interfaces.check_vmd,
     capabilities.check_vmd,
+    information.check_vmd,
 )
 CHD_CHECKS: tuple[Callable[[ComputeHostDescriptor], Iterable[Hit]], ...] = (
     topology.check_chd,
@@ -52,6 +55,7 @@ CHD_CHECKS: tuple[Callable[[ComputeHostDescriptor], Iterable[Hit]], ...] = (
     interfaces.check_chd,
     pci.check_chd,
     capabilities.check_chd,
+    information.check_chd,
 )
 CONFIGURATION_CHECKS: tuple[Callable[[VmConfiguration], Iterable[Hit]], ...] = (
     configuration.check_configuration,
