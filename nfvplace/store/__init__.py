@@ -1,7 +1,7 @@
 """Persistent inventory of hosts and placements (SQLAlchemy 2 + Alembic; SQLite or PostgreSQL)."""
 
 from .db import default_url, make_engine, migrate, normalise_url
-from .repository import (
+from .records import (
     Changes,
     HostInUseError,
     HostPut,
@@ -11,8 +11,8 @@ from .repository import (
     PlacementRecord,
     Snapshot,
     StaleSnapshot,
-    Store,
 )
+from .repository import Store
 
 __all__ = [
     "Changes",

@@ -10,7 +10,7 @@ from sqlalchemy import Engine, select
 from ..models.chd import ComputeHostDescriptor
 from ..models.configuration import VmConfiguration
 from .availability import derive
-from .repository import CLAIMS, HOSTS, INSTANCES, PAGE_CLAIMS, PLACEMENT_HOSTS, PLACEMENTS, POOLS
+from .records import CLAIMS, HOSTS, INSTANCES, PAGE_CLAIMS, PLACEMENT_HOSTS, PLACEMENTS, POOLS
 from .resources import held_resources, hugepages_held
 
 

@@ -44,10 +44,8 @@ from .records import (
     CLAIMS,
     DELETED,
     HOSTS,
-    INSTANCES,
     PAGE_CLAIMS,
     PLACEMENT_HOSTS,
-    PLACEMENTS,
     POOLS,
     REPORT,
     STAMP_AVAILABLE,
@@ -55,11 +53,7 @@ from .records import (
     HostInUseError,
     HostPut,
     HostRecord,
-    IdempotentReplayError,
-    PlacementPage,
-    PlacementRecord,
     Snapshot,
-    StaleSnapshot,
     dump_chd,
     live_on,
     stamp,
@@ -263,24 +257,3 @@ class Store(PlacementStore):
         from .audit import audit
 
         return audit(self.engine)
-
-
-__all__ = [
-    "CLAIMS",
-    "HOSTS",
-    "INSTANCES",
-    "PAGE_CLAIMS",
-    "PLACEMENTS",
-    "PLACEMENT_HOSTS",
-    "POOLS",
-    "Changes",
-    "HostInUseError",
-    "HostPut",
-    "HostRecord",
-    "IdempotentReplayError",
-    "PlacementPage",
-    "PlacementRecord",
-    "Snapshot",
-    "StaleSnapshot",
-    "Store",
-]

@@ -15,7 +15,7 @@ from nfvplace.models.chd import ComputeHostDescriptor
 from nfvplace.models.configuration import VmConfiguration
 from nfvplace.store import StaleSnapshot, Store
 from nfvplace.store.db import alembic_config, migrate
-from nfvplace.store.repository import CLAIMS
+from nfvplace.store.records import CLAIMS
 
 
 @pytest.fixture
