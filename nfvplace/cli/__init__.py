@@ -5,6 +5,8 @@ Each command lives in its own module and registers itself on `app`.
 
 from __future__ import annotations
 
+import os
+
 import typer
 
 app = typer.Typer(
@@ -53,5 +55,9 @@ def _register() -> None:
 
 
 def main() -> None:
+    # pydantic looks for plugins by scanning the entry points of every installed distribution when
+    # the first validator is built: 20-30 ms of each `nfvplace lint FILE`, for plugins nfvplace does
+    # not use. PYDANTIC_DISABLE_PLUGINS set to anything (even empty) keeps the caller's choice.
+    os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
     _register()
     app()
