@@ -23,7 +23,7 @@ from ..models.configuration import (
     with_requirements,
 )
 from ..models.vmd import InterfaceMode
-from .hostview import HostView, NodeView, SharedPu
+from .hostview import HostView, NodeView, PortView, SharedPu, fitting_vf
 from .request import CpuSetDemand, Request
 from .solver import Layout
 
@@ -237,7 +237,7 @@ def _interfaces(
     nodes: dict[int, int],
 ) -> tuple[InterfacePlacement, ...]:
     ports = {p.pci_address: p for n in view.nodes for p in n.ports}
-    used_vfs: dict[str, int] = {}
+    vfs = _vfs(ports, request, layout)
     vswitch = host.hypervisor.vswitch if host.hypervisor else None
     out = []
     for iface in request.interfaces:
@@ -269,20 +269,37 @@ def _interfaces(
                 )
             )
         else:
-            k = used_vfs.get(port.pci_address, 0)
-            used_vfs[port.pci_address] = k + 1
             out.append(
                 InterfacePlacement(
                     name=iface.name,
                     cpu_set=iface.cpu_set,
                     mode=iface.mode,
-                    pci_address=port.free_vfs[k],
+                    pci_address=vfs[iface.name],
                     physical_function=port.pci_address,
                     numa_node=port.node,
                     bandwidth_gbps=iface.bandwidth_gbps,
                 )
             )
     return tuple(out)
+
+
+def _vfs(ports: dict[str, PortView], request: Request, layout: Layout | None) -> dict[str, str]:
+    """The VF of each SR-IOV interface: per port, the widest demand first, each on the VF paced
+    closest above it (a VF paced below a demand cannot serve it)."""
+    out: dict[str, str] = {}
+    taken: dict[str, set[int]] = {}
+    sriov = [i for i in request.interfaces if i.mode is InterfaceMode.sriov]
+    for iface in sorted(sriov, key=lambda i: -i.bandwidth_kbps):
+        if layout is None or iface.name not in layout.ports:
+            continue  # reported by the caller
+        port = ports[layout.ports[iface.name]]
+        used = taken.setdefault(port.pci_address, set())
+        k = fitting_vf(port.vf_rates_kbps, iface.bandwidth_kbps, used)
+        if k is None:
+            raise AssignmentError(f"interface {iface.name}: no free VF of {port.pci_address} fits")
+        used.add(k)
+        out[iface.name] = port.free_vfs[k]
+    return out
 
 
 def _devices(

@@ -6,9 +6,11 @@ next one does not fit; `limited_by` names the resource of that last refusal (cor
 hugepages, VFs, bandwidth, ...). Placements on one host never change another's, so the fleet's count is
 the sum of its hosts' counts: exactly what placing instance after instance on the whole fleet gives.
 
-Cost: one vectorised filter over the fleet drops the hosts that cannot take even one instance; the
-others are counted with the exact engine, once per distinct host (hosts whose free resources are the
-same, up to ids and owner names, share one count).
+Cost: one vectorised filter over the fleet drops the hosts that cannot take even one instance. The
+others are counted by the counting model (`counting.py`: the engine's choices replayed on integer
+counts, microseconds a host) when it covers the request, else by the engine itself, instance after
+instance, once per distinct host (hosts whose free resources are the same, up to ids and owner
+names, share one count).
 """
 
 from __future__ import annotations
@@ -19,12 +21,13 @@ import numpy as np
 
 from ..models.chd import ComputeHostDescriptor
 from ..models.vmd import VmDescriptor
+from .counting import count_host, covers
 from .engine import place_vm
 from .explain import Reasons
 from .filter import CountRecord, NodeRecord, run_filter
 from .index import FleetIndex
 from .joint_state import host_signature
-from .options import Options
+from .options import Options, Policy
 from .request import build_request
 from .variants import split
 
@@ -120,19 +123,29 @@ def count_on_host(
     return count, "unknown"
 
 
+def _limit(stops: list[str]) -> str:
+    return " + ".join(dict.fromkeys(_name(code) for code in stops)) or "unknown"
+
+
 def capacity_of(fleet: FleetIndex, vm: VmDescriptor, options: Options) -> CapacityReport:
-    consider = np.zeros(len(fleet), dtype=np.bool_)
+    counts: dict[int, tuple[int, str]] = {}
+    known: dict[int, tuple[int, str]] = {}  # by host signature, for the engine's counts
     for descriptor, variant, mask in split(fleet, vm):
-        outcome = run_filter(fleet, build_request(descriptor, variant), options, mask)
-        consider |= outcome.passing
-    known: dict[int, tuple[int, str]] = {}
-    hosts: list[HostCapacity] = []
-    for i in np.flatnonzero(consider).tolist():
-        host = fleet.hosts[i]
-        key = host_signature(host)
-        if key not in known:
-            known[key] = count_on_host(host, vm, options)
-        n, limit = known[key]
-        if n:
-            hosts.append(HostCapacity(host.id, n, limit))
-    return CapacityReport(vm.name, sum(h.count for h in hosts), tuple(hosts))
+        request = build_request(descriptor, variant)
+        passing = run_filter(fleet, request, options, mask).passing
+        modelled = covers(request)
+        spread = options.policy is Policy.spread
+        for i in np.flatnonzero(passing).tolist():
+            counted = count_host(fleet, i, request, spread) if modelled else None
+            if counted is not None:
+                counts[i] = (counted[0], _limit(counted[1]))
+                continue
+            host = fleet.hosts[i]
+            key = host_signature(host)
+            if key not in known:
+                known[key] = count_on_host(host, vm, options)
+            counts[i] = known[key]
+    hosts = tuple(
+        HostCapacity(fleet.host_ids[i], n, limit) for i, (n, limit) in sorted(counts.items()) if n
+    )
+    return CapacityReport(vm.name, sum(h.count for h in hosts), hosts)

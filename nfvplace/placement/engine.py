@@ -148,7 +148,7 @@ def _attempt(
             ),
         )
         for node in ordered:
-            pus = shared_pool.choose_pus(node, request.shared)
+            pus = shared_pool.choose_pus(node.shared, request.shared)
             if pus is not None:
                 shared_choice = (node.id, pus)
                 detail.append(

@@ -12,11 +12,12 @@ or fractions (shared-CPU room), see `exact.py`.
 
 from __future__ import annotations
 
+from collections.abc import Container, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 
 from ..exact import kbps, rational
-from ..models.chd import ComputeHostDescriptor, Cpu, CpuState, Nic, PortUsage
+from ..models.chd import ComputeHostDescriptor, Cpu, CpuState, Nic, NumaNode, PortUsage
 
 EPS = 1e-9
 # usable bandwidth per PCIe lane by generation (Gbps, after line encoding: 8b/10b up to gen 2,
@@ -49,6 +50,24 @@ class PortView:
     @property
     def bandwidth_free_gbps(self) -> float:
         return self.bandwidth_free_kbps / 1_000_000
+
+
+def fitting_vf(
+    rates: Sequence[int | None], need_kbps: int, taken: Container[int] = ()
+) -> int | None:
+    """Index of the free VF paced closest above `need_kbps` (an unpaced one last), not in `taken`.
+
+    Given the demands of one port from the largest down, this best fit serves them all whenever
+    the solver's per-threshold counts (Hall's condition over nested sets) say it can.
+    """
+    best: tuple[bool, int, int] | None = None
+    for k, rate in enumerate(rates):
+        if k in taken or (rate is not None and rate < need_kbps):
+            continue
+        key = (rate is None, rate or 0, k)
+        if best is None or key < best:
+            best = key
+    return None if best is None else best[2]
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,17 +184,8 @@ def _classify(
     return list(whole), single, half_iso, half_busy, eligible
 
 
-def _node_view(host: ComputeHostDescriptor, index: int, cpu_by_id: dict[int, Cpu]) -> NodeView:
-    node = host.numa_nodes[index]
-    whole, single, half_iso, half_busy, eligible = _classify(node.cpus, cpu_by_id)
-    shared: list[SharedPu] = []
-    for cpu in node.cpus:
-        if cpu.eligible and (
-            cpu.state is CpuState.shared
-            or (cpu.state is CpuState.free and cpu.oversubscription_ratio)
-        ):
-            ratio = rational(cpu.oversubscription_ratio) or Fraction(1)
-            shared.append(SharedPu(cpu.id, ratio, rational(cpu.usage_ratio)))
+def node_ports(node: NumaNode) -> tuple[tuple[PortView, ...], dict[str, int]]:
+    """The ports of `node` as placement sees them, and the PCIe budget left of NICs that state one."""
     ports: list[PortView] = []
     nic_free: dict[str, int] = {}
     for k, nic in enumerate(node.nics):
@@ -208,6 +218,26 @@ def _node_view(host: ComputeHostDescriptor, index: int, cpu_by_id: dict[int, Cpu
                     nic=key,
                 )
             )
+    return tuple(ports), nic_free
+
+
+def shared_pus(node: NumaNode) -> tuple[SharedPu, ...]:
+    """The node's shared pool: eligible PUs in state `shared` and free PUs given a ratio."""
+    shared: list[SharedPu] = []
+    for cpu in node.cpus:
+        if cpu.eligible and (
+            cpu.state is CpuState.shared
+            or (cpu.state is CpuState.free and cpu.oversubscription_ratio)
+        ):
+            ratio = rational(cpu.oversubscription_ratio) or Fraction(1)
+            shared.append(SharedPu(cpu.id, ratio, rational(cpu.usage_ratio)))
+    return tuple(shared)
+
+
+def _node_view(host: ComputeHostDescriptor, index: int, cpu_by_id: dict[int, Cpu]) -> NodeView:
+    node = host.numa_nodes[index]
+    whole, single, half_iso, half_busy, eligible = _classify(node.cpus, cpu_by_id)
+    ports, nic_free = node_ports(node)
     memory = node.memory
     strict = max(memory.normal_total_mib - memory.normal.reserved_mib - memory.normal.used_mib, 0)
     bandwidth = (
@@ -222,13 +252,13 @@ def _node_view(host: ComputeHostDescriptor, index: int, cpu_by_id: dict[int, Cpu
         half_isolated=tuple(half_iso),
         half_busy=tuple(half_busy),
         eligible_threads=eligible,
-        shared=tuple(shared),
+        shared=shared_pus(node),
         hugepages_free={p.size_kib: p.free for p in memory.hugepages},
         normal_free_mib=strict,
         normal_free_over_mib=memory.normal_free_mib,
         normal_total_mib=max(memory.normal_total_mib - memory.normal.reserved_mib, 0),
         memory_bandwidth_free_kbps=bandwidth,
-        ports=tuple(ports),
+        ports=ports,
         devices=tuple(
             DeviceView(d.pci_address, str(d.device_class), d.vendor, d.model)
             for d in node.pci_devices

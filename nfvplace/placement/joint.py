@@ -21,6 +21,7 @@ with the reason.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import itertools
 import time
@@ -40,6 +41,7 @@ from .index import FleetIndex, IntArray
 from .joint_explain import diagnose
 from .joint_state import JointState
 from .options import Options, Policy
+from .relaxation import Relaxation, relax
 from .result import PlacementResult, Unplaced
 
 MODES = ("all", "max")
@@ -76,6 +78,7 @@ class JointSearch:
         self.group = group
         self.options = options
         self.units = group.units(options.instance)
+        self.member_index = {id(m): k for k, m in enumerate(group.members)}
         self.state = JointState.start(fleet, group, self.units)
         self.deadline = time.monotonic() + limit_s
         self.limit_s = limit_s
@@ -95,10 +98,15 @@ class JointSearch:
         rank[list(self.state.on_host)] = 0
         return rank
 
-    def candidates(self, u: int, skip: set[str] | None = None) -> Iterator[Fit]:
-        """The hosts that take unit u now, best first (hosts whose signature is in `skip` left out)."""
+    def candidates(
+        self, u: int, skip: set[str] | None = None, within: list[int] | None = None
+    ) -> Iterator[Fit]:
+        """The hosts that take unit u now, best first (hosts whose signature is in `skip` left out,
+        only the hosts `within` when given)."""
         state = self.state
         consider, _ = state.consider(u)
+        if within is not None:
+            consider &= np.isin(np.arange(len(consider)), within)
         before = self.twin.get(u)
         if before is not None and before in state.placed:
             # instances of one member are interchangeable: their hosts never go down in index
@@ -120,10 +128,11 @@ class JointSearch:
             if fit is not None:
                 yield fit
 
-    def _masked(self, u: int, h: int) -> Fit | None:
-        """`u` on host h without the NUMA nodes a numa-scope anti-affinity group forbids."""
+    def _masked(self, u: int, h: int, also: set[int] = frozenset()) -> Fit | None:  # type: ignore[assignment]
+        """`u` on host h without the NUMA nodes a numa-scope anti-affinity group forbids (and the
+        nodes `also`)."""
         host = self.state.fleet.hosts[h]
-        masked = _mask_nodes(host, self.state.forbidden_nodes(u, h))
+        masked = _mask_nodes(host, self.state.forbidden_nodes(u, h) | also)
         single = FleetIndex([masked])
         unit = self.units[u]
         for fit in fitting_hosts(
@@ -169,13 +178,30 @@ class JointSearch:
         left: list[int] = []
         for u in order:
             self.tick()
-            for fit in self.candidates(u):
-                if self.state.place(u, fit.index, fit.configuration, fit.host):
-                    self.path.append(u)
-                    break
-            else:
+            if not self._first(u, None):
                 left.append(u)
         return left
+
+    def planned(self, u: int, plan: Relaxation) -> bool:
+        """Unit u on one of its shape's planned hosts, on the nodes planned there."""
+        self.tick()
+        k = plan.shape_of[self.member_index[id(self.units[u].member)]]
+        planned = plan.plan.get(k, {})
+        for h in [h for h, n in planned.items() if n > 0]:
+            ids = {int(n) for n in self.state.fleet.node_id[h] if n >= 0}
+            fit = self._masked(u, h, ids - plan.nodes.get((k, h), ids))
+            if fit is not None and self.state.place(u, h, fit.configuration, fit.host):
+                self.path.append(u)
+                planned[h] -= 1
+                return True
+        return False
+
+    def _first(self, u: int, within: list[int] | None) -> bool:
+        for fit in self.candidates(u, within=within):
+            if self.state.place(u, fit.index, fit.configuration, fit.host):
+                self.path.append(u)
+                return True
+        return False
 
 
 def _result(search: JointSearch, unplaced: tuple[Unplaced, ...] = ()) -> PlacementResult:
@@ -252,9 +278,32 @@ PASSES = (
 )
 
 
+def _planned(fleet: FleetIndex, group: Group, options: Options, deadline: float) -> JointSearch:
+    """The greedy pass that follows the relaxation's plan: the planned instances first (the largest
+    first), each on its member's planned hosts when one takes it, then the others."""
+    relaxation = relax(fleet, group.members, options, max((deadline - time.monotonic()) / 3, 0.1))
+    search = JointSearch(fleet, group, options, max(deadline - time.monotonic(), 0.001))
+    units = search.units
+    planned = {k: sum(hosts.values()) for k, hosts in relaxation.plan.items()}
+    rank: dict[int, int] = {}
+    for u in range(len(units)):  # the first instances of each shape are the planned ones
+        k = relaxation.shape_of[search.member_index[id(units[u].member)]]
+        rank[u] = 0 if planned.get(k, 0) > 0 else 1
+        planned[k] = planned.get(k, 0) - 1
+    order = sorted(range(len(units)), key=lambda u: (rank[u], -units[u].member.size, u))
+    relaxation = dataclasses.replace(
+        relaxation, plan={k: dict(hosts) for k, hosts in relaxation.plan.items()}
+    )
+    with contextlib.suppress(_StoppedError):
+        # the planned instances on their planned hosts first, before any other takes their room
+        left = [u for u in order if rank[u] == 0 and not search.planned(u, relaxation)]
+        search.greedy(left + [u for u in order if rank[u] == 1])
+    return search
+
+
 def _most(fleet: FleetIndex, group: Group, options: Options, limit_s: float) -> JointSearch:
     deadline = time.monotonic() + limit_s
-    best: JointSearch | None = None
+    best: JointSearch | None = _planned(fleet, group, options, deadline)
     for policy, fewest_hosts, smallest_first in PASSES:
         remaining = deadline - time.monotonic()
         if best is not None and remaining <= 0:

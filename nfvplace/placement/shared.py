@@ -9,16 +9,27 @@ node's normal memory. Nothing to optimise beyond the choice of node, so no CP-SA
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from fractions import Fraction
 
-from .hostview import NodeView, SharedPu
+from .hostview import SharedPu
 from .request import SharedDemand
 
 
-def choose_pus(node: NodeView, demand: SharedDemand) -> tuple[SharedPu, ...] | None:
-    pool = sorted(node.shared, key=lambda p: (-p.spare_vcpus, p.pu))
+def choose_pus(shared: Sequence[SharedPu], demand: SharedDemand) -> tuple[SharedPu, ...] | None:
+    """The PUs of a node's shared pool the VM's vCPUs are spread over (None: no set fits)."""
+    pool = sorted(shared, key=lambda p: (-p.spare_vcpus, p.pu))
     for size in range(len(pool), 0, -1):
         chosen = pool[:size]
         if Fraction(demand.vcpus, size) <= chosen[-1].spare_vcpus:  # exact: no rounding
             return tuple(sorted(chosen, key=lambda p: p.pu))
     return None
+
+
+def charge(shared: Sequence[SharedPu], chosen: Sequence[SharedPu], vcpus: int) -> list[SharedPu]:
+    """The pool after `vcpus` vCPUs are spread evenly over `chosen` (as the claim records it)."""
+    share = Fraction(vcpus, len(chosen))
+    picked = {p.pu for p in chosen}
+    return [
+        SharedPu(p.pu, p.ratio, p.usage + share / p.ratio) if p.pu in picked else p for p in shared
+    ]

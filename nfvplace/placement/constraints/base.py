@@ -54,8 +54,9 @@ COSTS = {
     "of free normal memory of each node, lower is fuller; spread: minus its free threads; "
     "least-fragmentation: free threads left beyond the cpu-set), plus 100 per usable port on a node "
     "whose cpu-set needs none",
-    "ports": "spare Gbps of the chosen ports (dedicated: speed beyond what is asked; SR-IOV: unused "
-    "bandwidth left, negated under spread)",
+    "ports": "spare Gbps of the chosen ports (dedicated: speed beyond what is asked; SR-IOV: "
+    "bandwidth left on each port the VM's VFs use, negated under spread), plus the Gbps left on a "
+    "port whose last free VF is taken",
     "distance": "NUMA distance between the nodes of every two cpu-sets (20 per unit of SLIT distance "
     "above 10)",
 }

@@ -278,8 +278,9 @@ def post(ctx: ModelContext, spread: bool) -> None:
             if iface.mode is InterfaceMode.dedicated:
                 ctx.cost("ports", round(port.speed_gbps - iface.speed_gbps) * var)
             else:
-                slack = (port.bandwidth_free_kbps - iface.bandwidth_kbps) // KBPS_PER_GBPS
-                ctx.cost("ports", (-slack if spread else slack) * var)
+                # the bandwidth this interface takes off the port's slack (see _slack)
+                taken = iface.bandwidth_kbps // KBPS_PER_GBPS
+                ctx.cost("ports", (taken if spread else -taken) * var)
         m.add(sum(choices) == 1) if choices else m.add_bool_or([])
     lookup = {p.pci_address: p for p in ports}
     pcie: dict[str, list[Any]] = {}
@@ -298,8 +299,47 @@ def post(ctx: ModelContext, spread: bool) -> None:
             for need in sorted({i.bandwidth_kbps for i, _ in sriov}):
                 m.add(sum(v for i, v in sriov if i.bandwidth_kbps >= need) <= _vfs_for(port, need))
             m.add(sum(i.bandwidth_kbps * v for i, v in sriov) <= port.bandwidth_free_kbps)
+            _slack(ctx, port, [v for _, v in sriov], spread)
+            _strand(ctx, port, sriov)
         pcie.setdefault(port.nic, []).extend(i.bandwidth_kbps * v for i, v in users)
     budgets = {key: free for node in ctx.view.nodes for key, free in node.nic_free_kbps.items()}
     for key, terms in pcie.items():
         if key in budgets:
             m.add(sum(terms) <= budgets[key])
+
+
+def _slack(ctx: ModelContext, port: PortView, users: list[Any], spread: bool) -> None:
+    """The Gbps a port used through VFs has left after the instance (with the per-interface terms
+    in `post`): pack fills the fullest port, and puts an instance's interfaces on one port rather
+    than two; spread does the opposite (the cost is negated)."""
+    m = ctx.model
+    used = m.new_bool_var(f"vf_port_used[{port.pci_address}]")
+    for v in users:
+        m.add_implication(v, used)
+    m.add(used <= sum(users))
+    free = port.bandwidth_free_kbps // KBPS_PER_GBPS
+    ctx.cost("ports", (-free if spread else free) * used)
+
+
+def _strand(ctx: ModelContext, port: PortView, sriov: list[tuple[InterfaceDemand, Any]]) -> None:
+    """Cost the Gbps left on `port` when its last free VF is taken: nothing can use them then.
+
+    Between layouts of equal slack this keeps VFs where bandwidth is left (an instance whose 10
+    and 5 Gbps interfaces could take a one-VF and a three-VF port either way leaves room for a
+    second instance only with the 10 Gbps one on the one-VF port)."""
+    m = ctx.model
+    free_vfs = len(port.vf_rates_kbps)
+    if len(sriov) < free_vfs:
+        return  # this instance cannot take every VF
+    free_gbps = port.bandwidth_free_kbps // KBPS_PER_GBPS
+    taken = sum(v for _, v in sriov)
+    exhausted = m.new_bool_var(f"exhausted[{port.pci_address}]")
+    m.add(taken <= free_vfs - 1).only_enforce_if(exhausted.Not())
+    stranded = m.new_int_var(0, free_gbps, f"stranded_gbps[{port.pci_address}]")
+    left = port.bandwidth_free_kbps - sum(i.bandwidth_kbps * v for i, v in sriov)
+    # whole Gbps (rounded down, as the other port costs): stranded >= floor(left / 1 Gbps)
+    m.add(
+        KBPS_PER_GBPS * stranded
+        >= left - port.bandwidth_free_kbps * exhausted.Not() - (KBPS_PER_GBPS - 1)
+    )
+    ctx.cost("ports", stranded)

@@ -1,0 +1,83 @@
+"""Ports and VFs: which port and which VF the engine takes, and what it keeps usable for later."""
+
+from __future__ import annotations
+
+from builders import NodeSpec, PortSpec, cpu_set, host, vm
+
+import nfvplace
+from nfvplace.models.chd import ComputeHostDescriptor
+from nfvplace.placement.capacity import count_on_host
+from nfvplace.placement.options import Options
+
+
+def _sriov(name: str, gbps: float, speed: float = 10) -> dict[str, object]:
+    return {"name": name, "mode": "sriov", "speed_gbps": speed, "bandwidth_gbps": gbps}
+
+
+def _paced(h: ComputeHostDescriptor, rates: list[float | None]) -> ComputeHostDescriptor:
+    data = h.model_dump(mode="json")
+    vfs = data["numa_nodes"][0]["nics"][0]["ports"][0]["vfs"]
+    for vf, rate in zip(vfs, rates, strict=True):
+        vf["rate_gbps"] = rate
+    return ComputeHostDescriptor.model_validate(data)
+
+
+def test_last_vf_of_a_port_with_a_sliver_of_bandwidth_left() -> None:
+    # 0.1 Gbps free and one VF: an interface asking no bandwidth takes it (its leftover is
+    # stranded, a cost, never a reason to refuse)
+    h = host(
+        "h",
+        nodes=[
+            NodeSpec(
+                cores=2,
+                ports=[PortSpec(speed=10, vfs=2, vfs_used=1, usage="sriov", bandwidth_used=9.9)],
+            )
+        ],
+    )
+    result = nfvplace.place(
+        [h], vm("w", vcpus=1, memory_mib=256, interfaces=[{"name": "t0", "mode": "sriov"}])
+    )
+    assert result.ok, result.diagnosis
+
+
+def test_a_paced_vf_never_serves_a_wider_interface() -> None:
+    h = _paced(host("h", nodes=[NodeSpec(cores=2, ports=[PortSpec(speed=25, vfs=2)])]), [1.0, None])
+    result = nfvplace.place([h], vm("w", [cpu_set(0, 2, interfaces=(_sriov("e0", 5),))]))
+    (config,) = result.configurations
+    (iface,) = config.interfaces
+    vfs = h.numa_nodes[0].nics[0].ports[0].vfs
+    assert iface.pci_address == vfs[1].pci_address  # the unpaced one, not the first free one
+
+
+def test_equal_slack_keeps_a_vf_where_bandwidth_is_left() -> None:
+    # one port with 1 free VF and one with 3, 20 Gbps free each: the 10 Gbps interface on the
+    # one-VF port strands 10 Gbps, the 5 Gbps one 15; only the first leaves room for a second VM
+    h = host(
+        "h",
+        nodes=[
+            NodeSpec(
+                cores=6,
+                ports=[
+                    PortSpec(speed=25, vfs=2, vfs_used=1, usage="sriov", bandwidth_used=5),
+                    PortSpec(speed=25, vfs=4, vfs_used=1, usage="sriov", bandwidth_used=5),
+                ],
+            )
+        ],
+    )
+    v = vm("w", [cpu_set(0, 2, interfaces=(_sriov("e0", 10), _sriov("e1", 5)))])
+    assert count_on_host(h, v, Options())[0] == 2
+
+
+def test_pack_puts_one_vms_interfaces_on_one_port() -> None:
+    h = host(
+        "h", nodes=[NodeSpec(cores=4, ports=[PortSpec(speed=25, vfs=4), PortSpec(speed=25, vfs=4)])]
+    )
+    packed = nfvplace.place(
+        [h], vm("w", [cpu_set(0, 2, interfaces=(_sriov("a", 10), _sriov("b", 2)))])
+    )
+    spread = nfvplace.place(
+        [h], vm("w", [cpu_set(0, 2, interfaces=(_sriov("a", 10), _sriov("b", 2)))]), policy="spread"
+    )
+    (one,), (two,) = packed.configurations, spread.configurations
+    assert len({i.physical_function for i in one.interfaces}) == 1
+    assert len({i.physical_function for i in two.interfaces}) == 2
