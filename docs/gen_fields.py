@@ -234,6 +234,7 @@ MEANINGS: dict[str, str] = {
     "Variant.memory_mib": "Replaces the VM's memory_mib",
     "Variant.cpu_sets": "Replaces the VM's cpu_sets",
     "Variant.cpu_set_bandwidth": "Replaces the VM's cpu_set_bandwidth",
+    "Variant.processor": "Replaces the VM's processor requirements (model, compatible models, flags, frequencies)",
     "Variant.hypervisor": "Replaces the VM's hypervisor requirements",
     "Variant.impact": "Replaces the VM's impact limits",
     "VariantMatch.processor_vendor": "Host processor vendor",
@@ -368,7 +369,9 @@ def default_text(info: FieldInfo) -> str:
         return "required"
     if info.default_factory is not None:
         factory = info.default_factory
-        return "defaults" if isinstance(factory, type) and issubclass(factory, BaseModel) else "`{}`"
+        return (
+            "defaults" if isinstance(factory, type) and issubclass(factory, BaseModel) else "`{}`"
+        )
     value = info.default
     if value is PydanticUndefined or value is None:
         return "unset"

@@ -214,6 +214,7 @@ class Variant(Model):
     memory_mib: MiB | None = None
     cpu_sets: tuple[CpuSet, ...] | None = None
     cpu_set_bandwidth: tuple[CpuSetBandwidth, ...] | None = None
+    processor: ProcessorRequirements | None = None
     hypervisor: HypervisorRequirements | None = None
     impact: Impact | None = None
 
@@ -280,6 +281,7 @@ class VmDescriptor(Model):
             "memory_mib",
             "cpu_sets",
             "cpu_set_bandwidth",
+            "processor",
             "hypervisor",
             "impact",
         ):

@@ -19,7 +19,9 @@ class ProcessorMatch(StrEnum):
     """How far a host's processor may be from the model the VM was sized on."""
 
     exact = "exact"  # the same model or one of `compatible_models`
-    family = "family"  # ... or the same vendor family (e.g. "Xeon Gold") at >= reference frequency
+    # ... or the same vendor and line at a generation no older than the reference's (an unknown
+    # model: the same family name, e.g. "intel xeon gold"), at >= the reference frequency
+    family = "family"
     any = "any"  # model not checked (vendor, flags and frequency still are)
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from .cases import Case, check
+from .cases import Case, check, findings
 
 HEAD = """\
 schema: nfvplace/vmd/v1
@@ -386,7 +386,33 @@ CASES = [
         "schema: nfvplace/vmd/v1\nname: t\nvcpus: 1\nmemory_mib: 512\n"
         "processor:\n  required_flags: [aes]\n",
     ),
+    Case(
+        "NFV608",
+        "processor.model",
+        "schema: nfvplace/vmd/v1\nname: t\nvcpus: 1\nmemory_mib: 512\n"
+        "processor:\n  model: Intel(R) Xeon(R) CPU E3-1230 v5 @ 3.40GHz #<\n",
+        "schema: nfvplace/vmd/v1\nname: t\nvcpus: 1\nmemory_mib: 512\n"
+        "processor:\n  model: Intel(R) Xeon(R) Gold 6338N CPU @ 2.20GHz\n",
+    ),
+    Case(
+        "NFV608",
+        "variants[0].processor.model",
+        "schema: nfvplace/vmd/v1\nname: t\nvcpus: 1\nmemory_mib: 512\n"
+        "processor: {model: AMD EPYC 7763 64-Core Processor}\n"
+        "variants:\n  - name: old\n    match: {processor_vendor: AuthenticAMD}\n"
+        "    processor: {model: AMD EPYC 3251 8-Core Processor} #<\n",
+        "schema: nfvplace/vmd/v1\nname: t\nvcpus: 1\nmemory_mib: 512\n"
+        "processor: {model: AMD EPYC 7763 64-Core Processor}\n"
+        "variants:\n  - name: old\n    match: {processor_vendor: AuthenticAMD}\n"
+        "    processor: {model: AMD EPYC 7502P 32-Core Processor}\n",
+    ),
 ]
+
+
+def test_unknown_generation_names_the_family_it_falls_back_to() -> None:
+    text = vmd("vcpus: 1\nmemory_mib: 512\nprocessor: {model: Intel(R) Xeon(R) CPU}\n")
+    (finding,) = [f for f in findings(text) if f.rule == "NFV608"]
+    assert "falls back to matching by family name ('intel xeon')" in finding.message
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)

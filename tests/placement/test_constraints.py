@@ -304,6 +304,38 @@ CAPS = [
         ),
     ),
     Case(
+        "older generation of the same family, faster",  # Skylake for a VM sized on Ice Lake
+        [host(model="Intel(R) Xeon(R) Gold 6148 CPU @ 2.40GHz", frequency=3000)],
+        vm(
+            processor={
+                "model": "Intel(R) Xeon(R) Gold 6348 CPU @ 2.60GHz",
+                "reference_frequency_mhz": 2600,
+            }
+        ),
+        "processor_model",
+    ),
+    Case(
+        "newer generation of another tier",  # Sapphire Rapids Platinum for an Ice Lake Gold
+        [host(model="Intel(R) Xeon(R) Platinum 8480+ CPU @ 2.00GHz", frequency=2600)],
+        vm(
+            processor={
+                "model": "Intel(R) Xeon(R) Gold 6348 CPU @ 2.60GHz",
+                "reference_frequency_mhz": 2600,
+            }
+        ),
+    ),
+    Case(
+        "newer generation below the reference frequency",
+        [host(model="Intel(R) Xeon(R) Platinum 8480+ CPU @ 2.00GHz", frequency=2000)],
+        vm(
+            processor={
+                "model": "Intel(R) Xeon(R) Gold 6348 CPU @ 2.60GHz",
+                "reference_frequency_mhz": 2600,
+            }
+        ),
+        "processor_model",
+    ),
+    Case(
         "frequency scaling accepts 75 % of the reference",
         [host(model="Intel(R) Xeon(R) Silver 4108 CPU @ 1.80GHz", frequency=1900)],
         vm(

@@ -1,4 +1,5 @@
-"""Capability rules: known names, enabled xor disabled, requirements consistent (8.1.1, 8.2.2.3) (NFV601-NFV609)."""
+"""Capability rules: known names, enabled xor disabled, requirements consistent (8.1.1, 8.2.2.3), a
+reference processor model of known generation (8.2.2.1) (NFV601-NFV609)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ from collections.abc import Iterator
 
 from ...models.capabilities import HypervisorCapability, ProcessorFeature
 from ...models.chd import ComputeHostDescriptor
+from ...models.processors import generation, model_family
 from ...models.vmd import InterfaceMode, VmDescriptor
 from ..findings import Hit, Rule, Severity
 
@@ -67,6 +69,16 @@ DUPLICATE_NAME = Rule(
     "list it once",
     "8.1.1",
 )
+UNKNOWN_GENERATION = Rule(
+    "NFV608",
+    Severity.info,
+    FAMILY,
+    "The VM's reference processor model has no known generation; placement falls back to matching "
+    "by family name",
+    "list the other suitable models in 'compatible_models', or use a model name as /proc/cpuinfo "
+    "writes it (see the generation table in docs/placement.md)",
+    "8.2.2.1",
+)
 
 RULES = (
     UNKNOWN_NAME,
@@ -76,6 +88,7 @@ RULES = (
     PASSTHROUGH_WITHOUT_IOMMU,
     PINNING_NOT_REQUIRED,
     DUPLICATE_NAME,
+    UNKNOWN_GENERATION,
 )
 
 # Hypervisor capabilities that cannot be enabled while their processor feature is off in the BIOS.
@@ -157,6 +170,17 @@ def check_vmd(vm: VmDescriptor) -> Iterator[Hit]:
         )
     if vm.processor is not None:
         yield from _duplicates(vm.processor.required_flags, ("processor", "required_flags"), "flag")
+        model = vm.processor.model
+        if model and generation(model) is None:
+            family = model_family(model)
+            yield UNKNOWN_GENERATION.hit(
+                ("processor", "model"),
+                f"processor model '{model}' has no known generation; nfvplace falls back to "
+                f"matching by family name ('{family}')"
+                if family
+                else f"processor model '{model}' has no known generation and no family name; "
+                "only the model itself and 'compatible_models' match",
+            )
     if not vm.cpu_sets:
         return
     if HypervisorCapability.cpu_pinning not in required:

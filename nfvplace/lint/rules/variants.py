@@ -54,7 +54,15 @@ INVALID_WHEN_APPLIED = Rule(
 
 RULES = (NAME_DUPLICATE, MATCHES_EVERYTHING, SAME_MATCH, CHANGES_NOTHING, INVALID_WHEN_APPLIED)
 
-OVERRIDES = ("vcpus", "memory_mib", "cpu_sets", "cpu_set_bandwidth", "hypervisor", "impact")
+OVERRIDES = (
+    "vcpus",
+    "memory_mib",
+    "cpu_sets",
+    "cpu_set_bandwidth",
+    "processor",
+    "hypervisor",
+    "impact",
+)
 
 
 def check_vmd(

@@ -3,35 +3,27 @@ type, version and capabilities (present *and* enabled). Constants per host: chec
 with numpy, never in the CP-SAT model.
 
 Processor model ranking (NFV-PER 001 8.2.2.1 leaves the inference to the MANO): rank 0 the exact model,
-rank 1 one of the descriptor's `compatible_models`, rank 2 the same family (vendor words of the model
-name before the first word with a digit, e.g. "intel xeon gold") at a frequency no lower than the
-reference, rank 3 (only with `frequency_scaling`) any model of the same vendor at no less than
-`min_frequency_ratio` of the reference frequency (the seed's 75 % worst-case extrapolation).
+rank 1 one of the descriptor's `compatible_models`, rank 2 a model of the same vendor and line whose
+generation is no older than the reference's (the table of `nfvplace.models.processors`: a Gold 6348,
+Ice Lake, accepts a Platinum 8480, Sapphire Rapids, never a Gold 6148, Skylake) at a frequency no
+lower than the reference; when either generation is unknown, the same family (vendor words of the
+model name before the first word with a digit, e.g. "intel xeon gold") instead. Rank 3 (only with
+`frequency_scaling`) is any model of the same vendor at no less than `min_frequency_ratio` of the
+reference frequency (the seed's 75 % worst-case extrapolation). Required flags are checked exactly,
+whatever the rank.
 """
 
 from __future__ import annotations
 
-import re
-
 import numpy as np
 
 from ...models.capabilities import HypervisorCapability
+from ...models.processors import SAME_LINE, match_rank, model_family, refusal
 from ..index import CAPABILITIES, BoolArray, FleetIndex, version_key
 from ..options import ProcessorMatch
 from .base import FilterInput, HostCheck, detail
 
-_NOISE = re.compile(r"\(r\)|\(tm\)|\bcpu\b|\bprocessor\b|@.*$")
-
-
-def model_family(model: str) -> str:
-    """`Intel(R) Xeon(R) Gold 6248 CPU @ 2.50GHz` -> `intel xeon gold`."""
-    words = _NOISE.sub(" ", model.lower()).split()
-    family: list[str] = []
-    for word in words:
-        if any(ch.isdigit() for ch in word):
-            break
-        family.append(word)
-    return " ".join(family)
+__all__ = ["checks", "model_family", "model_rank"]
 
 
 def model_rank(fleet: FleetIndex, inp: FilterInput) -> np.ndarray:
@@ -42,17 +34,15 @@ def model_rank(fleet: FleetIndex, inp: FilterInput) -> np.ndarray:
         return np.zeros(n, dtype=np.int64)
     ranks = np.full(n, 9, dtype=np.int64)
     reference = (proc.reference_frequency_mhz or 0.0) or 0.0
-    family = model_family(proc.model)
-    compatible = {m.lower() for m in proc.compatible_models}
     # rank per distinct model code (few), then broadcast
     by_code: dict[int, tuple[int, bool]] = {}
+    present = set(np.unique(fleet.model).tolist())
     for name, code in fleet.vocab.names.items():
-        if name == proc.model.lower():
-            by_code[code] = (0, False)
-        elif name in compatible:
-            by_code[code] = (1, False)
-        elif family and model_family(name) == family:
-            by_code[code] = (2, True)
+        if code not in present:
+            continue
+        rank = match_rank(name, proc.model, proc.compatible_models)
+        if rank is not None:
+            by_code[code] = (rank, rank == SAME_LINE)
     freq_ok = fleet.frequency >= reference - 1e-9 if reference else np.ones(n, dtype=np.bool_)
     for code, (rank, needs_freq) in by_code.items():
         hit = fleet.model == code
@@ -140,16 +130,7 @@ def checks(inp: FilterInput) -> list[HostCheck]:
                     "processor_model",
                     f"have a processor not compatible with {proc.model}",
                     ranks > limit,
-                    detail(
-                        lambda i, m=proc.model: (
-                            f"processor {fleet.hosts[i].processor.model} "
-                            f"({fleet.hosts[i].processor.frequency_mhz or '?'} MHz) is not "
-                            f"compatible with {m} (processor_match={inp.options.processor_match}, "
-                            f"frequency_scaling={inp.options.frequency_scaling})",
-                            None,
-                            None,
-                        )
-                    ),
+                    detail(lambda i, m=proc.model: (_model_reason(inp, i, m), None, None)),
                 )
             )
         if proc.min_frequency_mhz:
@@ -220,6 +201,23 @@ def checks(inp: FilterInput) -> list[HostCheck]:
             )
     out.extend(_hypervisor_checks(inp))
     return out
+
+
+def _model_reason(inp: FilterInput, i: int, reference: str) -> str:
+    """Why host i's processor model is refused: its generation when the table knows both."""
+    host = inp.fleet.hosts[i].processor
+    settings = (
+        f"processor_match={inp.options.processor_match}, "
+        f"frequency_scaling={inp.options.frequency_scaling}"
+    )
+    why = refusal(host.model, reference)
+    by_generation = inp.options.processor_match is ProcessorMatch.family
+    if why is not None and by_generation and not inp.options.frequency_scaling:
+        return f"{why}, so it is not compatible with {reference} ({settings})"
+    return (
+        f"processor {host.model} ({host.frequency_mhz or '?'} MHz) is not compatible with "
+        f"{reference} ({settings})"
+    )
 
 
 def _hypervisor_checks(inp: FilterInput) -> list[HostCheck]:
