@@ -179,7 +179,11 @@ def chds(draw: st.DrawFn) -> dict[str, Any]:
         "processor": {
             "vendor": "GenuineIntel",
             "model": draw(
-                st.text(st.characters(blacklist_characters="\x00"), min_size=1, max_size=20)
+                st.text(
+                    st.characters(blacklist_characters="\x00", blacklist_categories=("Cs",)),
+                    min_size=1,
+                    max_size=20,
+                )
             ),
             "flags": draw(st.lists(names, max_size=4)),
             "features": draw(
@@ -188,7 +192,12 @@ def chds(draw: st.DrawFn) -> dict[str, Any]:
         },
         "hypervisor": {"type": "kvm", "capabilities": draw(capabilities)},
         "kernel": {
-            "cmdline": draw(st.text(st.characters(blacklist_characters="\x00"), max_size=30))
+            "cmdline": draw(
+                st.text(
+                    st.characters(blacklist_characters="\x00", blacklist_categories=("Cs",)),
+                    max_size=30,
+                )
+            )
         },
         "numa_nodes": nodes,
     }
