@@ -14,9 +14,11 @@ owners, same members of this search on it) are skipped; and a time limit (`limit
 which the answer says so. Hosts this search already uses come first (fewer hosts used), then the
 largest machines.
 
-`mode="all"` (default): all or nothing. `mode="max"`: as many instances as possible (greedy passes in
-several orders, the best kept; see `PASSES`); the others are listed in `PlacementResult.unplaced`
-with the reason.
+`mode="all"` (default): all or nothing. `mode="max"`: as many instances as possible: first a greedy
+pass that follows the plan of the node-count relaxation (`relaxation.py`), then greedy passes in
+other orders (`PASSES`) for the first half of the time limit, the best kept, then large-neighbourhood
+search on it (`lns.py`) for the rest; the others are listed in `PlacementResult.unplaced` with the
+reason.
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ from .candidates import Fit, fitting_hosts
 from .index import FleetIndex, IntArray
 from .joint_explain import diagnose
 from .joint_state import JointState
+from .lns import improve
 from .options import Options, Policy
 from .relaxation import Relaxation, relax
 from .result import PlacementResult, Unplaced
@@ -84,6 +87,8 @@ class JointSearch:
         self.limit_s = limit_s
         self.nodes = 0
         self.backtracks = 0
+        self.steps = 0  # large-neighbourhood steps (mode="max")
+        self.bound: int | None = None  # the relaxation's upper bound on instances (mode="max")
         self.dead = _Dead()
         self.path: list[int] = []
         self.twin: dict[int, int] = {}  # unit -> the previous instance of its member
@@ -212,8 +217,14 @@ def _result(search: JointSearch, unplaced: tuple[Unplaced, ...] = ()) -> Placeme
         explanation.append(
             f"{search.group.title}: {len(placed)}/{len(search.units)} instances placed on "
             f"{len(state.on_host)} hosts ({search.nodes} search steps, {search.backtracks} "
-            "backtracks)"
+            f"backtracks, {search.steps} neighbourhood steps)"
         )
+        if search.bound is not None:
+            explanation.append(
+                f"at most {search.bound} of the {len(search.units)} instances can fit "
+                "(node-count relaxation: free cores, threads, hugepages, memory, VFs and port "
+                "bandwidth per NUMA node)"
+            )
         explanation.extend(
             f"{p.configuration.owner} -> {state.fleet.host_ids[p.host]}" for p in placed
         )
@@ -294,6 +305,7 @@ def _planned(fleet: FleetIndex, group: Group, options: Options, deadline: float)
     relaxation = dataclasses.replace(
         relaxation, plan={k: dict(hosts) for k, hosts in relaxation.plan.items()}
     )
+    search.bound = relaxation.bound
     with contextlib.suppress(_StoppedError):
         # the planned instances on their planned hosts first, before any other takes their room
         left = [u for u in order if rank[u] == 0 and not search.planned(u, relaxation)]
@@ -303,10 +315,12 @@ def _planned(fleet: FleetIndex, group: Group, options: Options, deadline: float)
 
 def _most(fleet: FleetIndex, group: Group, options: Options, limit_s: float) -> JointSearch:
     deadline = time.monotonic() + limit_s
-    best: JointSearch | None = _planned(fleet, group, options, deadline)
+    passes_end = time.monotonic() + limit_s / 2  # the other half improves the best pass (LNS)
+    planned = _planned(fleet, group, options, passes_end)
+    best: JointSearch | None = planned
     for policy, fewest_hosts, smallest_first in PASSES:
-        remaining = deadline - time.monotonic()
-        if best is not None and remaining <= 0:
+        remaining = passes_end - time.monotonic()
+        if best is not None and (remaining <= 0 or len(best.state.placed) == len(best.units)):
             break
         opts = options if policy is None else dataclasses.replace(options, policy=policy)
         search = JointSearch(fleet, group, opts, max(remaining, 0.001))
@@ -326,6 +340,9 @@ def _most(fleet: FleetIndex, group: Group, options: Options, limit_s: float) -> 
             break
     assert best is not None
     best.options = options
+    best.deadline = deadline
+    best.steps = improve(best, deadline, options.seed)
+    best.bound = planned.bound
     return best
 
 

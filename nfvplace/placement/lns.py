@@ -1,0 +1,95 @@
+"""Large-neighbourhood search: more instances placed than the greedy passes of `mode="max"` found.
+
+A step frees one host the search uses (now and then two) (every instance of the group on them is released),
+then fills them again with the smallest instances first, taken from those they held and those no
+host took; what they held and no longer take tries the other hosts. A step that places fewer instances than before is
+undone exactly (each instance claimed again with the configuration it had). Hosts are drawn with a
+seeded random generator, so a run is repeatable for a given time limit and machine speed; the search
+stops when every instance is placed or the time is up.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from typing import TYPE_CHECKING
+
+from ..models.chd import ComputeHostDescriptor
+from ..models.configuration import VmConfiguration
+
+if TYPE_CHECKING:
+    from .joint import JointSearch
+
+
+NEIGHBOURHOOD = (1, 1, 1, 2)  # hosts freed by a step, drawn from these (one is the most productive)
+
+
+class _DeadlineError(Exception):
+    """The step found the deadline."""
+
+
+def improve(search: JointSearch, deadline: float, seed: int) -> int:
+    """Improve `search`'s placement in place until `deadline`; returns the steps taken."""
+    rng = random.Random(seed)
+    steps = 0
+    while time.monotonic() < deadline:
+        state = search.state
+        left = [u for u in range(len(search.units)) if u not in state.placed]
+        if not left or not state.on_host:
+            break
+        used = sorted(state.on_host)
+        hosts = rng.sample(used, min(len(used), rng.choice(NEIGHBOURHOOD)))
+        steps += 1
+        if not _step(search, hosts, left, deadline):
+            break
+    return steps
+
+
+def _step(search: JointSearch, hosts: list[int], left: list[int], deadline: float) -> bool:
+    """One destroy-and-repair step on `hosts`; False when the deadline cut it short (undone)."""
+    state = search.state
+    before = len(state.placed)
+    held = [u for h in hosts for u in state.on_host[h]]
+    saved = [(h, _release(search, h)) for h in hosts]
+    added: list[int] = []
+    size = {u: search.units[u].member.size for u in held + left}
+    finished = True
+    try:
+        for u in sorted(held + left, key=lambda u: (size[u], u)):
+            if time.monotonic() > deadline:
+                raise _DeadlineError
+            if _place(search, u, hosts):
+                added.append(u)
+        for u in held:
+            if u not in state.placed and _place(search, u, None):
+                added.append(u)
+    except _DeadlineError:
+        finished = False
+    if len(state.placed) < before or not finished:
+        for u in reversed(added):
+            state.undo(u)
+        for h, claims in saved:
+            for u, config, claimed in claims:
+                assert state.place(u, h, config, claimed)
+    return finished
+
+
+def _release(
+    search: JointSearch, host: int
+) -> list[tuple[int, VmConfiguration, ComputeHostDescriptor]]:
+    """Release every instance on `host`; what claims them again, in order, as they were."""
+    state = search.state
+    held = list(state.on_host[host])
+    placed = [state.placed[u] for u in held]
+    after = [p.before for p in placed[1:]] + [state.fleet.hosts[host]]
+    saved = [(p.unit, p.configuration, claimed) for p, claimed in zip(placed, after, strict=True)]
+    for u in reversed(held):
+        state.undo(u)
+    return saved
+
+
+def _place(search: JointSearch, u: int, within: list[int] | None) -> bool:
+    for fit in search.candidates(u, within=within):
+        if search.state.place(u, fit.index, fit.configuration, fit.host):
+            return True
+    return False
