@@ -14,7 +14,9 @@ owners, same members of this search on it) are skipped; and a time limit (`limit
 which the answer says so. Hosts this search already uses come first (fewer hosts used), then the
 largest machines.
 
-`mode="all"` (default): all or nothing. `mode="max"`: as many instances as possible: first a greedy
+`mode="all"` (default): all or nothing; under the pack policy a complete placement is then
+consolidated (`lns.consolidate`: the least used hosts emptied onto the others) for at most a quarter
+of the time limit. `mode="max"`: as many instances as possible: first a greedy
 pass that follows the plan of the node-count relaxation (`relaxation.py`), then greedy passes in
 other orders (`PASSES`) for the first half of the time limit, the best kept, then large-neighbourhood
 search on it (`lns.py`) for the rest; the others are listed in `PlacementResult.unplaced` with the
@@ -42,13 +44,14 @@ from .candidates import Fit, fitting_hosts
 from .index import FleetIndex, IntArray
 from .joint_explain import diagnose
 from .joint_state import JointState
-from .lns import improve
+from .lns import consolidate, improve
 from .options import Options, Policy
 from .relaxation import Relaxation, relax
 from .result import PlacementResult, Unplaced
 
 MODES = ("all", "max")
 DEFAULT_LIMIT_S = 10.0
+CONSOLIDATE_SHARE = 0.25  # of the time limit, at most, spent emptying hosts of a complete placement
 
 
 class _StoppedError(Exception):
@@ -260,6 +263,9 @@ def place_joint(
         }
         try:
             if search.dfs(order, 0):
+                if options.policy is Policy.pack:  # fewer hosts: move the least used ones away
+                    end = min(search.deadline, time.monotonic() + limit_s * CONSOLIDATE_SHARE)
+                    consolidate(search, end)
                 return _result(search)
             stopped = False
         except _StoppedError:
@@ -341,7 +347,7 @@ def _most(fleet: FleetIndex, group: Group, options: Options, limit_s: float) -> 
     assert best is not None
     best.options = options
     best.deadline = deadline
-    best.steps = improve(best, deadline, options.seed)
+    best.steps = improve(best, deadline, options.seed, planned.bound)
     best.bound = planned.bound
     return best
 

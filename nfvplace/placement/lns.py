@@ -1,11 +1,17 @@
-"""Large-neighbourhood search: more instances placed than the greedy passes of `mode="max"` found.
+"""Local search on a joint placement: more instances (`mode="max"`), fewer hosts (`mode="all"`).
+
+`improve` is a large-neighbourhood search for more instances placed than the greedy passes found.
 
 A step frees one host the search uses (now and then two) (every instance of the group on them is released),
 then fills them again with the smallest instances first, taken from those they held and those no
 host took; what they held and no longer take tries the other hosts. A step that places fewer instances than before is
 undone exactly (each instance claimed again with the configuration it had). Hosts are drawn with a
 seeded random generator, so a run is repeatable for a given time limit and machine speed; the search
-stops when every instance is placed or the time is up.
+stops when every instance is placed, when it places as many as the relaxation's bound, or when the
+time is up.
+
+`consolidate` takes a complete placement (pack policy) and tries to empty the hosts it uses onto the
+others, the least used host first; a host whose instances do not all move stays as it was.
 """
 
 from __future__ import annotations
@@ -28,14 +34,15 @@ class _DeadlineError(Exception):
     """The step found the deadline."""
 
 
-def improve(search: JointSearch, deadline: float, seed: int) -> int:
-    """Improve `search`'s placement in place until `deadline`; returns the steps taken."""
+def improve(search: JointSearch, deadline: float, seed: int, bound: int | None = None) -> int:
+    """Improve `search`'s placement in place until `deadline` (or until it places `bound`
+    instances, which no placement exceeds); returns the steps taken."""
     rng = random.Random(seed)
     steps = 0
     while time.monotonic() < deadline:
         state = search.state
         left = [u for u in range(len(search.units)) if u not in state.placed]
-        if not left or not state.on_host:
+        if not left or not state.on_host or (bound is not None and len(state.placed) >= bound):
             break
         used = sorted(state.on_host)
         hosts = rng.sample(used, min(len(used), rng.choice(NEIGHBOURHOOD)))
@@ -93,3 +100,37 @@ def _place(search: JointSearch, u: int, within: list[int] | None) -> bool:
         if search.state.place(u, fit.index, fit.configuration, fit.host):
             return True
     return False
+
+
+def consolidate(search: JointSearch, deadline: float) -> int:
+    """Empty hosts of a complete placement onto the other hosts it uses, the least used first, while
+    the time lasts; returns the hosts emptied. A host whose instances do not all move stays as it
+    was."""
+    state = search.state
+    emptied = 0
+    tried: set[int] = set()
+    while time.monotonic() < deadline:
+        hosts = sorted(
+            (h for h in state.on_host if h not in tried),
+            key=lambda h: (sum(search.units[u].member.size for u in state.on_host[h]), h),
+        )
+        if len(hosts) < 1 or len(state.on_host) < 2:
+            break
+        host = hosts[0]
+        tried.add(host)
+        others = [h for h in state.on_host if h != host]
+        saved = _release(search, host)
+        moved: list[int] = []
+        for u, _, _ in sorted(saved, key=lambda c: -search.units[c[0]].member.size):
+            if time.monotonic() > deadline or not _place(search, u, others):
+                break
+            moved.append(u)
+        if len(moved) == len(saved):
+            emptied += 1
+            tried.clear()  # the others changed: every host may be emptied again
+            continue
+        for u in reversed(moved):
+            state.undo(u)
+        for u, config, claimed in saved:
+            assert state.place(u, host, config, claimed)
+    return emptied
