@@ -4,14 +4,16 @@ Every member of a batch or VNF is a number of identical instances. The relaxatio
 instances of each member go to each NUMA node (each host, for members with several cpu-sets), under
 necessary conditions only, summed over the members that share a node:
 
-- a member goes only where the single-VM filter lets one instance go (host checks, node needs);
-- whole free cores >= howtogroup pairs; cores (whole, single-thread, sibling unusable) >= pairs plus
-  isolated vCPUs; free threads >= every thread the instances take (a pair two, any other vCPU and the
-  emulator PU one);
+- a member goes only where the single-VM filter lets one instance go (host checks, node needs),
+  each of its cpu-sets on a node (on distinct nodes when the descriptor asks);
+- CPUs: a howtogroup pair takes a whole free core, an isolated vCPU a whole core or a thread whose
+  sibling no VM can get (or a single-thread core), any other vCPU and the emulator PU a thread; on
+  SMT2 nodes a whole core that gives loose threads gives at most two and nothing else;
 - free hugepages of each size, normal memory (strict and with oversubscription), memory bandwidth;
-- for every port speed class, free VFs (and whole ports) on ports at least that fast >= the SR-IOV
-  (dedicated) interfaces that need that speed or more, and the unused bandwidth of such ports that
-  still have a free VF >= the bandwidth of those SR-IOV interfaces;
+- each SR-IOV interface on a port of its node (of the host, if it is not bound to its cpu-set) at
+  least as fast as it asks: per port, at most its free VFs and its unused bandwidth (within its
+  NIC's PCIe budget); for every speed class, whole free ports >= the dedicated interfaces that
+  need that speed or more;
 - oversubscribed plain VMs: the node's spare shared vCPUs and its normal memory;
 - per host: the vSwitch's free bandwidth and each member's instances-per-host limit;
 - at most the member's count.
@@ -23,7 +25,7 @@ member that joint placement (`mode="max"`) then tries to realise with the exact 
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -38,6 +40,16 @@ from .index import UNLIMITED_KBPS, FleetIndex
 from .options import Options
 from .request import Request, build_request
 from .variants import split
+
+CPU_USES = ("pairs", "isolated", "loose")
+
+
+@dataclass(frozen=True, slots=True)
+class _PortRoom:
+    key: str  # node id / PCI address
+    speed_gbps: float
+    vfs: int
+    kbps: int  # unused bandwidth (within its NIC's PCIe budget)
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,8 +85,8 @@ class _Demand:
     """One member's use of a node (or of a host, for members with several cpu-sets)."""
 
     pairs: int = 0
-    cores: int = 0  # pairs + isolated vCPUs
-    threads: int = 0
+    isolated: int = 0  # unpaired vCPUs under `isolate`: a core each
+    loose: int = 0  # other unpaired vCPUs and the emulator PU: a thread each
     pages: dict[int, int] | None = None  # page size KiB -> count
     strict_mib: int = 0  # normal memory without oversubscription
     over_mib: int = 0  # normal memory with oversubscription
@@ -92,8 +104,9 @@ def _parts(request: Request) -> list[tuple[int, _Demand]]:
         pairs, singles = len(cs.pairs), len(cs.singles)
         d = _Demand(
             pairs=pairs,
-            cores=pairs + (singles if cs.policy is ThreadPolicy.isolate else 0),
-            threads=2 * pairs + singles + int(request.emulator and k == 0),
+            isolated=singles if cs.policy is ThreadPolicy.isolate else 0,
+            loose=(0 if cs.policy is ThreadPolicy.isolate else singles)
+            + int(request.emulator and k == 0),
             pages={cs.hugepage_size_kib: cs.hugepage_count} if cs.hugepage_size_kib else {},
             bandwidth_kbps=cs.memory_bandwidth_kbps,
         )
@@ -134,14 +147,19 @@ class _Model:
         self.fleet = fleet
         self.model = cp_model.CpModel()
         self.use: dict[tuple[int, int, str], list[cp_model.LinearExprT]] = defaultdict(list)
+        self.ports: dict[tuple[int, int], list[_PortRoom]] = {}
+        # (host, slot, port) -> (VFs taken, kbit/s each)
+        self.vf_use: dict[tuple[int, int, int], list[tuple[cp_model.IntVar, int]]] = defaultdict(
+            list
+        )
 
     def add(self, host: int, slot: int, x: cp_model.IntVar, demand: _Demand) -> None:
         """`x` instances' worth of `demand` on node slot `slot` of `host` (-1: the host)."""
         key = (host, slot)
         for name, per in (
             ("pairs", demand.pairs),
-            ("cores", demand.cores),
-            ("threads", demand.threads),
+            ("isolated", demand.isolated),
+            ("loose", demand.loose),
             ("strict", demand.strict_mib),
             ("normal", demand.strict_mib + demand.over_mib),
             ("membw", demand.bandwidth_kbps),
@@ -153,14 +171,46 @@ class _Model:
             self.use[(*key, f"pages{size}")].append(pages * x)
         for col, speed in enumerate(self.fleet.vocab.speeds):
             # the interfaces that need this speed or more take ports at least this fast
-            fast = [kbps for s, kbps in demand.vfs if s >= speed - EPS]
-            for name, need in (
-                (f"vfs{col}", len(fast)),
-                (f"vfbw{col}", sum(fast)),
-                (f"ded{col}", sum(1 for s in demand.ports if s >= speed - EPS)),
-            ):
-                if need:
-                    self.use[(*key, name)].append(need * x)
+            need = sum(1 for s in demand.ports if s >= speed - EPS)
+            if need:
+                self.use[(*key, f"ded{col}")].append(need * x)
+        for (speed, kbps), n in Counter(demand.vfs).items():
+            ports = [
+                k for k, p in enumerate(self._ports(host, slot)) if p.speed_gbps >= speed - EPS
+            ]
+            if not ports:
+                self.model.add(x == 0)
+                continue
+            spread = []
+            for k in ports:
+                w = self.model.new_int_var(
+                    0, self._ports(host, slot)[k].vfs, f"w[{host},{slot},{k}]"
+                )
+                self.vf_use[(host, slot, k)].append((w, kbps))
+                spread.append(w)
+            self.model.add(sum(spread) == n * x)
+
+    def _ports(self, host: int, slot: int) -> list[_PortRoom]:
+        """The ports of a node (slot -1: of the host) that can still give a VF."""
+        key = (host, slot)
+        if key not in self.ports:
+            nodes = self.fleet.hosts[host].numa_nodes
+            rooms = []
+            for node in nodes if slot < 0 else nodes[slot : slot + 1]:
+                views, nic_free = node_ports(node)
+                for port in views:
+                    if port.sriov_ok and port.free_vfs:
+                        nic = nic_free.get(port.nic, UNLIMITED_KBPS)
+                        rooms.append(
+                            _PortRoom(
+                                f"{node.id}/{port.pci_address}",
+                                port.speed_gbps,
+                                len(port.free_vfs),
+                                min(port.bandwidth_free_kbps, nic),
+                            )
+                        )
+            self.ports[key] = rooms
+        return self.ports[key]
 
     def capacity(self, host: int, slot: int, name: str) -> int:
         """What a node (slot >= 0) or a whole host (slot -1) holds of `name`."""
@@ -171,13 +221,6 @@ class _Model:
         def total(values: np.ndarray) -> int:
             return int(np.minimum(values[exists], UNLIMITED_KBPS).sum())
 
-        if name == "pairs":
-            return total(f.whole[host, cols])
-        if name == "cores":
-            return total(f.whole[host, cols] + f.single[host, cols] + f.half_iso[host, cols])
-        if name == "threads":
-            loose = f.single[host, cols] + f.half_iso[host, cols] + f.half_busy[host, cols]
-            return total(f.whole_threads[host, cols] + loose)
         if name == "strict":
             return total(f.normal[host, cols])
         if name == "normal":
@@ -186,28 +229,51 @@ class _Model:
             return total(f.membw[host, cols])
         if name == "shared":
             return total(np.floor(f.shared_spare[host, cols]).astype(np.int64))
-        if name.startswith("vfbw"):
-            return self.vf_bandwidth(host, slot, f.vocab.speeds[int(name[4:])])
         if name.startswith("pages"):
             col = f.page_column(int(name[5:]))
             return 0 if col is None else total(f.hugepages[host, cols, col])
-        table = f.vfs if name.startswith("vfs") else f.ded_ports
-        return total(table[host, cols, int(name[3:])])
-
-    def vf_bandwidth(self, host: int, slot: int, speed: float) -> int:
-        """Unused bandwidth of the ports at least `speed` fast that still have a free VF."""
-        nodes = self.fleet.hosts[host].numa_nodes
-        total = 0
-        for node in nodes if slot < 0 else nodes[slot : slot + 1]:
-            ports, nic_free = node_ports(node)
-            for port in ports:
-                if port.sriov_ok and port.free_vfs and port.speed_gbps >= speed - EPS:
-                    total += min(port.bandwidth_free_kbps, nic_free.get(port.nic, UNLIMITED_KBPS))
-        return total
+        return total(f.ded_ports[host, cols, int(name[3:])])
 
     def finish(self) -> None:
+        cpu: dict[tuple[int, int], dict[str, list[cp_model.LinearExprT]]] = defaultdict(dict)
         for (host, slot, name), terms in self.use.items():
-            self.model.add(sum(terms) <= self.capacity(host, slot, name))
+            if name in CPU_USES:
+                cpu[(host, slot)][name] = terms
+            else:
+                self.model.add(sum(terms) <= self.capacity(host, slot, name))
+        for (host, slot), uses in cpu.items():
+            self._cpus(host, slot, uses)
+        # a port's VFs and bandwidth, whether node-level or host-level interfaces take them
+        by_port: dict[str, list[tuple[cp_model.IntVar, int]]] = defaultdict(list)
+        rooms: dict[str, _PortRoom] = {}
+        for (host, slot, k), taken in self.vf_use.items():
+            room = self._ports(host, slot)[k]
+            by_port[f"{host}:{room.key}"].extend(taken)
+            rooms[f"{host}:{room.key}"] = room
+        for key, taken in by_port.items():
+            self.model.add(sum(w for w, _ in taken) <= rooms[key].vfs)
+            self.model.add(sum(kbps * w for w, kbps in taken) <= rooms[key].kbps)
+
+    def _cpus(self, host: int, slot: int, uses: dict[str, list[cp_model.LinearExprT]]) -> None:
+        """Pairs, isolated vCPUs and loose threads on one node. On SMT2 nodes, exactly how they
+        can share its cores: every whole core holds a pair, an isolated vCPU or loose threads (up
+        to two), every thread whose sibling is unusable or absent an isolated vCPU or a loose
+        thread, every thread whose sibling is used a loose thread."""
+        f, m = self.fleet, self.model
+        pairs, isolated, loose = (cp_model.LinearExpr.sum(uses.get(k, [])) for k in CPU_USES)
+        whole, threads = int(f.whole[host, slot]), int(f.whole_threads[host, slot])
+        alone = int(f.half_iso[host, slot] + f.single[host, slot])
+        busy = int(f.half_busy[host, slot])
+        if threads != 2 * whole:  # cores of other sizes: the counts alone
+            m.add(pairs <= whole)
+            m.add(pairs + isolated <= whole + alone)
+            m.add(2 * pairs + isolated + loose <= threads + alone + busy)
+            return
+        on_alone = m.new_int_var(0, alone, f"iso_alone[{host},{slot}]")
+        shared = m.new_int_var(0, whole, f"loose_cores[{host},{slot}]")
+        m.add(on_alone <= isolated)
+        m.add(pairs + isolated - on_alone + shared <= whole)
+        m.add(loose <= busy + alone - on_alone + 2 * shared)
 
 
 def relax(
@@ -227,15 +293,19 @@ def relax(
             for host in np.flatnonzero(outcome.passing).tolist():
                 z = m.model.new_int_var(0, count, f"z[{k},{host}]")
                 on_host[(k, host)].append(z)
+                per_slot: dict[int, list[cp_model.IntVar]] = defaultdict(list)
                 for key, demand in parts:
-                    ok = outcome.node_ok[key][host]
                     ys = []
-                    for slot in np.flatnonzero(ok).tolist():
+                    for slot in np.flatnonzero(outcome.node_ok[key][host]).tolist():
                         y = m.model.new_int_var(0, count, f"y[{k},{host},{key},{slot}]")
                         m.add(host, slot, y, demand)
                         ys.append(y)
+                        per_slot[slot].append(y)
                         on_node[(k, host, int(fleet.node_id[host, slot]))].append(y)
                     m.model.add(sum(ys) == z)
+                if request.distinct_nodes and len(parts) > 1:
+                    for ys in per_slot.values():  # an instance puts one cpu-set on a node
+                        m.model.add(sum(ys) <= z)
                 m.add(host, -1, z, unbound)
                 if request.vswitch_bandwidth_kbps:
                     vswitch[host].append(request.vswitch_bandwidth_kbps * z)

@@ -39,6 +39,26 @@ def test_port_bandwidth_bounds_sriov_interfaces() -> None:
     assert _bound(hosts, [BatchItem(vm("w", [cpu_set(0, 2, interfaces=(NIC,))]), 8)]) == 2
 
 
+def test_vfs_and_bandwidth_are_counted_per_port() -> None:
+    # one VF with 20 Gbps on one port, four VFs with 1 Gbps on the other: one 5 Gbps interface
+    # fits, although the node has 5 VFs and 21 Gbps in all
+    ports = [
+        PortSpec(speed=25, vfs=2, vfs_used=1, usage="sriov", bandwidth_used=5),
+        PortSpec(speed=25, vfs=5, vfs_used=1, usage="sriov", bandwidth_used=24),
+    ]
+    hosts = [host("h", nodes=[NodeSpec(cores=16, ports=ports)])]
+    nic = {**NIC, "bandwidth_gbps": 5}
+    assert _bound(hosts, [BatchItem(vm("w", [cpu_set(0, 2, interfaces=(nic,))]), 4)]) == 1
+
+
+def test_an_isolated_vcpu_takes_a_whole_core_from_loose_threads() -> None:
+    # two free cores: an isolated vCPU takes one, so with it at most two loose vCPUs fit
+    hosts = [host("h", nodes=[NodeSpec(cores=2)])]
+    isolated = vm("i", [cpu_set(0, 1, thread_policy="isolate")])
+    loose = vm("p", [cpu_set(0, 1, thread_policy="prefer")])
+    assert _bound(hosts, [BatchItem(isolated, 1), BatchItem(loose, 3)]) == 3
+
+
 def test_members_alike_but_for_their_names_are_one_shape() -> None:
     a, b = vm("a", [cpu_set(0, 2)]), vm("b", [cpu_set(0, 2)])
     c = vm("c", [cpu_set(0, 4)])
