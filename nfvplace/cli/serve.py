@@ -6,11 +6,28 @@ import os
 import shutil
 import tempfile
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from . import app
+
+if TYPE_CHECKING:
+    from ..service.settings import SettingsError
+
+
+def one_line(exc: SettingsError) -> str:
+    """`file: path: what is wrong (fix: ...)`, and how many more problems there are."""
+    if not exc.issues:
+        return str(exc)
+    first = exc.issues[0]
+    where = ": ".join(part for part in (exc.file, first.path) if part)
+    text = f"{where}: {first.message}" if where else first.message
+    if first.hint:
+        text += f" (fix: {first.hint})"
+    if len(exc.issues) > 1:
+        text += f" (and {len(exc.issues) - 1} more)"
+    return text
 
 
 @app.command("serve")
@@ -60,7 +77,7 @@ def serve_command(
     try:
         resolve_tokens(settings)
     except SettingsError as exc:
-        typer.echo(f"error: {exc}", err=True)
+        typer.echo(f"error: {one_line(exc)}", err=True)
         raise typer.Exit(2) from exc
     try:
         store = Store.open(settings.db_url or "", migrate=True)

@@ -237,9 +237,19 @@ def parse_text(text: str, source: str = "<string>") -> SourceDocument:
         ) from exc
     except (yaml.YAMLError, RecursionError, ValueError, TypeError) as exc:
         raise DescriptorError(
-            errors.INPUT_SYNTAX, f"not valid YAML or JSON: {exc}", file=source
+            errors.INPUT_SYNTAX, f"not valid YAML or JSON: {parse_problem(exc)}", file=source
         ) from exc
     return _with_lines(node, data, source)
+
+
+def parse_problem(exc: BaseException) -> str:
+    """What a parser's exception says, in the reader's words (not Python's own advice)."""
+    text = str(exc)
+    if "integer string conversion" in text:  # Python refuses integers of over 4,300 digits
+        return "a number has more than 4,300 digits (no field of a descriptor holds one)"
+    if isinstance(exc, RecursionError):
+        return f"nested deeper than {MAX_DEPTH} levels"
+    return text
 
 
 def _with_lines(node: Any, data: Any, source: str) -> SourceDocument:

@@ -8,7 +8,7 @@ from fastapi import Request
 
 from .. import errors
 from ..errors import DescriptorError, Issue
-from ..models.loading import SourceDocument, check_json_shape, parse_text
+from ..models.loading import SourceDocument, check_json_shape, parse_problem, parse_text
 from .problems import ProblemError
 
 YAML_TYPES = ("application/yaml", "application/x-yaml", "text/yaml", "text/x-yaml")
@@ -55,7 +55,7 @@ async def read_document(request: Request) -> SourceDocument:
             errors.INPUT_SYNTAX,
             "request body is not valid JSON",
             file="body",
-            issues=(Issue(str(exc), line=line, hint="send a JSON document"),),
+            issues=(Issue(parse_problem(exc), line=line, hint="send a JSON document"),),
         ) from exc
     check_json_shape(data, "body")  # the bounds of any document: nodes and depth
     return SourceDocument(data=data, source="body")

@@ -121,3 +121,12 @@ def test_invalid_file_errors_keep_their_lines(tmp_path: Path, fmt: str) -> None:
 def test_yaml_reads_as_pure_python_yaml_reads_it(value: Any, flow: bool | None) -> None:
     text = yaml.dump({"v": value}, Dumper=yaml.SafeDumper, default_flow_style=flow)
     assert outcome(parse_text_fast, text) == outcome(parse_text, text)
+
+
+@pytest.mark.parametrize("reader", [parse_text_fast, parse_text])
+def test_a_number_of_over_4300_digits_is_named_in_our_words(reader: Any) -> None:
+    with pytest.raises(DescriptorError) as info:
+        reader('{"schema": "nfvplace/vmd/v1", "name": "x", "vcpus": ' + "9" * 5000 + "}")
+    assert info.value.code == errors.INPUT_SYNTAX
+    assert "more than 4,300 digits" in str(info.value)
+    assert "set_int_max_str_digits" not in str(info.value)

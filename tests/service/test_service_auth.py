@@ -152,20 +152,36 @@ def test_unsafe_tokens_files_are_refused(
     assert caught.value.code == "nfvplace.service.config"
 
 
-def test_serve_refuses_a_readable_tokens_file_in_one_line(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("raw", "mode", "message"),
+    [
+        (GOOD.encode(), 0o644, "chmod 600"),
+        (b"reader: [\xff\xfe-not-utf8-0123456789]\n", 0o600, "not UTF-8 text"),
+        (
+            b"reader: [same-token-0123456789]\nplacer: [same-token-0123456789]\n",
+            0o600,
+            "reader: the same token is given 2 times (reader, placer) (fix: give each token",
+        ),
+    ],
+    ids=["world-readable", "not-utf8", "same-token-two-roles"],
+)
+def test_serve_refuses_an_unsafe_tokens_file_in_one_line(
+    tmp_path: Path, raw: bytes, mode: int, message: str
+) -> None:
     from typer.testing import CliRunner
 
     from nfvplace.cli import _register, app
 
     _register()
     path = tmp_path / "tokens.yaml"
-    path.write_text(GOOD)
-    path.chmod(0o644)
+    path.write_bytes(raw)
+    path.chmod(mode)
     result = CliRunner().invoke(app, ["serve", "--tokens", str(path), "--db", "sqlite://"])
     assert result.exit_code == 2
     assert result.exception is None or isinstance(result.exception, SystemExit)
-    assert "chmod 600" in result.stderr
-    assert "Traceback" not in result.stderr
+    (line,) = result.stderr.splitlines()
+    assert line.startswith(f"error: {path}: ")
+    assert message in line
 
 
 def test_docs_need_a_token_unless_made_public(placer: Any, sqlite_url: str) -> None:

@@ -11,7 +11,8 @@ SYNTAX = Rule(
     "NFV000",
     Severity.error,
     FAMILY,
-    "The file is not valid YAML or JSON, or uses unsafe YAML (object tags, alias bombs)",
+    "The file is not valid YAML or JSON, or uses unsafe YAML (object tags, alias bombs, nesting "
+    "deeper than 64 levels)",
     "fix the syntax at the line given; use plain YAML without tags or anchors",
     code=errors.INPUT_SYNTAX,
 )
@@ -72,7 +73,8 @@ UNREADABLE = Rule(
     "NFV009",
     Severity.error,
     FAMILY,
-    "The file cannot be read (missing, not UTF-8, or larger than 8 MiB)",
+    "The file cannot be read or is too large (missing, not UTF-8, larger than 8 MiB, or more "
+    "than 50,000 values)",
     "check the path and permissions; save the file as UTF-8",
     code=errors.INPUT_UNREADABLE,
 )
