@@ -17,12 +17,12 @@ if TYPE_CHECKING:
 
 
 def one_line(exc: SettingsError) -> str:
-    """`file: path: what is wrong (fix: ...)`, and how many more problems there are."""
+    """`file: what: path: the first problem (fix: ...)`, and how many more there are."""
+    text = ": ".join(part for part in (exc.file, exc.message) if part)
     if not exc.issues:
-        return str(exc)
+        return text
     first = exc.issues[0]
-    where = ": ".join(part for part in (exc.file, first.path) if part)
-    text = f"{where}: {first.message}" if where else first.message
+    text += f": {first.path}: {first.message}" if first.path else f": {first.message}"
     if first.hint:
         text += f" (fix: {first.hint})"
     if len(exc.issues) > 1:

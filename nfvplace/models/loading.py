@@ -161,7 +161,12 @@ def _check_shape(text: str, source: str) -> None:
                     raise _too_deep(source)
             elif isinstance(event, _CLOSE_EVENTS):
                 depth -= 1
-    except yaml.YAMLError:
+    except yaml.YAMLError as exc:
+        # libyaml (bundled with PyYAML 6.0.4 and later) scans ahead and stops at 1,000 levels of
+        # nesting before the events reach our own limit: the same refusal, not a syntax error for
+        # the pure-Python reader to rediscover slowly
+        if "nesting depth" in str(exc):
+            raise _too_deep(source) from exc
         return
 
 

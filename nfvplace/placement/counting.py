@@ -48,7 +48,7 @@ Layout = tuple[tuple[InterfaceDemand, int], ...]
 
 
 @dataclass
-class _Port:
+class _PortLeft:
     speed_gbps: float
     free_kbps: int
     vf_rates: list[int | None]  # pacing of each free VF (None: not paced)
@@ -58,7 +58,7 @@ class _Port:
     nic: str
 
     @classmethod
-    def of(cls, port: PortView) -> _Port:
+    def of(cls, port: PortView) -> _PortLeft:
         return cls(
             port.speed_gbps,
             port.bandwidth_free_kbps,
@@ -81,7 +81,7 @@ class _Node:
     pages: int
     normal: int
     bandwidth_kbps: int
-    ports: list[_Port] = field(default_factory=list)
+    ports: list[_PortLeft] = field(default_factory=list)
     nic_free: dict[str, int] = field(default_factory=dict)
 
 
@@ -144,7 +144,7 @@ def _take_loose(node: _Node, n: int) -> None:
         n -= got
 
 
-def _port_fits(port: _Port, iface: InterfaceDemand) -> bool:
+def _port_fits(port: _PortLeft, iface: InterfaceDemand) -> bool:
     if port.speed_gbps < iface.speed_gbps - EPS:
         return False
     if iface.physical_network and port.network != iface.physical_network:
@@ -299,7 +299,7 @@ def _nodes(fleet: FleetIndex, i: int, request: Request) -> list[_Node] | None:
         )
         if wants_ports:
             ports, node.nic_free = node_ports(fleet.hosts[i].numa_nodes[j])
-            node.ports = [_Port.of(p) for p in ports]
+            node.ports = [_PortLeft.of(p) for p in ports]
         nodes.append(node)
     return nodes
 

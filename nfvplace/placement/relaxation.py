@@ -140,7 +140,7 @@ def _unbound(request: Request) -> _Demand:
     )
 
 
-class _Model:
+class _CountModel:
     """The CP-SAT model: variables per (member, host, slot), usage summed per slot."""
 
     def __init__(self, fleet: FleetIndex) -> None:
@@ -281,7 +281,7 @@ def relax(
 ) -> Relaxation:
     """The relaxation of placing `members` (each `count` instances of `vm`) on `fleet`."""
     kinds, shape_of = shapes(members)
-    m = _Model(fleet)
+    m = _CountModel(fleet)
     on_host: dict[tuple[int, int], list[cp_model.IntVar]] = defaultdict(list)  # (member, host)
     on_node: dict[tuple[int, int, int], list[cp_model.IntVar]] = defaultdict(list)
     vswitch: dict[int, list[cp_model.LinearExprT]] = defaultdict(list)
