@@ -25,7 +25,6 @@ reason.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import itertools
 import time
@@ -46,7 +45,6 @@ from .joint_explain import diagnose
 from .joint_state import JointState
 from .lns import consolidate, improve
 from .options import Options, Policy
-from .relaxation import Relaxation, relax
 from .result import PlacementResult, Unplaced
 
 MODES = ("all", "max")
@@ -132,19 +130,25 @@ class JointSearch:
             skip=(lambda i: state.signature(i) in skip) if skip else None,
         )
         for h in numa:
-            fit = self._masked(u, h)
+            fit = self.masked(u, h)
             if fit is not None:
                 yield fit
 
-    def _masked(self, u: int, h: int, also: set[int] = frozenset()) -> Fit | None:  # type: ignore[assignment]
+    def masked(
+        self, u: int, h: int, also: frozenset[int] = frozenset(), options: Options | None = None
+    ) -> Fit | None:
         """`u` on host h without the NUMA nodes a numa-scope anti-affinity group forbids (and the
-        nodes `also`)."""
+        nodes `also`), under `options` (the search's own by default)."""
         host = self.state.fleet.hosts[h]
         masked = _mask_nodes(host, self.state.forbidden_nodes(u, h) | also)
         single = FleetIndex([masked])
         unit = self.units[u]
         for fit in fitting_hosts(
-            single, unit.member.vm, self.options, np.ones(1, dtype=np.bool_), unit.instance
+            single,
+            unit.member.vm,
+            options or self.options,
+            np.ones(1, dtype=np.bool_),
+            unit.instance,
         ):
             try:
                 return Fit(h, fit.configuration, claim(host, fit.configuration), fit.detail)
@@ -189,20 +193,6 @@ class JointSearch:
             if not self._first(u, None):
                 left.append(u)
         return left
-
-    def planned(self, u: int, plan: Relaxation) -> bool:
-        """Unit u on one of its shape's planned hosts, on the nodes planned there."""
-        self.tick()
-        k = plan.shape_of[self.member_index[id(self.units[u].member)]]
-        planned = plan.plan.get(k, {})
-        for h in [h for h, n in planned.items() if n > 0]:
-            ids = {int(n) for n in self.state.fleet.node_id[h] if n >= 0}
-            fit = self._masked(u, h, ids - plan.nodes.get((k, h), ids))
-            if fit is not None and self.state.place(u, h, fit.configuration, fit.host):
-                self.path.append(u)
-                planned[h] -= 1
-                return True
-        return False
 
     def _first(self, u: int, within: list[int] | None) -> bool:
         for fit in self.candidates(u, within=within):
@@ -295,34 +285,12 @@ PASSES = (
 )
 
 
-def _planned(fleet: FleetIndex, group: Group, options: Options, deadline: float) -> JointSearch:
-    """The greedy pass that follows the relaxation's plan: the planned instances first (the largest
-    first), each on its member's planned hosts when one takes it, then the others."""
-    relaxation = relax(fleet, group.members, options, max((deadline - time.monotonic()) / 3, 0.1))
-    search = JointSearch(fleet, group, options, max(deadline - time.monotonic(), 0.001))
-    units = search.units
-    planned = {k: sum(hosts.values()) for k, hosts in relaxation.plan.items()}
-    rank: dict[int, int] = {}
-    for u in range(len(units)):  # the first instances of each shape are the planned ones
-        k = relaxation.shape_of[search.member_index[id(units[u].member)]]
-        rank[u] = 0 if planned.get(k, 0) > 0 else 1
-        planned[k] = planned.get(k, 0) - 1
-    order = sorted(range(len(units)), key=lambda u: (rank[u], -units[u].member.size, u))
-    relaxation = dataclasses.replace(
-        relaxation, plan={k: dict(hosts) for k, hosts in relaxation.plan.items()}
-    )
-    search.bound = relaxation.bound
-    with contextlib.suppress(_StoppedError):
-        # the planned instances on their planned hosts first, before any other takes their room
-        left = [u for u in order if rank[u] == 0 and not search.planned(u, relaxation)]
-        search.greedy(left + [u for u in order if rank[u] == 1])
-    return search
-
-
 def _most(fleet: FleetIndex, group: Group, options: Options, limit_s: float) -> JointSearch:
     deadline = time.monotonic() + limit_s
     passes_end = time.monotonic() + limit_s / 2  # the other half improves the best pass (LNS)
-    planned = _planned(fleet, group, options, passes_end)
+    from .realise import planned_pass  # it builds searches of this module
+
+    planned = planned_pass(fleet, group, options, passes_end)
     best: JointSearch | None = planned
     for policy, fewest_hosts, smallest_first in PASSES:
         remaining = passes_end - time.monotonic()

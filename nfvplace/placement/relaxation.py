@@ -14,7 +14,8 @@ necessary conditions only, summed over the members that share a node:
   least as fast as it asks: per port, at most its free VFs and its unused bandwidth (within its
   NIC's PCIe budget); for every speed class, whole free ports >= the dedicated interfaces that
   need that speed or more;
-- oversubscribed plain VMs: the node's spare shared vCPUs and its normal memory;
+- oversubscribed plain VMs: only on nodes whose shared pool takes one spread evenly, within the
+  node's spare shared vCPUs and its normal memory;
 - per host: the vSwitch's free bandwidth and each member's instances-per-host limit;
 - at most the member's count.
 
@@ -35,10 +36,11 @@ from ortools.sat.python import cp_model
 from ..models.vmd import InterfaceMode, ThreadPolicy, VmDescriptor
 from .batch import Member
 from .filter import run_filter
-from .hostview import EPS, node_ports
+from .hostview import EPS, node_ports, shared_pus
 from .index import UNLIMITED_KBPS, FleetIndex
 from .options import Options
 from .request import Request, build_request
+from .shared import choose_pus
 from .variants import split
 
 CPU_USES = ("pairs", "isolated", "loose")
@@ -276,10 +278,22 @@ class _CountModel:
         m.add(loose <= busy + alone - on_alone + 2 * shared)
 
 
+def _pool_takes(fleet: FleetIndex, host: int, slot: int, request: Request) -> bool:
+    """Whether a node's shared pool takes one instance spread evenly (the filter only compares the
+    pool's total room): some m of its PUs each with room for vCPUs / m."""
+    assert request.shared is not None
+    return choose_pus(shared_pus(fleet.hosts[host].numa_nodes[slot]), request.shared) is not None
+
+
 def relax(
-    fleet: FleetIndex, members: Sequence[Member], options: Options, time_limit_s: float = 5.0
+    fleet: FleetIndex,
+    members: Sequence[Member],
+    options: Options,
+    time_limit_s: float = 5.0,
+    seed: int = 0,
 ) -> Relaxation:
-    """The relaxation of placing `members` (each `count` instances of `vm`) on `fleet`."""
+    """The relaxation of placing `members` (each `count` instances of `vm`) on `fleet`. One solver
+    worker, so that a `seed` always gives the same plan (the optimum has many)."""
     kinds, shape_of = shapes(members)
     m = _CountModel(fleet)
     on_host: dict[tuple[int, int], list[cp_model.IntVar]] = defaultdict(list)  # (member, host)
@@ -297,6 +311,8 @@ def relax(
                 for key, demand in parts:
                     ys = []
                     for slot in np.flatnonzero(outcome.node_ok[key][host]).tolist():
+                        if key == -1 and not _pool_takes(fleet, host, slot, request):
+                            continue
                         y = m.model.new_int_var(0, count, f"y[{k},{host},{key},{slot}]")
                         m.add(host, slot, y, demand)
                         ys.append(y)
@@ -321,7 +337,8 @@ def relax(
     m.model.maximize(sum(z for zs in on_host.values() for z in zs))
     solver = cp_model.CpSolver()
     solver.parameters.max_time_in_seconds = time_limit_s
-    solver.parameters.num_workers = 2
+    solver.parameters.num_workers = 1
+    solver.parameters.random_seed = seed
     status = solver.solve(m.model)
     if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         return Relaxation(sum(c for _, c in kinds), False, {}, {}, shape_of)

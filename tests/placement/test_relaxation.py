@@ -108,3 +108,19 @@ def test_bound_holds_and_max_mode_claims_exactly(seed: int) -> None:
 def _canonical(h: ComputeHostDescriptor) -> ComputeHostDescriptor:
     """`h` with its instance list in id order (claims in another order list them so)."""
     return h.model_copy(update={"instances": tuple(sorted(h.instances, key=lambda i: i.id))})
+
+
+def test_a_seed_always_gives_the_same_plan() -> None:
+    hosts, vms = _random(3)
+    members = of_batch([BatchItem(v) for v in vms]).members
+    plans = [relax(FleetIndex(hosts), members, Options(), seed=1) for _ in range(3)]
+    assert all(p.plan == plans[0].plan and p.nodes == plans[0].nodes for p in plans)
+
+
+def test_a_shared_pool_too_uneven_for_one_instance_takes_none() -> None:
+    # room for 3.9, 0.5, 0.5 and 0.5 vCPUs (5.4 in all): a 4-vCPU VM spread evenly over the m
+    # roomiest PUs needs 4/m on each, and no m gives it (4 > 3.9, 2 > 0.5, 1.33 > 0.5, 1 > 0.5)
+    pool = {0: (4.0, 0.025), 1: (1.0, 0.5), 2: (1.0, 0.5), 3: (1.0, 0.5)}
+    hosts = [host("h", nodes=[NodeSpec(cores=4)], smt=False, shared=pool)]
+    shared = vm("s", vcpus=4, memory_mib=512, cpu_oversubscription=True)
+    assert _bound(hosts, [BatchItem(shared, 2)]) == 0
