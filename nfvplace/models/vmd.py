@@ -197,6 +197,18 @@ class Impact(Model):
     )
 
 
+# the requirement lists a variant can replace (the fields of `Variant` besides `name` and `match`)
+VARIANT_OVERRIDES = (
+    "vcpus",
+    "memory_mib",
+    "cpu_sets",
+    "cpu_set_bandwidth",
+    "processor",
+    "hypervisor",
+    "impact",
+)
+
+
 class VariantMatch(Model):
     processor_vendor: Text | None = None
     processor_models: tuple[Text, ...] = ()
@@ -276,15 +288,7 @@ class VmDescriptor(Model):
     def with_variant(self, variant: Variant) -> VmDescriptor:
         """This descriptor with a variant's requirement lists in place of the defaults."""
         update: dict[str, object] = {"variants": ()}
-        for field in (
-            "vcpus",
-            "memory_mib",
-            "cpu_sets",
-            "cpu_set_bandwidth",
-            "processor",
-            "hypervisor",
-            "impact",
-        ):
+        for field in VARIANT_OVERRIDES:
             value = getattr(variant, field)
             if value is not None:
                 update[field] = value

@@ -37,7 +37,8 @@ from dataclasses import dataclass, field
 
 from ..exact import KBPS_PER_GBPS
 from ..models.vmd import InterfaceMode, ThreadPolicy
-from .hostview import EPS, PortView, fitting_vf, node_ports, shared_pus
+from .constraints.nics import port_takes
+from .hostview import PortView, fitting_vf, node_ports, shared_pus
 from .index import UNLIMITED_KBPS, FleetIndex
 from .request import CpuSetDemand, InterfaceDemand, Request, SharedDemand
 from .shared import charge, choose_pus
@@ -50,11 +51,11 @@ Layout = tuple[tuple[InterfaceDemand, int], ...]
 @dataclass
 class _PortLeft:
     speed_gbps: float
-    free_kbps: int
-    vf_rates: list[int | None]  # pacing of each free VF (None: not paced)
+    bandwidth_free_kbps: int
+    vf_rates_kbps: list[int | None]  # pacing of each free VF (None: not paced)
     dedicable: bool
     sriov_ok: bool
-    network: str | None
+    physical_network: str | None
     nic: str
 
     @classmethod
@@ -144,17 +145,6 @@ def _take_loose(node: _Node, n: int) -> None:
         n -= got
 
 
-def _port_fits(port: _PortLeft, iface: InterfaceDemand) -> bool:
-    if port.speed_gbps < iface.speed_gbps - EPS:
-        return False
-    if iface.physical_network and port.network != iface.physical_network:
-        return False
-    if iface.mode is InterfaceMode.dedicated:
-        return port.dedicable
-    need = iface.bandwidth_kbps
-    return port.sriov_ok and port.free_kbps >= need and fitting_vf(port.vf_rates, need) is not None
-
-
 def _layout_cost(node: _Node, layout: Layout, spread: bool) -> int | None:
     """The engine's port cost of `layout` (interface -> port), None when the ports cannot take it."""
     cost = 0
@@ -171,18 +161,18 @@ def _layout_cost(node: _Node, layout: Layout, spread: bool) -> int | None:
             cost += round(port.speed_gbps - dedicated[0].speed_gbps)
             continue
         taken: set[int] = set()
-        slack = port.free_kbps // KBPS_PER_GBPS
+        slack = port.bandwidth_free_kbps // KBPS_PER_GBPS
         for iface in sorted(users, key=lambda i: -i.bandwidth_kbps):
-            vf = fitting_vf(port.vf_rates, iface.bandwidth_kbps, taken)
+            vf = fitting_vf(port.vf_rates_kbps, iface.bandwidth_kbps, taken)
             if vf is None:
                 return None
             taken.add(vf)
             slack -= iface.bandwidth_kbps // KBPS_PER_GBPS
         cost += -slack if spread else slack
-        left = port.free_kbps - sum(i.bandwidth_kbps for i in users)
+        left = port.bandwidth_free_kbps - sum(i.bandwidth_kbps for i in users)
         if left < 0:
             return None
-        if len(taken) == len(port.vf_rates):
+        if len(taken) == len(port.vf_rates_kbps):
             cost += left // KBPS_PER_GBPS  # stranded: no VF left to use it
         nic_use[port.nic] = nic_use.get(port.nic, 0) + sum(i.bandwidth_kbps for i in users)
     if any(used > node.nic_free.get(nic, used) for nic, used in nic_use.items()):
@@ -196,7 +186,7 @@ def _take_ports(node: _Node, ifaces: tuple[InterfaceDemand, ...], spread: bool) 
         return None
     options = []
     for iface in ifaces:
-        fitting = [k for k, p in enumerate(node.ports) if _port_fits(p, iface)]
+        fitting = [k for k, p in enumerate(node.ports) if port_takes(p, iface)]
         if not fitting:
             return "dedicated_port" if iface.mode is InterfaceMode.dedicated else "sriov_vf"
         options.append([(iface, k) for k in fitting])
@@ -224,10 +214,10 @@ def _apply(node: _Node, layout: Layout) -> None:
         if iface.mode is InterfaceMode.dedicated:
             port.sriov_ok = False
             continue
-        vf = fitting_vf(port.vf_rates, iface.bandwidth_kbps)
+        vf = fitting_vf(port.vf_rates_kbps, iface.bandwidth_kbps)
         assert vf is not None
-        del port.vf_rates[vf]
-        port.free_kbps -= iface.bandwidth_kbps
+        del port.vf_rates_kbps[vf]
+        port.bandwidth_free_kbps -= iface.bandwidth_kbps
         if port.nic in node.nic_free:
             node.nic_free[port.nic] -= iface.bandwidth_kbps
 
@@ -235,14 +225,20 @@ def _apply(node: _Node, layout: Layout) -> None:
 def _ports_after(node: _Node, layout: Layout) -> tuple[object, ...]:
     """What the ports hold after `layout`, as a value: a multiset, so that taking one of two
     identical ports or the other is the same."""
-    ports = [dataclasses.replace(p, vf_rates=list(p.vf_rates)) for p in node.ports]
+    ports = [dataclasses.replace(p, vf_rates_kbps=list(p.vf_rates_kbps)) for p in node.ports]
     copy = dataclasses.replace(node, ports=ports, nic_free=dict(node.nic_free))
     _apply(copy, layout)
     return tuple(
         sorted(
             (
-                (p.speed_gbps, p.network or "", p.free_kbps, p.dedicable, p.sriov_ok),
-                tuple(sorted(r if r is not None else -1 for r in p.vf_rates)),
+                (
+                    p.speed_gbps,
+                    p.physical_network or "",
+                    p.bandwidth_free_kbps,
+                    p.dedicable,
+                    p.sriov_ok,
+                ),
+                tuple(sorted(r if r is not None else -1 for r in p.vf_rates_kbps)),
                 copy.nic_free.get(p.nic, -1),
             )
             for p in copy.ports

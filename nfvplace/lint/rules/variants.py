@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
 
-from ...models.vmd import Variant, VmDescriptor
+from ...models.vmd import VARIANT_OVERRIDES, Variant, VmDescriptor
 from ..findings import Hit, Rule, Severity
 
 FAMILY = "variants"
@@ -54,16 +54,6 @@ INVALID_WHEN_APPLIED = Rule(
 
 RULES = (NAME_DUPLICATE, MATCHES_EVERYTHING, SAME_MATCH, CHANGES_NOTHING, INVALID_WHEN_APPLIED)
 
-OVERRIDES = (
-    "vcpus",
-    "memory_mib",
-    "cpu_sets",
-    "cpu_set_bandwidth",
-    "processor",
-    "hypervisor",
-    "impact",
-)
-
 
 def check_vmd(
     vm: VmDescriptor, checks: Iterable[Callable[[VmDescriptor], Iterable[Hit]]] = ()
@@ -95,7 +85,7 @@ def check_vmd(
                 f"variant '{variant.name}' has the same match as variants[{matches[match_key]}]",
             )
         matches.setdefault(match_key, index)
-        overridden = [f for f in OVERRIDES if getattr(variant, f) is not None]
+        overridden = [f for f in VARIANT_OVERRIDES if getattr(variant, f) is not None]
         if not overridden:
             yield CHANGES_NOTHING.hit(path, f"variant '{variant.name}' overrides nothing")
             continue

@@ -16,7 +16,8 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -231,12 +232,31 @@ def host_checks(inp: FilterInput) -> list[HostCheck]:
     return out
 
 
-def _vfs_for(port: PortView, need_kbps: int) -> int:
+class PortLike(Protocol):
+    """What the port rule reads of a port: a `PortView`, or the counting model's running copy."""
+
+    @property
+    def speed_gbps(self) -> float: ...
+    @property
+    def physical_network(self) -> str | None: ...
+    @property
+    def dedicable(self) -> bool: ...
+    @property
+    def sriov_ok(self) -> bool: ...
+    @property
+    def bandwidth_free_kbps(self) -> int: ...
+    @property
+    def vf_rates_kbps(self) -> Sequence[int | None]: ...
+
+
+def _vfs_for(port: PortLike, need_kbps: int) -> int:
     """Free VFs of `port` that can carry `need_kbps` (unpaced, or paced at no less)."""
     return sum(1 for rate in port.vf_rates_kbps if rate is None or rate >= need_kbps)
 
 
-def _fits(port: PortView, iface: InterfaceDemand) -> bool:
+def port_takes(port: PortLike, iface: InterfaceDemand) -> bool:
+    """Whether `port` can take `iface` on its own: fast enough, on its network, whole and unused
+    (dedicated) or with a VF paced no lower and the bandwidth free (SR-IOV)."""
     if port.speed_gbps < iface.speed_gbps - EPS:
         return False
     if iface.physical_network and port.physical_network != iface.physical_network:
@@ -261,7 +281,7 @@ def post(ctx: ModelContext, spread: bool) -> None:
             continue
         choices = []
         for port in ports:
-            if not _fits(port, iface):
+            if not port_takes(port, iface):
                 continue
             y = None
             if iface.restricted:
