@@ -23,8 +23,8 @@ from ..models.configuration import (
     with_requirements,
 )
 from ..models.vmd import InterfaceMode
-from .hostview import HostView, NodeView, PortView, SharedPu, fitting_vf
-from .request import CpuSetDemand, Request
+from .hostview import HostView, NodeView, PortView, SharedPu, match_vfs
+from .request import CpuSetDemand, InterfaceDemand, Request
 from .solver import Layout
 
 
@@ -284,21 +284,20 @@ def _interfaces(
 
 
 def _vfs(ports: dict[str, PortView], request: Request, layout: Layout | None) -> dict[str, str]:
-    """The VF of each SR-IOV interface: per port, the widest demand first, each on the VF paced
-    closest above it (a VF paced below a demand cannot serve it)."""
+    """The VF of each SR-IOV interface (a VF paced below a demand cannot serve it)."""
+    users: dict[str, list[InterfaceDemand]] = {}
+    for iface in request.interfaces:
+        if iface.mode is InterfaceMode.sriov and layout is not None and iface.name in layout.ports:
+            users.setdefault(layout.ports[iface.name], []).append(iface)  # others: the caller's
     out: dict[str, str] = {}
-    taken: dict[str, set[int]] = {}
-    sriov = [i for i in request.interfaces if i.mode is InterfaceMode.sriov]
-    for iface in sorted(sriov, key=lambda i: -i.bandwidth_kbps):
-        if layout is None or iface.name not in layout.ports:
-            continue  # reported by the caller
-        port = ports[layout.ports[iface.name]]
-        used = taken.setdefault(port.pci_address, set())
-        k = fitting_vf(port.vf_rates_kbps, iface.bandwidth_kbps, used)
-        if k is None:
-            raise AssignmentError(f"interface {iface.name}: no free VF of {port.pci_address} fits")
-        used.add(k)
-        out[iface.name] = port.free_vfs[k]
+    for address, ifaces in users.items():
+        port = ports[address]
+        matched = match_vfs(port.vf_rates_kbps, [i.bandwidth_kbps for i in ifaces])
+        if matched is None:
+            raise AssignmentError(
+                f"interfaces {', '.join(i.name for i in ifaces)}: no free VFs of {address} fit"
+            )
+        out.update((i.name, port.free_vfs[k]) for i, k in zip(ifaces, matched, strict=True))
     return out
 
 

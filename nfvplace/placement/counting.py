@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from ..exact import KBPS_PER_GBPS
 from ..models.vmd import InterfaceMode, ThreadPolicy
 from .constraints.nics import port_takes
-from .hostview import PortView, fitting_vf, node_ports, shared_pus
+from .hostview import PortView, match_vfs, node_ports, shared_pus
 from .index import UNLIMITED_KBPS, FleetIndex
 from .request import CpuSetDemand, InterfaceDemand, Request, SharedDemand
 from .shared import charge, choose_pus
@@ -145,12 +145,17 @@ def _take_loose(node: _Node, n: int) -> None:
         n -= got
 
 
-def _layout_cost(node: _Node, layout: Layout, spread: bool) -> int | None:
-    """The engine's port cost of `layout` (interface -> port), None when the ports cannot take it."""
-    cost = 0
+def _by_port(layout: Layout) -> dict[int, list[InterfaceDemand]]:
     by_port: dict[int, list[InterfaceDemand]] = {}
     for iface, k in layout:
         by_port.setdefault(k, []).append(iface)
+    return by_port
+
+
+def _layout_cost(node: _Node, layout: Layout, spread: bool) -> int | None:
+    """The engine's port cost of `layout` (interface -> port), None when the ports cannot take it."""
+    cost = 0
+    by_port = _by_port(layout)
     nic_use: dict[str, int] = {}
     for k, users in by_port.items():
         port = node.ports[k]
@@ -160,19 +165,14 @@ def _layout_cost(node: _Node, layout: Layout, spread: bool) -> int | None:
         if dedicated:
             cost += round(port.speed_gbps - dedicated[0].speed_gbps)
             continue
-        taken: set[int] = set()
-        slack = port.bandwidth_free_kbps // KBPS_PER_GBPS
-        for iface in sorted(users, key=lambda i: -i.bandwidth_kbps):
-            vf = fitting_vf(port.vf_rates_kbps, iface.bandwidth_kbps, taken)
-            if vf is None:
-                return None
-            taken.add(vf)
-            slack -= iface.bandwidth_kbps // KBPS_PER_GBPS
-        cost += -slack if spread else slack
+        matched = match_vfs(port.vf_rates_kbps, [i.bandwidth_kbps for i in users])
         left = port.bandwidth_free_kbps - sum(i.bandwidth_kbps for i in users)
-        if left < 0:
+        if matched is None or left < 0:
             return None
-        if len(taken) == len(port.vf_rates_kbps):
+        slack = port.bandwidth_free_kbps // KBPS_PER_GBPS
+        slack -= sum(i.bandwidth_kbps // KBPS_PER_GBPS for i in users)
+        cost += -slack if spread else slack
+        if len(matched) == len(port.vf_rates_kbps):
             cost += left // KBPS_PER_GBPS  # stranded: no VF left to use it
         nic_use[port.nic] = nic_use.get(port.nic, 0) + sum(i.bandwidth_kbps for i in users)
     if any(used > node.nic_free.get(nic, used) for nic, used in nic_use.items()):
@@ -208,18 +208,20 @@ def _take_ports(node: _Node, ifaces: tuple[InterfaceDemand, ...], spread: bool) 
 
 
 def _apply(node: _Node, layout: Layout) -> None:
-    for iface, k in sorted(layout, key=lambda pair: -pair[0].bandwidth_kbps):
+    """Take what `layout` (a layout `_layout_cost` accepted) takes of the node's ports."""
+    for k, users in _by_port(layout).items():
         port = node.ports[k]
         port.dedicable = False
-        if iface.mode is InterfaceMode.dedicated:
+        if users[0].mode is InterfaceMode.dedicated:
             port.sriov_ok = False
             continue
-        vf = fitting_vf(port.vf_rates_kbps, iface.bandwidth_kbps)
-        assert vf is not None
-        del port.vf_rates_kbps[vf]
-        port.bandwidth_free_kbps -= iface.bandwidth_kbps
+        matched = match_vfs(port.vf_rates_kbps, [i.bandwidth_kbps for i in users])
+        assert matched is not None
+        port.vf_rates_kbps = [r for j, r in enumerate(port.vf_rates_kbps) if j not in matched]
+        used = sum(i.bandwidth_kbps for i in users)
+        port.bandwidth_free_kbps -= used
         if port.nic in node.nic_free:
-            node.nic_free[port.nic] -= iface.bandwidth_kbps
+            node.nic_free[port.nic] -= used
 
 
 def _ports_after(node: _Node, layout: Layout) -> tuple[object, ...]:

@@ -55,11 +55,7 @@ class PortView:
 def fitting_vf(
     rates: Sequence[int | None], need_kbps: int, taken: Container[int] = ()
 ) -> int | None:
-    """Index of the free VF paced closest above `need_kbps` (an unpaced one last), not in `taken`.
-
-    Given the demands of one port from the largest down, this best fit serves them all whenever
-    the solver's per-threshold counts (Hall's condition over nested sets) say it can.
-    """
+    """Index of the free VF paced closest above `need_kbps` (an unpaced one last), not in `taken`."""
     best: tuple[bool, int, int] | None = None
     for k, rate in enumerate(rates):
         if k in taken or (rate is not None and rate < need_kbps):
@@ -68,6 +64,22 @@ def fitting_vf(
         if best is None or key < best:
             best = key
     return None if best is None else best[2]
+
+
+def match_vfs(rates: Sequence[int | None], needs: Sequence[int]) -> list[int] | None:
+    """The free VF (an index of `rates`) of each demand on one port (kbit/s each), None when they
+    do not all fit. Widest demand first, each on the VF paced closest above it: this best fit
+    serves them all whenever the solver's per-threshold counts (Hall's condition over nested sets)
+    say it can."""
+    out = [-1] * len(needs)
+    taken: set[int] = set()
+    for n in sorted(range(len(needs)), key=lambda n: -needs[n]):
+        k = fitting_vf(rates, needs[n], taken)
+        if k is None:
+            return None
+        taken.add(k)
+        out[n] = k
+    return out
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import pytest
 from builders import NodeSpec, PortSpec, cpu_set, host, vm
 
 import nfvplace
 from nfvplace.models.chd import ComputeHostDescriptor
 from nfvplace.placement.capacity import count_on_host
+from nfvplace.placement.hostview import match_vfs
 from nfvplace.placement.options import Options
 
 
@@ -81,3 +83,16 @@ def test_pack_puts_one_vms_interfaces_on_one_port() -> None:
     (one,), (two,) = packed.configurations, spread.configurations
     assert len({i.physical_function for i in one.interfaces}) == 1
     assert len({i.physical_function for i in two.interfaces}) == 2
+
+
+@pytest.mark.parametrize(
+    ("rates", "needs", "expected"),
+    [
+        ([None, 1_000_000], [500_000], [1]),  # the VF paced closest above, the unpaced one kept
+        ([5_000_000, 1_000_000], [1_000_000, 5_000_000], [1, 0]),  # widest first: both fit
+        ([1_000_000, 1_000_000], [5_000_000], None),  # paced below the demand
+        ([None], [1, 1], None),  # more demands than VFs
+    ],
+)
+def test_match_vfs(rates: list[int | None], needs: list[int], expected: list[int] | None) -> None:
+    assert match_vfs(rates, needs) == expected
