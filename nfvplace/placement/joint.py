@@ -16,11 +16,10 @@ largest machines.
 
 `mode="all"` (default): all or nothing; under the pack policy a complete placement is then
 consolidated (`lns.consolidate`: the least used hosts emptied onto the others) for at most a quarter
-of the time limit. `mode="max"`: as many instances as possible: first a greedy
-pass that follows the plan of the node-count relaxation (`relaxation.py`), then greedy passes in
-other orders (`PASSES`) for the first half of the time limit, the best kept, then large-neighbourhood
-search on it (`lns.py`) for the rest; the others are listed in `PlacementResult.unplaced` with the
-reason.
+of the time limit. `mode="max"`: as many instances as possible: first the node-count relaxation's
+plans realised host by host (`realise.py`), then greedy passes in other orders (`PASSES`), for the
+first half of the time limit, the best kept, then large-neighbourhood search on it (`lns.py`) for the
+rest; the others are listed in `PlacementResult.unplaced` with the reason.
 """
 
 from __future__ import annotations
@@ -112,7 +111,9 @@ class JointSearch:
         state = self.state
         consider, _ = state.consider(u)
         if within is not None:
-            consider &= np.isin(np.arange(len(consider)), within)
+            allowed = np.zeros_like(consider)
+            allowed[within] = True
+            consider &= allowed
         before = self.twin.get(u)
         if before is not None and before in state.placed:
             # instances of one member are interchangeable: their hosts never go down in index
@@ -190,14 +191,16 @@ class JointSearch:
         left: list[int] = []
         for u in order:
             self.tick()
-            if not self._first(u, None):
+            if self.place_first(u):
+                self.path.append(u)
+            else:
                 left.append(u)
         return left
 
-    def _first(self, u: int, within: list[int] | None) -> bool:
+    def place_first(self, u: int, within: list[int] | None = None) -> bool:
+        """Claim unit u on the first host (of `within`, when given) that takes it."""
         for fit in self.candidates(u, within=within):
             if self.state.place(u, fit.index, fit.configuration, fit.host):
-                self.path.append(u)
                 return True
         return False
 
@@ -314,7 +317,6 @@ def _most(fleet: FleetIndex, group: Group, options: Options, limit_s: float) -> 
             break
     assert best is not None
     best.options = options
-    best.deadline = deadline
     best.steps = improve(best, deadline, options.seed, planned.bound)
     best.bound = planned.bound
     return best

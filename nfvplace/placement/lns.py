@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from .joint import JointSearch
 
 
+Claims = list[tuple[int, VmConfiguration, ComputeHostDescriptor]]  # unit, its claim, host after it
 NEIGHBOURHOOD = (1, 1, 1, 2)  # hosts freed by a step, drawn from these (one is the most productive)
 
 
@@ -65,25 +66,29 @@ def _step(search: JointSearch, hosts: list[int], left: list[int], deadline: floa
         for u in sorted(held + left, key=lambda u: (size[u], u)):
             if time.monotonic() > deadline:
                 raise _DeadlineError
-            if _place(search, u, hosts):
+            if search.place_first(u, hosts):
                 added.append(u)
         for u in held:
-            if u not in state.placed and _place(search, u, None):
+            if u not in state.placed and search.place_first(u):
                 added.append(u)
     except _DeadlineError:
         finished = False
     if len(state.placed) < before or not finished:
-        for u in reversed(added):
-            state.undo(u)
-        for h, claims in saved:
-            for u, config, claimed in claims:
-                assert state.place(u, h, config, claimed)
+        restore(search, added, saved)
     return finished
 
 
-def _release(
-    search: JointSearch, host: int
-) -> list[tuple[int, VmConfiguration, ComputeHostDescriptor]]:
+def restore(search: JointSearch, added: list[int], saved: list[tuple[int, Claims]]) -> None:
+    """Undo `added`, then make each host's claims again, in order, exactly as they were made."""
+    for u in reversed(added):
+        search.state.undo(u)
+    for host, claims in saved:
+        for u, config, claimed in claims:
+            if not search.state.place(u, host, config, claimed):
+                raise AssertionError(f"unit {u} no longer fits where it was")
+
+
+def _release(search: JointSearch, host: int) -> Claims:
     """Release every instance on `host`; what claims them again, in order, as they were."""
     state = search.state
     held = list(state.on_host[host])
@@ -93,13 +98,6 @@ def _release(
     for u in reversed(held):
         state.undo(u)
     return saved
-
-
-def _place(search: JointSearch, u: int, within: list[int] | None) -> bool:
-    for fit in search.candidates(u, within=within):
-        if search.state.place(u, fit.index, fit.configuration, fit.host):
-            return True
-    return False
 
 
 def consolidate(search: JointSearch, deadline: float) -> int:
@@ -114,7 +112,7 @@ def consolidate(search: JointSearch, deadline: float) -> int:
             (h for h in state.on_host if h not in tried),
             key=lambda h: (sum(search.units[u].member.size for u in state.on_host[h]), h),
         )
-        if len(hosts) < 1 or len(state.on_host) < 2:
+        if not hosts or len(state.on_host) < 2:
             break
         host = hosts[0]
         tried.add(host)
@@ -122,15 +120,12 @@ def consolidate(search: JointSearch, deadline: float) -> int:
         saved = _release(search, host)
         moved: list[int] = []
         for u, _, _ in sorted(saved, key=lambda c: -search.units[c[0]].member.size):
-            if time.monotonic() > deadline or not _place(search, u, others):
+            if time.monotonic() > deadline or not search.place_first(u, others):
                 break
             moved.append(u)
         if len(moved) == len(saved):
             emptied += 1
             tried.clear()  # the others changed: every host may be emptied again
             continue
-        for u in reversed(moved):
-            state.undo(u)
-        for u, config, claimed in saved:
-            assert state.place(u, host, config, claimed)
+        restore(search, moved, [(host, saved)])
     return emptied

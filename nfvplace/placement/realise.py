@@ -3,11 +3,11 @@
 The relaxation (`relaxation.py`) says how many instances of each shape go to which host and NUMA
 nodes. Its planned instances are dealt to their hosts, and each host's share is placed there together
 (on the planned nodes only), in the first of a few orders and policies that places all of them, else
-in the one that places the most: the engine places one VM at a time, and the order decides whether,
-say, a port's last VFs are left without bandwidth. What a host did not take, and the instances the
-plan left out, then go wherever the engine takes them. The relaxation has many optimal plans; while
-the time lasts, plans of other solver seeds are realised too, and the pass that places the most wins
-(then the fewest hosts).
+as the one that placed the most did (its claims made again, not solved again): the engine places one
+VM at a time, and the order decides whether, say, a port's last VFs are left without bandwidth. What
+a host did not take, and the instances the plan left out, then go wherever the engine takes them. The
+relaxation has many optimal plans; while the time lasts, plans of other solver seeds are realised
+too, and the pass that places the most wins (then the fewest hosts).
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from ..models.vmd import VmDescriptor
 from .batch import Group, Unit
 from .index import FleetIndex
 from .joint import JointSearch, _StoppedError
+from .lns import Claims, restore
 from .options import Options, Policy
 from .relaxation import Relaxation, relax
 
@@ -88,7 +89,7 @@ def _deal(search: JointSearch, relaxation: Relaxation) -> tuple[dict[int, list[i
     rest: list[int] = []
     order = sorted(range(len(search.units)), key=lambda u: (-search.units[u].member.size, u))
     for u in order:
-        k = relaxation.shape_of[search.member_index[id(search.units[u].member)]]
+        k = _shape(search, relaxation, u)
         hosts = [h for h, n in room.get(k, {}).items() if n > 0]
         if not hosts:
             rest.append(u)
@@ -102,18 +103,17 @@ def _best_on_host(
     search: JointSearch, host: int, mine: list[int], relaxation: Relaxation
 ) -> list[int]:
     """Place `mine` on `host` in the first variant that places them all, else the best one."""
-    best: tuple[int, tuple[Policy, str]] | None = None
+    best: Claims = []
     for variant in VARIANTS:
         search.tick()
-        placed = _on_host(search, host, mine, relaxation, variant)
-        if len(placed) == len(mine):
-            return placed
-        for u in reversed(placed):
-            search.state.undo(u)
-        if best is None or len(placed) > best[0]:
-            best = (len(placed), variant)
-    assert best is not None
-    return _on_host(search, host, mine, relaxation, best[1])
+        claims = _on_host(search, host, mine, relaxation, variant)
+        if len(claims) == len(mine):
+            return mine
+        restore(search, [u for u, _, _ in claims], [])
+        if len(claims) > len(best):
+            best = claims
+    restore(search, [], [(host, best)])  # the best variant's claims, made again as they were
+    return [u for u, _, _ in best]
 
 
 def _on_host(
@@ -122,15 +122,18 @@ def _on_host(
     mine: list[int],
     relaxation: Relaxation,
     variant: tuple[Policy, str],
-) -> list[int]:
+) -> Claims:
     policy, order = variant
     options = dataclasses.replace(search.options, policy=policy)
     nodes = frozenset(int(n) for n in search.state.fleet.node_id[host] if n >= 0)
-    placed = []
+    claims: Claims = []
     for u in sorted(mine, key=lambda u: _ORDERS[order](search.units[u], u)):
-        k = relaxation.shape_of[search.member_index[id(search.units[u].member)]]
-        planned = relaxation.nodes.get((k, host), nodes)
+        planned = relaxation.nodes.get((_shape(search, relaxation, u), host), nodes)
         fit = search.masked(u, host, nodes - planned, options)
         if fit is not None and search.state.place(u, host, fit.configuration, fit.host):
-            placed.append(u)
-    return placed
+            claims.append((u, fit.configuration, fit.host))
+    return claims
+
+
+def _shape(search: JointSearch, relaxation: Relaxation, u: int) -> int:
+    return relaxation.shape_of[search.member_index[id(search.units[u].member)]]
