@@ -130,11 +130,11 @@ def _limit(stops: list[str]) -> str:
 def capacity_of(fleet: FleetIndex, vm: VmDescriptor, options: Options) -> CapacityReport:
     counts: dict[int, tuple[int, str]] = {}
     known: dict[int, tuple[int, str]] = {}  # by host signature, for the engine's counts
+    spread = options.policy is Policy.spread
     for descriptor, variant, mask in split(fleet, vm):
         request = build_request(descriptor, variant)
         passing = run_filter(fleet, request, options, mask).passing
         modelled = covers(request)
-        spread = options.policy is Policy.spread
         for i in np.flatnonzero(passing).tolist():
             counted = count_host(fleet, i, request, spread) if modelled else None
             if counted is not None:

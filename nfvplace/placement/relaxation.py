@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from ortools.sat.python import cp_model
@@ -39,7 +39,7 @@ from .filter import run_filter
 from .hostview import EPS, node_ports, shared_pus
 from .index import UNLIMITED_KBPS, FleetIndex
 from .options import Options
-from .request import Request, build_request
+from .request import InterfaceDemand, Request, build_request
 from .shared import choose_pus
 from .variants import split
 
@@ -84,12 +84,13 @@ def shapes(members: Sequence[Member]) -> tuple[list[tuple[VmDescriptor, int]], t
 
 @dataclass
 class _Demand:
-    """One member's use of a node (or of a host, for members with several cpu-sets)."""
+    """What one instance uses of a node (one cpu-set, or the shared vCPUs), or of a host (the
+    interfaces not bound to a node)."""
 
     pairs: int = 0
     isolated: int = 0  # unpaired vCPUs under `isolate`: a core each
     loose: int = 0  # other unpaired vCPUs and the emulator PU: a thread each
-    pages: dict[int, int] | None = None  # page size KiB -> count
+    pages: dict[int, int] = field(default_factory=dict)  # page size KiB -> count
     strict_mib: int = 0  # normal memory without oversubscription
     over_mib: int = 0  # normal memory with oversubscription
     bandwidth_kbps: int = 0
@@ -113,11 +114,7 @@ def _parts(request: Request) -> list[tuple[int, _Demand]]:
             bandwidth_kbps=cs.memory_bandwidth_kbps,
         )
         _memory(d, cs.normal_mib, request.memory_oversubscription)
-        mine = request.interfaces_of(cs.id)
-        d.vfs = tuple(
-            (i.speed_gbps, i.bandwidth_kbps) for i in mine if i.mode is InterfaceMode.sriov
-        )
-        d.ports = tuple(i.speed_gbps for i in mine if i.mode is InterfaceMode.dedicated)
+        d.vfs, d.ports = _interfaces(request.interfaces_of(cs.id))
         parts.append((cs.id, d))
     if request.shared is not None:
         d = _Demand(shared_vcpus=request.shared.vcpus)
@@ -135,15 +132,20 @@ def _memory(d: _Demand, mib: int, oversubscribed: bool) -> None:
 
 def _unbound(request: Request) -> _Demand:
     """The interfaces of one instance that may take a port of any node (counted per host)."""
-    free = [i for i in request.interfaces if not i.restricted]
-    return _Demand(
-        vfs=tuple((i.speed_gbps, i.bandwidth_kbps) for i in free if i.mode is InterfaceMode.sriov),
-        ports=tuple(i.speed_gbps for i in free if i.mode is InterfaceMode.dedicated),
-    )
+    vfs, ports = _interfaces([i for i in request.interfaces if not i.restricted])
+    return _Demand(vfs=vfs, ports=ports)
+
+
+def _interfaces(
+    ifaces: Sequence[InterfaceDemand],
+) -> tuple[tuple[tuple[float, int], ...], tuple[float, ...]]:
+    """(speed, kbit/s) of the SR-IOV interfaces, and the speed of the dedicated ones."""
+    vfs = tuple((i.speed_gbps, i.bandwidth_kbps) for i in ifaces if i.mode is InterfaceMode.sriov)
+    return vfs, tuple(i.speed_gbps for i in ifaces if i.mode is InterfaceMode.dedicated)
 
 
 class _CountModel:
-    """The CP-SAT model: variables per (member, host, slot), usage summed per slot."""
+    """The CP-SAT model's usage terms, summed per node slot (or host) and per port."""
 
     def __init__(self, fleet: FleetIndex) -> None:
         self.fleet = fleet
@@ -169,7 +171,7 @@ class _CountModel:
         ):
             if per:
                 self.use[(*key, name)].append(per * x)
-        for size, pages in (demand.pages or {}).items():
+        for size, pages in demand.pages.items():
             self.use[(*key, f"pages{size}")].append(pages * x)
         for col, speed in enumerate(self.fleet.vocab.speeds):
             # the interfaces that need this speed or more take ports at least this fast
