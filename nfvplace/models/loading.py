@@ -158,7 +158,7 @@ def _check_shape(text: str, source: str) -> None:
             if isinstance(event, _OPEN_EVENTS):
                 depth += 1
                 if depth > MAX_DEPTH:
-                    raise _too_deep(source)
+                    raise too_deep(source)
             elif isinstance(event, _CLOSE_EVENTS):
                 depth -= 1
     except yaml.YAMLError as exc:
@@ -166,7 +166,7 @@ def _check_shape(text: str, source: str) -> None:
         # nesting before the events reach our own limit: the same refusal, not a syntax error for
         # the pure-Python reader to rediscover slowly
         if "nesting depth" in str(exc):
-            raise _too_deep(source) from exc
+            raise too_deep(source) from exc
         return
 
 
@@ -179,7 +179,7 @@ def _too_many(source: str) -> DescriptorError:
     )
 
 
-def _too_deep(source: str) -> DescriptorError:
+def too_deep(source: str) -> DescriptorError:
     return DescriptorError(
         errors.INPUT_UNSAFE,
         f"document nests deeper than {MAX_DEPTH} levels",
@@ -252,8 +252,6 @@ def parse_problem(exc: BaseException) -> str:
     text = str(exc)
     if "integer string conversion" in text:  # Python refuses integers of over 4,300 digits
         return "a number has more than 4,300 digits (no field of a descriptor holds one)"
-    if isinstance(exc, RecursionError):
-        return f"nested deeper than {MAX_DEPTH} levels"
     return text
 
 
@@ -335,7 +333,7 @@ def check_json_shape(data: Any, source: str) -> None:
         if nodes > MAX_NODES:
             raise _too_many(source)
         if depth > MAX_DEPTH:
-            raise _too_deep(source)
+            raise too_deep(source)
         if isinstance(item, dict):
             stack.extend((v, depth + 1) for v in item.values())
             nodes += len(item)  # the keys

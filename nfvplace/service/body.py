@@ -8,7 +8,13 @@ from fastapi import Request
 
 from .. import errors
 from ..errors import DescriptorError, Issue
-from ..models.loading import SourceDocument, check_json_shape, parse_problem, parse_text
+from ..models.loading import (
+    SourceDocument,
+    check_json_shape,
+    parse_problem,
+    parse_text,
+    too_deep,
+)
 from .problems import ProblemError
 
 YAML_TYPES = ("application/yaml", "application/x-yaml", "text/yaml", "text/x-yaml")
@@ -49,7 +55,9 @@ async def read_document(request: Request) -> SourceDocument:
         return parse_text(text, "body")
     try:
         data = json.loads(text)
-    except (ValueError, RecursionError) as exc:  # ValueError: also integers over 4,300 digits
+    except RecursionError as exc:  # the same refusal as a YAML body nested as deep
+        raise too_deep("body") from exc
+    except ValueError as exc:  # also integers over 4,300 digits
         line = getattr(exc, "lineno", None)
         raise DescriptorError(
             errors.INPUT_SYNTAX,

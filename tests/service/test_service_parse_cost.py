@@ -62,7 +62,7 @@ WORST: list[tuple[str, Callable[[], str], dict[str, str], str]] = [
         JSON,
         "nfvplace.input.too_large",
     ),
-    ("JSON deep nesting", lambda: "[" * 100_000 + "]" * 100_000, JSON, "nfvplace.input."),
+    ("JSON deep nesting", lambda: "[" * 100_000 + "]" * 100_000, JSON, "nfvplace.input.unsafe"),
 ]
 
 
