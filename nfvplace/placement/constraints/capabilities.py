@@ -18,12 +18,10 @@ from __future__ import annotations
 import numpy as np
 
 from ...models.capabilities import HypervisorCapability
-from ...models.processors import SAME_LINE, match_rank, model_family, refusal
+from ...models.processors import SAME_LINE, match_rank, refusal
 from ..index import CAPABILITIES, BoolArray, FleetIndex, version_key
 from ..options import ProcessorMatch
 from .base import FilterInput, HostCheck, detail
-
-__all__ = ["checks", "model_family", "model_rank"]
 
 
 def model_rank(fleet: FleetIndex, inp: FilterInput) -> np.ndarray:
