@@ -83,10 +83,13 @@ def place(hosts: Any, vm: Any, **policy: Any) -> PlacementResult:
 def capacity(hosts: Any, vm: Any, **policy: Any) -> CapacityReport:
     """How many more instances of a VM Descriptor fit on the hosts, on which, and what runs out first.
 
+    The VM is linted first, as by `place`: raises `LintError` for what `nfvplace lint` refuses.
     See `nfvplace.placement.capacity`.
     """
+    from .lint import lint_model, refuse_errors
     from .placement import capacity as _capacity
 
+    refuse_errors(lint_model(vm, getattr(vm, "name", "<vm>")), "VM Descriptor")
     return _capacity(hosts, vm, **policy)
 
 

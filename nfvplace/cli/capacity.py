@@ -1,6 +1,7 @@
 """`nfvplace capacity`: how many more instances of a VM fit on the hosts, and where (read-only).
 
-Exit codes: 0 (the report on stdout, also when nothing fits: the count is then 0), 1 invalid input.
+Exit codes: 0 (the report on stdout, also when nothing fits: the count is then 0), 1 invalid input
+(a VM that `nfvplace lint` refuses, with its rule ids).
 """
 
 from __future__ import annotations
@@ -34,10 +35,11 @@ def capacity_command(
     """How many more instances of the VM fit, on which hosts, and what runs out first on each."""
     from ..models.vmd import VmDescriptor
     from ..placement import capacity
-    from .inputs import load_hosts, load_vm
+    from .inputs import lint_first, load_hosts, load_vm
 
     check_choice(fmt, FORMATS)
     try:
+        lint_first(vm)
         fleet = load_hosts(list(hosts) + list(more_hosts or []))
         descriptor = load_vm(vm)
         if not isinstance(descriptor, VmDescriptor):

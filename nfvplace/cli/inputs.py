@@ -60,6 +60,13 @@ def load_hosts(paths: list[Path]) -> list[ComputeHostDescriptor]:
     return hosts
 
 
+def lint_first(path: Path) -> None:
+    """Refuse what `nfvplace lint` refuses, with its rule ids (exit 1, findings on stderr)."""
+    from ..lint import lint_file, refuse_errors
+
+    refuse_errors(lint_file(path), "VM Descriptor or VNF template")
+
+
 def load_vm(path: Path) -> VmDescriptor | VnfTemplate:
     loaded = load(path)
     if isinstance(loaded, VmDescriptor | VnfTemplate):

@@ -29,13 +29,6 @@ FORMATS = ("yaml", "json", "libvirt")
 EXIT_NO_FIT = 3
 
 
-def _lint_first(path: Path) -> None:
-    """Refuse what `nfvplace lint` refuses, with its rule ids (exit 1, findings on stderr)."""
-    from ..lint import lint_file, refuse_errors
-
-    refuse_errors(lint_file(path), "VM Descriptor or VNF template")
-
-
 @app.command("place")
 def place_command(
     hosts: Annotated[
@@ -86,13 +79,13 @@ def place_command(
     from ..models.loading import dump
     from ..placement import place
     from ..render.several import render_configurations
-    from .inputs import document, load_hosts, load_vm
+    from .inputs import document, lint_first, load_hosts, load_vm
     from .joint import echo_unplaced, moves_advice, target
 
     check_choice(fmt, FORMATS)
     try:
         for path in vm:
-            _lint_first(path)
+            lint_first(path)
         fleet = load_hosts(list(hosts) + list(more_hosts or []))
         descriptor = target(vm, load_vm)
         result = place(

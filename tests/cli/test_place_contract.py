@@ -1,9 +1,10 @@
-"""`place` refuses what `lint` refuses; a VNF's output is one document that `lint` and `render` take."""
+"""`place` and `capacity` refuse what `lint` refuses; a VNF's output is one document that `lint` and `render` take."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -53,10 +54,13 @@ def _lint_error_rules(path: Path) -> set[str]:
     return {f["rule"] for f in json.loads(out) if f["severity"] == "error"}
 
 
-def test_place_refuses_what_lint_refuses_with_the_same_rule_ids(dup_vm: Path) -> None:
+@pytest.mark.parametrize("command", ["place", "capacity"])
+def test_commands_refuse_what_lint_refuses_with_the_same_rule_ids(
+    dup_vm: Path, command: str
+) -> None:
     rules = _lint_error_rules(dup_vm)
     assert "NFV101" in rules
-    code, out, err = _run("place", "--hosts", FLEET, "--vm", str(dup_vm))
+    code, out, err = _run(command, "--hosts", FLEET, "--vm", str(dup_vm))
     assert code == 1
     assert out == ""
     assert "error [nfvplace.input.invalid]" in err
@@ -64,10 +68,11 @@ def test_place_refuses_what_lint_refuses_with_the_same_rule_ids(dup_vm: Path) ->
     assert "line 9" in err  # the line of the second cpu-set's vcpus, as lint says
 
 
-def test_library_place_raises_lint_error_with_the_findings(dup_vm: Path) -> None:
+@pytest.mark.parametrize("door", [nfvplace.place, nfvplace.capacity], ids=["place", "capacity"])
+def test_library_doors_raise_lint_error_with_the_findings(dup_vm: Path, door: Any) -> None:
     vm = nfvplace.load(dup_vm)
     with pytest.raises(nfvplace.LintError) as caught:
-        nfvplace.place(nfvplace.load(FLEET), vm)
+        door(nfvplace.load(FLEET), vm)
     error = caught.value
     assert error.code == "nfvplace.input.invalid"
     assert {f.rule for f in error.findings if f.severity == "error"} == _lint_error_rules(dup_vm)
