@@ -8,10 +8,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from sqlalchemy import (
-    Connection,
     Engine,
     delete,
-    insert,
     select,
     update,
 )
@@ -20,15 +18,25 @@ from sqlalchemy.exc import IntegrityError
 from ..claims import claim
 from ..models.chd import ComputeHostDescriptor
 from ..models.configuration import VmConfiguration
+from . import steps
 from .availability import derive
 from .records import (
+    BUMP_COUNTER,
     CLAIMS,
+    CONFIGURATIONS,
     HOSTS,
+    INSERT_CLAIM,
+    INSERT_INSTANCE,
+    INSERT_PAGE_CLAIM,
+    INSERT_PLACEMENT,
+    INSERT_PLACEMENT_HOST,
     INSTANCES,
+    MARK_CHANGED,
     PAGE_CLAIMS,
     PLACEMENT_HOSTS,
     PLACEMENTS,
     POOLS,
+    RAISE_POOL,
     SET_AVAILABLE,
     SWAP,
     IdempotentReplayError,
@@ -37,6 +45,7 @@ from .records import (
     Snapshot,
     StaleSnapshot,
     chd_json,
+    json_text,
     live_on,
     stamp,
     utc_now,
@@ -135,39 +144,24 @@ class PlacementStore:
                 for config in configs:
                     chd = claim(chd, config)
                 updated[host_id] = chd
-        stored = [c.model_dump(mode="json", by_alias=True) for c in configurations]
-        now = utc_now()
+        stored = CONFIGURATIONS.dump_python(list(configurations), mode="json", by_alias=True)
+        row = {
+            "id": placement_id,
+            "idempotency_key": idempotency_key,
+            "request_hash": request_hash,
+            "response": json_text(response),
+            "configurations": json_text(stored),
+            "name": name,
+            "descriptor": None if descriptor is None else json_text(descriptor),
+            "created_at": utc_now(),
+            "released_at": None,
+        }
         try:
             with self.engine.begin() as conn:
-                for host_id in sorted(by_host):
-                    swapped = conn.execute(
-                        SWAP,
-                        {
-                            "b_id": host_id,
-                            "b_seen": snapshot.generations[host_id],
-                            "b_next": snapshot.generations[host_id] + 1,
-                            "b_available": chd_json(updated[host_id]),
-                            "b_now": now,
-                        },
-                    )
-                    if swapped.rowcount != 1:
-                        raise StaleSnapshot(host_id)
-                conn.execute(
-                    insert(PLACEMENTS),
-                    {
-                        "id": placement_id,
-                        "idempotency_key": idempotency_key,
-                        "request_hash": request_hash,
-                        "response": dict(response),
-                        "configurations": stored,
-                        "name": name,
-                        "descriptor": None if descriptor is None else dict(descriptor),
-                        "created_at": now,
-                        "released_at": None,
-                    },
+                steps.run(
+                    conn,
+                    commit_steps(row, configurations, {h: updated[h] for h in by_host}, snapshot),
                 )
-                self._insert_holdings(conn, placement_id, configurations)
-                stamp(conn, by_host)
         except IntegrityError as exc:
             if idempotency_key is not None:
                 first = self.find_by_key(idempotency_key)
@@ -183,62 +177,6 @@ class PlacementStore:
             False,
             descriptor,
         )
-
-    @staticmethod
-    def _insert_holdings(
-        conn: Connection, placement_id: str, configurations: Sequence[VmConfiguration]
-    ) -> None:
-        """The placement's rows: hosts, instances, unique claims and guarded hugepage counters."""
-        conn.execute(
-            insert(PLACEMENT_HOSTS),
-            [
-                {"placement_id": placement_id, "host_id": h}
-                for h in sorted({c.host for c in configurations})
-            ],
-        )
-        conn.execute(
-            insert(INSTANCES),
-            [
-                {"placement_id": placement_id, "owner": c.owner, "host_id": c.host, "vm": c.vm}
-                for c in configurations
-            ],
-        )
-        held = sorted({h for config in configurations for h in held_resources(config)})
-        if held:
-            conn.execute(
-                insert(CLAIMS),
-                [
-                    {
-                        "placement_id": placement_id,
-                        "host_id": h.host,
-                        "kind": h.kind,
-                        "resource": h.resource,
-                    }
-                    for h in held
-                ],
-            )
-        for (host_id, node, size), count in sorted(hugepages_held(configurations).items()):
-            raised = conn.execute(
-                update(POOLS)
-                .where(
-                    POOLS.c.host_id == host_id,
-                    POOLS.c.numa_node == node,
-                    POOLS.c.size_kib == size,
-                    POOLS.c.claimed + count <= POOLS.c.capacity,
-                )
-                .values(claimed=POOLS.c.claimed + count)
-            )
-            if raised.rowcount != 1:
-                raise StaleSnapshot(host_id)
-            conn.execute(
-                insert(PAGE_CLAIMS).values(
-                    placement_id=placement_id,
-                    host_id=host_id,
-                    numa_node=node,
-                    size_kib=size,
-                    count=count,
-                )
-            )
 
     def release_placement(self, placement_id: str) -> bool:
         """Free what a placement holds; False when it is unknown or released already."""
@@ -289,6 +227,87 @@ class PlacementStore:
                 conn.execute(delete(table).where(table.c.placement_id == placement_id))
             stamp(conn, host_ids)
         return True
+
+
+def commit_steps(
+    row: Mapping[str, Any],
+    configurations: Sequence[VmConfiguration],
+    claimed: Mapping[str, ComputeHostDescriptor],
+    snapshot: Snapshot,
+) -> list[steps.Step]:
+    """The writes of one placement (`row` of the placements table), in lock order: the hosts'
+    compare-and-swap first, the change counter last (as every other write takes them)."""
+    placement_id = row["id"]
+    now = row["created_at"]
+    swaps = [
+        steps.Step(
+            SWAP,
+            [
+                {
+                    "b_id": host_id,
+                    "b_seen": snapshot.generations[host_id],
+                    "b_next": snapshot.generations[host_id] + 1,
+                    "b_available": chd_json(chd),
+                    "b_now": now,
+                }
+            ],
+            stale=host_id,
+            barrier=True,
+        )
+        for host_id, chd in sorted(claimed.items())
+    ]
+    held = sorted({h for config in configurations for h in held_resources(config)})
+    pages = sorted(hugepages_held(configurations).items())
+    return [
+        *swaps,
+        steps.Step(INSERT_PLACEMENT, [row]),
+        steps.Step(
+            INSERT_PLACEMENT_HOST,
+            [{"placement_id": placement_id, "host_id": h} for h in sorted(claimed)],
+        ),
+        steps.Step(
+            INSERT_INSTANCE,
+            [
+                {"placement_id": placement_id, "owner": c.owner, "host_id": c.host, "vm": c.vm}
+                for c in configurations
+            ],
+        ),
+        steps.Step(
+            INSERT_CLAIM,
+            [
+                {
+                    "placement_id": placement_id,
+                    "host_id": h.host,
+                    "kind": h.kind,
+                    "resource": h.resource,
+                }
+                for h in held
+            ],
+        ),
+        *(
+            steps.Step(
+                RAISE_POOL,
+                [{"b_host": host_id, "b_node": node, "b_size": size, "b_count": count}],
+                stale=host_id,
+            )
+            for (host_id, node, size), count in pages
+        ),
+        steps.Step(
+            INSERT_PAGE_CLAIM,
+            [
+                {
+                    "placement_id": placement_id,
+                    "host_id": host_id,
+                    "numa_node": node,
+                    "size_kib": size,
+                    "count": count,
+                }
+                for (host_id, node, size), count in pages
+            ],
+        ),
+        steps.Step(BUMP_COUNTER, [{}]),
+        steps.Step(MARK_CHANGED, [{"b_id": h} for h in sorted(claimed)]),
+    ]
 
 
 def _placement(row: Any) -> PlacementRecord:

@@ -8,10 +8,13 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, cast
 
+from pydantic import TypeAdapter
+from pydantic_core import to_json
 from sqlalchemy import (
     Connection,
     Table,
     bindparam,
+    insert,
     select,
     update,
 )
@@ -41,6 +44,7 @@ PAGE_CLAIMS = cast(Table, HugepageClaimRow.__table__)
 COUNTER = cast(Table, ChangeCounterRow.__table__)
 DELETED = cast(Table, DeletedHostRow.__table__)
 CHUNK = 500
+CONFIGURATIONS = TypeAdapter(list[VmConfiguration])
 
 # Statements that carry whole descriptors take them as execution parameters: given to `.values()`
 # as literals, SQLAlchemy would walk every JSON document to build its cache key (10 ms a host).
@@ -68,6 +72,41 @@ SWAP = (
         available=bindparam("b_available"),
         updated_at=bindparam("b_now"),
     )
+)
+
+# A placement's commit (`placements.commit_steps`): every value a bind parameter, so that each
+# statement is compiled once and the commit can be pipelined (steps.py).
+INSERT_PLACEMENT = insert(PLACEMENTS).values(
+    {c: bindparam(c) for c in PLACEMENTS.c.keys()}  # noqa: SIM118 - a Table's column keys
+)
+INSERT_PLACEMENT_HOST = insert(PLACEMENT_HOSTS).values(
+    placement_id=bindparam("placement_id"), host_id=bindparam("host_id")
+)
+INSERT_INSTANCE = insert(INSTANCES).values(
+    {c: bindparam(c) for c in ("placement_id", "owner", "host_id", "vm")}
+)
+INSERT_CLAIM = insert(CLAIMS).values(
+    {c: bindparam(c) for c in ("placement_id", "host_id", "kind", "resource")}
+)
+RAISE_POOL = (
+    update(POOLS)
+    .where(
+        POOLS.c.host_id == bindparam("b_host"),
+        POOLS.c.numa_node == bindparam("b_node"),
+        POOLS.c.size_kib == bindparam("b_size"),
+        POOLS.c.claimed + bindparam("b_count") <= POOLS.c.capacity,
+    )
+    .values(claimed=POOLS.c.claimed + bindparam("b_count"))
+)
+INSERT_PAGE_CLAIM = insert(PAGE_CLAIMS).values(
+    {c: bindparam(c) for c in ("placement_id", "host_id", "numa_node", "size_kib", "count")}
+)
+# The change stamp without a round trip for the number: taken last, then written on each host.
+BUMP_COUNTER = update(COUNTER).where(COUNTER.c.id == 1).values(seq=COUNTER.c.seq + 1)
+MARK_CHANGED = (
+    update(HOSTS)
+    .where(HOSTS.c.id == bindparam("b_id"))
+    .values(change_seq=select(COUNTER.c.seq).where(COUNTER.c.id == 1).scalar_subquery())
 )
 
 
@@ -143,6 +182,11 @@ def utc_now() -> datetime:
 def chd_json(chd: ComputeHostDescriptor) -> JsonText:
     """A host as the JSON columns store it, serialised once (a commit writes the claimed host)."""
     return JsonText(chd.model_dump_json(by_alias=True))
+
+
+def json_text(value: Any) -> JsonText:
+    """Any JSON-able value serialised once, in Rust (pydantic-core), for the JSON columns."""
+    return JsonText(to_json(value).decode())
 
 
 def dump_chd(chd: ComputeHostDescriptor) -> dict[str, Any]:

@@ -22,10 +22,10 @@ from sqlalchemy import (
     String,
     UniqueConstraint,
 )
-from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
-JsonType = JSON().with_variant(JSONB(), "postgresql")
+# `json` on PostgreSQL too (migration 0003): documents are written and read whole, never queried
+JsonType = JSON()
 
 NAMING = {
     "ix": "ix_%(column_0_label)s",
