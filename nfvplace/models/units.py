@@ -114,6 +114,8 @@ def format_memory_kib(kib: int) -> str:
 
 
 def _mib(value: Any) -> int:
+    if type(value) is int and value >= 0:  # the common case, checked first: stored hosts
+        return value
     kib = parse_memory_kib(value, "mib")
     if kib % 1024:
         raise QuantityError(f"{value!r} is not a whole number of MiB")
@@ -121,6 +123,8 @@ def _mib(value: Any) -> int:
 
 
 def _kib(value: Any) -> int:
+    if type(value) is int and value >= 0:
+        return value
     return parse_memory_kib(value, "kib")
 
 

@@ -2,14 +2,20 @@
 
 Each worker holds one `FleetIndex` (the engine's index) of every host's availability, the generation
 each host has in the database, and the last change number it read from the store's change feed. A
-placement refreshes the index from the feed (one small query; hosts changed by any worker or replica
-since are read again), decides on it, and claims in the index at once what it chose, so the next
-request of this worker decides around it; the store then commits it with compare-and-swap on the
-generations. Requests of one worker that chose the same host commit in the order they decided (the
-later one waits for the earlier one's outcome); a commit that loses the race marks its hosts to be
-read again, and the caller decides once more. A worker that lost a race on a host places single VMs
-elsewhere first for a moment (`AVOID_S`), so that workers and replicas packing onto the same host
-fall into separate lanes instead of colliding again.
+placement refreshes the index from the feed (one small query), decides on it, and claims in the index
+at once what it chose, so the next request of this worker decides around it; the store then commits
+it with compare-and-swap on the generations. Requests of one worker that chose the same host commit
+in the order they decided (the later one waits for the earlier one's outcome); a commit that loses
+the race marks its hosts to be read again, and the caller decides once more.
+
+Hosts that another worker or replica changed are *stale* here until they are read again. A host that
+came or went is read at once. A host whose availability changed is read lazily: a single VM is first
+placed on the other hosts (with the stale ones and the ones this worker just lost races on,
+`AVOID_S`, excluded), and only if none fits are the stale hosts read and the decision made again on
+the whole fleet. A stale host is read at the latest `STALE_S` after it changed. Under load every
+worker packs onto a host of its own (its lane) instead of reading, after every placement, the host
+another worker is filling, and racing it there. Dry runs, VNFs and batches read the stale hosts
+first: they decide on the whole, current fleet.
 
 The lock below is held only while the index is read or changed (a refresh, one decision of about a
 millisecond); commits run outside it, concurrently.
@@ -33,6 +39,7 @@ T = TypeVar("T")
 COMPACT_FROM = 2000  # hosts: from here on the index keeps descriptors compressed
 WAIT_S = 60.0
 AVOID_S = 0.5  # a worker that lost a race on a host places elsewhere first for this long
+STALE_S = 0.25  # a host another worker changed is read again at the latest this long after
 
 
 @dataclass(eq=False)
@@ -61,7 +68,8 @@ class LiveIndex:
         self._index: FleetIndex | None = None
         self._generation: dict[str, int] = {}  # what the database has (or will, once pending land)
         self._pending: dict[str, _Pending] = {}
-        self._dirty: set[str] = set()
+        self._dirty: set[str] = set()  # hosts of this worker's failed commits: read at once
+        self._stale: dict[str, float] = {}  # host -> since when (monotonic) another changed it
         self._seq = -1
         self._avoid: dict[str, float] = {}  # host -> until when (monotonic) this worker avoids it
         self.hosts_read = 0  # hosts (re)read from the database, for metrics and benchmarks
@@ -76,19 +84,33 @@ class LiveIndex:
 
     def _refresh(self) -> None:
         changes = self.store.changes_since(self._seq)
+        now = time.monotonic()
         # hosts with commits of this worker in flight are read again only if one of those fails
-        stale = {h for h in self._dirty if h not in self._pending}
-        self._dirty -= stale
+        read = {h for h in self._dirty if h not in self._pending}
+        self._dirty -= read
+        known = {} if self._index is None else self._index.index
         for host_id, generation in changes.hosts.items():
-            if host_id not in self._pending and (
-                generation is None or self._generation.get(host_id) != generation
-            ):
-                stale.add(host_id)
+            if host_id in self._pending or self._generation.get(host_id) == generation:
+                continue
+            if generation is None or host_id not in known:
+                read.add(host_id)  # a host came or went: the index changes shape now
+            else:
+                self._stale.setdefault(host_id, now)
+        read.update(h for h, since in self._stale.items() if now - since >= STALE_S)
         if self._index is None:
-            self._first_read(stale)
+            self._first_read(read)
         else:
-            self._read_again(self._index, stale)
+            self._read(self._index, read)
         self._seq = changes.seq
+
+    def _read_stale(self) -> None:
+        if self._stale and self._index is not None:
+            self._read(self._index, set(self._stale))
+
+    def _read(self, index: FleetIndex, hosts: set[str]) -> None:
+        for host_id in hosts:
+            self._stale.pop(host_id, None)
+        self._read_again(index, hosts)
 
     def _first_read(self, ids: set[str]) -> None:
         """Every host, streamed from the store into a new index: each descriptor is interned by
@@ -119,21 +141,34 @@ class LiveIndex:
             index.update_many(chd for _g, chd in fresh.values())
         self._generation.update({h: g for h, (g, _c) in fresh.items()})
 
-    def avoided(self) -> frozenset[str]:
+    def _avoided(self) -> frozenset[str]:
         """Hosts this worker lost a race on within the last `AVOID_S` (to try others first)."""
         now = time.monotonic()
-        with self._lock:
-            self._avoid = {h: t for h, t in self._avoid.items() if t > now}
-            return frozenset(self._avoid)
+        self._avoid = {h: t for h, t in self._avoid.items() if t > now}
+        return frozenset(self._avoid)
 
     def decide(
-        self, place: Callable[[FleetIndex], PlacementResult], *, claim: bool = True
+        self,
+        place: Callable[[FleetIndex, frozenset[str]], PlacementResult],
+        *,
+        claim: bool = True,
+        narrow: bool = False,
     ) -> Decision:
-        """Refresh, run `place` on the index and (with `claim`) hold its hosts in the index."""
+        """Refresh, run `place(index, excluded hosts)` and (with `claim`) hold its hosts in the
+        index. With `narrow` (a single VM to claim), stale and avoided hosts are excluded first."""
         with self._lock:
             self._refresh()
-            assert self._index is not None
-            result = place(self._index)
+            result: PlacementResult | None = None
+            skip = frozenset(self._stale) | self._avoided() if narrow else frozenset()
+            if skip:
+                assert self._index is not None
+                result = place(self._index, skip)
+            if result is None or not result.ok:
+                self._read_stale()
+                assert self._index is not None
+                result = place(self._index, frozenset())
+            index = self._index
+            assert index is not None
             if not claim or not result.ok:
                 return Decision(result, Snapshot({}, {}), {})
             expected: dict[str, int] = {}
@@ -145,7 +180,7 @@ class LiveIndex:
                     after.append(self._pending[host_id])
                 mine[host_id] = self._pending[host_id] = _Pending()
                 self._generation[host_id] += 1
-                self._index.update(chd)
+                index.update(chd)
             return Decision(result, Snapshot({}, expected), dict(result.hosts), tuple(after), mine)
 
     def settle(self, decision: Decision, commit: Callable[[], T]) -> T:

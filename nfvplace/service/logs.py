@@ -12,7 +12,24 @@ request_id_var: contextvars.ContextVar[str | None] = contextvars.ContextVar(
     "nfvplace_request_id", default=None
 )
 
+# Fields a request adds to its one log line (the middleware writes it when the request ends): the
+# placement made, the hosts it took. A dict per request, shared with the worker thread it runs in.
+request_fields_var: contextvars.ContextVar[dict[str, Any] | None] = contextvars.ContextVar(
+    "nfvplace_request_fields", default=None
+)
+
 LOGGER = logging.getLogger("nfvplace.service")
+
+
+def note(message: str, **fields: Any) -> None:
+    """Add `fields` to the current request's log line; outside a request, log them as `message`."""
+    current = request_fields_var.get()
+    if current is None:
+        LOGGER.info(message, extra=fields)
+    else:
+        current.update(fields)
+
+
 _STANDARD = set(vars(logging.makeLogRecord({}))) | {"message", "asctime", "color_message"}
 
 

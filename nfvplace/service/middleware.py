@@ -10,7 +10,7 @@ from typing import Any
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from .. import errors
-from .logs import LOGGER, request_id_var
+from .logs import LOGGER, request_fields_var, request_id_var
 from .metrics import Metrics
 from .problems import PROBLEM_JSON, problem_body
 
@@ -32,6 +32,8 @@ class RequestContext:
         request_id = given if _SAFE_ID.match(given) else uuid.uuid4().hex
         scope.setdefault("state", {})["request_id"] = request_id
         token = request_id_var.set(request_id)
+        fields: dict[str, Any] = {}
+        fields_token = request_fields_var.set(fields)
         start = time.perf_counter()
         status = 500
 
@@ -65,8 +67,10 @@ class RequestContext:
                     "route": template,
                     "status": status,
                     "duration_ms": round(elapsed * 1000, 2),
+                    **fields,
                 },
             )
+            request_fields_var.reset(fields_token)
             request_id_var.reset(token)
 
     async def _too_large(self, scope: Scope, send: Send, length: int) -> None:

@@ -25,7 +25,7 @@ from ..placement.batch import BatchItem
 from ..placement.result import Diagnosis, PlacementResult
 from ..store import IdempotentReplayError, PlacementRecord, StaleSnapshot, Store
 from .live import Decision, LiveIndex
-from .logs import LOGGER
+from .logs import LOGGER, note
 from .metrics import Metrics
 from .problems import ProblemError
 
@@ -43,6 +43,7 @@ class PlacementRequest:
 
     @property
     def request_hash(self) -> str:
+        """What an Idempotency-Key's replay is checked against (computed only for keyed requests)."""
         canonical = json.dumps(self.body, sort_keys=True, separators=(",", ":"), default=str)
         return hashlib.sha256(canonical.encode()).hexdigest()
 
@@ -141,31 +142,22 @@ class Placements:
     def _compute(
         self,
         fleet: FleetIndex,
+        exclude: frozenset[str],
         request: PlacementRequest,
         placement_id: str,
         attempt: int,
-        avoid: frozenset[str] = frozenset(),
     ) -> PlacementResult:
         if len(fleet) == 0:
             return empty_fleet(request.descriptor)
-
-        def run(exclude: frozenset[str]) -> PlacementResult:
-            extra = {"exclude": exclude} if exclude else {}
-            return self.placer(
-                fleet,
-                request.descriptor,
-                policy=request.policy,
-                seed=0 if attempt == 0 else self._retry_seed + attempt,
-                explain=request.explain,
-                instance=owner_name(placement_id, request.descriptor),
-                **extra,
-            )
-
-        if avoid and isinstance(request.descriptor, VmDescriptor) and not request.dry_run:
-            result = run(avoid)  # hosts this worker just lost races on: elsewhere first
-            if result.ok:
-                return result
-        return run(frozenset())
+        return self.placer(
+            fleet,
+            request.descriptor,
+            policy=request.policy,
+            seed=0 if attempt == 0 else self._retry_seed + attempt,
+            explain=request.explain,
+            instance=owner_name(placement_id, request.descriptor),
+            **({"exclude": exclude} if exclude else {}),
+        )
 
     def place(self, request: PlacementRequest, idempotency_key: str | None) -> Answer:
         if idempotency_key is not None and not request.dry_run:
@@ -180,9 +172,9 @@ class Placements:
                     request=request,
                     placement_id=placement_id,
                     attempt=attempt,
-                    avoid=self.live.avoided(),
                 ),
                 claim=not request.dry_run,
+                narrow=isinstance(request.descriptor, VmDescriptor) and not request.dry_run,
             )
             result = decision.result
             if not result.ok and request.moves:
@@ -221,10 +213,7 @@ class Placements:
             except IdempotentReplayError as exc:
                 return self._replay(exc.placement, request)
             self.metrics.placements.labels("placed").inc()
-            LOGGER.info(
-                "placed",
-                extra={"placement": placement_id, "hosts": sorted(result.hosts)},
-            )
+            note("placed", placement=placement_id, hosts=sorted(result.hosts))
             return Answer(201, response, {"Location": f"/v1/placements/{placement_id}"})
         self.metrics.placements.labels("conflict").inc()
         raise ProblemError(
@@ -244,7 +233,7 @@ class Placements:
         return self.store.commit_placement(
             placement_id=placement_id,
             idempotency_key=idempotency_key,
-            request_hash=request.request_hash,
+            request_hash="" if idempotency_key is None else request.request_hash,
             response=response,
             configurations=decision.result.configurations,
             snapshot=decision.base,

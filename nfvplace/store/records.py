@@ -186,7 +186,7 @@ def chd_json(chd: ComputeHostDescriptor) -> JsonText:
 
 def json_text(value: Any) -> JsonText:
     """Any JSON-able value serialised once, in Rust (pydantic-core), for the JSON columns."""
-    return JsonText(to_json(value).decode())
+    return JsonText(to_json(value, inf_nan_mode="null").decode())
 
 
 def dump_chd(chd: ComputeHostDescriptor) -> dict[str, Any]:

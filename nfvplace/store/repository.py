@@ -22,6 +22,8 @@ from sqlalchemy import (
     BigInteger,
     Connection,
     Engine,
+    Text,
+    bindparam,
     delete,
     insert,
     null,
@@ -60,6 +62,20 @@ from .records import (
     utc_now,
 )
 from .resources import hugepage_capacity, hugepages_held
+
+CHANGES = union_all(  # the change feed after number b_seq (compiled once)
+    select(HOSTS.c.id, HOSTS.c.generation, HOSTS.c.change_seq).where(
+        HOSTS.c.change_seq > bindparam("b_seq")
+    ),
+    select(DELETED.c.host_id, sql_cast(null(), BigInteger), DELETED.c.change_seq).where(
+        DELETED.c.change_seq > bindparam("b_seq")
+    ),
+)
+
+
+def as_text(column: Any) -> Any:
+    """A JSON column read as its text (SQLite keeps text; PostgreSQL prints its `json`)."""
+    return sql_cast(column, Text)
 
 
 class Store(PlacementStore):
@@ -199,18 +215,10 @@ class Store(PlacementStore):
 
     def changes_since(self, seq: int) -> Changes:
         """Hosts changed (or deleted) after change number `seq` (-1: every host)."""
-        query = union_all(
-            select(HOSTS.c.id, HOSTS.c.generation, HOSTS.c.change_seq).where(
-                HOSTS.c.change_seq > seq
-            ),
-            select(DELETED.c.host_id, sql_cast(null(), BigInteger), DELETED.c.change_seq).where(
-                DELETED.c.change_seq > seq
-            ),
-        )
         newest: dict[str, tuple[int, int | None]] = {}
         top = seq
         with self.engine.connect() as conn:
-            for host_id, generation, change in conn.execute(query):
+            for host_id, generation, change in conn.execute(CHANGES, {"b_seq": seq}):
                 top = max(top, int(change))
                 if host_id not in newest or newest[host_id][0] < change:
                     newest[host_id] = (int(change), None if generation is None else int(generation))
@@ -225,20 +233,25 @@ class Store(PlacementStore):
     ) -> Iterator[tuple[str, int, ComputeHostDescriptor]]:
         """(id, generation, availability) of each host that still exists, one host at a time, read
         `CHUNK` hosts per query: a caller that keeps only what it needs of each host (the index
-        interns equal parts) never holds every parsed descriptor at once."""
+        interns equal parts) never holds every parsed descriptor at once. Documents are read as
+        text and parsed by pydantic-core (a third of the time of `json.loads` and validation)."""
         ids = sorted(set(host_ids))
         with self.engine.connect() as conn:
             for start in range(0, len(ids), CHUNK):
                 rows: list[Any] = list(
                     conn.execute(
-                        select(HOSTS.c.id, HOSTS.c.generation, HOSTS.c.available).where(
+                        select(HOSTS.c.id, HOSTS.c.generation, as_text(HOSTS.c.available)).where(
                             HOSTS.c.id.in_(ids[start : start + CHUNK])
                         )
                     )
                 )
                 for k, (host_id, generation, available) in enumerate(rows):
                     rows[k] = None  # drop each host's JSON as soon as it is parsed
-                    yield host_id, int(generation), ComputeHostDescriptor.model_validate(available)
+                    yield (
+                        host_id,
+                        int(generation),
+                        ComputeHostDescriptor.model_validate_json(available),
+                    )
 
     def snapshot(self) -> Snapshot:
         """Every host's availability with its generation (a full read: tools and tests)."""

@@ -81,6 +81,7 @@ class PlacementRow(Base):
 
     id: Mapped[str] = mapped_column(String(64), primary_key=True)
     idempotency_key: Mapped[str | None] = mapped_column(String(255), unique=True, nullable=True)
+    # sha256 of a keyed request's body, checked on replay ("" for a request without a key)
     request_hash: Mapped[str] = mapped_column(String(64), nullable=False)
     response: Mapped[dict[str, Any]] = mapped_column(JsonType, nullable=False)
     configurations: Mapped[list[dict[str, Any]]] = mapped_column(JsonType, nullable=False)

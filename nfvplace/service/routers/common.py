@@ -1,8 +1,11 @@
-"""OpenAPI fragments shared by the routers."""
+"""OpenAPI fragments and the JSON response shared by the routers."""
 
 from __future__ import annotations
 
 from typing import Any
+
+from fastapi.responses import JSONResponse
+from pydantic_core import to_json
 
 PROBLEM_REF = {"$ref": "#/components/schemas/Problem"}
 
@@ -41,3 +44,11 @@ def body_of(component: str, description: str) -> dict[str, Any]:
             },
         }
     }
+
+
+class FastJSONResponse(JSONResponse):
+    """JSON rendered by pydantic-core (Rust): a placement's answer carries every VM Configuration,
+    which the standard library's encoder took a tenth of a worker's time to write."""
+
+    def render(self, content: Any) -> bytes:
+        return to_json(content, inf_nan_mode="null")  # JSON has no NaN

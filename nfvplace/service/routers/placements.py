@@ -27,7 +27,7 @@ from ..descriptors import parse_as, parse_options
 from ..placing import PlacementRequest, vm_descriptors
 from ..problems import ProblemError
 from ..requests import ENVELOPE, PlacementOptions
-from .common import body_of, problems
+from .common import FastJSONResponse, body_of, problems
 
 router = APIRouter(prefix="/v1/placements", tags=["placements"])
 
@@ -198,7 +198,7 @@ async def create_placement(
     key = _idempotency_key(idempotency_key)
     parsed = placement_request(await read_document(request))
     answer = await run_in_threadpool(placements.place, parsed, key)
-    return JSONResponse(answer.body, status_code=answer.status, headers=answer.headers)
+    return FastJSONResponse(answer.body, status_code=answer.status, headers=answer.headers)
 
 
 @router.get(
