@@ -103,6 +103,10 @@ class LiveIndex:
             self._read(self._index, read)
         self._seq = changes.seq
 
+    def _fleet(self) -> FleetIndex:
+        assert self._index is not None, "refreshed first"
+        return self._index
+
     def _read_stale(self) -> None:
         if self._stale and self._index is not None:
             self._read(self._index, set(self._stale))
@@ -158,17 +162,11 @@ class LiveIndex:
         index. With `narrow` (a single VM to claim), stale and avoided hosts are excluded first."""
         with self._lock:
             self._refresh()
-            result: PlacementResult | None = None
             skip = frozenset(self._stale) | self._avoided() if narrow else frozenset()
-            if skip:
-                assert self._index is not None
-                result = place(self._index, skip)
+            result = place(self._fleet(), skip) if skip else None
             if result is None or not result.ok:
                 self._read_stale()
-                assert self._index is not None
-                result = place(self._index, frozenset())
-            index = self._index
-            assert index is not None
+                result = place(self._fleet(), frozenset())
             if not claim or not result.ok:
                 return Decision(result, Snapshot({}, {}), {})
             expected: dict[str, int] = {}
@@ -180,7 +178,7 @@ class LiveIndex:
                     after.append(self._pending[host_id])
                 mine[host_id] = self._pending[host_id] = _Pending()
                 self._generation[host_id] += 1
-                index.update(chd)
+                self._fleet().update(chd)
             return Decision(result, Snapshot({}, expected), dict(result.hosts), tuple(after), mine)
 
     def settle(self, decision: Decision, commit: Callable[[], T]) -> T:

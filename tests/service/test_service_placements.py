@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import logging
 from xml.etree import ElementTree
 
+import pytest
 from fastapi.testclient import TestClient
 from service_hosts import host, vm
 from service_support import auth, sequential_count
+from sqlalchemy import select
 
 from nfvplace.service.placing import Placer
 
@@ -149,3 +152,34 @@ def test_render_a_placement_as_libvirt_and_openstack(client: TestClient) -> None
     assert bad.status_code == 422
     client.delete(f"/v1/placements/{placed['id']}")
     assert client.get(f"/v1/placements/{placed['id']}/render").status_code == 404
+
+
+def test_a_request_is_one_log_line_naming_its_placement(
+    client: TestClient, caplog: pytest.LogCaptureFixture
+) -> None:
+    client.put("/v1/hosts/h1", json=host("h1"))
+    with caplog.at_level(logging.INFO, logger="nfvplace.service"):
+        placed = client.post("/v1/placements", json={"vm": vm()}, headers={"X-Request-ID": "r-1"})
+        client.post("/v1/placements", json={"vm": vm(), "dry_run": True})
+    assert placed.status_code == 201
+    lines = [r for r in caplog.records if r.name == "nfvplace.service"]
+    assert [r.getMessage() for r in lines] == ["request", "request"]
+    first, dry = (vars(r) for r in lines)
+    assert first["route"] == "/v1/placements"
+    assert first["status"] == 201
+    assert first["placement"] == placed.json()["id"]
+    assert first["hosts"] == ["h1"]
+    assert "placement" not in dry  # a dry run places nothing
+
+
+def test_only_keyed_requests_keep_a_request_hash(client: TestClient) -> None:
+    from nfvplace.store.records import PLACEMENTS
+
+    client.put("/v1/hosts/h1", json=host("h1"))
+    keyed = client.post("/v1/placements", json={"vm": vm()}, headers={"Idempotency-Key": "k-1"})
+    plain = client.post("/v1/placements", json={"vm": vm()})
+    store = client.app.state.store  # type: ignore[attr-defined]
+    with store.engine.connect() as conn:
+        hashes = dict(conn.execute(select(PLACEMENTS.c.id, PLACEMENTS.c.request_hash)).tuples())
+    assert len(hashes[keyed.json()["id"]]) == 64  # sha256, checked on a replay
+    assert hashes[plain.json()["id"]] == ""  # no key: nothing will ever be replayed

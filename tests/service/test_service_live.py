@@ -1,0 +1,105 @@
+"""The worker's index (service/live.py): hosts another worker changed are stale until read, read
+lazily for single VMs and at once for dry runs; the decision never rests on a stale host."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from service_hosts import host, vm
+
+from nfvplace.models.chd import ComputeHostDescriptor
+from nfvplace.models.vmd import VmDescriptor
+from nfvplace.service import live
+from nfvplace.service.metrics import Metrics
+from nfvplace.service.placing import PlacementRequest, Placements, Placer
+from nfvplace.service.problems import ProblemError
+from nfvplace.store import Store
+
+VM = vm(vcpus=2, pages=1, sriov=1)
+
+
+def request(dry_run: bool = False) -> PlacementRequest:
+    body = {"vm": VM, "dry_run": dry_run}
+    return PlacementRequest(VmDescriptor.model_validate(VM), body, dry_run=dry_run)
+
+
+def two_workers(db_url: str, placer: Placer, hosts: list[str], **room: int) -> list[Placements]:
+    stores = [Store.open(db_url), Store.open(db_url, migrate=False)]
+    for name in hosts:
+        stores[0].put_host(ComputeHostDescriptor.model_validate(host(name, **room)))
+    workers = [Placements(s, placer, Metrics(), max_attempts=8) for s in stores]
+    for worker in workers:
+        worker.live.refresh()  # both indexes built before either places
+    return workers
+
+
+@pytest.fixture
+def roomy(db_url: str, placer: Placer) -> Iterator[list[Placements]]:
+    workers = two_workers(db_url, placer, ["h0", "h1", "h2"], cores=4, pages_1g=4, vfs=4)
+    yield workers
+    for w in workers:
+        w.store.close()
+
+
+@pytest.fixture
+def single(db_url: str, placer: Placer) -> Iterator[list[Placements]]:
+    """One host with room for two such VMs (two free cores on one node, PU 0 reserved)."""
+    workers = two_workers(db_url, placer, ["h0"], nodes=1, cores=3, pages_1g=2, vfs=2)
+    yield workers
+    for w in workers:
+        w.store.close()
+
+
+def placed_on(worker: Placements, dry_run: bool = False) -> str:
+    answer = worker.place(request(dry_run), None)
+    assert answer.status == (200 if dry_run else 201), answer.body
+    return str(answer.body["configurations"][0]["host"])
+
+
+def conflicts(worker: Placements) -> float:
+    return worker.metrics.conflicts._value.get()  # type: ignore[attr-defined,no-any-return]
+
+
+def test_a_single_vm_goes_to_a_fresh_host_without_reading_the_stale_one(
+    roomy: list[Placements],
+) -> None:
+    a, b = roomy
+    first = placed_on(a)
+    read = b.live.hosts_read
+    second = placed_on(b)
+    assert second != first  # a's host is stale for b: excluded while others fit
+    assert b.live.hosts_read == read  # and not read at all
+    assert placed_on(b) == second  # b keeps packing onto its own host (its lane)
+    assert conflicts(a) == conflicts(b) == 0
+    assert a.store.audit() == []
+
+
+def test_a_stale_host_is_read_within_stale_s(
+    roomy: list[Placements], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    a, b = roomy
+    placed_on(a)
+    read = b.live.hosts_read
+    monkeypatch.setattr(live, "STALE_S", 0.0)
+    placed_on(b)
+    assert b.live.hosts_read == read + 1  # a's host, read on b's next request
+
+
+def test_a_dry_run_decides_on_the_current_fleet(roomy: list[Placements]) -> None:
+    a, b = roomy
+    first = placed_on(a)
+    assert placed_on(b, dry_run=True) == first  # pack: the fullest host, as it is now
+    assert placed_on(b) == first  # read for the dry run: no longer stale, so b packs there too
+    assert conflicts(b) == 0
+
+
+def test_a_stale_host_is_read_when_nothing_else_fits(single: list[Placements]) -> None:
+    a, b = single
+    assert placed_on(a) == "h0"
+    assert placed_on(b) == "h0"  # nothing else fits: read, decided again, no race lost
+    assert conflicts(b) == 0
+    with pytest.raises(ProblemError) as refused:  # full now, as both workers see it
+        a.place(request(), None)
+    assert refused.value.code == "nfvplace.placement.no_fit"
+    assert a.store.audit() == []

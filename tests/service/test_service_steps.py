@@ -1,0 +1,205 @@
+"""A transaction's steps (store/steps.py) on SQLite and PostgreSQL (pipelined there): guards,
+barriers, constraint errors and roll-back; the documents' column type; idle connections."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+
+import psycopg
+import pytest
+from service_hosts import host
+from sqlalchemy import bindparam, insert, select, text, update
+from sqlalchemy.exc import IntegrityError
+
+from nfvplace.models.chd import ComputeHostDescriptor
+from nfvplace.store import StaleSnapshot, Store, db, steps
+from nfvplace.store.records import CLAIMS, HOSTS, PLACEMENTS, utc_now
+
+MARK = update(HOSTS).where(HOSTS.c.id == bindparam("b_id")).values(change_seq=bindparam("b_seq"))
+CLAIM = insert(CLAIMS).values(
+    {c: bindparam(c) for c in ("placement_id", "host_id", "kind", "resource")}
+)
+PLACEMENT = insert(PLACEMENTS).values(
+    id=bindparam("id"),
+    request_hash="",
+    response=bindparam("response"),
+    configurations=bindparam("configurations"),
+    created_at=bindparam("created_at"),
+)
+
+
+@pytest.fixture
+def store(db_url: str) -> Iterator[Store]:
+    opened = Store.open(db_url)
+    for name in ("h1", "h2"):
+        opened.put_host(ComputeHostDescriptor.model_validate(host(name)))
+    yield opened
+    opened.close()
+
+
+def placement_row(pid: str) -> dict[str, object]:
+    return {
+        "id": pid,
+        "response": db.JsonText(json.dumps({"id": pid})),
+        "configurations": db.JsonText("[]"),
+        "created_at": utc_now(),
+    }
+
+
+def claim_rows(pid: str, *resources: str) -> list[dict[str, str]]:
+    return [{"placement_id": pid, "host_id": "h1", "kind": "pu", "resource": r} for r in resources]
+
+
+def seqs(store: Store) -> dict[str, int]:
+    with store.engine.connect() as conn:
+        return dict(conn.execute(select(HOSTS.c.id, HOSTS.c.change_seq)).tuples().all())
+
+
+def test_steps_run_in_order_and_commit(store: Store) -> None:
+    with store.engine.begin() as conn:
+        steps.run(
+            conn,
+            [
+                steps.Step(MARK, [{"b_id": "h1", "b_seq": 41}], stale="h1", barrier=True),
+                steps.Step(PLACEMENT, [placement_row("p1")]),
+                steps.Step(CLAIM, claim_rows("p1", "1", "2", "3")),
+                steps.Step(CLAIM, []),  # nothing to write: skipped
+                steps.Step(MARK, [{"b_id": "h2", "b_seq": 42}]),
+            ],
+        )
+    assert seqs(store) == {"h1": 41, "h2": 42}
+    with store.engine.connect() as conn:
+        claimed = conn.execute(select(CLAIMS.c.resource).order_by(CLAIMS.c.resource)).scalars()
+        assert list(claimed) == ["1", "2", "3"]
+        stored = conn.execute(select(PLACEMENTS.c.response)).scalar_one()
+    assert stored == {"id": "p1"}  # JsonText stored as JSON, read back as data
+
+
+@pytest.mark.parametrize("barrier", [True, False])
+def test_a_failed_guard_rolls_everything_back(store: Store, barrier: bool) -> None:
+    before = seqs(store)
+    with pytest.raises(StaleSnapshot, match="gone"), store.engine.begin() as conn:
+        steps.run(
+            conn,
+            [
+                steps.Step(MARK, [{"b_id": "h1", "b_seq": 7}]),
+                steps.Step(MARK, [{"b_id": "gone", "b_seq": 7}], stale="gone", barrier=barrier),
+                steps.Step(PLACEMENT, [placement_row("p1")]),
+            ],
+        )
+    assert seqs(store) == before
+    assert store.get_placement("p1") is None
+
+
+def test_a_constraint_error_is_sqlalchemys_and_rolls_back(store: Store) -> None:
+    with store.engine.begin() as conn:
+        steps.run(conn, [steps.Step(PLACEMENT, [placement_row("p1")])])
+        steps.run(conn, [steps.Step(CLAIM, claim_rows("p1", "5"))])
+    with pytest.raises(IntegrityError), store.engine.begin() as conn:
+        steps.run(
+            conn,
+            [
+                steps.Step(PLACEMENT, [placement_row("p2")]),
+                steps.Step(CLAIM, claim_rows("p2", "6", "5")),  # PU 5 is p1's
+                steps.Step(MARK, [{"b_id": "h1", "b_seq": 9}]),
+            ],
+        )
+    assert store.get_placement("p2") is None
+    assert seqs(store)["h1"] != 9
+
+
+def test_postgres_keeps_documents_as_json_text(postgres_url: str) -> None:
+    store = Store.open(postgres_url)
+    try:
+        with store.engine.connect() as conn:
+            types = dict(
+                conn.execute(
+                    text(
+                        "SELECT table_name || '.' || column_name, data_type "
+                        "FROM information_schema.columns WHERE data_type LIKE 'json%'"
+                    )
+                )
+                .tuples()
+                .all()
+            )
+            lz4 = conn.execute(
+                text(
+                    "SELECT 1 FROM pg_settings WHERE name = 'default_toast_compression' "
+                    "AND 'lz4' = ANY(enumvals)"
+                )
+            ).first()
+            compression = conn.execute(
+                text(
+                    "SELECT attcompression FROM pg_attribute "
+                    "WHERE attrelid = 'hosts'::regclass AND attname = 'available'"
+                )
+            ).scalar_one()
+    finally:
+        store.close()
+    assert types == {
+        "hosts.chd": "json",
+        "hosts.available": "json",
+        "placements.response": "json",
+        "placements.configurations": "json",
+        "placements.descriptor": "json",
+    }
+    assert compression == ("l" if lz4 else "\x00")
+
+
+def test_an_idle_connection_the_server_dropped_is_replaced(
+    postgres_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = Store.open(postgres_url)
+    try:
+        store.ping()  # one connection, now idle in the pool
+        name = store.engine.url.database
+        with store.engine.connect() as conn:
+            own = conn.execute(text("SELECT pg_backend_pid()")).scalar_one()
+        url = store.engine.url.set(drivername="postgresql", database="postgres")
+        with psycopg.connect(url.render_as_string(hide_password=False), autocommit=True) as admin:
+            admin.execute("SELECT pg_terminate_backend(%s)", (own,))
+        monkeypatch.setattr(db, "PING_IDLE_S", 0.0)  # idle long enough to be tried first
+        store.ping()  # would raise "terminating connection" without the check on checkout
+        with store.engine.connect() as conn:
+            assert conn.execute(text("SELECT current_database()")).scalar_one() == name
+            assert conn.execute(text("SELECT pg_backend_pid()")).scalar_one() != own
+    finally:
+        store.close()
+
+
+class _Record:
+    def __init__(self, idle_for: float | None) -> None:
+        self.info = {} if idle_for is None else {"idle_since": time.monotonic() - idle_for}
+
+
+class _Connection:
+    def __init__(self) -> None:
+        self.statements: list[str] = []
+
+    def cursor(self) -> _Connection:
+        return self
+
+    def __enter__(self) -> _Connection:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        return None
+
+    def execute(self, statement: str) -> None:
+        self.statements.append(statement)
+
+    def rollback(self) -> None:
+        self.statements.append("ROLLBACK")
+
+
+@pytest.mark.parametrize(
+    ("idle_for", "pinged"),
+    [(None, False), (0.0, False), (db.PING_IDLE_S / 2, False), (db.PING_IDLE_S + 1, True)],
+)
+def test_only_connections_idle_long_enough_are_pinged(idle_for: float | None, pinged: bool) -> None:
+    """A busy pool's connections go straight to work: a ping is a round trip per checkout."""
+    connection = _Connection()
+    db._ping_if_idle(connection, _Record(idle_for), None)
+    assert connection.statements == (["SELECT 1", "ROLLBACK"] if pinged else [])
