@@ -44,8 +44,8 @@ def roomy(db_url: str, placer: Placer) -> Iterator[list[Placements]]:
 
 @pytest.fixture
 def single(db_url: str, placer: Placer) -> Iterator[list[Placements]]:
-    """One host with room for two such VMs (two free cores on one node, PU 0 reserved)."""
-    workers = two_workers(db_url, placer, ["h0"], nodes=1, cores=3, pages_1g=2, vfs=2)
+    """One host with room for two such VMs (one node: four free cores, PU 0 reserved; two pages)."""
+    workers = two_workers(db_url, placer, ["h0"], nodes=1, cores=5, pages_1g=2, vfs=2)
     yield workers
     for w in workers:
         w.store.close()

@@ -180,6 +180,6 @@ def test_only_keyed_requests_keep_a_request_hash(client: TestClient) -> None:
     plain = client.post("/v1/placements", json={"vm": vm()})
     store = client.app.state.store  # type: ignore[attr-defined]
     with store.engine.connect() as conn:
-        hashes = dict(conn.execute(select(PLACEMENTS.c.id, PLACEMENTS.c.request_hash)).tuples())
+        hashes = dict(conn.execute(select(PLACEMENTS.c.id, PLACEMENTS.c.request_hash)).all())
     assert len(hashes[keyed.json()["id"]]) == 64  # sha256, checked on a replay
     assert hashes[plain.json()["id"]] == ""  # no key: nothing will ever be replayed

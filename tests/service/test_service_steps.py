@@ -54,7 +54,7 @@ def claim_rows(pid: str, *resources: str) -> list[dict[str, str]]:
 
 def seqs(store: Store) -> dict[str, int]:
     with store.engine.connect() as conn:
-        return dict(conn.execute(select(HOSTS.c.id, HOSTS.c.change_seq)).tuples().all())
+        return dict(conn.execute(select(HOSTS.c.id, HOSTS.c.change_seq)).all())
 
 
 def test_steps_run_in_order_and_commit(store: Store) -> None:
@@ -120,9 +120,7 @@ def test_postgres_keeps_documents_as_json_text(postgres_url: str) -> None:
                         "SELECT table_name || '.' || column_name, data_type "
                         "FROM information_schema.columns WHERE data_type LIKE 'json%'"
                     )
-                )
-                .tuples()
-                .all()
+                ).all()
             )
             lz4 = conn.execute(
                 text(
