@@ -120,30 +120,35 @@ class LiveIndex:
         """Every host, streamed from the store into a new index: each descriptor is interned by
         the index as it arrives, so the worker never holds every parsed host at once (10,000 hosts
         parsed together take about a gibibyte, which the allocator then keeps)."""
+        self._index = FleetIndex(self._stream(ids), compact=len(ids) >= COMPACT_FROM)
 
-        def hosts() -> Iterator[ComputeHostDescriptor]:
-            for host_id, generation, chd in self.store.iter_availability(ids):
-                self._generation[host_id] = generation
-                self.hosts_read += 1
-                yield chd
-
-        self._index = FleetIndex(hosts(), compact=len(ids) >= COMPACT_FROM)
+    def _stream(self, ids: set[str]) -> Iterator[ComputeHostDescriptor]:
+        """The hosts of `ids` that still exist, read one at a time (their generations noted)."""
+        for host_id, generation, chd in self.store.iter_availability(ids):
+            self._generation[host_id] = generation
+            self.hosts_read += 1
+            yield chd
 
     def _read_again(self, index: FleetIndex, stale: set[str]) -> None:
-        fresh = self.store.availability(stale) if stale else {}
-        self.hosts_read += len(fresh)
-        gone = stale - set(fresh)
-        if gone or any(h not in index.index for h in fresh):
-            # a host came or went: a new index, fed one host at a time as in the first read
-            for host_id in gone:
-                self._generation.pop(host_id, None)
-            kept = (index.host(h) for h in index.ids if h not in gone and h not in fresh)
-            added = (chd for _g, chd in fresh.values())
-            size = len(index) - len(gone) + len(fresh)
-            self._index = FleetIndex(chain(kept, added), compact=size >= COMPACT_FROM)
-        else:
-            index.update_many(chd for _g, chd in fresh.values())
-        self._generation.update({h: g for h, (g, _c) in fresh.items()})
+        """Read `stale` into the index one host at a time, as the first read does: they may be
+        every host that agents just registered, never to be parsed all at once."""
+        if not stale:
+            return
+        for host_id in stale:
+            self._generation.pop(host_id, None)  # noted again by `_stream` unless gone
+        size = len(index.index.keys() | stale)
+        if stale <= index.index.keys():
+            index.update_many(self._stream(stale))
+            gone = {h for h in stale if h not in self._generation}
+            if not gone:
+                return
+            hosts: Iterator[ComputeHostDescriptor] = (
+                index.host(h) for h in index.ids if h not in gone
+            )
+        else:  # hosts came (and maybe went): a new index
+            kept = (index.host(h) for h in index.ids if h not in stale)
+            hosts = chain(kept, self._stream(stale))
+        self._index = FleetIndex(hosts, compact=size >= COMPACT_FROM)
 
     def _avoided(self) -> frozenset[str]:
         """Hosts this worker lost a race on within the last `AVOID_S` (to try others first)."""

@@ -23,7 +23,7 @@ from typing import Any
 
 from sqlalchemy import Connection
 from sqlalchemy.engine import Dialect
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.sql import Executable
 from sqlalchemy.sql.compiler import Compiled
 
@@ -53,7 +53,8 @@ def _compiled(statement: Executable, dialect: Dialect) -> Compiled:
 
 def run(conn: Connection, steps: Sequence[Step]) -> None:
     """Execute `steps` in order in `conn`'s transaction; StaleSnapshot when a guarded step changed
-    no row, sqlalchemy's IntegrityError when a constraint refused a row."""
+    no row, sqlalchemy's IntegrityError when a constraint refused a row (and its other DBAPIError
+    subclasses for other database errors)."""
     steps = [step for step in steps if step.rows]
     if conn.dialect.name == "postgresql":
         _pipelined(conn, steps)
@@ -73,14 +74,15 @@ def _pipelined(conn: Connection, steps: Sequence[Step]) -> None:
     for step, following in zip(steps, [*steps[1:], None], strict=True):
         batch.append(step)
         if step.barrier and (following is None or not following.barrier):
-            _round_trip(raw, conn.dialect, batch)  # barriers in a row travel together
+            _round_trip(conn, raw, batch)  # barriers in a row travel together
             batch = []
     if batch:
-        _round_trip(raw, conn.dialect, batch)
+        _round_trip(conn, raw, batch)
 
 
-def _round_trip(raw: Any, dialect: Dialect, steps: Sequence[Step]) -> None:
+def _round_trip(conn: Connection, raw: Any, steps: Sequence[Step]) -> None:
     """Send `steps` in one pipeline, then check the guarded ones."""
+    dialect = conn.dialect
     guarded: list[tuple[str, Any]] = []
     sql = ""
     try:
@@ -96,8 +98,12 @@ def _round_trip(raw: Any, dialect: Dialect, steps: Sequence[Step]) -> None:
                     cursor = raw.cursor()
                     cursor.execute(sql, one)
                     guarded.append((step.stale, cursor))
-    except dialect.loaded_dbapi.IntegrityError as exc:
-        raise IntegrityError(sql, None, exc) from exc
+    except dialect.loaded_dbapi.Error as exc:
+        # as SQLAlchemy reports the driver's errors (IntegrityError for a refused row); a
+        # connection the error broke is not given back to the pool
+        if raw.closed or raw.broken:
+            conn.invalidate(exc)
+        raise DBAPIError.instance(sql, None, exc, dialect.loaded_dbapi.Error) from exc
     for stale, cursor in guarded:
         if cursor.rowcount != 1:
             raise StaleSnapshot(stale)

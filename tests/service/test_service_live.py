@@ -103,3 +103,32 @@ def test_a_stale_host_is_read_when_nothing_else_fits(single: list[Placements]) -
         a.place(request(), None)
     assert refused.value.code == "nfvplace.placement.no_fit"
     assert a.store.audit() == []
+
+
+def test_hosts_that_come_and_go_are_streamed_into_the_index(
+    db_url: str, placer: Placer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = Store.open(db_url)
+    try:
+        worker = Placements(store, placer, Metrics(), max_attempts=8)
+        worker.live.refresh()  # an empty index, as a server started before its hosts came
+
+        def every_host_at_once(*_args: object) -> None:
+            raise AssertionError("10,000 hosts parsed together take gibibytes: stream them")
+
+        monkeypatch.setattr(store, "availability", every_host_at_once)
+        for k in range(5):
+            store.put_host(ComputeHostDescriptor.model_validate(host(f"h{k}")))
+        worker.live.refresh()
+        assert len(worker.live) == 5
+        assert worker.live.hosts_read == 5
+        assert store.delete_host("h3")
+        worker.live.refresh()  # a host went: a new index without it
+        assert len(worker.live) == 4
+        store.put_host(ComputeHostDescriptor.model_validate(host("h5")))
+        assert store.delete_host("h4")
+        worker.live.refresh()  # one came, one went
+        assert len(worker.live) == 4
+        assert placed_on(worker, dry_run=True) in {"h0", "h1", "h2", "h5"}
+    finally:
+        store.close()

@@ -201,3 +201,20 @@ def test_only_connections_idle_long_enough_are_pinged(idle_for: float | None, pi
     connection = _Connection()
     db._ping_if_idle(connection, _Record(idle_for), None)
     assert connection.statements == (["SELECT 1", "ROLLBACK"] if pinged else [])
+
+
+def test_a_connection_lost_mid_commit_is_an_error_and_not_reused(postgres_url: str) -> None:
+    from sqlalchemy.exc import OperationalError
+
+    store = Store.open(postgres_url)
+    try:
+        url = store.engine.url.set(drivername="postgresql", database="postgres")
+        with pytest.raises(OperationalError), store.engine.begin() as conn:  # noqa: PT012 - one commit
+            own = conn.execute(text("SELECT pg_backend_pid()")).scalar_one()
+            with psycopg.connect(url.render_as_string(False), autocommit=True) as admin:
+                admin.execute("SELECT pg_terminate_backend(%s)", (own,))
+            steps.run(conn, [steps.Step(PLACEMENT, [placement_row("p1")])])
+        store.ping()  # at once (no idle ping): the broken connection left the pool
+        assert store.get_placement("p1") is None
+    finally:
+        store.close()
