@@ -9,6 +9,7 @@ and pages already are) or a `Fraction` (shared-CPU ratios and usage), never a fl
 from __future__ import annotations
 
 from fractions import Fraction
+from functools import lru_cache
 
 KBPS_PER_GBPS = 1_000_000
 KBPS_PER_MBPS = 1_000
@@ -24,6 +25,7 @@ def kbps_of_mbps(mbps: float | None) -> int:
     return round((mbps or 0.0) * KBPS_PER_MBPS)
 
 
+@lru_cache(maxsize=4096)  # a fleet has few distinct ratios; each host view reads every shared PU's
 def rational(value: float | None) -> Fraction:
     """A stored ratio as the fraction it stands for (`0.833333333` -> 5/6)."""
     return Fraction(value or 0.0).limit_denominator(DENOMINATOR)

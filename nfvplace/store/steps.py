@@ -19,13 +19,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from sqlalchemy import Connection
 from sqlalchemy.engine import Dialect
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.sql import Executable
-from sqlalchemy.sql.compiler import Compiled
+from sqlalchemy.sql.compiler import SQLCompiler
 
 from .records import StaleSnapshot
 
@@ -40,14 +40,15 @@ class Step:
     barrier: bool = False
 
 
-_COMPILED: dict[tuple[int, str], tuple[Executable, Compiled]] = {}
+_COMPILED: dict[tuple[int, str], tuple[Executable, SQLCompiler]] = {}
 
 
-def _compiled(statement: Executable, dialect: Dialect) -> Compiled:
+def _compiled(statement: Executable, dialect: Dialect) -> SQLCompiler:
     key = (id(statement), dialect.name)
     found = _COMPILED.get(key)
     if found is None or found[0] is not statement:
-        found = _COMPILED[key] = (statement, statement.compile(dialect=dialect))  # type: ignore[attr-defined]
+        compiled = cast(SQLCompiler, statement.compile(dialect=dialect))  # type: ignore[attr-defined]
+        found = _COMPILED[key] = (statement, compiled)
     return found[1]
 
 
@@ -56,54 +57,71 @@ def run(conn: Connection, steps: Sequence[Step]) -> None:
     no row, sqlalchemy's IntegrityError when a constraint refused a row (and its other DBAPIError
     subclasses for other database errors)."""
     steps = [step for step in steps if step.rows]
-    if conn.dialect.name == "postgresql":
-        _pipelined(conn, steps)
-        return
+    raw: Any = conn.connection.driver_connection  # in conn's transaction
+    try:
+        if conn.dialect.name == "postgresql":
+            _pipelined(conn.dialect, raw, steps)
+        else:
+            _one_by_one(conn.dialect, raw, steps)
+    except conn.dialect.loaded_dbapi.Error as exc:
+        # as SQLAlchemy reports the driver's errors (IntegrityError for a refused row); a
+        # connection the error broke is not given back to the pool
+        if getattr(raw, "closed", False) or getattr(raw, "broken", False):
+            conn.invalidate(exc)
+        raise DBAPIError.instance(None, None, exc, conn.dialect.loaded_dbapi.Error) from exc
+
+
+def _parameters(compiled: SQLCompiler, row: Mapping[str, Any]) -> Any:
+    """`row` as the driver takes it: every bind of the statement, through SQLAlchemy's bind
+    processors (SQLite's datetimes), by name or in order as the dialect's placeholders want."""
+    params = dict(compiled.construct_params(row))
+    for name, process in compiled._bind_processors.items():  # SQLAlchemy's own, as it runs them
+        if callable(process) and params.get(name) is not None:  # (tuple binds: none here)
+            params[name] = process(params[name])
+    order = compiled.positiontup
+    return params if order is None else [params[name] for name in order]
+
+
+def _one_by_one(dialect: Dialect, raw: Any, steps: Sequence[Step]) -> None:
+    """SQLite: in process, a statement costs no round trip; guards are checked as they run."""
+    cursor = raw.cursor()
     for step in steps:
+        compiled = _compiled(step.statement, dialect)
+        params = [_parameters(compiled, row) for row in step.rows]
         if step.stale is None:
-            conn.execute(step.statement, list(step.rows))
+            cursor.executemany(compiled.string, params)
             continue
-        for row in step.rows:
-            if conn.execute(step.statement, row).rowcount != 1:
+        for one in params:
+            cursor.execute(compiled.string, one)
+            if cursor.rowcount != 1:
                 raise StaleSnapshot(step.stale)
 
 
-def _pipelined(conn: Connection, steps: Sequence[Step]) -> None:
-    raw: Any = conn.connection.driver_connection  # psycopg.Connection, in conn's transaction
+def _pipelined(dialect: Dialect, raw: Any, steps: Sequence[Step]) -> None:
     batch: list[Step] = []
     for step, following in zip(steps, [*steps[1:], None], strict=True):
         batch.append(step)
         if step.barrier and (following is None or not following.barrier):
-            _round_trip(conn, raw, batch)  # barriers in a row travel together
+            _round_trip(dialect, raw, batch)  # barriers in a row travel together
             batch = []
     if batch:
-        _round_trip(conn, raw, batch)
+        _round_trip(dialect, raw, batch)
 
 
-def _round_trip(conn: Connection, raw: Any, steps: Sequence[Step]) -> None:
+def _round_trip(dialect: Dialect, raw: Any, steps: Sequence[Step]) -> None:
     """Send `steps` in one pipeline, then check the guarded ones."""
-    dialect = conn.dialect
     guarded: list[tuple[str, Any]] = []
-    sql = ""
-    try:
-        with raw.pipeline():
-            for step in steps:
-                compiled = _compiled(step.statement, dialect)
-                sql = compiled.string
-                params = [compiled.construct_params(row) for row in step.rows]
-                if step.stale is None:
-                    raw.cursor().executemany(sql, params)
-                    continue
-                for one in params:
-                    cursor = raw.cursor()
-                    cursor.execute(sql, one)
-                    guarded.append((step.stale, cursor))
-    except dialect.loaded_dbapi.Error as exc:
-        # as SQLAlchemy reports the driver's errors (IntegrityError for a refused row); a
-        # connection the error broke is not given back to the pool
-        if raw.closed or raw.broken:
-            conn.invalidate(exc)
-        raise DBAPIError.instance(sql, None, exc, dialect.loaded_dbapi.Error) from exc
+    with raw.pipeline():
+        for step in steps:
+            compiled = _compiled(step.statement, dialect)
+            params = [_parameters(compiled, row) for row in step.rows]
+            if step.stale is None:
+                raw.cursor().executemany(compiled.string, params)
+                continue
+            for one in params:
+                cursor = raw.cursor()
+                cursor.execute(compiled.string, one)
+                guarded.append((step.stale, cursor))
     for stale, cursor in guarded:
         if cursor.rowcount != 1:
             raise StaleSnapshot(stale)

@@ -58,12 +58,13 @@ def seqs(store: Store) -> dict[str, int]:
 
 
 def test_steps_run_in_order_and_commit(store: Store) -> None:
+    row = placement_row("p1")
     with store.engine.begin() as conn:
         steps.run(
             conn,
             [
                 steps.Step(MARK, [{"b_id": "h1", "b_seq": 41}], stale="h1", barrier=True),
-                steps.Step(PLACEMENT, [placement_row("p1")]),
+                steps.Step(PLACEMENT, [row]),
                 steps.Step(CLAIM, claim_rows("p1", "1", "2", "3")),
                 steps.Step(CLAIM, []),  # nothing to write: skipped
                 steps.Step(MARK, [{"b_id": "h2", "b_seq": 42}]),
@@ -73,8 +74,11 @@ def test_steps_run_in_order_and_commit(store: Store) -> None:
     with store.engine.connect() as conn:
         claimed = conn.execute(select(CLAIMS.c.resource).order_by(CLAIMS.c.resource)).scalars()
         assert list(claimed) == ["1", "2", "3"]
-        stored = conn.execute(select(PLACEMENTS.c.response)).scalar_one()
+        stored, created = conn.execute(select(PLACEMENTS.c.response, PLACEMENTS.c.created_at)).one()
     assert stored == {"id": "p1"}  # JsonText stored as JSON, read back as data
+    # a datetime goes through SQLAlchemy's bind processing (SQLite keeps it as text, without zone)
+    sent = row["created_at"]
+    assert created == (sent if created.tzinfo else sent.replace(tzinfo=None))
 
 
 @pytest.mark.parametrize("barrier", [True, False])
