@@ -91,6 +91,11 @@ def serve_command(
     if workers > 1 and not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
         metrics_dir = tempfile.mkdtemp(prefix="nfvplace-metrics-")
         os.environ["PROMETHEUS_MULTIPROC_DIR"] = metrics_dir
+    if workers > 1:
+        # The workers share one listening socket. Without this, the first worker to wake takes
+        # every connection waiting (a burst of 8 keep-alive clients could all land on one worker,
+        # the other idle); libuv (uvloop, the event loop uvicorn picks) then accepts one at a time.
+        os.environ.setdefault("UV_TCP_SINGLE_ACCEPT", "1")
     try:
         uvicorn.run(
             "nfvplace.service.app:app_from_env",
