@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import contextvars
-import json
 import logging
 from datetime import UTC, datetime
 from typing import Any
+
+from pydantic_core import to_json
 
 request_id_var: contextvars.ContextVar[str | None] = contextvars.ContextVar(
     "nfvplace_request_id", default=None
@@ -49,7 +50,7 @@ class JsonFormatter(logging.Formatter):
                 entry[key] = value
         if record.exc_info:
             entry["exc"] = self.formatException(record.exc_info)
-        return json.dumps(entry, default=str)
+        return to_json(entry, fallback=str).decode()  # compact, in Rust: a line per request
 
 
 def configure(level: str = "info") -> None:

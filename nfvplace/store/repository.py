@@ -38,7 +38,7 @@ from sqlalchemy.exc import IntegrityError
 
 from ..models.chd import ComputeHostDescriptor
 from ..models.configuration import VmConfiguration
-from . import db
+from . import db, steps
 from .availability import derive
 from .placements import PlacementStore
 from .records import (
@@ -218,7 +218,7 @@ class Store(PlacementStore):
         newest: dict[str, tuple[int, int | None]] = {}
         top = seq
         with self.engine.connect() as conn:
-            for host_id, generation, change in conn.execute(CHANGES, {"b_seq": seq}):
+            for host_id, generation, change in steps.fetch(conn, CHANGES, {"b_seq": seq}):
                 top = max(top, int(change))
                 if host_id not in newest or newest[host_id][0] < change:
                     newest[host_id] = (int(change), None if generation is None else int(generation))

@@ -71,6 +71,18 @@ def run(conn: Connection, steps: Sequence[Step]) -> None:
         raise DBAPIError.instance(None, None, exc, conn.dialect.loaded_dbapi.Error) from exc
 
 
+def fetch(conn: Connection, statement: Executable, row: Mapping[str, Any]) -> list[Any]:
+    """The rows of a module-level query, read on the driver's cursor (a read every request
+    makes, such as the change feed: SQLAlchemy's result machinery cost more than the query)."""
+    compiled = _compiled(statement, conn.dialect)
+    cursor = conn.connection.driver_connection.cursor()  # type: ignore[union-attr]
+    try:
+        cursor.execute(compiled.string, _parameters(compiled, row))
+        return list(cursor.fetchall())
+    finally:
+        cursor.close()
+
+
 def _parameters(compiled: SQLCompiler, row: Mapping[str, Any]) -> Any:
     """`row` as the driver takes it: every bind of the statement, through SQLAlchemy's bind
     processors (SQLite's datetimes), by name or in order as the dialect's placeholders want."""
