@@ -66,8 +66,9 @@ def test_workers_take_connections_one_at_a_time(
 
     monkeypatch.setattr(logs, "configure", lambda *_a: None)  # keep this process's loggers
     seen: dict[str, str | None] = {}
-    for name in ("UV_TCP_SINGLE_ACCEPT", "PROMETHEUS_MULTIPROC_DIR", "NFVPLACE_SERVICE_SETTINGS"):
-        monkeypatch.delenv(name, raising=False)  # serve sets them for its workers: restored after
+    # serve sets variables for its workers: it sets them here on a copy of the environment
+    environment = {k: v for k, v in os.environ.items() if k != "UV_TCP_SINGLE_ACCEPT"}
+    monkeypatch.setattr(os, "environ", environment)
     monkeypatch.setattr(
         uvicorn, "run", lambda *_a, **_k: seen.update(env=os.environ.get("UV_TCP_SINGLE_ACCEPT"))
     )
