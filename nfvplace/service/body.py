@@ -37,8 +37,17 @@ async def read_bytes(request: Request) -> bytes:
 
 async def read_document(request: Request) -> SourceDocument:
     """The request body as a parsed document (JSON, or YAML when the content type says so)."""
+    return parse_body(*await read_body(request))
+
+
+async def read_body(request: Request) -> tuple[bytes, str]:
+    """The request body and its media type (lower case, without parameters)."""
     raw = await read_bytes(request)
-    media = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    return raw, request.headers.get("content-type", "").split(";")[0].strip().lower()
+
+
+def parse_body(raw: bytes, media: str) -> SourceDocument:
+    """`raw` parsed as its media type says; ProblemError 415 for another type."""
     if media not in YAML_TYPES and media not in JSON_TYPES and not media.endswith("+json"):
         raise ProblemError(
             415,

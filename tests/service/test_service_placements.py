@@ -183,3 +183,25 @@ def test_only_keyed_requests_keep_a_request_hash(client: TestClient) -> None:
         hashes = dict(conn.execute(select(PLACEMENTS.c.id, PLACEMENTS.c.request_hash)).all())
     assert len(hashes[keyed.json()["id"]]) == 64  # sha256, checked on a replay
     assert hashes[plain.json()["id"]] == ""  # no key: nothing will ever be replayed
+
+
+def test_a_body_sent_again_is_parsed_once_and_a_refused_one_never_kept(client: TestClient) -> None:
+    import json as json_module
+
+    from nfvplace.service.problems import ProblemError
+    from nfvplace.service.routers.placements import parsed_request
+
+    body = json_module.dumps({"vm": vm(name="cached-vm")}).encode()
+    first = parsed_request(body, "application/json")
+    assert parsed_request(body, "application/json") is first  # kept by its bytes
+    assert parsed_request(body + b" ", "application/json") is not first
+    assert first.body == {"vm": vm(name="cached-vm")}
+    refused = json_module.dumps({"vm": vm(name="")}).encode()
+    for _ in range(2):  # refused each time: an error is never kept
+        with pytest.raises(ProblemError):
+            parsed_request(refused, "application/json")
+    client.put("/v1/hosts/h1", json=host("h1"))
+    headers = {"Content-Type": "application/json"}
+    answers = [client.post("/v1/placements", content=body, headers=headers) for _ in range(2)]
+    assert [a.status_code for a in answers] == [201, 201]
+    assert answers[0].json()["id"] != answers[1].json()["id"]  # two placements, not a replay
