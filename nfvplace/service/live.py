@@ -100,7 +100,7 @@ class LiveIndex:
         if self._index is None:
             self._first_read(read)
         else:
-            self._read(self._index, read)
+            self._read_again(self._index, read)
         self._seq = changes.seq
 
     def _fleet(self) -> FleetIndex:
@@ -108,13 +108,8 @@ class LiveIndex:
         return self._index
 
     def _read_stale(self) -> None:
-        if self._stale and self._index is not None:
-            self._read(self._index, set(self._stale))
-
-    def _read(self, index: FleetIndex, hosts: set[str]) -> None:
-        for host_id in hosts:
-            self._stale.pop(host_id, None)
-        self._read_again(index, hosts)
+        if self._stale:
+            self._read_again(self._fleet(), set(self._stale))
 
     def _first_read(self, ids: set[str]) -> None:
         """Every host, streamed from the store into a new index: each descriptor is interned by
@@ -129,25 +124,26 @@ class LiveIndex:
             self.hosts_read += 1
             yield chd
 
-    def _read_again(self, index: FleetIndex, stale: set[str]) -> None:
-        """Read `stale` into the index one host at a time, as the first read does: they may be
+    def _read_again(self, index: FleetIndex, ids: set[str]) -> None:
+        """Read `ids` into the index one host at a time, as the first read does: they may be
         every host that agents just registered, never to be parsed all at once."""
-        if not stale:
+        if not ids:
             return
-        for host_id in stale:
+        for host_id in ids:
+            self._stale.pop(host_id, None)
             self._generation.pop(host_id, None)  # noted again by `_stream` unless gone
-        size = len(index.index.keys() | stale)
-        if stale <= index.index.keys():
-            index.update_many(self._stream(stale))
-            gone = {h for h in stale if h not in self._generation}
+        size = len(index.index.keys() | ids)
+        if ids <= index.index.keys():
+            index.update_many(self._stream(ids))
+            gone = {h for h in ids if h not in self._generation}
             if not gone:
                 return
             hosts: Iterator[ComputeHostDescriptor] = (
                 index.host(h) for h in index.ids if h not in gone
             )
         else:  # hosts came (and maybe went): a new index
-            kept = (index.host(h) for h in index.ids if h not in stale)
-            hosts = chain(kept, self._stream(stale))
+            kept = (index.host(h) for h in index.ids if h not in ids)
+            hosts = chain(kept, self._stream(ids))
         self._index = FleetIndex(hosts, compact=size >= COMPACT_FROM)
 
     def _avoided(self) -> frozenset[str]:

@@ -101,8 +101,10 @@ RAISE_POOL = (
 INSERT_PAGE_CLAIM = insert(PAGE_CLAIMS).values(
     {c: bindparam(c) for c in ("placement_id", "host_id", "numa_node", "size_kib", "count")}
 )
-# The change stamp without a round trip for the number: taken last, then written on each host.
+# The change stamp (see `stamp`): the next number taken, then written on each host changed. A
+# pipelined commit does not wait for the number: MARK_CHANGED reads it in the database.
 BUMP_COUNTER = update(COUNTER).where(COUNTER.c.id == 1).values(seq=COUNTER.c.seq + 1)
+TAKE_NUMBER = BUMP_COUNTER.returning(COUNTER.c.seq)
 MARK_CHANGED = (
     update(HOSTS)
     .where(HOSTS.c.id == bindparam("b_id"))
@@ -195,17 +197,10 @@ def dump_chd(chd: ComputeHostDescriptor) -> dict[str, Any]:
 
 def stamp(conn: Connection, host_ids: Iterable[str]) -> int:
     """Take the next change number and stamp it on `host_ids`; call last in a transaction."""
-    seq = int(
-        conn.execute(
-            update(COUNTER)
-            .where(COUNTER.c.id == 1)
-            .values(seq=COUNTER.c.seq + 1)
-            .returning(COUNTER.c.seq)
-        ).scalar_one()
-    )
+    seq = int(conn.execute(TAKE_NUMBER).scalar_one())
     ids = sorted(host_ids)
     if ids:
-        conn.execute(update(HOSTS).where(HOSTS.c.id.in_(ids)).values(change_seq=seq))
+        conn.execute(MARK_CHANGED, [{"b_id": h} for h in ids])
     return seq
 
 

@@ -210,8 +210,10 @@ async def create_placement(
     """Place a VM, a VNF template or a batch (jointly) and claim its resources atomically."""
     key = _idempotency_key(idempotency_key)
     raw, media = await read_body(request)
-    parsed = parsed_request(raw, media) if len(raw) <= CACHED_BODY_BYTES else None
-    parsed = parsed or placement_request(parse_body(raw, media))
+    if len(raw) <= CACHED_BODY_BYTES:
+        parsed = parsed_request(raw, media)
+    else:
+        parsed = placement_request(parse_body(raw, media))
     answer = await run_in_threadpool(placements.place, parsed, key)
     return FastJSONResponse(answer.body, status_code=answer.status, headers=answer.headers)
 
