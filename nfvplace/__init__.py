@@ -33,7 +33,7 @@ if TYPE_CHECKING:
         VnfTemplate,
         dump,
     )
-    from .placement import CapacityReport, PlacementResult
+    from .placement import CapacityReport, HostEvaluation, PlacementResult
     from .reader import load
 
 __version__ = "0.1.0"
@@ -93,6 +93,20 @@ def capacity(hosts: Any, vm: Any, **policy: Any) -> CapacityReport:
     return _capacity(hosts, vm, **policy)
 
 
+def evaluate(hosts: Any, vm: Any, **policy: Any) -> tuple[HostEvaluation, ...]:
+    """Every host's answer for one VM Descriptor, without claiming: fits, score, reasons and the
+    configuration it would get (what a Nova filter or a Kubernetes scheduler extender asks).
+
+    The VM is linted first, as by `place`: raises `LintError` for what `nfvplace lint` refuses.
+    See `nfvplace.placement.evaluate`.
+    """
+    from .lint import lint_model, refuse_errors
+    from .placement import evaluate as _evaluate
+
+    refuse_errors(lint_model(vm, getattr(vm, "name", "<vm>")), "VM Descriptor")
+    return _evaluate(hosts, vm, **policy)
+
+
 __all__ = [
     "ComputeHostDescriptor",
     "Descriptor",
@@ -108,6 +122,7 @@ __all__ = [
     "capacity",
     "convert",
     "dump",
+    "evaluate",
     "load",
     "place",
 ]

@@ -23,6 +23,7 @@ def test_top_level_all() -> None:
         "capacity",
         "convert",
         "dump",
+        "evaluate",
         "load",
         "place",
     ]

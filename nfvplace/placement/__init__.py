@@ -18,6 +18,7 @@ from .batch import BatchItem, of_batch
 from .cache import index_for
 from .capacity import CapacityReport, HostCapacity, capacity_of
 from .engine import place_vm, result_of
+from .evaluate import HostEvaluation, evaluate_vm
 from .index import FleetIndex
 from .joint import MODES, place_joint
 from .moves import Move, MovesAdvice
@@ -123,6 +124,20 @@ def capacity(hosts: Hosts, vm: VmDescriptor, **options: Any) -> CapacityReport:
     return capacity_of(_as_fleet(hosts), vm, parse_options(**options))
 
 
+def evaluate(hosts: Hosts, vm: VmDescriptor, **options: Any) -> tuple[HostEvaluation, ...]:
+    """Every host's answer for `vm`, in the order given, without claiming anything: whether it fits,
+    a score (0-100, higher is better under the policy), the reasons it does not fit, and the
+    configuration it would get. For schedulers that pick the host themselves (Nova's filter and
+    weigher, a Kubernetes scheduler extender). Keywords as for `place`."""
+    if not isinstance(vm, VmDescriptor):
+        raise DescriptorError(
+            errors.INPUT_INVALID,
+            f"vm is a {type(vm).__name__}, not a VM Descriptor",
+            issues=(Issue("give a VmDescriptor (nfvplace.load)", path="vm"),),
+        )
+    return evaluate_vm(_as_fleet(hosts), vm, parse_options(**options))
+
+
 def suggest_moves(
     hosts: Hosts,
     vm: VmDescriptor,
@@ -152,6 +167,7 @@ __all__ = [
     "Diagnosis",
     "FleetIndex",
     "HostCapacity",
+    "HostEvaluation",
     "Move",
     "MovesAdvice",
     "NoFitError",
@@ -162,6 +178,7 @@ __all__ = [
     "Rejection",
     "Unplaced",
     "capacity",
+    "evaluate",
     "place",
     "suggest_moves",
 ]

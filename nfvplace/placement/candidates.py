@@ -34,6 +34,7 @@ class Fit:
     configuration: VmConfiguration
     host: ComputeHostDescriptor  # the host with the configuration claimed
     detail: tuple[str, ...] = ()  # what the exact model chose (for --explain)
+    score: int = 0  # the policy's host score (lower is better; `policies.host_keys`)
 
 
 def fitting_hosts(
@@ -78,7 +79,8 @@ def fitting_hosts(
                 failures.setdefault(status, []).append(best)
             continue
         config, updated, detail = attempt
-        yield Fit(best, config, updated, tuple(row.line() for row in detail))
+        lines = tuple(row.line() for row in detail)
+        yield Fit(best, config, updated, lines, int(keys[best]) >> 32)
     for status, indices in failures.items():
         assert reasons is not None
         _add_solve_failures(reasons, fleet, indices, status)
