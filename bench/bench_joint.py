@@ -24,9 +24,9 @@ import nfvplace
 from nfvplace.models.chd import ComputeHostDescriptor, CpuState
 from nfvplace.models.vmd import VmDescriptor
 from nfvplace.placement import FleetIndex
-from nfvplace.placement.batch import of_batch
+from nfvplace.placement.joint.batch import of_batch
 from nfvplace.placement.options import Options
-from nfvplace.placement.relaxation import relax
+from nfvplace.placement.joint.relaxation import relax
 from nfvplace.placement.request import build_request
 
 from .firstfit import first_fit

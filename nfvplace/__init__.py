@@ -70,13 +70,15 @@ def __getattr__(name: str) -> Any:
 def place(hosts: Any, vm: Any, **policy: Any) -> PlacementResult:
     """Place one VM Descriptor (or a VNF template) on the given hosts.
 
-    The VM is linted first: raises `LintError` (with lint's findings and rule ids) for what
-    `nfvplace lint` refuses. See `nfvplace.placement.place` for the policy keywords.
+    The VM (each VM of a batch) is linted first: raises `LintError` (with lint's findings and rule
+    ids) for what `nfvplace lint` refuses. See `nfvplace.placement.place` for the policy keywords.
     """
-    from .lint import lint_model, refuse_errors
+    from .lint import gate
+    from .placement import BatchItem
     from .placement import place as _place
 
-    refuse_errors(lint_model(vm, getattr(vm, "name", "<vm>")), "VM Descriptor or VNF template")
+    for item in vm if isinstance(vm, list | tuple) else (vm,):
+        gate(item.vm if isinstance(item, BatchItem) else item, "VM Descriptor or VNF template")
     return _place(hosts, vm, **policy)
 
 
@@ -86,10 +88,10 @@ def capacity(hosts: Any, vm: Any, **policy: Any) -> CapacityReport:
     The VM is linted first, as by `place`: raises `LintError` for what `nfvplace lint` refuses.
     See `nfvplace.placement.capacity`.
     """
-    from .lint import lint_model, refuse_errors
+    from .lint import gate
     from .placement import capacity as _capacity
 
-    refuse_errors(lint_model(vm, getattr(vm, "name", "<vm>")), "VM Descriptor")
+    gate(vm, "VM Descriptor")
     return _capacity(hosts, vm, **policy)
 
 
@@ -100,10 +102,10 @@ def evaluate(hosts: Any, vm: Any, **policy: Any) -> tuple[HostEvaluation, ...]:
     The VM is linted first, as by `place`: raises `LintError` for what `nfvplace lint` refuses.
     See `nfvplace.placement.evaluate`.
     """
-    from .lint import lint_model, refuse_errors
+    from .lint import gate
     from .placement import evaluate as _evaluate
 
-    refuse_errors(lint_model(vm, getattr(vm, "name", "<vm>")), "VM Descriptor")
+    gate(vm, "VM Descriptor")
     return _evaluate(hosts, vm, **policy)
 
 

@@ -12,47 +12,37 @@ costs (about a millisecond at 1,000 hosts), never a rebuild.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
 from . import errors
 from .claims import release as release_claim
 from .errors import DescriptorError, Issue
+from .lint import gate
 from .models.chd import ComputeHostDescriptor
 from .models.configuration import VmConfiguration
 from .models.vmd import VmDescriptor
 from .models.vnf import VnfTemplate
 from .placement import PlacementResult, place
-from .placement.index import FleetIndex
+from .placement.index import FleetIndex, Hosts, hosts_of, index_of
+from .placement.resources.impact import IMPACT
 
-HostsLike = (
-    str | Path | Iterable[ComputeHostDescriptor] | Mapping[str, ComputeHostDescriptor] | FleetIndex
-)
+HostsLike = str | Path | Hosts | Iterable[ComputeHostDescriptor]
 
 
-def _descriptors(hosts: HostsLike) -> list[ComputeHostDescriptor]:
-    """The host descriptors given as a path, a mapping or an iterable; refuses anything else."""
-    if isinstance(hosts, FleetIndex):
-        return list(hosts.hosts)
+def _index(hosts: HostsLike, compact: bool) -> FleetIndex:
+    """A private index of the hosts given as a path (read here), a mapping, an iterable or an
+    index; anything that is not a host is refused with its position."""
     if isinstance(hosts, str | Path):
         from .reader import load
 
         loaded = load(hosts)
-        items: list[Any] = loaded if isinstance(loaded, list) else [loaded]
-    elif isinstance(hosts, Mapping):
-        items = list(hosts.values())
-    else:
-        items = list(hosts)
-    for k, item in enumerate(items):
-        if not isinstance(item, ComputeHostDescriptor):
-            raise DescriptorError(
-                errors.INPUT_INVALID,
-                f"hosts[{k}] is a {type(item).__name__}, not a Compute Host Descriptor",
-                file=str(hosts) if isinstance(hosts, str | Path) else None,
-                issues=(Issue("give Compute Host Descriptors", path=f"hosts[{k}]"),),
-            )
-    return items
+        items = hosts_of(loaded if isinstance(loaded, list) else [loaded], str(hosts))
+        return index_of(items, private=True, compact=compact)
+    if isinstance(hosts, FleetIndex):
+        return index_of(hosts, private=True, compact=compact)
+    return index_of(hosts_of(hosts), private=True, compact=compact)
 
 
 class Fleet:
@@ -64,22 +54,25 @@ class Fleet:
     """
 
     def __init__(self, hosts: HostsLike = (), *, compact: bool = False) -> None:
-        self._index = FleetIndex(_descriptors(hosts), compact=compact)
+        self._index = _index(hosts, compact)
 
     # --- placing ------------------------------------------------------------------------------
 
     def place(self, vm: VmDescriptor | VnfTemplate, **policy: Any) -> PlacementResult:
         """Place `vm` (or every member of a VNF template) and claim what it was given.
 
-        The keywords are those of `nfvplace.place` (`policy`, `seed`, `explain`, ...). When nothing
-        fits, the result carries the diagnosis and the fleet is unchanged.
+        The keywords are those of `nfvplace.place` (`policy`, `seed`, `explain`, ...). The VM is
+        linted first, as by `nfvplace.place` (`LintError` for what lint refuses). When nothing fits,
+        the result carries the diagnosis and the fleet is unchanged.
         """
+        gate(vm, "VM Descriptor or VNF template")
         result = place(self._index, vm, **policy)
         self._index.update_many(result.hosts.values())
         return result
 
     def try_place(self, vm: VmDescriptor | VnfTemplate, **policy: Any) -> PlacementResult:
         """Where `vm` would go, without claiming anything (a dry run: the fleet is unchanged)."""
+        gate(vm, "VM Descriptor or VNF template")
         return place(self._index, vm, **policy)
 
     def release(
@@ -130,7 +123,7 @@ class Fleet:
 
     def update(self, *hosts: ComputeHostDescriptor) -> None:
         """Add hosts, or replace hosts' descriptors (e.g. freshly discovered), by id."""
-        self._index.update_many(_descriptors(hosts))
+        self._index.update_many(hosts_of(hosts))
 
     def __len__(self) -> int:
         return len(self._index)
@@ -142,7 +135,8 @@ class Fleet:
         return host_id in self._index.index
 
     def __repr__(self) -> str:
-        placed = sum(sum(per_host.values()) for per_host in self._index.instances.values())
+        instances = self._index.table(IMPACT).instances
+        placed = sum(sum(per_host.values()) for per_host in instances.values())
         return f"Fleet({len(self)} hosts, {placed} VM instances)"
 
 

@@ -12,7 +12,8 @@ import nfvplace
 from nfvplace import errors
 from nfvplace.errors import DescriptorError
 from nfvplace.models import ComputeHostDescriptor, VmDescriptor, parse_document, parse_text
-from nfvplace.placement import FleetIndex, cache
+from nfvplace.placement import FleetIndex
+from nfvplace.placement.index import cache
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"

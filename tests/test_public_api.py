@@ -42,6 +42,7 @@ def test_lint_all() -> None:
         "Rule",
         "Severity",
         "check_document",
+        "gate",
         "lint_document",
         "lint_file",
         "lint_model",

@@ -22,7 +22,7 @@ if TYPE_CHECKING:  # the models and the engine load when the command runs: `--he
     from ..models.chd import ComputeHostDescriptor
     from ..models.vmd import VmDescriptor
     from ..models.vnf import VnfTemplate
-    from ..placement.moves import MovesAdvice
+    from ..placement import MovesAdvice
     from ..placement.result import PlacementResult
 
 FORMATS = ("yaml", "json", "libvirt")

@@ -8,6 +8,7 @@ from ..errors import LintError
 from .engine import check_document, lint_document, lint_model, lint_text
 from .files import lint_file, lint_paths
 from .findings import FileResult, Finding, LintReport, Rule, Severity, refuse_errors
+from .gate import gate
 from .output import to_json, to_sarif
 from .rules import ALL_RULES, RULES_BY_ID
 
@@ -21,6 +22,7 @@ __all__ = [
     "Rule",
     "Severity",
     "check_document",
+    "gate",
     "lint_document",
     "lint_file",
     "lint_model",

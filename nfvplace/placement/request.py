@@ -71,6 +71,16 @@ class SharedDemand:
     vcpus: int
     memory_mib: int
 
+    @property
+    def id(self) -> int:
+        """The shared vCPUs' key among the request's parts (cpu-sets have ids from 0)."""
+        return SHARED
+
+
+SHARED = -1
+Part = CpuSetDemand | SharedDemand
+"""A part of a VM that sits on one NUMA node: a cpu-set, or its shared vCPUs (id `SHARED`)."""
+
 
 @dataclass(frozen=True, slots=True)
 class Request:
@@ -91,6 +101,15 @@ class Request:
     @property
     def pinned(self) -> bool:
         return bool(self.cpu_sets)
+
+    @property
+    def parts(self) -> tuple[Part, ...]:
+        """What sits on one NUMA node each: the cpu-sets, or the shared vCPUs."""
+        return self.cpu_sets if self.shared is None else (*self.cpu_sets, self.shared)
+
+    def cpu_set_of(self, cpu_set: int) -> CpuSet | None:
+        """The descriptor's cpu-set with that id (None for a plain VM's synthetic one)."""
+        return next((cs for cs in self.vm.cpu_sets if cs.id == cpu_set), None)
 
     def interfaces_of(self, cpu_set: int) -> tuple[InterfaceDemand, ...]:
         return tuple(i for i in self.interfaces if i.cpu_set == cpu_set and i.restricted)

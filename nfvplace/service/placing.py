@@ -20,8 +20,7 @@ from .. import errors
 from ..models.configuration import VmConfiguration
 from ..models.vmd import VMD_SCHEMA, VmDescriptor
 from ..models.vnf import VnfTemplate
-from ..placement import FleetIndex
-from ..placement.batch import BatchItem
+from ..placement import BatchItem, FleetIndex
 from ..placement.result import Diagnosis, PlacementResult
 from ..store import IdempotentReplayError, PlacementRecord, StaleSnapshot, Store
 from .live import Decision, LiveIndex

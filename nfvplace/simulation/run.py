@@ -30,9 +30,13 @@ from ..errors import DescriptorError, Issue
 from ..models.chd import ComputeHostDescriptor
 from ..models.configuration import VmConfiguration
 from ..models.vmd import VmDescriptor
-from ..placement.candidates import fitting_hosts
-from ..placement.index import BoolArray, FleetIndex
+from ..placement.engine.candidates import fitting_hosts
+from ..placement.index import FleetIndex, index_of
 from ..placement.options import Options, parse_options
+from ..placement.resources.base import BoolArray
+from ..placement.resources.cpu import CPU
+from ..placement.resources.memory import MEMORY
+from ..placement.resources.nics import NICS
 from .trace import Event
 
 GIB_KIB = 1024 * 1024
@@ -84,15 +88,16 @@ class Run:
 
 def stranded(fleet: FleetIndex) -> tuple[int, float, int, float]:
     """Half-used cores, GiB of hugepages and VFs on nodes with no free thread, share of used threads."""
-    free = fleet.whole + fleet.single + fleet.half_iso + fleet.half_busy
+    cpu, memory = fleet.table(CPU), fleet.table(MEMORY)
+    free = cpu.whole + cpu.single + cpu.half_iso + cpu.half_busy
     dead = (free == 0) & (fleet.node_id >= 0)
-    sizes = np.asarray(fleet.vocab.page_sizes or [0], dtype=np.float64)
-    pages = (fleet.hugepages * sizes[: fleet.hugepages.shape[2]]).sum(axis=2) / GIB_KIB
-    used = 1.0 - float(fleet.free_threads.sum()) / max(float(fleet.total_threads.sum()), 1.0)
+    sizes = np.asarray(fleet.vocab.values("page_sizes") or [0], dtype=np.float64)
+    pages = (memory.hugepages * sizes[: memory.hugepages.shape[2]]).sum(axis=2) / GIB_KIB
+    used = 1.0 - float(cpu.free_threads.sum()) / max(float(cpu.total_threads.sum()), 1.0)
     return (
-        int(fleet.half_busy.sum()),
+        int(cpu.half_busy.sum()),
         float(pages[dead].sum()),
-        int(fleet.vfs[:, :, 0][dead].sum()),
+        int(fleet.table(NICS).vfs[:, :, 0][dead].sum()),
         used,
     )
 
@@ -153,7 +158,7 @@ def replay(
 ) -> Run:
     _check(events, descriptors)
     options = parse_options(policy=policy, seed=seed)
-    fleet = FleetIndex(hosts)
+    fleet = index_of(hosts, private=True)
     live: dict[str, VmConfiguration] = {}
     run = Run(str(options.policy))
     every = max(len(events) // max(samples, 1), 1)

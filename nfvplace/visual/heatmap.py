@@ -1,6 +1,6 @@
 """A fleet's free resources as a heatmap: hosts x NUMA nodes, one panel per resource (free cores,
 free core pairs, free hugepages, free VFs), each cell coloured by the free fraction and labelled with
-the free amount. Counted the way placement counts them (`placement.hostview`)."""
+the free amount. Counted the way placement counts them (`placement.index.free_of`)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from ..models.chd import ComputeHostDescriptor, NumaNode
 from .svg import Box, document, group, rect, text
 
 if TYPE_CHECKING:
-    from ..placement.hostview import NodeView
+    from ..placement.resources.base import HostFree
 
 METRICS = ("free cores", "free pairs", "hugepages GiB", "free VFs")
 CELL_W, CELL_H, LABEL_W, GAP = 46.0, 18.0, 150.0, 14.0
@@ -44,7 +44,11 @@ class NodeUsage:
         }[name]
 
 
-def _usage(host_id: str, node: NumaNode, view: NodeView) -> NodeUsage:
+def _usage(host_id: str, node: NumaNode, free: HostFree, slot: int) -> NodeUsage:
+    from ..placement.resources.cpu import CPU
+    from ..placement.resources.nics import NICS
+
+    threads, ports_free = free.of(CPU).nodes[slot], free.of(NICS).nodes[slot].ports
     cores: dict[int, list[bool]] = {}
     for cpu in node.cpus:
         cores.setdefault(cpu.core, []).append(cpu.eligible)
@@ -54,25 +58,25 @@ def _usage(host_id: str, node: NumaNode, view: NodeView) -> NodeUsage:
     return NodeUsage(
         host=host_id,
         node=node.id,
-        free_cores=len(view.whole_cores) + len(view.single_cores),
+        free_cores=len(threads.whole_cores) + len(threads.single_cores),
         cores=len(eligible),
-        free_pairs=sum(1 for c in view.whole_cores if len(c) >= 2),
+        free_pairs=sum(1 for c in threads.whole_cores if len(c) >= 2),
         pairs=sum(1 for threads in eligible if len(threads) >= 2),
         hugepages_free_mib=sum(p.free * p.size_kib // 1024 for p in pools),
         hugepages_mib=sum(p.total_mib for p in pools),
-        free_vfs=sum(len(p.free_vfs) for p in view.ports if p.sriov_ok),
+        free_vfs=sum(len(p.free_vfs) for p in ports_free if p.sriov_ok),
         vfs=sum(len(p.vfs) for p in ports),
     )
 
 
 def node_usage(hosts: Sequence[ComputeHostDescriptor]) -> list[NodeUsage]:
     """One `NodeUsage` per host and NUMA node, in the hosts' order."""
-    from ..placement.hostview import host_view
+    from ..placement.index import free_of
 
     rows: list[NodeUsage] = []
     for host in hosts:
-        view = host_view(host)
-        rows.extend(_usage(host.id, n, v) for n, v in zip(host.numa_nodes, view.nodes, strict=True))
+        free = free_of(host)
+        rows.extend(_usage(host.id, node, free, k) for k, node in enumerate(host.numa_nodes))
     return rows
 
 
@@ -129,14 +133,14 @@ def _panel(
 
 def heatmap_svg(hosts: Sequence[ComputeHostDescriptor], *, title: str = "fleet") -> str:
     """The fleet heatmap of `hosts` as SVG text (columns are NUMA nodes by position on the host)."""
-    from ..placement.hostview import host_view
+    from ..placement.index import free_of
 
     ids = [host.id for host in hosts]
     position: dict[tuple[str, int], NodeUsage] = {}
     for host in hosts:
-        view = host_view(host)
-        for k, (node, nv) in enumerate(zip(host.numa_nodes, view.nodes, strict=True)):
-            position[(host.id, k)] = _usage(host.id, node, nv)
+        free = free_of(host)
+        for k, node in enumerate(host.numa_nodes):
+            position[(host.id, k)] = _usage(host.id, node, free, k)
     nodes = max((len(h.numa_nodes) for h in hosts), default=1)
     parts = [
         text(

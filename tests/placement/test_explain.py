@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from nfvplace.placement.explain import Reasons, RejectionList, summary_line
+from nfvplace.placement.engine.explain import Reasons, RejectionList, summary_line
 from nfvplace.placement.result import Rejection
 
 

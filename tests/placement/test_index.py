@@ -6,28 +6,30 @@ from builders import NodeSpec, PortSpec, cpu_set, host, vm
 
 import nfvplace
 from nfvplace.placement import FleetIndex
+from nfvplace.placement.resources.cpu import CPU
+from nfvplace.placement.resources.memory import MEMORY
 
 
 def test_counts_classify_free_threads() -> None:
     # 8 cores (T=8): thread 8 (sibling of 0) host-reserved; 1 used by a VM (sibling 9 half busy)
     h = host(nodes=[NodeSpec(cores=4), NodeSpec(cores=4)], ineligible=(8,), used={1: "x"})
-    f = FleetIndex([h])
-    assert f.whole[0].tolist() == [2, 4]
-    assert f.half_iso[0].tolist() == [1, 0]
-    assert f.half_busy[0].tolist() == [1, 0]
-    assert f.free_threads[0] == 6 + 8
+    cpu = FleetIndex([h]).table(CPU)
+    assert cpu.whole[0].tolist() == [2, 4]
+    assert cpu.half_iso[0].tolist() == [1, 0]
+    assert cpu.half_busy[0].tolist() == [1, 0]
+    assert cpu.free_threads[0] == 6 + 8
 
 
 def test_update_after_claim_and_new_vocabulary() -> None:
     f = FleetIndex([host("a")])
     result = nfvplace.place(f, vm(cpu_sets=[cpu_set(0, 4, hugepages_1g=2)]))
     f.update_many(result.hosts.values())
-    assert int(f.whole[0].sum()) == 6
-    assert int(f.hugepages[0].sum()) == 14
+    assert int(f.table(CPU).whole[0].sum()) == 6
+    assert int(f.table(MEMORY).hugepages[0].sum()) == 14
     # a host with a port speed and page size never seen before rebuilds the columns
     f.update(host("b", nodes=[NodeSpec(hugepages_2m=512, ports=[PortSpec(speed=200)])]))
     assert len(f) == 2
-    assert 200 in f.vocab.speeds
+    assert 200 in f.vocab.values("speeds")
     assert f.index["b"] == 1
 
 
@@ -36,8 +38,8 @@ def test_copy_is_independent() -> None:
     g = f.copy()
     result = nfvplace.place(g, vm(cpu_sets=[cpu_set(0, 4)]))
     g.update_many(result.hosts.values())
-    assert int(f.whole[0].sum()) == 8
-    assert int(g.whole[0].sum()) == 6
+    assert int(f.table(CPU).whole[0].sum()) == 8
+    assert int(g.table(CPU).whole[0].sum()) == 6
 
 
 def test_compact_fleet_places_like_the_plain_one() -> None:

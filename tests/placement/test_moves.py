@@ -7,7 +7,7 @@ from builders import NodeSpec, cpu_set, host, vm
 import nfvplace
 from nfvplace.claims import claim, release
 from nfvplace.placement import suggest_moves
-from nfvplace.placement.moves import descriptor_of
+from nfvplace.placement.joint.moves import descriptor_of
 
 
 def _fragmented() -> tuple[list, list]:  # type: ignore[type-arg]

@@ -232,7 +232,7 @@ def test_smt4_prefer_vm_of_four_vcpus_holds_one_core() -> None:
 
 
 def test_internal_failures_have_their_own_code() -> None:
-    from nfvplace.placement.engine import SOLVE_SUMMARY
+    from nfvplace.placement.engine.attempt import SOLVE_SUMMARY
 
     assert "internal" in SOLVE_SUMMARY
     assert "PCI" not in SOLVE_SUMMARY["internal"]

@@ -7,8 +7,8 @@ from builders import NodeSpec, PortSpec, cpu_set, host, vm
 
 import nfvplace
 from nfvplace.models.chd import ComputeHostDescriptor
-from nfvplace.placement.capacity import count_on_host
-from nfvplace.placement.hostview import match_vfs
+from nfvplace.placement.joint.capacity import count_on_host
+from nfvplace.placement.resources.nics import match_vfs
 from nfvplace.placement.options import Options
 
 

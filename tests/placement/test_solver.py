@@ -4,20 +4,22 @@ from __future__ import annotations
 
 from builders import NodeSpec, PortSpec, cpu_set, host, vm
 
-from nfvplace.placement.hostview import host_view
+from nfvplace.placement.engine.solver import SolveFailure, blame, solve
+from nfvplace.placement.index import free_of
 from nfvplace.placement.options import Options
 from nfvplace.placement.request import build_request
-from nfvplace.placement.solver import Layout, SolveFailure, blame, solve
+from nfvplace.placement.resources.model import Layout
+from nfvplace.placement.resources.nics.assign import chosen_ports
 
 
 def test_counts_prefer_half_cores_for_isolated_vcpus() -> None:
     h = host(nodes=[NodeSpec(cores=4), NodeSpec(cores=0)], ineligible=(4,))  # PU 0's sibling
     request = build_request(vm(cpu_sets=[cpu_set(0, 1, pairs=False)]))
-    layout = solve(host_view(h), request, {0: {0}}, Options())
+    layout = solve(free_of(h), request, {0: {0}}, Options())
     assert isinstance(layout, Layout)
     assert layout.nodes == {0: 0}
-    assert layout.counts[("iso_half", 0, 0)] == 1
-    assert layout.counts[("iso_w2", 0, 0)] == 0
+    assert layout.of("cpu")[("iso_half", 0, 0)] == 1
+    assert layout.of("cpu")[("iso_w2", 0, 0)] == 0
     assert layout.optimal
 
 
@@ -28,12 +30,12 @@ def test_port_choice_and_blame() -> None:
         {"name": "s", "mode": "sriov", "speed_gbps": 25, "bandwidth_gbps": 5},
     )
     request = build_request(vm(cpu_sets=[cpu_set(0, 2, interfaces=two)]))
-    layout = solve(host_view(h), request, {0: {0}}, Options())
+    layout = solve(free_of(h), request, {0: {0}}, Options())
     assert isinstance(layout, Layout)
-    assert len(set(layout.ports.values())) == 2  # the whole port and the VF's port differ
+    assert len(set(chosen_ports(layout.of("nics")).values())) == 2  # the whole port and the VF's port differ
     single = host(nodes=[NodeSpec(ports=[PortSpec(speed=25)]), NodeSpec()])
-    view = host_view(single)
+    view = free_of(single)
     failure = solve(view, request, {0: {0}}, Options())
     assert isinstance(failure, SolveFailure)
     assert failure.status == "infeasible"
-    assert blame(view, request, {0: {0}}, Options()) == "interfaces"
+    assert blame(view, request, {0: {0}}, Options()) == "nics"

@@ -18,7 +18,7 @@ from ...models.configuration import VmConfiguration
 from ...models.loading import SourceDocument
 from ...models.vmd import VmDescriptor
 from ...models.vnf import VnfTemplate
-from ...placement.batch import BatchItem
+from ...placement import BatchItem
 from ...reader import load_document
 from ...render import render
 from ..auth import require

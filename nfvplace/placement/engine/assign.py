@@ -1,0 +1,52 @@
+"""Exact ids after the solve: every kind assigns its part of the VM Configuration (PUs, pages,
+ports and VFs, devices, ...) from the values it kept, into one draft validated once. The result is
+a VM Configuration that `claims.claim` accepts."""
+
+from __future__ import annotations
+
+from ...models.chd import ComputeHostDescriptor
+from ...models.configuration import VmConfiguration, with_requirements
+from ..request import Request
+from ..resources import KINDS
+from ..resources.base import HostFree
+from ..resources.draft import ConfigurationDraft
+from ..resources.kind import Decisions
+from ..resources.model import Layout
+
+
+def instance_id(host: ComputeHostDescriptor, request: Request, given: str | None) -> str:
+    """The given id, or `<vm>@<host>-<k>` with the smallest k free on the host (unique in a fleet)."""
+    if given:
+        return given
+    taken = {i.id for i in host.instances}
+    k = 1
+    while f"{request.name}@{host.id}-{k}" in taken:
+        k += 1
+    return f"{request.name}@{host.id}-{k}"
+
+
+def build_configuration(
+    host: ComputeHostDescriptor,
+    free: HostFree,
+    request: Request,
+    layout: Layout | None,
+    instance: str,
+    decisions: Decisions,
+) -> VmConfiguration:
+    vm = request.vm
+    nodes = layout.nodes if layout else {}
+    draft = ConfigurationDraft(
+        fields={
+            "vm": vm.name,
+            "instance": instance,
+            "host": host.id,
+            "vcpus": vm.total_vcpus,
+            "memory_mib": vm.total_memory_mib,
+            "realtime_vcpus": vm.realtime_vcpus,
+            "variant": request.variant,
+        },
+        cpu_sets={cs.id: {"id": cs.id, "numa_node": nodes[cs.id]} for cs in request.cpu_sets},
+    )
+    for kind in KINDS:
+        kind.assign(draft, free, request, layout, decisions)
+    return with_requirements(draft.build(), vm)  # networks, VLANs, cpu-set policies, the descriptor

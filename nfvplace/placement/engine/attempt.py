@@ -1,0 +1,148 @@
+"""One candidate host: the kinds' choices made without the model, the exact model, exact ids, and
+the claim. The answer is typed: `Placed`, or `Refused` with its reason (an infeasible model is
+`Infeasible`, named by `blame` only when no host fits, since naming it costs a few more solves)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ...claims import ClaimConflictError, claim
+from ...models.chd import ComputeHostDescriptor
+from ...models.configuration import VmConfiguration
+from ..index import FleetIndex
+from ..options import Options
+from ..reasons import Reason
+from ..request import Request
+from ..resources import KINDS
+from ..resources.base import HostFree
+from ..resources.draft import AssignmentError
+from ..resources.kind import Refusal
+from ..resources.model import Layout
+from ..result import ExplainRow
+from .assign import build_configuration, instance_id
+from .filter import FilterOutcome
+from .policies import NODE_COST
+from .solver import FAMILIES, SolveFailure, blame, solve
+
+SOLVE_SUMMARY = {
+    Reason.infeasible: "fail the exact check (the needs fit one by one but not together)",
+    Reason.timeout: "were not decided within the solver time limit",
+    Reason.internal: "broke an internal invariant after the solve (please report)",
+    Reason.claim: "could not be claimed (internal inconsistency, please report)",
+}
+"""The summary phrase of each way the exact stage refuses a host that passed the filter."""
+
+
+@dataclass(frozen=True, slots=True)
+class Placed:
+    configuration: VmConfiguration
+    host: ComputeHostDescriptor  # the host with the configuration claimed
+    rows: list[ExplainRow]  # what the exact model chose (for --explain)
+
+
+@dataclass(frozen=True, slots=True)
+class Refused:
+    reason: Reason
+    phrase: str  # for the one-line summary
+    message: str  # for the host's rejection
+
+
+def refused(reason: Reason) -> Refused:
+    return Refused(
+        reason, SOLVE_SUMMARY[reason], f"passed the count filter, but the exact model says {reason}"
+    )
+
+
+@dataclass(frozen=True)
+class Infeasible:
+    """The exact model found no layout; `refusal()` names the family that blocks (a few solves)."""
+
+    free: HostFree
+    request: Request
+    allowed: dict[int, set[int]]
+    options: Options
+
+    def refusal(self) -> Refused:
+        family = blame(self.free, self.request, self.allowed, self.options)
+        if family is None:
+            return refused(Reason.infeasible)
+        return Refused(
+            Reason.infeasible,
+            f"fail the exact check on {FAMILIES[family]}",
+            "each need fits on its own, but not all together: without the constraints on "
+            f"{FAMILIES[family]} the model would be feasible",
+        )
+
+
+Attempt = Placed | Refused | Infeasible
+
+
+def _allowed(fleet: FleetIndex, index: int, outcome: FilterOutcome) -> dict[int, set[int]]:
+    """The node ids each part of the request may go to on host `index`."""
+    return {
+        part: {int(fleet.node_id[index, j]) for j in range(fleet.max_nodes) if ok[index, j]}
+        for part, ok in outcome.node_ok.items()
+    }
+
+
+def attempt(
+    fleet: FleetIndex,
+    index: int,
+    request: Request,
+    outcome: FilterOutcome,
+    options: Options,
+    instance: str | None,
+) -> Attempt:
+    host = fleet.hosts[index]
+    free = fleet.free(index)
+    allowed = _allowed(fleet, index, outcome)
+    decisions: dict[str, object] = {}
+    frozen = {part: frozenset(nodes) for part, nodes in allowed.items()}
+    for kind in KINDS:
+        decided = kind.decide(free, request, frozen, options)
+        if isinstance(decided, Refusal):
+            return Refused(decided.reason, decided.phrase, decided.message)
+        if decided is not None:
+            decisions[kind.name] = decided
+    layout: Layout | None = None
+    if any(kind.in_model(request) for kind in KINDS):
+        cpu_sets = {cs.id: allowed[cs.id] for cs in request.cpu_sets}
+        solved = solve(free, request, cpu_sets, options)
+        if isinstance(solved, SolveFailure):
+            if solved.status == "infeasible":
+                return Infeasible(free, request, cpu_sets, options)
+            return refused(Reason.timeout)
+        layout = solved
+    rows = [row for kind in KINDS for row in kind.explain(free, request, layout, decisions)]
+    if layout is not None:
+        rows.extend(_cost_rows(layout))
+    try:
+        config = build_configuration(
+            host, free, request, layout, instance_id(host, request, instance), decisions
+        )
+    except AssignmentError:
+        return refused(Reason.internal)  # the model guarantees the ids exist: a bug, not a misfit
+    try:
+        updated = claim(host, config)
+    except ClaimConflictError:
+        return refused(Reason.claim)
+    return Placed(config, updated, rows)
+
+
+COSTS = {"node": NODE_COST} | {name: text for kind in KINDS for name, text in kind.costs.items()}
+"""What each part of the exact model's objective measures, by cost name."""
+
+
+def _cost_rows(layout: Layout) -> list[ExplainRow]:
+    rows = [
+        ExplainRow(f"cost: {name}", f"{value}", COSTS[name]) for name, value in layout.costs.items()
+    ]
+    proof = "proved best" if layout.optimal else "best found within the time limit"
+    rows.append(
+        ExplainRow(
+            "exact model",
+            f"total cost {layout.objective:g}, {proof}",
+            "the sum of the costs above, minimised over every layout of the VM on this host",
+        )
+    )
+    return rows

@@ -1,0 +1,240 @@
+"""Reasons: per host the first blocking reason with numbers, and the one-line summary.
+
+The summary groups hosts by the phrase of their reason and lists the groups by count, largest first:
+`0/120 hosts fit: 80 have no NUMA node with 4 free 1 GiB pages and 8 free core pairs, 40 lack a free VF
+on a ≥ 25 Gbps port`. Per-host messages (with the numbers of that host) are built only when someone
+reads `Diagnosis.rejections`, so that a rejection over 10,000 hosts costs no more than an acceptance.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Iterator, Sequence
+from typing import overload
+
+import numpy as np
+
+from ..index import FleetIndex
+from ..reasons import Reason
+from ..result import Diagnosis, Rejection
+from .filter import CountRecord, FilterOutcome, HostCheckRecord, NodeRecord
+
+NIC_CODES = (Reason.sriov_vf, Reason.sriov_bandwidth, Reason.dedicated_port)
+
+
+class RejectionList(Sequence[Rejection]):
+    """A sequence of rejections materialised on first access."""
+
+    def __init__(self, builders: list[Callable[[], list[Rejection]]]) -> None:
+        self._builders = builders
+        self._items: tuple[Rejection, ...] | None = None
+
+    def _all(self) -> tuple[Rejection, ...]:
+        if self._items is None:
+            items: list[Rejection] = []
+            for build in self._builders:
+                items.extend(build())
+            items.sort(key=lambda r: r.host)
+            self._items = tuple(items)
+        return self._items
+
+    @overload
+    def __getitem__(self, index: int) -> Rejection: ...
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[Rejection]: ...
+    def __getitem__(self, index: int | slice) -> Rejection | Sequence[Rejection]:
+        return self._all()[index]
+
+    def __len__(self) -> int:
+        return len(self._all())
+
+    def __iter__(self) -> Iterator[Rejection]:
+        return iter(self._all())
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Sequence):
+            return tuple(self) == tuple(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"RejectionList({list(self._all())!r})"
+
+
+class Reasons:
+    """Collects rejection groups (counted eagerly) and their per-host messages (built lazily)."""
+
+    def __init__(self) -> None:
+        self._counts: Counter[str] = Counter()
+        self.builders: list[Callable[[], list[Rejection]]] = []
+        self._pending: list[FilterOutcome] = []
+
+    @property
+    def counts(self) -> Counter[str]:
+        """Hosts per summary phrase (filter outcomes are grouped only when first asked)."""
+        while self._pending:
+            self._group(self._pending.pop(0))
+        return self._counts
+
+    def add(self, phrase: str, count: int, build: Callable[[], list[Rejection]]) -> None:
+        if count:
+            self._counts[phrase] += count
+            self.builders.append(build)
+
+    def add_outcome(self, outcome: FilterOutcome) -> None:
+        """Record a filter outcome; a placement that succeeds never pays for its grouping."""
+        if outcome.records:
+            self._pending.append(outcome)
+
+    def _group(self, outcome: FilterOutcome) -> None:
+        for record in outcome.records:
+            if isinstance(record, HostCheckRecord):
+                self._host(outcome.fleet, record)
+            elif isinstance(record, CountRecord):
+                self._count(outcome.fleet, record)
+            else:
+                self._node(outcome.fleet, record)
+
+    def _host(self, fleet: FleetIndex, record: HostCheckRecord) -> None:
+        check = record.check
+
+        def build() -> list[Rejection]:
+            out = []
+            for i in record.hosts.tolist():
+                message, requested, available = check.detail(i)
+                out.append(
+                    Rejection(
+                        fleet.host_ids[i], check.code, message, check.summary, requested, available
+                    )
+                )
+            return out
+
+        self.add(check.summary, len(record.hosts), build)
+
+    def _count(self, fleet: FleetIndex, record: CountRecord) -> None:
+        def build() -> list[Rejection]:
+            return [
+                Rejection(
+                    fleet.host_ids[i],
+                    record.code,
+                    f"{int(record.available[i])} NUMA nodes can take a cpu-set, "
+                    f"{record.needed} distinct ones are needed",
+                    record.summary,
+                    float(record.needed),
+                    float(record.available[i]),
+                )
+                for i in record.hosts.tolist()
+            ]
+
+        self.add(record.summary, len(record.hosts), build)
+
+    def _node(self, fleet: FleetIndex, record: NodeRecord) -> None:
+        hosts = record.hosts
+        exists = fleet.node_id[hosts] >= 0
+        needs = record.needs
+        if not needs:
+            return
+        # one key per host: the first need that no node meets (>= 0), else -(mask + 1) where the
+        # mask has a bit for every need some node misses (a combination); each need is only looked
+        # at for the hosts no earlier need explained
+        keys = np.empty(len(hosts), dtype=np.int64)
+        pos = np.arange(len(hosts))
+        for k, need in enumerate(needs):
+            if not len(pos):
+                break
+            sub = hosts[pos]
+            short = ~(need.ok[sub] & exists).any(axis=1)
+            keys[pos[short]] = k
+            pos = pos[~short]
+            exists = exists[~short]
+        if len(pos):
+            sub = hosts[pos]
+            bits = np.zeros(len(pos), dtype=np.int64)
+            for k, need in enumerate(needs):
+                bits |= (~need.ok[sub] & exists).any(axis=1).astype(np.int64) << k
+            keys[pos] = -(bits + 1)
+        where = f" for cpu-set {record.cpu_set}" if record.many_cpu_sets else ""
+        uniq, inverse = np.unique(keys, return_inverse=True)
+        for g, key_value in enumerate(uniq.tolist()):
+            positions = np.flatnonzero(inverse == g)
+            is_single = key_value >= 0
+            key = key_value if is_single else -key_value - 1
+            if is_single:
+                need = needs[key]
+                if need.code in NIC_CODES:
+                    phrase = f"lack {need.phrase}{where}"
+                else:
+                    phrase = f"have no NUMA node with {need.phrase}{where}"
+                code = need.code
+            else:
+                chosen = [n for k, n in enumerate(needs) if key >> k & 1] or list(needs)
+                phrase = f"have no NUMA node with {' and '.join(n.phrase for n in chosen)}{where}"
+                code = Reason.numa_combination
+            self.add(
+                phrase,
+                len(positions),
+                self._node_builder(fleet, record, hosts[positions], is_single, key, phrase, code),
+            )
+
+    @staticmethod
+    def _node_builder(
+        fleet: FleetIndex,
+        record: NodeRecord,
+        hosts: np.ndarray,
+        is_single: bool,
+        key: int,
+        phrase: str,
+        code: str,
+    ) -> Callable[[], list[Rejection]]:
+        label = "the VM" if record.cpu_set is None else f"cpu-set {record.cpu_set}"
+
+        def build() -> list[Rejection]:
+            out = []
+            for i in hosts.tolist():
+                slots = [j for j in range(fleet.max_nodes) if fleet.node_id[i, j] >= 0]
+                if is_single:
+                    need = record.needs[key]
+                    best = max(slots, key=lambda j: float(need.available[i, j]))
+                    have = float(need.available[i, best])
+                    message = (
+                        f"{label} needs {need.phrase}; the best NUMA node "
+                        f"({int(fleet.node_id[i, best])}) has {have:g} {need.unit}"
+                    )
+                    out.append(
+                        Rejection(fleet.host_ids[i], code, message, phrase, need.requested, have)
+                    )
+                else:
+                    chosen = [n for k, n in enumerate(record.needs) if key >> k & 1]
+                    per_node = "; ".join(
+                        f"node {int(fleet.node_id[i, j])}: "
+                        + ", ".join(f"{float(n.available[i, j]):g} {n.unit}" for n in chosen)
+                        for j in slots
+                    )
+                    message = (
+                        f"{label} needs {' and '.join(n.phrase for n in chosen)} on one NUMA "
+                        f"node; no node has all ({per_node})"
+                    )
+                    out.append(Rejection(fleet.host_ids[i], code, message, phrase))
+            return out
+
+        return build
+
+    def diagnosis(self, considered: int, fitting: int) -> Diagnosis:
+        counts = self.counts
+        return Diagnosis(
+            hosts_considered=considered,
+            hosts_fitting=fitting,
+            rejections=RejectionList(self.builders),
+            summary=summary_line(considered, fitting, counts),
+        )
+
+
+def summary_line(considered: int, fitting: int, counts: Counter[str]) -> str:
+    head = f"{fitting}/{considered} hosts fit"
+    if not considered:
+        return f"{head}: no host given"
+    if not counts:
+        return head
+    parts = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+    return f"{head}: " + ", ".join(f"{n} {phrase}" for phrase, n in parts)

@@ -1,0 +1,119 @@
+"""The vectorised filter: every host and NUMA node at once, with counts.
+
+Host-level checks run first (the kinds' `host_checks`, in their `check_order`: processor, memory
+type and hypervisor; interfaces bound to no node and the vSwitch; PCI devices; impact limits; SMT);
+then, for each part of the VM (each cpu-set, or its shared vCPUs), every kind's node needs over every
+node. A host is out at the first check it fails, which becomes its reason. The conditions are
+necessary ones: a host that passes them all goes to the exact model, which may still find it
+infeasible (then that is its reason).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..index import FleetIndex
+from ..options import Options
+from ..reasons import Reason
+from ..request import SHARED, Part, Request
+from ..resources import KINDS
+from ..resources.base import BoolArray, IntArray
+from ..resources.filtering import FilterInput, HostCheck, NodeNeed
+
+
+@dataclass(frozen=True, slots=True)
+class HostCheckRecord:
+    check: HostCheck
+    hosts: IntArray
+
+
+@dataclass(frozen=True, slots=True)
+class NodeRecord:
+    """Hosts on which no node meets every need of one part (a cpu-set, or the shared vCPUs)."""
+
+    cpu_set: int | None  # None: the shared vCPUs
+    needs: tuple[NodeNeed, ...]
+    hosts: IntArray
+    many_cpu_sets: bool
+
+
+@dataclass(frozen=True, slots=True)
+class CountRecord:
+    code: Reason
+    summary: str
+    hosts: IntArray
+    needed: int
+    available: IntArray
+
+
+@dataclass
+class FilterOutcome:
+    fleet: FleetIndex
+    request: Request
+    passing: BoolArray
+    node_ok: dict[int, BoolArray]  # part id (cpu-set id, or -1 shared) -> (hosts x node slots)
+    records: list[HostCheckRecord | NodeRecord | CountRecord] = field(default_factory=list)
+
+
+def _host_checks(inp: FilterInput) -> list[HostCheck]:
+    ordered = sorted(KINDS, key=lambda kind: kind.check_order)
+    return [check for kind in ordered for check in kind.host_checks(inp)]
+
+
+def run_filter(
+    fleet: FleetIndex, request: Request, options: Options, consider: BoolArray
+) -> FilterOutcome:
+    inp = FilterInput(fleet, request, options)
+    out = FilterOutcome(fleet, request, consider.copy(), {})
+    for check in _host_checks(inp):
+        hit = out.passing & check.failing
+        if hit.any():
+            out.records.append(HostCheckRecord(check, np.flatnonzero(hit)))
+            out.passing &= ~hit
+    exists = fleet.node_id >= 0
+    for cs in request.cpu_sets:
+        _node_needs(inp, out, cs, exists, len(request.cpu_sets) > 1)
+    _distinct_nodes(out, request, exists)
+    if request.shared is not None:
+        _node_needs(inp, out, request.shared, exists, False)
+    return out
+
+
+def _node_needs(
+    inp: FilterInput, out: FilterOutcome, part: Part, exists: BoolArray, many: bool
+) -> None:
+    """Hosts on which no node meets every kind's needs of `part`."""
+    needs = [need for kind in KINDS for need in kind.node_needs(inp, part)]
+    ok = exists.copy()
+    for need in needs:
+        ok &= need.ok
+    out.node_ok[part.id] = ok
+    hit = out.passing & ~ok.any(axis=1)
+    if hit.any():
+        cpu_set = None if part.id == SHARED else part.id
+        out.records.append(NodeRecord(cpu_set, tuple(needs), np.flatnonzero(hit), many))
+        out.passing &= ~hit
+
+
+def _distinct_nodes(out: FilterOutcome, request: Request, exists: BoolArray) -> None:
+    """Cpu-sets on distinct nodes: hosts with fewer nodes that can each take one than cpu-sets."""
+    if len(request.cpu_sets) < 2 or not request.distinct_nodes:
+        return
+    union = np.zeros_like(exists)
+    for cs in request.cpu_sets:
+        union |= out.node_ok[cs.id]
+    count = union.sum(axis=1)
+    hit = out.passing & (count < len(request.cpu_sets))
+    if hit.any():
+        out.records.append(
+            CountRecord(
+                Reason.numa_nodes,
+                f"have fewer than {len(request.cpu_sets)} NUMA nodes that can each take a cpu-set",
+                np.flatnonzero(hit),
+                len(request.cpu_sets),
+                count,
+            )
+        )
+        out.passing &= ~hit

@@ -1,0 +1,136 @@
+"""The exact model of one request on one candidate host (OR-Tools CP-SAT, one worker).
+
+Variables are named after what they mean (`place[cs0->n1]`, `iso_whole[cs0n1]`,
+`port[eth1->0000:af:00.0]`) so a solution prints itself. The core places each cpu-set on one allowed
+node (at the policy's node cost) and keeps cpu-sets on distinct nodes when the VM asks; every kind
+then posts its usage terms (`post_demand`) and its limits and costs (`post_limits`), in registry
+order. The exact ids are chosen afterwards from the values the kinds kept (`assign.py`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ortools.sat.python import cp_model
+
+from ..options import Options
+from ..request import Request
+from ..resources import KINDS
+from ..resources.base import HostFree
+from ..resources.model import Layout, ModelContext
+from .policies import node_cost
+
+DISTINCT = "numa"  # the core's own family: distinct NUMA nodes for the cpu-sets
+
+
+class _Model(cp_model.CpModel):
+    """CpModel without the pre-PEP 8 aliases that `CpModel.__init__` adds to every instance (about
+    1 ms per model, as much as solving one of these small models)."""
+
+    def __init__(self) -> None:
+        cp_model.cmh.CpBaseModel.__init__(self, None)  # type: ignore[attr-defined]
+
+
+@dataclass(frozen=True)
+class SolveFailure:
+    host: str
+    status: str  # "infeasible" or "timeout"
+
+
+def _place(ctx: ModelContext, allowed: dict[int, set[int]], skip: frozenset[str]) -> bool:
+    """One node per cpu-set, among its allowed nodes; False when a cpu-set has none."""
+    request, free = ctx.request, ctx.free
+    for cs in request.cpu_sets:
+        needs_ports = any(i.mode.value != "vswitch" for i in request.interfaces_of(cs.id))
+        choices = []
+        for slot, node in enumerate(free.node_ids):
+            if node in allowed.get(cs.id, set()):
+                var = ctx.model.new_bool_var(f"place[cs{cs.id}->n{node}]")
+                ctx.place[(cs.id, node)] = var
+                choices.append(var)
+                ctx.cost("node", node_cost(free, slot, cs, ctx.options, needs_ports) * var)
+        if not choices:
+            return False
+        ctx.model.add_exactly_one(choices)
+    if request.distinct_nodes and len(request.cpu_sets) > 1 and DISTINCT not in skip:
+        for node in free.node_ids:
+            here = [
+                ctx.place[(cs.id, node)] for cs in request.cpu_sets if (cs.id, node) in ctx.place
+            ]
+            if len(here) > 1:
+                ctx.model.add_at_most_one(here)
+    return True
+
+
+def solve(
+    free: HostFree,
+    request: Request,
+    allowed: dict[int, set[int]],
+    options: Options,
+    skip: frozenset[str] = frozenset(),
+) -> Layout | SolveFailure:
+    """Solve; `skip` leaves the limits of the kinds named out (to name the kind that blocks)."""
+    ctx = ModelContext(model=_Model(), request=request, free=free, options=options)
+    if not _place(ctx, allowed, skip):
+        return SolveFailure(free.id, "infeasible")
+    for kind in KINDS:
+        kind.post_demand(ctx)
+    for kind in KINDS:
+        if kind.name not in skip:
+            kind.post_limits(ctx)
+    if ctx.objective:
+        ctx.model.minimize(sum(t for terms in ctx.objective.values() for t in terms))
+    solver = cp_model.CpSolver()
+    solver.parameters.num_workers = 1
+    solver.parameters.random_seed = options.seed
+    solver.parameters.max_time_in_seconds = options.time_limit_s
+    # these models have tens of variables: presolve and LP relaxations cost more than they save
+    # (same optimum, proved; about half the time per solve)
+    solver.parameters.cp_model_presolve = False
+    solver.parameters.linearization_level = 0
+    status = solver.solve(ctx.model)
+    if status == cp_model.INFEASIBLE or status == cp_model.MODEL_INVALID:
+        return SolveFailure(free.id, "infeasible")
+    if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        return SolveFailure(free.id, "timeout")
+    return _layout(ctx, solver, status == cp_model.OPTIMAL)
+
+
+def _layout(ctx: ModelContext, solver: cp_model.CpSolver, optimal: bool) -> Layout:
+    nodes = {cs: node for (cs, node), var in ctx.place.items() if solver.boolean_value(var)}
+    values = {
+        kind: {key: int(solver.value(var)) for key, var in kept.items()}
+        for kind, kept in ctx.kept.items()
+    }
+    return Layout(
+        host=ctx.free.id,
+        nodes=nodes,
+        values=values,
+        objective=solver.objective_value if ctx.objective else 0.0,
+        costs={k: int(solver.value(sum(terms))) for k, terms in ctx.objective.items()},
+        optimal=optimal,
+    )
+
+
+FAMILIES: dict[str, str] = {
+    **{
+        kind.name: kind.blame[1]
+        for kind in sorted(KINDS, key=lambda k: k.blame or (99, ""))
+        if kind.blame
+    },
+    DISTINCT: "distinct NUMA nodes for the cpu-sets",
+}
+"""What the exact model is blamed on, in the order it is tried: each kind's limits, then the
+distinct-nodes rule."""
+
+
+def blame(
+    free: HostFree, request: Request, allowed: dict[int, set[int]], options: Options
+) -> str | None:
+    """The family whose removal makes an infeasible model feasible (first in order)."""
+    for family in FAMILIES:
+        if not isinstance(
+            solve(free, request, allowed, options, frozenset({family})), SolveFailure
+        ):
+            return family
+    return None

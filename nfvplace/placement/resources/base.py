@@ -1,0 +1,132 @@
+"""The shapes every resource kind and every stage of the pipeline share.
+
+- `Vocabulary`: the column vocabularies of the fleet index (page sizes, port speeds, CPU flags,
+  names), gathered from the hosts by the kinds that need them;
+- `Table`: a kind's columns in the fleet index (numpy arrays, hosts x NUMA node slots);
+- `HostFree`: one host's free resources as placement counts them, one part per kind;
+- `Fleet`: what the kinds read of the fleet index (the index implements it; the kinds never import
+  the index, which is built on top of them).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Hashable, Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol, Self, cast
+
+import numpy as np
+import numpy.typing as npt
+
+from ...models.chd import ComputeHostDescriptor
+
+if TYPE_CHECKING:
+    from .kind import ResourceKind
+
+IntArray = npt.NDArray[np.int64]
+FloatArray = npt.NDArray[np.float64]
+BoolArray = npt.NDArray[np.bool_]
+
+UNLIMITED_KBPS = 2**62  # bandwidth of a node, port or host that states no figure
+EPS = 1e-9
+
+
+class Vocabulary:
+    """The terms that name index columns, by namespace: ordered values (`page_sizes`, `speeds`: a
+    column per value, ascending) and codes (`flags`, `names`: an integer per term, by sorted term)."""
+
+    def __init__(self, terms: Mapping[str, Iterable[Hashable]]) -> None:
+        self._values: dict[str, tuple[Any, ...]] = {
+            ns: tuple(sorted(values))
+            for ns, values in terms.items()  # type: ignore[type-var, unused-ignore]
+        }
+        self._codes: dict[str, dict[Any, int]] = {
+            ns: {term: k for k, term in enumerate(values)} for ns, values in self._values.items()
+        }
+
+    def values(self, namespace: str) -> tuple[Any, ...]:
+        return self._values.get(namespace, ())
+
+    def column(self, namespace: str, term: Hashable) -> int | None:
+        """The column (or code) of `term`, None when no host has it."""
+        return self._codes.get(namespace, {}).get(term)
+
+    def covers(self, namespace: str, term: Hashable) -> bool:
+        return term in self._codes.get(namespace, {})
+
+    def code(self, name: str | None) -> int:
+        """The code of a name (vendor, model, hypervisor or vSwitch type, memory type): -1 for
+        None, -2 for a name no host has."""
+        if name is None:
+            return -1
+        found = self._codes.get("names", {}).get(name.lower())
+        return -2 if found is None else found
+
+
+class Table:
+    """A kind's columns in the fleet index: a dataclass of numpy arrays (hosts first) and of
+    per-host mappings. `copy` gives an independent copy (arrays and mappings copied)."""
+
+    def copy(self) -> Self:
+        changes: dict[str, Any] = {}
+        for field in dataclasses.fields(self):  # type: ignore[arg-type]
+            value = getattr(self, field.name)
+            if isinstance(value, np.ndarray):
+                changes[field.name] = value.copy()
+            elif isinstance(value, dict):
+                changes[field.name] = {
+                    k: v.copy() if isinstance(v, dict | set) else v for k, v in value.items()
+                }
+        return dataclasses.replace(self, **changes)  # type: ignore[type-var]
+
+
+@dataclass(frozen=True, slots=True)
+class NoTable(Table):
+    """The columns of a kind that keeps none."""
+
+
+@dataclass(frozen=True, slots=True)
+class HostFree:
+    """One host's free resources, classified the way placement counts them: a part per resource
+    kind (`of(kind)`), each holding its per-node figures by node position (`slots`)."""
+
+    id: str
+    node_ids: tuple[int, ...]  # NUMA node id of each slot, in the host's order
+    parts: Mapping[str, object]
+
+    def of[F](self, kind: ResourceKind[Any, F]) -> F:
+        return cast(F, self.parts[kind.name])
+
+    def slot(self, node_id: int) -> int:
+        return self.node_ids.index(node_id)
+
+
+class HostList(Protocol):
+    """The fleet's descriptors by host index (a list, or the index's compressed store)."""
+
+    def __getitem__(self, i: int, /) -> ComputeHostDescriptor: ...
+    def __len__(self) -> int: ...
+    def __iter__(self) -> Iterator[ComputeHostDescriptor]: ...
+
+
+class Fleet(Protocol):
+    """What the kinds read of the fleet index."""
+
+    @property
+    def hosts(self) -> HostList: ...
+    @property
+    def host_ids(self) -> list[str]: ...
+    @property
+    def node_id(self) -> IntArray: ...  # hosts x slots: the NUMA node id, -1 for no node
+    @property
+    def max_nodes(self) -> int: ...
+    @property
+    def vocab(self) -> Vocabulary: ...
+    def table[T: Table](self, kind: ResourceKind[T, Any]) -> T: ...
+    def free(self, i: int) -> HostFree: ...
+    def __len__(self) -> int: ...
+
+
+def slots_of(fleet: Fleet, i: int) -> list[int]:
+    """The node slots host i has."""
+    return [j for j in range(fleet.max_nodes) if fleet.node_id[i, j] >= 0]

@@ -1,0 +1,227 @@
+"""Pinned CPUs: cores, SMT threads and thread policies of the cpu-sets, and the emulator PU.
+
+The emulator/housekeeping PU (`emulator_threads: isolate`) belongs to this kind: it draws from the
+same pools of free threads as the cpu-sets, in the same model and the same assignment.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+import numpy as np
+from ortools.sat.python import cp_model
+
+from ....models.chd import ComputeHostDescriptor
+from ....models.configuration import VmConfiguration
+from ...reasons import Reason
+from ...request import CpuSetDemand, Part, Request
+from ...result import ExplainRow
+from ..base import Fleet, HostFree, Vocabulary
+from ..draft import ConfigurationDraft, HostDraft
+from ..filtering import FilterInput, HostCheck, NodeNeed
+from ..kind import Decisions, Kind, RelaxModel
+from ..model import Layout, ModelContext
+from . import estimates
+from .assign import assign_cpus
+from .model import post_capacity, post_cpu_set, post_emulator
+from .pools import CpuFree, CpuNode, cpu_free
+from .table import CpuTable
+
+
+class Cpu(Kind[CpuTable, CpuFree]):
+    name = "cpu"
+    reasons = (Reason.smt, Reason.core_pairs, Reason.cores, Reason.threads)
+    check_order = 40
+    blame = (4, "free cores of the nodes shared by the cpu-sets and the emulator PU")
+    costs = {
+        "stranded": "threads left stranded: an idle sibling kept for an isolated vCPU or a pair, "
+        "or a core left half used (100 each)"
+    }
+
+    def new_table(self, hosts: int, nodes: int, vocab: Vocabulary) -> CpuTable:
+        return CpuTable.empty(hosts, nodes)
+
+    def fill(
+        self,
+        table: CpuTable,
+        i: int,
+        host: ComputeHostDescriptor,
+        free: HostFree,
+        vocab: Vocabulary,
+    ) -> None:
+        table.fill(i, free.of(self))
+
+    def free(self, host: ComputeHostDescriptor) -> CpuFree:
+        return cpu_free(host)
+
+    def host_checks(self, inp: FilterInput) -> list[HostCheck]:
+        if not any(cs.requires_smt for cs in inp.request.cpu_sets):
+            return []
+        return [
+            HostCheck(
+                Reason.smt,
+                "have no SMT (howtogroup pairs need the two threads of one core)",
+                ~inp.fleet.table(self).smt,
+                lambda i: (
+                    "the host has one thread per core; howtogroup pairs need two",
+                    None,
+                    None,
+                ),
+            )
+        ]
+
+    def node_needs(self, inp: FilterInput, part: Part) -> list[NodeNeed]:
+        if not isinstance(part, CpuSetDemand):
+            return []
+        emulator = int(inp.request.emulator and part is inp.request.cpu_sets[0])
+        return _needs(inp.fleet.table(self), part, emulator)
+
+    def in_model(self, request: Request) -> bool:
+        return bool(request.cpu_sets)
+
+    def post_demand(self, ctx: ModelContext) -> None:
+        cpu = ctx.free.of(self)
+        for cs in ctx.request.cpu_sets:
+            post_cpu_set(ctx, cpu, cs)
+        if ctx.request.emulator and ctx.request.cpu_sets:
+            post_emulator(ctx, cpu)
+
+    def post_limits(self, ctx: ModelContext) -> None:
+        post_capacity(ctx, ctx.free.of(self))
+
+    def assign(
+        self,
+        draft: ConfigurationDraft,
+        free: HostFree,
+        request: Request,
+        layout: Layout | None,
+        decisions: Decisions,
+    ) -> None:
+        nodes = layout.nodes if layout else {}
+        counts = layout.of(self.name) if layout else {}
+        assign_cpus(draft, free.of(self), free.node_ids, request, nodes, counts)
+        first = request.cpu_sets[0] if request.cpu_sets else None
+        draft.fields["thread_policy"] = (
+            None
+            if first is None
+            else first.policy
+            if first.synthetic
+            else request.vm.cpu_thread_policy
+        )
+
+    def explain(
+        self, free: HostFree, request: Request, layout: Layout | None, decisions: Decisions
+    ) -> list[ExplainRow]:
+        if layout is None:
+            return []
+        rows = []
+        for cs in request.cpu_sets:
+            node = free.of(self).nodes[free.slot(layout.nodes[cs.id])]
+            rows.append(
+                ExplainRow(
+                    f"cpu-set {cs.id}",
+                    f"NUMA node {layout.nodes[cs.id]}",
+                    f"{len(cs.pairs)} pairs and {len(cs.singles)} unpaired vCPUs ({cs.policy}); "
+                    f"the node had {len(node.whole_cores)} free cores with no thread used and "
+                    f"{len(node.half_isolated) + len(node.half_busy)} free threads next to a used "
+                    "or host-reserved one",
+                )
+            )
+        return rows
+
+    def count_state(self, fleet: Fleet, i: int, slot: int, request: Request) -> object | None:
+        if not request.cpu_sets:
+            return None
+        return estimates.count_state(fleet.table(self), i, slot)
+
+    def count_take(self, state: Any, request: Request, spread: bool) -> Reason | None:
+        return estimates.take(state, request.cpu_sets[0], request.emulator)
+
+    def relax_add(
+        self,
+        model: RelaxModel,
+        host: int,
+        slot: int,
+        x: cp_model.IntVar,
+        request: Request,
+        part: Part | None,
+    ) -> None:
+        if part is None:
+            return
+        for name, per in estimates.relax_uses(request, part):
+            if per:
+                model.use(self.name, host, slot, name, per * x)
+
+    def relax_finish(self, model: RelaxModel) -> None:
+        estimates.relax_cpus(model, model.fleet.table(self))
+
+    def claim(self, draft: HostDraft, config: VmConfiguration, sign: int) -> None:
+        for pu in config.held_cpus:
+            cpu = draft.cpu(pu)
+            if cpu is None:
+                draft.fail(f"PU {pu} does not exist on {draft.host.id}", "cpu_sets")
+            elif sign < 0:
+                if cpu.get("owner") == config.owner:
+                    cpu.update(state="free", owner=None)
+            elif not cpu.get("eligible", True) or cpu.get("state", "free") != "free":
+                draft.fail(
+                    f"PU {pu} is not free ({cpu.get('state')}, owner {cpu.get('owner')})",
+                    "cpu_sets",
+                )
+            else:
+                cpu.update(state="dedicated", owner=config.owner)
+
+    def owners(self, host: ComputeHostDescriptor) -> Iterable[str]:
+        return (c.owner for node in host.numa_nodes for c in node.cpus if c.owner)
+
+
+def _needs(t: CpuTable, cs: CpuSetDemand, emulator: int) -> list[NodeNeed]:
+    pairs = len(cs.pairs)
+    singles = len(cs.singles)
+    out = []
+    if pairs:
+        out.append(
+            NodeNeed(
+                Reason.core_pairs,
+                f"{pairs} free core pairs",
+                t.whole >= pairs,
+                t.whole,
+                pairs,
+                "free core pairs",
+            )
+        )
+    spare = np.maximum(t.whole - pairs, 0)
+    # an upper bound (pairs take at least two threads of their core): necessary, exact on SMT2
+    threads = np.maximum(t.whole_threads - 2 * pairs, 0) + t.half_iso + t.half_busy + t.single
+    if singles and cs.policy.value == "isolate":
+        isolated = spare + t.half_iso + t.single
+        out.append(
+            NodeNeed(
+                Reason.cores,
+                f"{singles} free cores for unpaired vCPUs",
+                isolated >= singles,
+                isolated,
+                singles,
+                "free cores besides the pairs",
+            )
+        )
+    if singles + emulator:
+        need = singles + emulator
+        label = "free threads" if not emulator else "free threads (vCPUs and emulator)"
+        out.append(
+            NodeNeed(
+                Reason.threads,
+                f"{need} {label}",
+                threads >= need,
+                threads,
+                need,
+                "free threads besides the pairs",
+            )
+        )
+    return out
+
+
+CPU = Cpu()
+
+__all__ = ["CPU", "Cpu", "CpuFree", "CpuNode", "CpuTable"]

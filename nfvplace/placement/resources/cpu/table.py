@@ -1,0 +1,63 @@
+"""The CPU kind's columns in the fleet index."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..base import BoolArray, IntArray, Table
+from .pools import CpuFree
+
+
+@dataclass(frozen=True, slots=True)
+class CpuTable(Table):
+    # per host x node slot
+    whole: IntArray  # free cores with no thread used
+    whole_threads: IntArray  # their free threads
+    single: IntArray  # free single-thread cores
+    half_iso: IntArray  # free threads whose siblings no VM can get
+    half_busy: IntArray  # free threads whose sibling a VM uses
+    eligible: IntArray  # threads VMs may use
+    # per host
+    smt: BoolArray
+    free_threads: IntArray
+    total_threads: IntArray  # eligible threads (at least 1: a share's denominator)
+
+    @classmethod
+    def empty(cls, hosts: int, nodes: int) -> CpuTable:
+        def grid() -> IntArray:
+            return np.zeros((hosts, nodes), dtype=np.int64)
+
+        return cls(
+            whole=grid(),
+            whole_threads=grid(),
+            single=grid(),
+            half_iso=grid(),
+            half_busy=grid(),
+            eligible=grid(),
+            smt=np.zeros(hosts, dtype=np.bool_),
+            free_threads=np.zeros(hosts, dtype=np.int64),
+            total_threads=np.zeros(hosts, dtype=np.int64),
+        )
+
+    def fill(self, i: int, cpu: CpuFree) -> None:
+        for grid in (
+            self.whole,
+            self.whole_threads,
+            self.single,
+            self.half_iso,
+            self.half_busy,
+            self.eligible,
+        ):
+            grid[i, :] = 0
+        for j, node in enumerate(cpu.nodes):
+            self.whole[i, j] = len(node.whole_cores)
+            self.whole_threads[i, j] = sum(len(c) for c in node.whole_cores)
+            self.single[i, j] = len(node.single_cores)
+            self.half_iso[i, j] = len(node.half_isolated)
+            self.half_busy[i, j] = len(node.half_busy)
+            self.eligible[i, j] = node.eligible_threads
+        self.smt[i] = cpu.smt
+        self.free_threads[i] = sum(n.free_threads for n in cpu.nodes)
+        self.total_threads[i] = max(sum(n.eligible_threads for n in cpu.nodes), 1)

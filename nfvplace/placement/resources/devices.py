@@ -1,0 +1,243 @@
+"""PCI devices other than NICs (e.g. crypto accelerators, annex A of the seed): a request naming a
+cpu-set needs that many free eligible devices of its class (and vendor/model when given) on the
+cpu-set's node; the others on any node.
+
+The filter counts matching devices per host and per node (reason `pci_device`, with the numbers); the
+exact model has a boolean per (request, matching device) so that requests that could take the same
+device never count it twice. The chosen device ids are read back from the model.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ...models.chd import ComputeHostDescriptor
+from ...models.configuration import VmConfiguration
+from ...models.vmd import PciDeviceRequest
+from ..reasons import Reason
+from ..request import CpuSetDemand, Part, Request
+from .base import Fleet, HostFree, IntArray, Table, Vocabulary
+from .draft import AssignmentError, ConfigurationDraft, HostDraft, touch
+from .filtering import FilterInput, HostCheck, NodeNeed, detail
+from .kind import Decisions, Kind
+from .model import Layout, ModelContext
+
+
+@dataclass(frozen=True, slots=True)
+class DeviceView:
+    pci_address: str
+    device_class: str
+    vendor: str | None
+    model: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class DevicesTable(Table):
+    # per host, only where there are any: (slot, class, vendor, model) of each free device
+    devices: dict[int, tuple[tuple[int, str, str, str], ...]]
+
+
+def matches(device: DeviceView, want: PciDeviceRequest) -> bool:
+    if device.device_class != str(want.device_class):
+        return False
+    if want.vendor and (device.vendor or "").lower() != want.vendor.lower():
+        return False
+    return not (want.model and (device.model or "").lower() != want.model.lower())
+
+
+def describe(want: PciDeviceRequest) -> str:
+    """`2 free crypto devices (vendor Intel, model QAT C62x)`."""
+    what = [f"vendor {want.vendor}"] if want.vendor else []
+    what += [f"model {want.model}"] if want.model else []
+    plural = "s" if want.count > 1 else ""
+    return f"{want.count} free {want.device_class} device{plural}" + (
+        f" ({', '.join(what)})" if what else ""
+    )
+
+
+class Devices(Kind[DevicesTable, tuple[tuple[DeviceView, ...], ...]]):
+    name = "devices"
+    reasons = (Reason.pci_device,)
+    check_order = 20
+    blame = (1, "PCI devices (a device serves one request)")
+
+    def new_table(self, hosts: int, nodes: int, vocab: Vocabulary) -> DevicesTable:
+        return DevicesTable({})
+
+    def fill(
+        self,
+        t: DevicesTable,
+        i: int,
+        host: ComputeHostDescriptor,
+        free: HostFree,
+        vocab: Vocabulary,
+    ) -> None:
+        found = [
+            (j, d.device_class, (d.vendor or "").lower(), (d.model or "").lower())
+            for j, node in enumerate(free.of(self))
+            for d in node
+        ]
+        t.devices.pop(i, None)
+        if found:
+            t.devices[i] = tuple(found)
+
+    def free(self, host: ComputeHostDescriptor) -> tuple[tuple[DeviceView, ...], ...]:
+        return tuple(
+            tuple(
+                DeviceView(d.pci_address, str(d.device_class), d.vendor, d.model)
+                for d in node.pci_devices
+                if d.eligible and not d.in_use
+            )
+            for node in host.numa_nodes
+        )
+
+    def host_checks(self, inp: FilterInput) -> list[HostCheck]:
+        out = []
+        for k, want in enumerate(inp.request.vm.pci_devices):
+            counts = self.counted(inp.fleet, want).sum(axis=1)
+            out.append(
+                HostCheck(
+                    Reason.pci_device,
+                    f"lack {describe(want)}",
+                    counts < want.count,
+                    detail(
+                        lambda i, c=counts, w=want, k=k: (
+                            f"pci_devices[{k}] needs {describe(w)}; the host has {int(c[i])}",
+                            float(w.count),
+                            float(c[i]),
+                        )
+                    ),
+                )
+            )
+        return out
+
+    def node_needs(self, inp: FilterInput, part: Part) -> list[NodeNeed]:
+        if not isinstance(part, CpuSetDemand):
+            return []
+        out = []
+        for want in inp.request.vm.pci_devices:
+            if want.cpu_set != part.id:
+                continue
+            counts = self.counted(inp.fleet, want)
+            out.append(
+                NodeNeed(
+                    Reason.pci_device,
+                    describe(want),
+                    counts >= want.count,
+                    counts,
+                    want.count,
+                    f"free {want.device_class} devices of that kind",
+                )
+            )
+        return out
+
+    def counted(self, fleet: Fleet, want: PciDeviceRequest) -> IntArray:
+        """Free devices matching `want` per host x node slot."""
+        out = np.zeros(fleet.node_id.shape, dtype=np.int64)
+        cls = str(want.device_class)
+        vendor = (want.vendor or "").lower()
+        model = (want.model or "").lower()
+        for i, devices in fleet.table(self).devices.items():
+            for slot, d_cls, d_vendor, d_model in devices:
+                if d_cls == cls and vendor in ("", d_vendor) and model in ("", d_model):
+                    out[i, slot] += 1
+        return out
+
+    def in_model(self, request: Request) -> bool:
+        return bool(request.vm.pci_devices)
+
+    def post_limits(self, ctx: ModelContext) -> None:
+        """x[k, d]: request k takes device d; each device once, each request its count, on its
+        cpu-set's node when it names one."""
+        m = ctx.model
+        takers: dict[str, list[Any]] = {}
+        for k, want in enumerate(ctx.request.vm.pci_devices):
+            chosen = []
+            for slot, node in enumerate(ctx.free.node_ids):
+                y = ctx.placed(want.cpu_set, node) if want.cpu_set is not None else None
+                if want.cpu_set is not None and y is None:
+                    continue
+                for dev in ctx.free.of(self)[slot]:
+                    if not matches(dev, want):
+                        continue
+                    x = m.new_bool_var(f"device[{k}->{dev.pci_address}]")
+                    if y is not None:
+                        m.add_implication(x, y)
+                    ctx.keep(self.name, (k, dev.pci_address, node), x)
+                    takers.setdefault(dev.pci_address, []).append(x)
+                    chosen.append(x)
+            m.add(sum(chosen) == want.count) if chosen else m.add_bool_or([])
+        for users in takers.values():
+            if len(users) > 1:
+                m.add_at_most_one(users)
+
+    def assign(
+        self,
+        draft: ConfigurationDraft,
+        free: HostFree,
+        request: Request,
+        layout: Layout | None,
+        decisions: Decisions,
+    ) -> None:
+        """The devices the model chose, in request order."""
+        classes = {d.pci_address: d.device_class for node in free.of(self) for d in node}
+        kept = layout.of(self.name) if layout else {}
+        chosen: list[tuple[int, str, int]] = sorted(key for key, v in kept.items() if v)  # type: ignore[misc]
+        out = []
+        for k, address, node in chosen:
+            want = request.vm.pci_devices[k]
+            out.append(
+                {
+                    "pci_address": address,
+                    "class": classes[address],
+                    "numa_node": node,
+                    "cpu_set": want.cpu_set,
+                }
+            )
+        if len(out) != sum(w.count for w in request.vm.pci_devices):
+            raise AssignmentError("the model chose fewer PCI devices than requested")
+        draft.fields["pci_devices"] = tuple(out)
+
+    def counts(self, request: Request) -> bool:
+        return not request.vm.pci_devices
+
+    def claim(self, draft: HostDraft, config: VmConfiguration, sign: int) -> None:
+        for index, device in enumerate(config.pci_devices):
+            node = draft.nodes.get(device.numa_node)
+            entries: list[Any] = (node or {}).get("pci_devices", [])
+            address = device.pci_address.lower()
+            at = next(
+                (
+                    k
+                    for k, d in enumerate(entries)
+                    if (d["pci_address"] if isinstance(d, dict) else d.pci_address).lower()
+                    == address
+                ),
+                None,
+            )
+            path = f"pci_devices[{index}]"
+            if at is None:
+                draft.fail(
+                    f"PCI device {device.pci_address} does not exist on {draft.host.id}", path
+                )
+                continue
+            entry = touch(entries, at)
+            if sign < 0:
+                if entry.get("owner") == config.owner:
+                    entry.update(in_use=False, owner=None)
+            elif entry.get("in_use") or not entry.get("eligible", True):
+                draft.fail(f"PCI device {device.pci_address} is not free", path)
+            else:
+                entry.update(in_use=True, owner=config.owner)
+
+    def owners(self, host: ComputeHostDescriptor) -> Iterable[str]:
+        return (d.owner for node in host.numa_nodes for d in node.pci_devices if d.owner)
+
+
+DEVICES = Devices()
+
+__all__ = ["DEVICES", "DeviceView", "Devices", "describe", "matches"]

@@ -1,0 +1,56 @@
+"""What the kinds give the vectorised filter: host checks and node needs, over the whole fleet."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from ..options import Options
+from ..reasons import Reason
+from ..request import Request
+from .base import BoolArray, Fleet
+
+Detail = Callable[[int], tuple[str, float | None, float | None]]
+"""host index -> (message with numbers, requested, available)."""
+
+
+@dataclass(frozen=True, slots=True)
+class FilterInput:
+    fleet: Fleet
+    request: Request
+    options: Options
+
+
+@dataclass(frozen=True, slots=True)
+class HostCheck:
+    """A host-level condition over the fleet: `failing[i]` says host i does not meet it."""
+
+    code: Reason
+    summary: str  # phrase for the one-line summary, e.g. "lack CPU flags avx512f"
+    failing: BoolArray
+    detail: Detail
+
+
+@dataclass(frozen=True, slots=True)
+class NodeNeed:
+    """A per-node condition of one part of the VM (a cpu-set, or its shared vCPUs): `ok[i, j]`
+    says node slot j of host i meets it."""
+
+    code: Reason
+    phrase: str  # "4 free 1 GiB pages"
+    ok: BoolArray
+    available: npt.NDArray[np.float64] | npt.NDArray[np.int64]
+    requested: float
+    unit: str  # how `available` reads: "free 1 GiB pages"
+
+
+def detail(fn: Callable[..., tuple[str, float | None, float | None]]) -> Detail:
+    """Type a message lambda that binds its values through default arguments."""
+    return fn
+
+
+def no_host(fleet: Fleet) -> BoolArray:
+    return np.zeros(len(fleet), dtype=np.bool_)

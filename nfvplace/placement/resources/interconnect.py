@@ -1,0 +1,144 @@
+"""Cpu-set to cpu-set bandwidth over the NUMA interconnect (`cpu_set_bandwidth`), and NUMA distance.
+
+Two cpu-sets on different nodes need the stated bandwidth free on the link between those nodes when
+the host describes that link in `interconnect` (a link the host does not describe is not limited); on
+the same node they need nothing. When the host gives `numa_distances`, every two cpu-sets on different
+nodes cost their distance in the objective (`DISTANCE` per unit above the local 10), so that nearer
+nodes win over farther ones at equal fit. Only the exact model sees node pairs, so this kind has no
+filter part.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from itertools import combinations
+from typing import Any
+
+from ...exact import kbps, kbps_of_mbps
+from ...models.chd import ComputeHostDescriptor
+from ...models.configuration import VmConfiguration
+from ..request import Request
+from .base import HostFree, NoTable
+from .draft import ConfigurationDraft, HostDraft
+from .kind import Decisions, Kind
+from .model import Layout, ModelContext
+
+DISTANCE = 20  # objective weight per unit of SLIT distance above 10 (local)
+
+
+@dataclass(frozen=True, slots=True)
+class Interconnect:
+    links_free_kbps: dict[tuple[int, int], int] = field(default_factory=dict)  # by node ids
+    distances: dict[tuple[int, int], int] = field(default_factory=dict)  # by node ids, when known
+
+
+def _distances(host: ComputeHostDescriptor) -> dict[tuple[int, int], int]:
+    table = host.numa_distances
+    ids = [node.id for node in host.numa_nodes]
+    if not table or len(table) != len(ids) or any(len(row) != len(ids) for row in table):
+        return {}
+    return {(a, b): table[i][j] for i, a in enumerate(ids) for j, b in enumerate(ids)}
+
+
+class InterconnectKind(Kind[NoTable, Interconnect]):
+    name = "interconnect"
+    blame = (2, "bandwidth of the NUMA interconnect between the cpu-sets")
+    costs = {
+        "distance": "NUMA distance between the nodes of every two cpu-sets (20 per unit of SLIT "
+        "distance above 10)"
+    }
+
+    def free(self, host: ComputeHostDescriptor) -> Interconnect:
+        links = {
+            (min(link.nodes), max(link.nodes)): max(
+                kbps(link.bandwidth_gbps) - kbps(link.bandwidth_used_gbps), 0
+            )
+            for link in host.interconnect
+        }
+        return Interconnect(links, _distances(host))
+
+    def post_limits(self, ctx: ModelContext) -> None:
+        free = ctx.free.of(self)
+        need: dict[tuple[int, int], int] = {}
+        for link in ctx.request.links:
+            a, b = link.cpu_sets
+            need[(a, b)] = need.get((a, b), 0) + kbps_of_mbps(link.bandwidth_mbps)
+        if free.distances:
+            for a, b in combinations([cs.id for cs in ctx.request.cpu_sets], 2):
+                if (a, b) not in need and (b, a) not in need:
+                    need[(a, b)] = 0
+        load: dict[tuple[int, int], list[Any]] = {}
+        for (a, b), kbit in need.items():
+            for na in ctx.free.node_ids:
+                for nb in ctx.free.node_ids:
+                    _pair(ctx, free, (a, b), (na, nb), kbit, load)
+        for key, terms in load.items():
+            ctx.model.add(sum(terms) <= free.links_free_kbps[key])
+
+    def assign(
+        self,
+        draft: ConfigurationDraft,
+        free: HostFree,
+        request: Request,
+        layout: Layout | None,
+        decisions: Decisions,
+    ) -> None:
+        nodes = layout.nodes if layout else {}
+        draft.fields["cpu_set_links"] = tuple(
+            {
+                "cpu_sets": link.cpu_sets,
+                "numa_nodes": (nodes[link.cpu_sets[0]], nodes[link.cpu_sets[1]]),
+                "bandwidth_mbps": link.bandwidth_mbps,
+            }
+            for link in request.links
+            if link.cpu_sets[0] in nodes
+            and link.cpu_sets[1] in nodes
+            and nodes[link.cpu_sets[0]] != nodes[link.cpu_sets[1]]
+        )
+
+    def counts(self, request: Request) -> bool:
+        return not request.links
+
+    def claim(self, draft: HostDraft, config: VmConfiguration, sign: int) -> None:
+        if not config.cpu_set_links:
+            return
+        entries = draft.entries("interconnect")
+        for link in config.cpu_set_links:
+            a, b = sorted(link.numa_nodes)
+            for entry in entries:
+                if sorted(entry["nodes"]) == [a, b]:
+                    entry["bandwidth_used_gbps"] = max(
+                        entry.get("bandwidth_used_gbps", 0.0) + sign * link.bandwidth_mbps / 1000,
+                        0.0,
+                    )
+
+
+def _pair(
+    ctx: ModelContext,
+    free: Interconnect,
+    cpu_sets: tuple[int, int],
+    nodes: tuple[int, int],
+    kbit: int,
+    load: dict[tuple[int, int], list[Any]],
+) -> None:
+    """Cpu-sets a and b on nodes na and nb: the link between them carries `kbit`, at a cost."""
+    (a, b), (na, nb) = cpu_sets, nodes
+    ya, yb = ctx.placed(a, na), ctx.placed(b, nb)
+    if ya is None or yb is None or na == nb:
+        return
+    m = ctx.model
+    z = m.new_bool_var(f"link[cs{a}@n{na}<->cs{b}@n{nb}]")
+    m.add(z >= ya + yb - 1)
+    m.add(z <= ya)
+    m.add(z <= yb)
+    key = (min(na, nb), max(na, nb))
+    if kbit and key in free.links_free_kbps:
+        load.setdefault(key, []).append(kbit * z)
+    distance = free.distances.get((na, nb), 10)
+    if distance > 10:
+        ctx.cost("distance", DISTANCE * (distance - 10) * z)
+
+
+INTERCONNECT = InterconnectKind()
+
+__all__ = ["DISTANCE", "INTERCONNECT", "Interconnect", "InterconnectKind"]

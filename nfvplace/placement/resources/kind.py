@@ -1,0 +1,259 @@
+"""`ResourceKind`: everything nfvplace knows about one kind of host resource, behind one interface.
+
+A kind (CPUs, memory, NICs, ...) is one module under `placement/resources/`; the registry
+(`resources/__init__.py`) lists them, and every stage of the pipeline is a loop over that list that
+names no kind. The stages, and the hooks a kind implements for each (`Kind` gives every hook a
+default that does nothing, so a kind implements only the stages it takes part in):
+
+| stage | hooks | who loops |
+|---|---|---|
+| index columns | `vocabulary`, `new_table`, `fill` | `index/` |
+| free resources of a host | `free` | `index/free.py` |
+| filter (every host at once) | `host_checks` (ordered by `check_order`), `node_needs` | `engine/filter.py` |
+| choices made without the model | `decide` | `engine/attempt.py` |
+| exact model (CP-SAT) | `in_model`, `post_demand`, `post_limits`, `costs`, `blame` | `engine/solver.py` |
+| exact ids | `assign`, `explain` | `engine/assign.py`, `engine/attempt.py` |
+| counting model (capacity) | `counts`, `count_state`, `count_take`, `count_caps` | `joint/counting.py` |
+| relaxation (joint) | `relax_slot_ok`, `relax_add`, `relax_host`, `relax_capacity`, `relax_finish` | `joint/relaxation.py` |
+| claim and release on a CHD | `claim`, `owners` | `claims.py` |
+
+Every rejection a kind gives carries one of its `reasons` (`placement/reasons.py`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, ClassVar, Protocol
+
+from ortools.sat.python import cp_model
+
+from ...models.chd import ComputeHostDescriptor
+from ...models.configuration import VmConfiguration
+from ..options import Options
+from ..reasons import Reason
+from ..request import Part, Request
+from ..result import ExplainRow
+from .base import Fleet, HostFree, NoTable, Table, Vocabulary
+from .draft import ConfigurationDraft, HostDraft
+from .filtering import FilterInput, HostCheck, NodeNeed
+from .model import Layout, ModelContext
+
+Decisions = Mapping[str, object]
+"""What kinds decided without the model (`decide`), by kind name."""
+
+
+@dataclass(frozen=True, slots=True)
+class Refusal:
+    """A kind's `decide` found no way on this host: why, in the words of the summary."""
+
+    reason: Reason
+    phrase: str  # for the one-line summary: "have no shared PUs on one node with room ..."
+    message: str  # for the host's rejection
+
+
+class Uncounted(Exception):  # noqa: N818 (a signal, not an error)
+    """The counting model does not cover this host for this request (the engine counts it)."""
+
+
+class RelaxModel(Protocol):
+    """What a kind adds to the relaxation: named usage terms (summed per node slot, or per host
+    for slot -1, against the kind's `relax_capacity`), and variables of its own."""
+
+    @property
+    def fleet(self) -> Fleet: ...
+    @property
+    def model(self) -> cp_model.CpModel: ...
+    def use(
+        self, owner: str, host: int, slot: int, name: str, term: cp_model.LinearExprT
+    ) -> None: ...
+    def uses(self, owner: str) -> Mapping[tuple[int, int, str], list[cp_model.LinearExprT]]: ...
+    def state(self, owner: str) -> dict[str, Any]: ...
+
+
+class ResourceKind[T: Table, F](Protocol):
+    @property
+    def name(self) -> str: ...
+    @property
+    def reasons(self) -> tuple[Reason, ...]: ...
+    @property
+    def check_order(self) -> int: ...  # where its host checks run (lower first)
+    @property
+    def blame(self) -> tuple[int, str] | None: ...  # (order, what its limits are) for `blame`
+    @property
+    def costs(self) -> Mapping[str, str]: ...  # the objective's parts it adds, and what they count
+    @property
+    def seed_terms(self) -> Mapping[str, tuple[Hashable, ...]]: ...  # vocabulary every fleet has
+
+    # index columns
+    def vocabulary(self, host: ComputeHostDescriptor) -> Iterable[tuple[str, Hashable]]: ...
+    def new_table(self, hosts: int, nodes: int, vocab: Vocabulary) -> T: ...
+    def fill(
+        self, table: T, i: int, host: ComputeHostDescriptor, free: HostFree, vocab: Vocabulary
+    ) -> None: ...
+
+    # free resources
+    def free(self, host: ComputeHostDescriptor) -> F: ...
+
+    # filter
+    def host_checks(self, inp: FilterInput) -> list[HostCheck]: ...
+    def node_needs(self, inp: FilterInput, part: Part) -> list[NodeNeed]: ...
+
+    # one host: choices without the model, the model, exact ids, explanation
+    def decide(
+        self,
+        free: HostFree,
+        request: Request,
+        allowed: Mapping[int, frozenset[int]],
+        options: Options,
+    ) -> object | Refusal | None: ...
+    def in_model(self, request: Request) -> bool: ...
+    def post_demand(self, ctx: ModelContext) -> None: ...
+    def post_limits(self, ctx: ModelContext) -> None: ...
+    def assign(
+        self,
+        draft: ConfigurationDraft,
+        free: HostFree,
+        request: Request,
+        layout: Layout | None,
+        decisions: Decisions,
+    ) -> None: ...
+    def explain(
+        self, free: HostFree, request: Request, layout: Layout | None, decisions: Decisions
+    ) -> list[ExplainRow]: ...
+
+    # counting model
+    def counts(self, request: Request) -> bool: ...
+    def count_state(self, fleet: Fleet, i: int, slot: int, request: Request) -> object | None: ...
+    def count_take(self, state: Any, request: Request, spread: bool) -> Reason | None: ...
+    def count_caps(self, fleet: Fleet, i: int, request: Request) -> list[tuple[Reason, int]]: ...
+
+    # relaxation
+    def relax_slot_ok(
+        self, fleet: Fleet, i: int, slot: int, request: Request, part: Part
+    ) -> bool: ...
+    def relax_add(
+        self,
+        model: RelaxModel,
+        host: int,
+        slot: int,
+        x: cp_model.IntVar,
+        request: Request,
+        part: Part | None,
+    ) -> None: ...
+    def relax_host(
+        self, model: RelaxModel, host: int, z: cp_model.IntVar, request: Request
+    ) -> None: ...
+    def relax_capacity(self, fleet: Fleet, host: int, slot: int, name: str) -> int | None: ...
+    def relax_finish(self, model: RelaxModel) -> None: ...
+
+    # claims
+    def claim(self, draft: HostDraft, config: VmConfiguration, sign: int) -> None: ...
+    def owners(self, host: ComputeHostDescriptor) -> Iterable[str]: ...
+
+
+class Kind[T: Table, F]:
+    """Defaults for every hook: a kind overrides the stages it takes part in."""
+
+    name: ClassVar[str]
+    reasons: ClassVar[tuple[Reason, ...]] = ()
+    check_order: ClassVar[int] = 100
+    blame: ClassVar[tuple[int, str] | None] = None
+    costs: ClassVar[Mapping[str, str]] = {}
+    seed_terms: ClassVar[Mapping[str, tuple[Hashable, ...]]] = {}
+
+    def vocabulary(self, host: ComputeHostDescriptor) -> Iterable[tuple[str, Hashable]]:
+        return ()
+
+    def new_table(self, hosts: int, nodes: int, vocab: Vocabulary) -> T:
+        return NoTable()  # type: ignore[return-value]
+
+    def fill(
+        self, table: T, i: int, host: ComputeHostDescriptor, free: HostFree, vocab: Vocabulary
+    ) -> None:
+        return None
+
+    def free(self, host: ComputeHostDescriptor) -> F:
+        return None  # type: ignore[return-value]
+
+    def host_checks(self, inp: FilterInput) -> list[HostCheck]:
+        return []
+
+    def node_needs(self, inp: FilterInput, part: Part) -> list[NodeNeed]:
+        return []
+
+    def decide(
+        self,
+        free: HostFree,
+        request: Request,
+        allowed: Mapping[int, frozenset[int]],
+        options: Options,
+    ) -> object | Refusal | None:
+        return None
+
+    def in_model(self, request: Request) -> bool:
+        return False
+
+    def post_demand(self, ctx: ModelContext) -> None:
+        return None
+
+    def post_limits(self, ctx: ModelContext) -> None:
+        return None
+
+    def assign(
+        self,
+        draft: ConfigurationDraft,
+        free: HostFree,
+        request: Request,
+        layout: Layout | None,
+        decisions: Decisions,
+    ) -> None:
+        return None
+
+    def explain(
+        self, free: HostFree, request: Request, layout: Layout | None, decisions: Decisions
+    ) -> list[ExplainRow]:
+        return []
+
+    def counts(self, request: Request) -> bool:
+        return True
+
+    def count_state(self, fleet: Fleet, i: int, slot: int, request: Request) -> object | None:
+        return None
+
+    def count_take(self, state: Any, request: Request, spread: bool) -> Reason | None:
+        return None
+
+    def count_caps(self, fleet: Fleet, i: int, request: Request) -> list[tuple[Reason, int]]:
+        return []
+
+    def relax_slot_ok(self, fleet: Fleet, i: int, slot: int, request: Request, part: Part) -> bool:
+        return True
+
+    def relax_add(
+        self,
+        model: RelaxModel,
+        host: int,
+        slot: int,
+        x: cp_model.IntVar,
+        request: Request,
+        part: Part | None,
+    ) -> None:
+        return None
+
+    def relax_host(
+        self, model: RelaxModel, host: int, z: cp_model.IntVar, request: Request
+    ) -> None:
+        return None
+
+    def relax_capacity(self, fleet: Fleet, host: int, slot: int, name: str) -> int | None:
+        return None
+
+    def relax_finish(self, model: RelaxModel) -> None:
+        return None
+
+    def claim(self, draft: HostDraft, config: VmConfiguration, sign: int) -> None:
+        return None
+
+    def owners(self, host: ComputeHostDescriptor) -> Iterable[str]:
+        return ()

@@ -1,0 +1,322 @@
+"""Hugepages, normal memory and memory bandwidth of each cpu-set (and of shared vCPUs), per node.
+
+- hugepages of the requested size come from the node's pool of that size (never oversubscribed);
+- the rest of the part's memory comes from the node's free normal memory; the node's
+  `normal.oversubscription_ratio` only counts when the VM allows memory oversubscription too;
+- `memory_bandwidth_gbps` of a cpu-set is charged to its node when the node states its bandwidth
+  (a node without a bandwidth figure is not limited).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from ortools.sat.python import cp_model
+
+from ...exact import KBPS_PER_GBPS, gbps_text, kbps
+from ...models.chd import ComputeHostDescriptor
+from ...models.configuration import VmConfiguration
+from ...models.units import format_memory_kib
+from ..reasons import Reason
+from ..request import CpuSetDemand, Part, Request, SharedDemand
+from .base import UNLIMITED_KBPS, Fleet, HostFree, IntArray, Table, Vocabulary
+from .draft import ConfigurationDraft, HostDraft
+from .filtering import FilterInput, NodeNeed
+from .kind import Decisions, Kind, RelaxModel
+from .model import Layout, ModelContext
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryNode:
+    hugepages_free: dict[int, int]  # page size KiB -> free pages
+    normal_free_mib: int  # without oversubscription
+    normal_free_over_mib: int  # with the node's memory oversubscription ratio
+    normal_total_mib: int  # outside hugepage pools, less the host's reservation
+    bandwidth_free_kbps: int | None  # None: no bandwidth figure (not limited)
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryTable(Table):
+    hugepages: IntArray  # hosts x slots x page sizes: free pages
+    normal: IntArray  # hosts x slots: free normal MiB, strict
+    normal_over: IntArray  # ... with oversubscription
+    bandwidth: IntArray  # hosts x slots: free kbit/s (UNLIMITED_KBPS: no figure)
+    normal_capacity: IntArray  # per host: normal MiB less reservations (at least 1)
+    normal_free: IntArray  # per host: free normal MiB, strict, summed over nodes
+
+
+def page_label(size_kib: int) -> str:
+    text = format_memory_kib(size_kib)
+    return text.replace("GiB", " GiB").replace("MiB", " MiB").replace("KiB", " KiB")
+
+
+def _node(host: ComputeHostDescriptor, slot: int) -> MemoryNode:
+    memory = host.numa_nodes[slot].memory
+    strict = max(memory.normal_total_mib - memory.normal.reserved_mib - memory.normal.used_mib, 0)
+    bandwidth = (
+        None
+        if memory.bandwidth_gbps is None
+        else max(kbps(memory.bandwidth_gbps) - kbps(memory.bandwidth_used_gbps), 0)
+    )
+    return MemoryNode(
+        hugepages_free={p.size_kib: p.free for p in memory.hugepages},
+        normal_free_mib=strict,
+        normal_free_over_mib=memory.normal_free_mib,
+        normal_total_mib=max(memory.normal_total_mib - memory.normal.reserved_mib, 0),
+        bandwidth_free_kbps=bandwidth,
+    )
+
+
+class Memory(Kind[MemoryTable, tuple[MemoryNode, ...]]):
+    name = "memory"
+    reasons = (Reason.hugepages, Reason.memory, Reason.memory_bandwidth)
+    blame = (3, "hugepages and memory of the nodes shared by the cpu-sets")
+
+    def vocabulary(self, host: ComputeHostDescriptor) -> Iterable[tuple[str, Hashable]]:
+        for node in host.numa_nodes:
+            yield from (("page_sizes", p.size_kib) for p in node.memory.hugepages)
+
+    def new_table(self, hosts: int, nodes: int, vocab: Vocabulary) -> MemoryTable:
+        sizes = max(len(vocab.values("page_sizes")), 1)
+        return MemoryTable(
+            hugepages=np.zeros((hosts, nodes, sizes), dtype=np.int64),
+            normal=np.zeros((hosts, nodes), dtype=np.int64),
+            normal_over=np.zeros((hosts, nodes), dtype=np.int64),
+            bandwidth=np.full((hosts, nodes), UNLIMITED_KBPS, dtype=np.int64),
+            normal_capacity=np.ones(hosts, dtype=np.int64),
+            normal_free=np.zeros(hosts, dtype=np.int64),
+        )
+
+    def fill(
+        self, t: MemoryTable, i: int, host: ComputeHostDescriptor, free: HostFree, vocab: Vocabulary
+    ) -> None:
+        t.hugepages[i] = 0
+        t.normal[i] = 0
+        t.normal_over[i] = 0
+        t.bandwidth[i] = UNLIMITED_KBPS
+        for j, node in enumerate(free.of(self)):
+            for size, pages in node.hugepages_free.items():
+                t.hugepages[i, j, vocab.column("page_sizes", size)] = pages
+            t.normal[i, j] = node.normal_free_mib
+            t.normal_over[i, j] = node.normal_free_over_mib
+            if node.bandwidth_free_kbps is not None:
+                t.bandwidth[i, j] = node.bandwidth_free_kbps
+        t.normal_free[i] = int(t.normal[i].sum())
+        t.normal_capacity[i] = max(
+            sum(n.memory.normal_total_mib - n.memory.normal.reserved_mib for n in host.numa_nodes),
+            1,
+        )
+
+    def free(self, host: ComputeHostDescriptor) -> tuple[MemoryNode, ...]:
+        return tuple(_node(host, slot) for slot in range(len(host.numa_nodes)))
+
+    def node_needs(self, inp: FilterInput, part: Part) -> list[NodeNeed]:
+        t = inp.fleet.table(self)
+        free_mem = t.normal_over if inp.request.memory_oversubscription else t.normal
+        if isinstance(part, SharedDemand):
+            return [_memory_need(part.memory_mib, free_mem)] if part.memory_mib else []
+        out = []
+        if part.hugepage_size_kib is not None and part.hugepage_count:
+            out.append(_pages_need(inp, t, part.hugepage_size_kib, part.hugepage_count))
+        if part.normal_mib:
+            out.append(_memory_need(part.normal_mib, free_mem))
+        if part.memory_bandwidth_kbps:
+            need = part.memory_bandwidth_kbps
+            out.append(
+                NodeNeed(
+                    Reason.memory_bandwidth,
+                    f"{gbps_text(need)} Gbps free memory bandwidth",
+                    t.bandwidth >= need,
+                    t.bandwidth / KBPS_PER_GBPS,
+                    need / KBPS_PER_GBPS,
+                    "Gbps free memory bandwidth",
+                )
+            )
+        return out
+
+    def post_limits(self, ctx: ModelContext) -> None:
+        req = ctx.request
+        for slot, node_id in enumerate(ctx.free.node_ids):
+            on_node = [(cs, ctx.placed(cs.id, node_id)) for cs in req.cpu_sets]
+            placed = [(cs, y) for cs, y in on_node if y is not None]
+            if len(placed) < 2:
+                continue  # a lone cpu-set's node already passed the filter's count checks
+            _post_node(ctx, ctx.free.of(self)[slot], placed)
+
+    def assign(
+        self,
+        draft: ConfigurationDraft,
+        free: HostFree,
+        request: Request,
+        layout: Layout | None,
+        decisions: Decisions,
+    ) -> None:
+        for cs in request.cpu_sets:
+            draft.cpu_sets[cs.id].update(
+                memory_mib=cs.memory_mib,
+                hugepages=(
+                    {"size_kib": cs.hugepage_size_kib, "count": cs.hugepage_count}
+                    if cs.hugepage_size_kib is not None
+                    else None
+                ),
+                memory_bandwidth_gbps=(cs.memory_bandwidth_kbps / KBPS_PER_GBPS) or None,
+            )
+
+    def count_state(self, fleet: Fleet, i: int, slot: int, request: Request) -> object | None:
+        t = fleet.table(self)
+        normal = t.normal_over if request.memory_oversubscription else t.normal
+        if request.shared is not None:
+            return {"normal": int(normal[i, slot])}
+        cs = request.cpu_sets[0]
+        column = fleet.vocab.column("page_sizes", cs.hugepage_size_kib)
+        return {
+            "pages": int(t.hugepages[i, slot, column]) if column is not None else 0,
+            "normal": int(normal[i, slot]),
+            "bandwidth": int(t.bandwidth[i, slot]),
+        }
+
+    def count_take(self, state: Any, request: Request, spread: bool) -> Reason | None:
+        if request.shared is not None:
+            if request.shared.memory_mib > state["normal"]:
+                return Reason.memory
+            state["normal"] -= request.shared.memory_mib
+            return None
+        cs = request.cpu_sets[0]
+        if cs.hugepage_count > state["pages"]:
+            return Reason.hugepages
+        if cs.normal_mib > state["normal"]:
+            return Reason.memory
+        if cs.memory_bandwidth_kbps > state["bandwidth"]:
+            return Reason.memory_bandwidth
+        state["pages"] -= cs.hugepage_count
+        state["normal"] -= cs.normal_mib
+        state["bandwidth"] -= cs.memory_bandwidth_kbps
+        return None
+
+    def relax_add(
+        self,
+        model: RelaxModel,
+        host: int,
+        slot: int,
+        x: cp_model.IntVar,
+        request: Request,
+        part: Part | None,
+    ) -> None:
+        if part is None:
+            return
+        mib = part.memory_mib if isinstance(part, SharedDemand) else part.normal_mib
+        strict = 0 if request.memory_oversubscription else mib
+        uses = [("strict", strict), ("normal", mib)]
+        if isinstance(part, CpuSetDemand):
+            uses.append(("membw", part.memory_bandwidth_kbps))
+            if part.hugepage_size_kib:
+                uses.append((f"pages{part.hugepage_size_kib}", part.hugepage_count))
+        for name, per in uses:
+            if per:
+                model.use(self.name, host, slot, name, per * x)
+
+    def relax_capacity(self, fleet: Fleet, host: int, slot: int, name: str) -> int | None:
+        t = fleet.table(self)
+        cols = slice(None) if slot < 0 else slice(slot, slot + 1)
+        exists = fleet.node_id[host, cols] >= 0
+
+        def total(values: np.ndarray) -> int:
+            return int(np.minimum(values[exists], UNLIMITED_KBPS).sum())
+
+        if name == "strict":
+            return total(t.normal[host, cols])
+        if name == "normal":
+            return total(np.maximum(t.normal[host, cols], t.normal_over[host, cols]))
+        if name == "membw":
+            return total(t.bandwidth[host, cols])
+        column = fleet.vocab.column("page_sizes", int(name[5:]))
+        return 0 if column is None else total(t.hugepages[host, cols, column])
+
+    def claim(self, draft: HostDraft, config: VmConfiguration, sign: int) -> None:
+        for index, cs in enumerate(config.cpu_sets):
+            memory = draft.node_memory(cs.numa_node, f"cpu_sets[{index}].numa_node")
+            if memory is None:
+                continue
+            if cs.hugepages is not None and cs.hugepages.count:
+                _claim_pages(draft, memory, cs.numa_node, index, cs.hugepages, sign)
+            _charge_normal(memory, sign * cs.normal_memory_mib)
+            if cs.memory_bandwidth_gbps:
+                memory["bandwidth_used_gbps"] = max(
+                    memory.get("bandwidth_used_gbps", 0.0) + sign * cs.memory_bandwidth_gbps, 0.0
+                )
+        if config.shared is not None and config.shared.memory_mib:
+            node_id = config.shared.numa_node
+            if node_id is None:
+                node_id = min(draft.nodes)
+            memory = draft.node_memory(node_id, "shared.numa_node")
+            if memory is not None:
+                _charge_normal(memory, sign * config.shared.memory_mib)
+
+
+def _pages_need(inp: FilterInput, t: MemoryTable, size_kib: int, count: int) -> NodeNeed:
+    label = page_label(size_kib)
+    column = inp.fleet.vocab.column("page_sizes", size_kib)
+    free = t.hugepages[:, :, column] if column is not None else np.zeros_like(t.normal)
+    return NodeNeed(
+        Reason.hugepages,
+        f"{count} free {label} pages",
+        free >= count,
+        free,
+        count,
+        f"free {label} pages",
+    )
+
+
+def _memory_need(mib: int, free_mem: IntArray) -> NodeNeed:
+    return NodeNeed(
+        Reason.memory, f"{mib} MiB free memory", free_mem >= mib, free_mem, mib, "MiB free memory"
+    )
+
+
+def _post_node(
+    ctx: ModelContext, node: MemoryNode, placed: list[tuple[CpuSetDemand, cp_model.IntVar]]
+) -> None:
+    m = ctx.model
+    sizes = {cs.hugepage_size_kib for cs, _ in placed if cs.hugepage_size_kib}
+    for size in sizes:
+        m.add(
+            sum(cs.hugepage_count * y for cs, y in placed if cs.hugepage_size_kib == size)
+            <= node.hugepages_free.get(size, 0)
+        )
+    free = (
+        node.normal_free_over_mib if ctx.request.memory_oversubscription else node.normal_free_mib
+    )
+    m.add(sum(cs.normal_mib * y for cs, y in placed) <= free)
+    if node.bandwidth_free_kbps is not None:
+        m.add(sum(cs.memory_bandwidth_kbps * y for cs, y in placed) <= node.bandwidth_free_kbps)
+
+
+def _claim_pages(
+    draft: HostDraft, memory: dict[str, Any], node: int, index: int, pages: Any, sign: int
+) -> None:
+    path = f"cpu_sets[{index}].hugepages"
+    pool = next((p for p in memory.get("hugepages", []) if p["size_kib"] == pages.size_kib), None)
+    if pool is None:
+        draft.fail(f"node {node} has no {pages.size_kib} KiB pool", path)
+        return
+    used = pool.get("used", 0) + sign * pages.count
+    if sign > 0 and used > pool["total"]:
+        draft.fail(
+            f"node {node}: {pool['total'] - pool.get('used', 0)} free "
+            f"{pages.size_kib} KiB pages, {pages.count} claimed",
+            path,
+        )
+    pool["used"] = max(used, 0)
+
+
+def _charge_normal(memory: dict[str, Any], delta_mib: int) -> None:
+    normal = memory.setdefault("normal", {})
+    normal["used_mib"] = max(normal.get("used_mib", 0) + delta_mib, 0)
+
+
+MEMORY = Memory()
+
+__all__ = ["MEMORY", "Memory", "MemoryNode", "MemoryTable", "page_label"]

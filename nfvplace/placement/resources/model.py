@@ -1,0 +1,63 @@
+"""The exact model of one request on one host, as the kinds build it (CP-SAT), and its solution.
+
+The solver core creates one boolean per (cpu-set, allowed node) (`place`), then asks every kind for
+its usage terms (`post_demand`) and then for its limits and costs (`post_limits`). Kinds share named
+pools of a node (`use`: the CPU pools the emulator PU also draws from) and the objective (`cost`,
+by the cost names the kinds declare), and keep the variables they read back after the solve (`keep`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Mapping
+from dataclasses import dataclass, field
+
+from ortools.sat.python import cp_model
+
+from ..options import Options
+from ..request import Request
+from .base import HostFree
+
+
+@dataclass
+class ModelContext:
+    model: cp_model.CpModel
+    request: Request
+    free: HostFree
+    options: Options
+    # place[(cpu_set, node)]: the cpu-set sits on that node
+    place: dict[tuple[int, int], cp_model.IntVar] = field(default_factory=dict)
+    # usage terms per node and pool, summed against the pool size by the pool's kind
+    use: dict[tuple[int, str], list[cp_model.LinearExprT]] = field(default_factory=dict)
+    # objective terms by what they measure (the cost names of the kinds), summed and minimised
+    objective: dict[str, list[cp_model.LinearExprT]] = field(default_factory=dict)
+    # variables each kind reads back after the solve, by kind name and key
+    kept: dict[str, dict[Hashable, cp_model.IntVar]] = field(default_factory=dict)
+
+    def add_use(self, node: int, pool: str, term: cp_model.LinearExprT) -> None:
+        self.use.setdefault((node, pool), []).append(term)
+
+    def cost(self, name: str, term: cp_model.LinearExprT) -> None:
+        """Add `term` to the objective under `name` (a cost a kind declares)."""
+        self.objective.setdefault(name, []).append(term)
+
+    def placed(self, cpu_set: int, node: int) -> cp_model.IntVar | None:
+        return self.place.get((cpu_set, node))
+
+    def keep(self, kind: str, key: Hashable, var: cp_model.IntVar) -> None:
+        self.kept.setdefault(kind, {})[key] = var
+
+
+@dataclass
+class Layout:
+    """A solved placement on one host: the node of each cpu-set, and the value of every variable
+    the kinds kept (counts per class of free core, the port of each interface, ...)."""
+
+    host: str
+    nodes: dict[int, int]
+    values: Mapping[str, Mapping[Hashable, int]] = field(default_factory=dict)
+    objective: float = 0.0
+    costs: dict[str, int] = field(default_factory=dict)  # objective by cost name
+    optimal: bool = True
+
+    def of(self, kind: str) -> Mapping[Hashable, int]:
+        return self.values.get(kind, {})

@@ -1,0 +1,224 @@
+"""The NICs kind in the filter: per node, enough free ports and VFs (and VF bandwidth) of the speed
+each interface asks; per host, the vSwitch and the interfaces bound to no node."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from ....exact import KBPS_PER_GBPS, gbps_text
+from ....models.vmd import InterfaceMode
+from ...reasons import Reason
+from ...request import InterfaceDemand
+from ..base import BoolArray, Vocabulary
+from ..filtering import FilterInput, HostCheck, NodeNeed, detail
+from .table import NicsTable
+
+Tables = tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int64]]
+Count = tuple[Reason, BoolArray, npt.NDArray[Any], str, str]  # code, ok, available, phrase, unit
+
+
+def network_tables(t: NicsTable, vocab: Vocabulary, network: str | None) -> Tables:
+    """(free whole ports, free VFs, best VF bandwidth in kbit/s) per host x node x speed class, of
+    every port, or of the ports cabled to `network`."""
+    if network is None:
+        return t.ded_ports, t.vfs, t.vf_bw
+    ded = np.zeros_like(t.ded_ports)
+    vfs = np.zeros_like(t.vfs)
+    bw = np.zeros_like(t.vf_bw)
+    speeds = np.asarray(vocab.values("speeds"))
+    for i, ports in t.net_ports.items():
+        for port in ports:
+            if port.network != network:
+                continue
+            ge = speeds <= port.speed_gbps
+            if port.dedicable:
+                ded[i, port.slot, ge] += 1
+            if port.free_vfs:
+                vfs[i, port.slot, ge] += port.free_vfs
+                bw[i, port.slot, ge] = np.maximum(bw[i, port.slot, ge], port.vf_kbps)
+    return ded, vfs, bw
+
+
+def groups(
+    ifaces: tuple[InterfaceDemand, ...] | list[InterfaceDemand],
+) -> list[tuple[InterfaceMode, list[InterfaceDemand]]]:
+    """The port-backed interfaces by mode and physical network (each group counted on its own)."""
+    out: dict[tuple[InterfaceMode, str], list[InterfaceDemand]] = {}
+    for iface in ifaces:
+        if iface.mode is not InterfaceMode.vswitch:
+            out.setdefault((iface.mode, iface.physical_network or ""), []).append(iface)
+    order = {InterfaceMode.dedicated: 0, InterfaceMode.sriov: 1}
+    return [
+        (mode, group)
+        for (mode, _), group in sorted(out.items(), key=lambda kv: (order[kv[0][0]], kv[0][1]))
+    ]
+
+
+def count_needs(
+    inp: FilterInput,
+    t: NicsTable,
+    ifaces: list[InterfaceDemand],
+    mode: InterfaceMode,
+    per_host: bool,
+) -> list[Count]:
+    """The needs of the interfaces of one mode and physical network. Speed classes are nested, so
+    "the k fastest needs have at least k ports/VFs at their speed" is exact for counts (Hall)."""
+    network = ifaces[0].physical_network
+    ded, vfs, vf_bw = network_tables(t, inp.fleet.vocab, network)
+    on = f" on network {network}" if network else ""
+    table = ded if mode is InterfaceMode.dedicated else vfs
+    if per_host:
+        table = table.sum(axis=1, keepdims=True)
+    shape = table.shape[:2]
+    ok = np.ones(shape, dtype=np.bool_)
+    top = sorted(ifaces, key=lambda i: -i.speed_gbps)
+    available = np.zeros(shape, dtype=np.int64)
+    for k, iface in enumerate(top, start=1):
+        col = t.speed_class(inp.fleet.vocab, iface.speed_gbps)
+        have = table[:, :, col] if col is not None else np.zeros(shape, dtype=np.int64)
+        if k == 1:
+            available = have
+        ok &= have >= k
+    speed = top[0].speed_gbps
+    speeds = " and ".join(f"≥ {i.speed_gbps:g}" for i in top)
+    code = Reason.physical_network if network else None
+    if mode is InterfaceMode.dedicated:
+        phrase = (
+            f"a free ≥ {speed:g} Gbps port{on}"
+            if len(top) == 1
+            else f"{len(top)} free ports ({speeds} Gbps){on}"
+        )
+        unit = f"free ports of the fastest speed asked{on}"
+        return [(code or Reason.dedicated_port, ok, available, phrase, unit)]
+    phrase = (
+        f"a free VF on a ≥ {speed:g} Gbps port{on}"
+        if len(top) == 1
+        else f"{len(top)} free VFs on ports of {speeds} Gbps{on}"
+    )
+    unit = f"free VFs on ports of the fastest speed asked{on}"
+    out: list[Count] = [(code or Reason.sriov_vf, ok, available, phrase, unit)]
+    widest = max(top, key=lambda i: i.bandwidth_kbps)
+    if widest.bandwidth_kbps > 0:
+        out.append(_bandwidth_need(inp, t, top, widest, vf_bw, shape, per_host, on))
+    return out
+
+
+def _bandwidth_need(
+    inp: FilterInput,
+    t: NicsTable,
+    top: list[InterfaceDemand],
+    widest: InterfaceDemand,
+    vf_bw: npt.NDArray[np.int64],
+    shape: tuple[int, ...],
+    per_host: bool,
+    on: str,
+) -> Count:
+    bw_ok = np.ones(shape, dtype=np.bool_)
+    best_bw = np.zeros(shape, dtype=np.float64)
+    bw = vf_bw.max(axis=1, keepdims=True) if per_host else vf_bw
+    for iface in top:
+        if iface.bandwidth_kbps <= 0:
+            continue
+        col = t.speed_class(inp.fleet.vocab, iface.speed_gbps)
+        best = bw[:, :, col] if col is not None else np.zeros(shape, dtype=np.int64)
+        bw_ok &= best >= iface.bandwidth_kbps
+        if iface is widest:
+            best_bw = best / KBPS_PER_GBPS
+    return (
+        Reason.sriov_bandwidth,
+        bw_ok,
+        best_bw,
+        f"a ≥ {widest.speed_gbps:g} Gbps port with a free VF and "
+        f"{widest.bandwidth_gbps:g} Gbps unused{on}",
+        "Gbps unused on such a port (or its NIC's PCIe link)",
+    )
+
+
+def node_needs(inp: FilterInput, t: NicsTable, cpu_set: int) -> list[NodeNeed]:
+    out = []
+    for mode, chosen in groups(inp.request.interfaces_of(cpu_set)):
+        for code, ok, available, phrase, unit in count_needs(inp, t, chosen, mode, False):
+            out.append(NodeNeed(code, phrase, ok, available, len(chosen), unit))
+    return out
+
+
+def host_checks(inp: FilterInput, t: NicsTable) -> list[HostCheck]:
+    req = inp.request
+    out = vswitch_checks(inp, t) if req.needs_vswitch else []
+    for mode, chosen in groups([i for i in req.interfaces if not i.restricted]):
+        for code, ok, available, phrase, unit in count_needs(inp, t, chosen, mode, per_host=True):
+            out.append(
+                HostCheck(
+                    code,
+                    f"lack {phrase}",
+                    ~ok[:, 0],
+                    detail(
+                        lambda i, a=available, p=phrase, u=unit: (
+                            f"the VM needs {p}; the host has {float(a[i, 0]):g} {u}",
+                            None,
+                            float(a[i, 0]),
+                        )
+                    ),
+                )
+            )
+    return out
+
+
+def vswitch_checks(inp: FilterInput, t: NicsTable) -> list[HostCheck]:
+    req = inp.request
+    wants = req.vm.hypervisor.vswitch if req.vm.hypervisor else None
+    out = [
+        HostCheck(
+            Reason.vswitch,
+            "have no vSwitch",
+            t.vswitch_type < 0,
+            lambda i: ("the host has no vSwitch for the vswitch interfaces", None, None),
+        )
+    ]
+    if wants is not None and wants.accelerated:
+        out.append(
+            HostCheck(
+                Reason.vswitch_acceleration,
+                "have no accelerated vSwitch",
+                (t.vswitch_type >= 0) & ~t.vswitch_accel,
+                lambda i: ("the vSwitch is not accelerated (e.g. OVS-DPDK)", None, None),
+            )
+        )
+    if wants is not None and wants.types:
+        codes = [inp.fleet.vocab.code(w.lower()) for w in wants.types]
+        out.append(
+            HostCheck(
+                Reason.vswitch_type,
+                f"have no vSwitch of type {', '.join(wants.types)}",
+                (t.vswitch_type >= 0) & ~np.isin(t.vswitch_type, codes),
+                detail(
+                    lambda i, w=wants.types: (
+                        f"the vSwitch is not one of {', '.join(w)}",
+                        None,
+                        None,
+                    )
+                ),
+            )
+        )
+    need_kbps = req.vswitch_bandwidth_kbps
+    need = need_kbps / KBPS_PER_GBPS
+    if need_kbps > 0:
+        out.append(
+            HostCheck(
+                Reason.vswitch_bandwidth,
+                f"lack {need:g} Gbps of vSwitch bandwidth",
+                (t.vswitch_type >= 0) & (t.vswitch_free < need_kbps),
+                detail(
+                    lambda i, need=need: (
+                        f"the vSwitch has {gbps_text(int(t.vswitch_free[i]))} Gbps free, "
+                        f"the VM needs {need:g}",
+                        need,
+                        float(t.vswitch_free[i]) / KBPS_PER_GBPS,
+                    )
+                ),
+            )
+        )
+    return out

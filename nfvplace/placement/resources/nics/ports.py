@@ -1,0 +1,169 @@
+"""A host's ports as placement sees them: speed, free bandwidth, free VFs and their pacing, and the
+PCIe budget of each NIC; and the rule for which port can take an interface."""
+
+from __future__ import annotations
+
+from collections.abc import Container, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from ....exact import kbps
+from ....models.chd import ComputeHostDescriptor, Nic, NumaNode, Port, PortUsage
+from ....models.vmd import InterfaceMode
+from ...request import InterfaceDemand
+from ..base import EPS
+
+# usable bandwidth per PCIe lane by generation (Gbps, after line encoding: 8b/10b up to gen 2,
+# 128b/130b from gen 3)
+PCIE_LANE_GBPS = {1: 2.0, 2: 4.0, 3: 7.877, 4: 15.754, 5: 31.508, 6: 63.015}
+
+
+def pcie_gbps(nic: Nic) -> float | None:
+    """The NIC's usable PCIe bandwidth: stated, or generation x lanes; None when unknown."""
+    if nic.pcie_bandwidth_gbps is not None:
+        return nic.pcie_bandwidth_gbps
+    if nic.pcie_generation in PCIE_LANE_GBPS and nic.pcie_lanes:
+        return PCIE_LANE_GBPS[nic.pcie_generation] * nic.pcie_lanes
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class PortView:
+    pci_address: str
+    node: int
+    speed_gbps: float
+    bandwidth_free_kbps: int  # port speed less bandwidth used (not less the NIC's PCIe budget)
+    free_vfs: tuple[str, ...]
+    dedicable: bool  # eligible, unused, no VF in use: can be passed through whole
+    sriov_ok: bool  # eligible and free or already shared through VFs
+    physical_network: str | None = None
+    vf_rates_kbps: tuple[int | None, ...] = ()  # pacing of each free VF (None: not paced)
+    nic: str = ""  # key of the NIC in `NodePorts.nic_free_kbps`
+
+    @property
+    def bandwidth_free_gbps(self) -> float:
+        return self.bandwidth_free_kbps / 1_000_000
+
+
+@dataclass(frozen=True, slots=True)
+class NodePorts:
+    ports: tuple[PortView, ...]
+    nic_free_kbps: dict[str, int] = field(default_factory=dict)  # PCIe budget left, known NICs
+
+
+@dataclass(frozen=True, slots=True)
+class NicsFree:
+    nodes: tuple[NodePorts, ...]  # by node slot
+    vswitch_free_kbps: int | None  # None: no bandwidth figure (not limited)
+    vswitch_accelerated: bool = False  # vswitch interfaces are vhost-user ports
+
+
+def _port(node: NumaNode, port: Port, key: str) -> PortView:
+    free = [vf for vf in port.vfs if not vf.in_use]
+    any_vf_used = len(free) < len(port.vfs)
+    used = kbps(port.bandwidth_used_gbps)
+    return PortView(
+        pci_address=port.pci_address,
+        node=node.id,
+        speed_gbps=port.speed_gbps,
+        bandwidth_free_kbps=max(kbps(port.speed_gbps) - used, 0),
+        free_vfs=tuple(vf.pci_address for vf in free),
+        dedicable=port.eligible and port.usage is PortUsage.free and not any_vf_used and used == 0,
+        sriov_ok=port.eligible and port.usage in (PortUsage.free, PortUsage.sriov),
+        physical_network=port.physical_network,
+        vf_rates_kbps=tuple(None if vf.rate_gbps is None else kbps(vf.rate_gbps) for vf in free),
+        nic=key,
+    )
+
+
+def node_ports(node: NumaNode) -> NodePorts:
+    """The ports of `node` as placement sees them, and the PCIe budget left of NICs that state one."""
+    ports: list[PortView] = []
+    nic_free: dict[str, int] = {}
+    for k, nic in enumerate(node.nics):
+        key = f"n{node.id}nic{k}"
+        budget = pcie_gbps(nic)
+        if budget is not None:
+            used = sum(kbps(p.bandwidth_used_gbps) for p in nic.ports)
+            nic_free[key] = max(kbps(budget) - used, 0)
+        ports.extend(_port(node, port, key) for port in nic.ports)
+    return NodePorts(tuple(ports), nic_free)
+
+
+def nics_free(host: ComputeHostDescriptor) -> NicsFree:
+    vswitch = host.hypervisor.vswitch if host.hypervisor else None
+    vswitch_free = (
+        None
+        if vswitch is None or vswitch.bandwidth_gbps is None
+        else max(kbps(vswitch.bandwidth_gbps) - kbps(vswitch.bandwidth_used_gbps), 0)
+    )
+    nodes = tuple(node_ports(node) for node in host.numa_nodes)
+    return NicsFree(nodes, vswitch_free, bool(vswitch and vswitch.accelerated))
+
+
+def fitting_vf(
+    rates: Sequence[int | None], need_kbps: int, taken: Container[int] = ()
+) -> int | None:
+    """Index of the free VF paced closest above `need_kbps` (an unpaced one last), not in `taken`."""
+    best: tuple[bool, int, int] | None = None
+    for k, rate in enumerate(rates):
+        if k in taken or (rate is not None and rate < need_kbps):
+            continue
+        key = (rate is None, rate or 0, k)
+        if best is None or key < best:
+            best = key
+    return None if best is None else best[2]
+
+
+def match_vfs(rates: Sequence[int | None], needs: Sequence[int]) -> list[int] | None:
+    """The free VF (an index of `rates`) of each demand on one port (kbit/s each), None when they
+    do not all fit. Widest demand first, each on the VF paced closest above it: this best fit
+    serves them all whenever the solver's per-threshold counts (Hall's condition over nested sets)
+    say it can."""
+    out = [-1] * len(needs)
+    taken: set[int] = set()
+    for n in sorted(range(len(needs)), key=lambda n: -needs[n]):
+        k = fitting_vf(rates, needs[n], taken)
+        if k is None:
+            return None
+        taken.add(k)
+        out[n] = k
+    return out
+
+
+class PortLike(Protocol):
+    """What the port rule reads of a port: a `PortView`, or the counting model's running copy."""
+
+    @property
+    def speed_gbps(self) -> float: ...
+    @property
+    def physical_network(self) -> str | None: ...
+    @property
+    def dedicable(self) -> bool: ...
+    @property
+    def sriov_ok(self) -> bool: ...
+    @property
+    def bandwidth_free_kbps(self) -> int: ...
+    @property
+    def vf_rates_kbps(self) -> Sequence[int | None]: ...
+
+
+def vfs_for(port: PortLike, need_kbps: int) -> int:
+    """Free VFs of `port` that can carry `need_kbps` (unpaced, or paced at no less)."""
+    return sum(1 for rate in port.vf_rates_kbps if rate is None or rate >= need_kbps)
+
+
+def port_takes(port: PortLike, iface: InterfaceDemand) -> bool:
+    """Whether `port` can take `iface` on its own: fast enough, on its network, whole and unused
+    (dedicated) or with a VF paced no lower and the bandwidth free (SR-IOV)."""
+    if port.speed_gbps < iface.speed_gbps - EPS:
+        return False
+    if iface.physical_network and port.physical_network != iface.physical_network:
+        return False
+    if iface.mode is InterfaceMode.dedicated:
+        return port.dedicable
+    return (
+        port.sriov_ok
+        and vfs_for(port, iface.bandwidth_kbps) > 0
+        and port.bandwidth_free_kbps >= iface.bandwidth_kbps
+    )

@@ -1,0 +1,270 @@
+"""Oversubscribed plain VMs: vCPUs floating over shared PUs of one node.
+
+A node's shared pool is its eligible PUs in state `shared` plus free PUs that carry an
+`oversubscription_ratio` (PUs the operator designated for sharing). A PU with ratio r and usage u has
+room for (1 - u) * r more vCPUs. The VM's V vCPUs are spread evenly over the largest set of pool PUs
+on which V / |set| fits every PU's room (so shared load stays spread), and its memory comes from the
+node's normal memory (the memory kind). Nothing to optimise beyond the choice of node, so this kind
+decides before the exact model (`decide`) and builds no CP-SAT variables.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+from ortools.sat.python import cp_model
+
+from ...exact import rational
+from ...models.chd import ComputeHostDescriptor, CpuState, NumaNode
+from ...models.configuration import VmConfiguration
+from ..options import Options, Policy
+from ..reasons import Reason
+from ..request import Part, Request, SharedDemand
+from ..result import ExplainRow
+from .base import Fleet, FloatArray, HostFree, Table, Vocabulary
+from .draft import ConfigurationDraft, HostDraft
+from .filtering import FilterInput, NodeNeed
+from .kind import Decisions, Kind, Refusal, RelaxModel
+from .model import Layout
+
+
+@dataclass(frozen=True, slots=True)
+class SharedPu:
+    pu: int
+    ratio: Fraction
+    usage: Fraction
+
+    @property
+    def spare_vcpus(self) -> Fraction:
+        return max((1 - self.usage) * self.ratio, Fraction(0))
+
+
+Pool = tuple[SharedPu, ...]
+
+
+def spare(pool: Sequence[SharedPu]) -> Fraction:
+    return sum((p.spare_vcpus for p in pool), Fraction(0))
+
+
+def shared_pus(node: NumaNode) -> Pool:
+    """The node's shared pool: eligible PUs in state `shared` and free PUs given a ratio."""
+    shared: list[SharedPu] = []
+    for cpu in node.cpus:
+        if cpu.eligible and (
+            cpu.state is CpuState.shared
+            or (cpu.state is CpuState.free and cpu.oversubscription_ratio)
+        ):
+            ratio = rational(cpu.oversubscription_ratio) or Fraction(1)
+            shared.append(SharedPu(cpu.id, ratio, rational(cpu.usage_ratio)))
+    return tuple(shared)
+
+
+def choose_pus(shared: Sequence[SharedPu], demand: SharedDemand) -> Pool | None:
+    """The PUs of a node's shared pool the VM's vCPUs are spread over (None: no set fits)."""
+    pool = sorted(shared, key=lambda p: (-p.spare_vcpus, p.pu))
+    for size in range(len(pool), 0, -1):
+        chosen = pool[:size]
+        if Fraction(demand.vcpus, size) <= chosen[-1].spare_vcpus:  # exact: no rounding
+            return tuple(sorted(chosen, key=lambda p: p.pu))
+    return None
+
+
+def charge(shared: Sequence[SharedPu], chosen: Sequence[SharedPu], vcpus: int) -> list[SharedPu]:
+    """The pool after `vcpus` vCPUs are spread evenly over `chosen` (as the claim records it)."""
+    share = Fraction(vcpus, len(chosen))
+    picked = {p.pu for p in chosen}
+    return [
+        SharedPu(p.pu, p.ratio, p.usage + share / p.ratio) if p.pu in picked else p for p in shared
+    ]
+
+
+@dataclass(frozen=True, slots=True)
+class SharedChoice:
+    node: int
+    pus: Pool
+    room: Fraction  # the node's spare vCPUs before the VM
+
+
+@dataclass(frozen=True, slots=True)
+class SharedTable(Table):
+    spare: FloatArray  # hosts x node slots: spare vCPUs of the shared pool
+
+
+class Shared(Kind[SharedTable, tuple[Pool, ...]]):
+    name = "shared"
+    reasons = (Reason.shared_cpu,)
+
+    def new_table(self, hosts: int, nodes: int, vocab: Vocabulary) -> SharedTable:
+        return SharedTable(np.zeros((hosts, nodes), dtype=np.float64))
+
+    def fill(
+        self,
+        table: SharedTable,
+        i: int,
+        host: ComputeHostDescriptor,
+        free: HostFree,
+        vocab: Vocabulary,
+    ) -> None:
+        table.spare[i] = 0.0
+        for j, pool in enumerate(free.of(self)):
+            table.spare[i, j] = float(spare(pool))
+
+    def free(self, host: ComputeHostDescriptor) -> tuple[Pool, ...]:
+        return tuple(shared_pus(node) for node in host.numa_nodes)
+
+    def node_needs(self, inp: FilterInput, part: Part) -> list[NodeNeed]:
+        if not isinstance(part, SharedDemand):
+            return []
+        room = inp.fleet.table(self).spare
+        return [
+            NodeNeed(
+                Reason.shared_cpu,
+                f"room for {part.vcpus} vCPUs on shared PUs",
+                room >= part.vcpus - 1e-9,
+                room,
+                part.vcpus,
+                "vCPUs of spare shared capacity",
+            )
+        ]
+
+    def decide(
+        self,
+        free: HostFree,
+        request: Request,
+        allowed: Mapping[int, frozenset[int]],
+        options: Options,
+    ) -> object | Refusal | None:
+        if request.shared is None:
+            return None
+        pools = free.of(self)
+        ok = allowed.get(request.shared.id, frozenset())
+        nodes = [(spare(pools[j]), n, pools[j]) for j, n in enumerate(free.node_ids) if n in ok]
+        spread = options.policy is Policy.spread
+        for room, node, pool in sorted(nodes, key=lambda e: ((-e[0] if spread else e[0]), e[1])):
+            pus = choose_pus(pool, request.shared)
+            if pus is not None:
+                return SharedChoice(node, pus, room)
+        return Refusal(
+            Reason.shared_cpu,
+            "have no shared PUs on one node with room for the vCPUs spread evenly",
+            "the shared pool has enough room in total, but no set of its PUs can take the "
+            "vCPUs spread evenly within each PU's ratio",
+        )
+
+    def assign(
+        self,
+        draft: ConfigurationDraft,
+        free: HostFree,
+        request: Request,
+        layout: Layout | None,
+        decisions: Decisions,
+    ) -> None:
+        choice = decisions.get(self.name)
+        if not isinstance(choice, SharedChoice) or request.shared is None:
+            return
+        draft.fields["shared"] = {
+            "vcpus": request.shared.vcpus,
+            "cpus": tuple(p.pu for p in choice.pus),
+            "numa_node": choice.node,
+            "memory_mib": request.shared.memory_mib,
+            "oversubscribed": request.shared.vcpus > len(choice.pus),
+        }
+
+    def explain(
+        self, free: HostFree, request: Request, layout: Layout | None, decisions: Decisions
+    ) -> list[ExplainRow]:
+        choice = decisions.get(self.name)
+        if not isinstance(choice, SharedChoice) or request.shared is None:
+            return []
+        return [
+            ExplainRow(
+                "shared CPUs",
+                f"{request.shared.vcpus} vCPUs over {len(choice.pus)} PUs of NUMA node "
+                f"{choice.node}",
+                f"the node had room for {float(choice.room):g} more vCPUs: "
+                "(1 - usage) x ratio summed over its shared PUs",
+            )
+        ]
+
+    def count_state(self, fleet: Fleet, i: int, slot: int, request: Request) -> object | None:
+        if request.shared is None:
+            return None
+        return [list(shared_pus(fleet.hosts[i].numa_nodes[slot]))]
+
+    def count_take(self, state: Any, request: Request, spread: bool) -> Reason | None:
+        assert request.shared is not None
+        chosen = choose_pus(state[0], request.shared)
+        if chosen is None:
+            return Reason.shared_cpu
+        state[0] = charge(state[0], chosen, request.shared.vcpus)
+        return None
+
+    def relax_slot_ok(self, fleet: Fleet, i: int, slot: int, request: Request, part: Part) -> bool:
+        """A node's pool takes one instance spread evenly (the filter only compares its total
+        room): some m of its PUs each with room for vCPUs / m."""
+        if not isinstance(part, SharedDemand):
+            return True
+        return choose_pus(shared_pus(fleet.hosts[i].numa_nodes[slot]), part) is not None
+
+    def relax_add(
+        self,
+        model: RelaxModel,
+        host: int,
+        slot: int,
+        x: cp_model.IntVar,
+        request: Request,
+        part: Part | None,
+    ) -> None:
+        if isinstance(part, SharedDemand) and part.vcpus:
+            model.use(self.name, host, slot, "shared", part.vcpus * x)
+
+    def relax_capacity(self, fleet: Fleet, host: int, slot: int, name: str) -> int | None:
+        room = np.floor(fleet.table(self).spare[host, slot]).astype(np.int64)
+        return int(room) if fleet.node_id[host, slot] >= 0 else 0
+
+    def claim(self, draft: HostDraft, config: VmConfiguration, sign: int) -> None:
+        if config.shared is None or not config.shared.cpus:
+            return
+        share = Fraction(config.shared.vcpus, len(config.shared.cpus))
+        for pu in config.shared.cpus:
+            cpu = draft.cpu(pu)
+            if cpu is None:
+                draft.fail(f"PU {pu} does not exist on {draft.host.id}", "shared.cpus")
+                continue
+            state = str(cpu.get("state", "free"))
+            if sign > 0 and (not cpu.get("eligible", True) or state == "dedicated"):
+                draft.fail(f"PU {pu} cannot be shared ({state})", "shared.cpus")
+                continue
+            _charge_pu(draft, cpu, pu, state, sign * share)
+
+
+def _charge_pu(draft: HostDraft, cpu: dict[str, Any], pu: int, state: str, share: Fraction) -> None:
+    ratio = cpu.get("oversubscription_ratio") or 1.0
+    # exact: the stored ratios read as the fractions they stand for (5/6, not 0.833333333)
+    exact = rational(cpu.get("usage_ratio")) + share / (rational(ratio) or 1)
+    usage = float(exact)
+    if share > 0 and exact > 1:
+        draft.fail(f"PU {pu} would be used {usage:.2f} of its ratio {ratio}", "shared.cpus")
+    usage = max(usage, 0.0)
+    cpu.update(
+        state="shared" if usage > 1e-9 or state == "shared" else "free",
+        oversubscription_ratio=ratio,
+        usage_ratio=usage,
+    )
+
+
+SHARED_CPUS = Shared()
+
+__all__ = [
+    "SHARED_CPUS",
+    "Shared",
+    "SharedChoice",
+    "SharedPu",
+    "charge",
+    "choose_pus",
+    "shared_pus",
+]
