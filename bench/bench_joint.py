@@ -5,7 +5,7 @@
 Overloaded fleets (more demand than room): the batch is placed with `mode="max"` (as many as fit,
 search limit 10 s) and compared, in the same run, with greedy first fit in batch order
 (bench/firstfit.py, Nova-like) and with two upper bounds: the node-count relaxation's proven optimum
-(nfvplace/placement/relaxation.py: per NUMA node free cores, threads, hugepages, memory, VFs and port
+(nfvplace/placement/joint/relaxation.py: per NUMA node free cores, threads, hugepages, memory, VFs and port
 bandwidth, solved to optimality here) and a resource-volume bound: the largest k such that the k
 smallest demands of the VMs that fit the fleet on their own fit the fleet's free threads, free 1 GiB
 pages and free VFs, each on its own. No assignment of more VMs than either can exist. Empty fleets: the VMs first fit places are placed again jointly (`mode="all"`)

@@ -286,6 +286,10 @@ MEANINGS: dict[str, str] = {
     "CpuSetLink.cpu_sets": "The two cpu-set ids",
     "CpuSetLink.numa_nodes": "Their host NUMA nodes",
     "CpuSetLink.bandwidth_mbps": "Bandwidth reserved between them",
+    "CacheWays.first_way": "First way of the range (0: the lowest bit of the capacity bitmask)",
+    "CacheWays.ways": "Ways in the range (contiguous)",
+    "CacheWaysPlacement.first_way": "First way of the range given to the cpu-set",
+    "CacheWaysPlacement.ways": "Ways given to the cpu-set (contiguous)",
 }
 CURRENT_ROOT: list[type[BaseModel] | None] = [None]
 MEANINGS.update(

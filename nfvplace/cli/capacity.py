@@ -35,12 +35,10 @@ def capacity_command(
     """How many more instances of the VM fit, on which hosts, and what runs out first on each."""
     from ..models.vmd import VmDescriptor
     from ..placement import capacity
-    from .inputs import lint_first, load_hosts, load_vm
+    from .inputs import load_hosts, load_vm
 
     check_choice(fmt, FORMATS)
     try:
-        lint_first(vm)
-        fleet = load_hosts(list(hosts) + list(more_hosts or []))
         descriptor = load_vm(vm)
         if not isinstance(descriptor, VmDescriptor):
             raise DescriptorError(
@@ -49,6 +47,7 @@ def capacity_command(
                 file=str(vm),
                 issues=(Issue("give a VM Descriptor", path="schema"),),
             )
+        fleet = load_hosts(list(hosts) + list(more_hosts or []))
         report = capacity(fleet, descriptor)
     except NfvplaceError as error:
         raise fail(error) from None

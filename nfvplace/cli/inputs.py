@@ -15,10 +15,10 @@ from .. import errors
 from ..errors import DescriptorError, Issue
 from ..models.chd import ComputeHostDescriptor
 from ..models.configuration import VmConfiguration, VmConfigurations
-from ..models.loading import gc_paused, iter_descriptor_files
+from ..models.loading import gc_paused, iter_descriptor_files, resolve_members
 from ..models.vmd import VmDescriptor
 from ..models.vnf import VnfTemplate
-from ..reader import load, load_file
+from ..reader import load_document, load_file
 from .progress import progress
 
 
@@ -60,15 +60,14 @@ def load_hosts(paths: list[Path]) -> list[ComputeHostDescriptor]:
     return hosts
 
 
-def lint_first(path: Path) -> None:
-    """Refuse what `nfvplace lint` refuses, with its rule ids (exit 1, findings on stderr)."""
-    from ..lint import lint_file, refuse_errors
-
-    refuse_errors(lint_file(path), "VM Descriptor or VNF template")
-
-
 def load_vm(path: Path) -> VmDescriptor | VnfTemplate:
-    loaded = load(path)
+    """The VM Descriptor or VNF template in `path`, read once and passed through the lint gate:
+    what `nfvplace lint` refuses is refused with its rule ids (exit 1, findings on stderr)."""
+    from ..lint.gate import read_gated
+
+    loaded = load_document(read_gated(path, "VM Descriptor or VNF template"))
+    if isinstance(loaded, VnfTemplate):
+        loaded = resolve_members(loaded, path.parent, str(path), load_file)
     if isinstance(loaded, VmDescriptor | VnfTemplate):
         return loaded
     raise DescriptorError(

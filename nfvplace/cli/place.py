@@ -79,15 +79,13 @@ def place_command(
     from ..models.loading import dump
     from ..placement import place
     from ..render.several import render_configurations
-    from .inputs import document, lint_first, load_hosts, load_vm
+    from .inputs import document, load_hosts, load_vm
     from .joint import echo_unplaced, moves_advice, target
 
     check_choice(fmt, FORMATS)
     try:
-        for path in vm:
-            lint_first(path)
-        fleet = load_hosts(list(hosts) + list(more_hosts or []))
         descriptor = target(vm, load_vm)
+        fleet = load_hosts(list(hosts) + list(more_hosts or []))
         result = place(
             fleet, descriptor, policy=policy, seed=seed, explain=explain, count=count, mode=mode
         )

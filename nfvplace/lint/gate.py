@@ -2,33 +2,49 @@
 
 `nfvplace.place`, `capacity` and `evaluate`, `Fleet.place`, the CLI's `place` and `capacity`, and the
 service's routes call `gate`: what `nfvplace lint` refuses, no door places. Given the parsed document
-a descriptor was read from, the findings are the file's own (with lines, unit spellings and a
-dialect's notes), exactly what `nfvplace lint FILE` prints; given only a model, its semantic findings.
+a descriptor is read from, the findings are the file's own (with lines, unit spellings and a
+dialect's notes), exactly what `nfvplace lint FILE` prints; given a model, its semantic findings.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from pydantic import BaseModel
 
+from ..errors import DescriptorError
 from ..models.loading import SourceDocument
-from .engine import check_document, lint_model
-from .findings import refuse_errors
+from ..reader import read_path
+from .engine import check_document, error_result, lint_model
+from .files import file_resolver
+from .findings import FileResult, refuse_errors
 from .rules.vnf import Resolver
 
 
 def gate(
-    descriptor: BaseModel,
-    what: str,
-    *,
-    document: SourceDocument | None = None,
-    resolve: Resolver | None = None,
-) -> None:
-    """Raise `LintError` (lint's findings and rule ids) when lint refuses `descriptor`."""
-    if document is not None:
-        result = check_document(document, resolve)
+    descriptor: BaseModel | SourceDocument, what: str, resolve: Resolver | None = None
+) -> FileResult:
+    """Raise `LintError` (lint's findings and rule ids) when lint refuses `descriptor`; else the
+    findings (warnings and information) it passed with. `resolve` loads a VNF template's member
+    files, as `nfvplace lint` does."""
+    if isinstance(descriptor, SourceDocument):
+        result = check_document(descriptor, resolve)
     else:
         result = lint_model(descriptor, getattr(descriptor, "name", None) or "<vm>")
     refuse_errors(result, what)
+    return result
 
 
-__all__ = ["gate"]
+def read_gated(path: Path, what: str) -> SourceDocument:
+    """Read a descriptor file once and pass it through `gate` (its VNF member files resolved next
+    to it); a file lint cannot read is refused as lint refuses it (NFV000, NFV009)."""
+    try:
+        document = read_path(path)
+    except DescriptorError as exc:
+        refuse_errors(error_result(exc, str(path)), what)
+        raise
+    gate(document, what, file_resolver(path.parent))
+    return document
+
+
+__all__ = ["gate", "read_gated"]

@@ -11,7 +11,16 @@ from typing import Any, Final, Literal
 
 from pydantic import Field, model_validator
 
-from .base import Identifier, Model, NonNegativeFloat, NonNegativeInt, PciAddress, Ratio, Text
+from .base import (
+    Identifier,
+    Model,
+    NonNegativeFloat,
+    NonNegativeInt,
+    PciAddress,
+    PositiveInt,
+    Ratio,
+    Text,
+)
 from .capabilities import HypervisorCapability, HypervisorType, ProcessorFeature, VSwitchType
 from .units import Gbps, KiB, MiB
 
@@ -282,6 +291,48 @@ class InterNodeLink(Model):
     bandwidth_used_gbps: Gbps = 0.0
 
 
+class CacheWays(Model):
+    """Ways of an L3 cache given out exclusively: `ways` contiguous ways from `first_way`."""
+
+    first_way: NonNegativeInt
+    ways: PositiveInt
+    owner: Text | None = Field(None, description="VM holding them (None: the operator's)")
+
+    @property
+    def last_way(self) -> int:
+        return self.first_way + self.ways - 1
+
+
+class CacheDomain(Model):
+    """One L3 cache (a resctrl domain): the NUMA nodes whose PUs share it, its ways, and the ways
+    already given out."""
+
+    id: NonNegativeInt = Field(description="L3 cache id (the resctrl domain id)")
+    numa_nodes: tuple[NonNegativeInt, ...] = Field(
+        min_length=1, description="NUMA nodes whose PUs share this cache"
+    )
+    ways: PositiveInt = Field(description="Ways of the cache (bits of resctrl's cbm_mask)")
+    way_kib: KiB | None = Field(None, description="Size of one way (cache size / ways)")
+    allocations: tuple[CacheWays, ...] = Field(
+        (), description="Ways given out exclusively, as contiguous ranges"
+    )
+
+
+class CacheAllocation(Model):
+    """L3 cache allocation (Intel RDT CAT, Linux resctrl): exclusive ways for pinned vCPUs."""
+
+    classes: PositiveInt = Field(
+        description="Classes of service (resctrl's num_closids), the default class included"
+    )
+    classes_used: NonNegativeInt = Field(
+        0, description="Classes taken by groups other than the allocations' owners"
+    )
+    min_ways: PositiveInt = Field(1, description="Fewest ways one class may have (min_cbm_bits)")
+    domains: tuple[CacheDomain, ...] = Field(
+        min_length=1, description="The host's L3 caches, one per resctrl domain"
+    )
+
+
 class Instance(Model):
     """A VM running on the host, for per-host instance limits (clause 8.2.2.5)."""
 
@@ -312,6 +363,9 @@ class ComputeHostDescriptor(Model):
     )
     interconnect: tuple[InterNodeLink, ...] = ()
     instances: tuple[Instance, ...] = ()
+    cache_allocation: CacheAllocation | None = Field(
+        None, description="L3 cache ways that can be given out (Intel RDT CAT)"
+    )
     labels: dict[Text, Text] = Field(default_factory=dict)
     provenance: Provenance | None = None
 

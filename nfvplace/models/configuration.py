@@ -27,6 +27,20 @@ class HugepageAllocation(Model):
         return self.count * self.size_kib // 1024
 
 
+class CacheWaysPlacement(Model):
+    """L3 cache ways given to a cpu-set: `ways` contiguous ways from `first_way` of one cache."""
+
+    domain: NonNegativeInt = Field(description="L3 cache id (the resctrl domain id)")
+    first_way: NonNegativeInt
+    ways: NonNegativeInt
+    way_kib: KiB | None = Field(None, description="Size of one way, when the host states it")
+
+    @property
+    def mask(self) -> int:
+        """The capacity bitmask (resctrl's schemata value)."""
+        return ((1 << self.ways) - 1) << self.first_way
+
+
 class CpuSetPlacement(Model):
     id: NonNegativeInt
     numa_node: NonNegativeInt
@@ -46,6 +60,9 @@ class CpuSetPlacement(Model):
         None,
         description="This cpu-set's own thread policy when the VM Descriptor overrides the VM's "
         "(copied from the cpu-set); None: the configuration's thread_policy",
+    )
+    cache_ways: CacheWaysPlacement | None = Field(
+        None, description="L3 cache ways reserved exclusively for the cpu-set's vCPUs"
     )
 
     @property

@@ -163,6 +163,10 @@ class CpuSet(Model):
     thread_policy: ThreadPolicy | None = Field(
         None, description="Overrides the VM's cpu_thread_policy for this cpu-set"
     )
+    cache_ways: PositiveInt | None = Field(
+        None,
+        description="L3 cache ways reserved exclusively for this cpu-set's vCPUs (Intel RDT CAT)",
+    )
 
     @property
     def paired_vcpus(self) -> frozenset[int]:

@@ -7,7 +7,9 @@ Two parts (seeds 003 and 001):
   node when nodes differ), and `intel_iommu=on iommu=pt` (or `amd_iommu=on`) when devices are passed
   through;
 - an IRQ affinity plan (seed 001's IA strategy): every NIC port's and every VM's VF interrupts go to
-  housekeeping PUs of the device's own NUMA node, never to PUs running vCPUs.
+  housekeeping PUs of the device's own NUMA node, never to PUs running vCPUs;
+- the L3 cache allocation (Intel RDT CAT, Linux resctrl): one group per VM with exclusive ways,
+  holding its cpu-sets' PUs, and the default group shrunk to the ways nobody holds.
 
 `compute_host_tuning` returns the plan as data; `render_host_tuning` writes it as a shell script.
 Both are pure. `docs/render.md` explains each parameter.
@@ -15,6 +17,7 @@ Both are pure. `docs/render.md` explains each parameter.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -49,6 +52,15 @@ class HugepageReservation:
 
 
 @dataclass(frozen=True, slots=True)
+class CacheGroup:
+    """A resctrl group: its schemata line (capacity bitmask per L3 cache) and its PUs."""
+
+    name: str
+    schemata: str  # "L3:0=7f0;1=00c"
+    cpus: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class HostTuning:
     host: str
     isolated: tuple[int, ...]
@@ -58,6 +70,8 @@ class HostTuning:
     cmdline: tuple[str, ...]
     irq_plan: tuple[IrqAssignment, ...]
     warnings: tuple[str, ...] = field(default=())
+    cache_groups: tuple[CacheGroup, ...] = ()
+    default_schemata: str | None = None  # the default group's ways: those nobody holds
 
 
 def _isolated_and_housekeeping(
@@ -264,6 +278,8 @@ def compute_host_tuning(
     elif iommu == "amd":
         cmdline += ["amd_iommu=on", "iommu=pt"]
     irq_plan = _irq_plan(configs, host, housekeeping, node_of, warnings)
+    groups = _cache_groups(configs)
+    default = _default_schemata(host, warnings) if groups else None
     name = host.id if host else next(iter(hosts))
     return HostTuning(
         host=name,
@@ -274,7 +290,52 @@ def compute_host_tuning(
         cmdline=tuple(cmdline),
         irq_plan=irq_plan,
         warnings=tuple(dict.fromkeys(warnings)),
+        cache_groups=groups,
+        default_schemata=default,
     )
+
+
+def _cache_groups(configs: Sequence[VmConfiguration]) -> tuple[CacheGroup, ...]:
+    """One resctrl group per VM holding exclusive L3 ways: the masks of its cpu-sets by cache,
+    and the PUs its cpu-sets pin to (with their reserved siblings)."""
+    out = []
+    for config in configs:
+        masks: dict[int, int] = {}
+        cpus: set[int] = set()
+        for cs in config.cpu_sets:
+            if cs.cache_ways is not None:
+                masks[cs.cache_ways.domain] = (
+                    masks.get(cs.cache_ways.domain, 0) | cs.cache_ways.mask
+                )
+                cpus.update(cs.vcpu_pins.values(), cs.reserved_siblings)
+        if masks:
+            line = ";".join(f"{d}={mask:x}" for d, mask in sorted(masks.items()))
+            name = re.sub(r"[^A-Za-z0-9_.-]", "_", config.owner)
+            out.append(CacheGroup(name, f"L3:{line}", tuple(sorted(cpus))))
+    return tuple(out)
+
+
+def _default_schemata(host: ComputeHostDescriptor | None, warnings: list[str]) -> str | None:
+    """The default group's ways: every way no allocation of the host holds (the host as claimed)."""
+    allocation = host.cache_allocation if host else None
+    if allocation is None:
+        warnings.append(
+            "L3 cache ways: give the host (--host) to shrink resctrl's default group to the ways "
+            "nobody holds; until then the VMs' ways are shared with every other task"
+        )
+        return None
+    parts = []
+    for domain in allocation.domains:
+        mask = (1 << domain.ways) - 1
+        for a in domain.allocations:
+            mask &= ~(((1 << a.ways) - 1) << a.first_way)
+        if mask.bit_count() < allocation.min_ways:
+            warnings.append(
+                f"L3 cache {domain.id}: {mask.bit_count()} ways left for the default group, "
+                f"fewer than min_ways {allocation.min_ways}"
+            )
+        parts.append(f"{domain.id}={mask:x}")
+    return "L3:" + ";".join(parts)
 
 
 def render_host_tuning(
@@ -315,4 +376,23 @@ def render_host_tuning(
             f"for irq in $(ls /sys/bus/pci/devices/{a.pci_address}/msi_irqs 2>/dev/null); do "
             f"echo {cpus} > /proc/irq/$irq/smp_affinity_list; done"
         )
+    out += _resctrl_lines(tuning)
     return RenderResult(text="\n".join(out) + "\n", warnings=tuning.warnings)
+
+
+def _resctrl_lines(tuning: HostTuning) -> list[str]:
+    if not tuning.cache_groups:
+        return []
+    out = [
+        "",
+        "# 4. L3 cache allocation (Intel RDT CAT): a resctrl group per VM with exclusive ways",
+        "mountpoint -q /sys/fs/resctrl || mount -t resctrl resctrl /sys/fs/resctrl",
+    ]
+    if tuning.default_schemata:
+        out.append(f"echo '{tuning.default_schemata}' > /sys/fs/resctrl/schemata")
+    for group in tuning.cache_groups:
+        path = f"/sys/fs/resctrl/{group.name}"
+        out.append(f"mkdir -p {path}")
+        out.append(f"echo '{group.schemata}' > {path}/schemata")
+        out.append(f"echo {cpu_list(group.cpus)} > {path}/cpus_list")
+    return out

@@ -163,6 +163,25 @@ def _cputune(
             scheduler="fifo",
             priority=str(REALTIME_PRIORITY),
         )
+    _cachetune(cputune, config, dom)
+
+
+def _cachetune(cputune: etree._Element, config: VmConfiguration, dom: _Domain) -> None:
+    """Each cpu-set's exclusive L3 ways: libvirt sizes them (ways x way size) and picks the bits."""
+    for cs in config.cpu_sets:
+        ways = cs.cache_ways
+        if ways is None:
+            continue
+        if ways.way_kib is None:
+            dom.warnings.append(
+                f"cpu-set {cs.id}: L3 ways {ways.first_way}-{ways.first_way + ways.ways - 1} of "
+                f"cache {ways.domain} not rendered (the host states no way_kib, and libvirt sizes "
+                "a <cachetune> in bytes): reserve them with `render --format host-tuning`"
+            )
+            continue
+        tune = _sub(cputune, "cachetune", vcpus=cpu_list(sorted(cs.vcpu_pins)))
+        size = str(ways.ways * ways.way_kib)
+        _sub(tune, "cache", id=str(ways.domain), level="3", type="both", size=size, unit="KiB")
 
 
 def _memory_backing(

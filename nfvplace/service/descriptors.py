@@ -8,9 +8,10 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from .. import errors
+from ..errors import LintError
+from ..lint import gate
 from ..lint.rules.document import SCHEMA
 from ..models.loading import SourceDocument, error_location, validation_issues
-from .lint_adapter import has_errors, lint_findings
 from .problems import ProblemError
 
 
@@ -40,11 +41,13 @@ def parse_as[M: BaseModel](
         raise ProblemError(
             422, errors.INPUT_INVALID, f"invalid {what}", extra={"findings": findings}
         ) from exc
-    findings = lint_findings(document)
-    if has_errors(findings):
+    try:
+        gate(document, what)
+    except LintError as exc:
+        findings = [finding.as_json() for finding in exc.findings]
         raise ProblemError(
             422, errors.INPUT_INVALID, f"{what} has lint errors", extra={"findings": findings}
-        )
+        ) from None
     return parsed
 
 

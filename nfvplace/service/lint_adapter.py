@@ -15,7 +15,3 @@ from ..models.loading import SourceDocument
 def lint_findings(document: SourceDocument) -> list[dict[str, Any]]:
     """Findings as `{"rule", "severity", "file", "path", "message", "line", "hint"}`."""
     return [finding.as_json() for finding in lint_document(document)]
-
-
-def has_errors(findings: list[dict[str, Any]]) -> bool:
-    return any(f["severity"] == "error" for f in findings)

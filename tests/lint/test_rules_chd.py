@@ -46,6 +46,17 @@ def chd(
     )
 
 
+CACHE = """\
+cache_allocation:
+  classes: 4
+  domains:
+    - id: 0
+      numa_nodes: [0]
+      ways: 11
+      allocations:
+        - ALLOC
+"""
+
 TWO_NODES = (
     "schema: nfvplace/chd/v1\nid: h\nprocessor: {vendor: V, model: M}\nnuma_nodes:\n"
     "  - id: 0\n    cpus: [{id: 0, core: 0, siblings: [0]}]\n    memory: {total_mib: 1024}\n"
@@ -53,6 +64,48 @@ TWO_NODES = (
 )
 
 CASES = [
+    Case(
+        "NFV130",
+        "cache_allocation.domains[0].allocations[0]",
+        chd(tail=CACHE.replace("ALLOC", "{first_way: 10, ways: 2} #<")),
+        chd(tail=CACHE.replace("ALLOC", "{first_way: 9, ways: 2}")),
+    ),
+    Case(
+        "NFV131",
+        "cache_allocation.domains[0].allocations[1]",
+        chd(
+            tail=CACHE.replace(
+                "ALLOC", "{first_way: 0, ways: 4}\n        - {first_way: 3, ways: 2} #<"
+            )
+        ),
+        chd(
+            tail=CACHE.replace(
+                "ALLOC", "{first_way: 0, ways: 4}\n        - {first_way: 4, ways: 2}"
+            )
+        ),
+    ),
+    Case(
+        "NFV132",
+        "cache_allocation.domains[0].numa_nodes",
+        chd(tail=CACHE.replace("[0]", "[0, 3] #<").replace("ALLOC", "{first_way: 0, ways: 1}")),
+        chd(tail=CACHE.replace("ALLOC", "{first_way: 0, ways: 1}")),
+    ),
+    Case(
+        "NFV133",
+        "cache_allocation.classes",
+        chd(
+            tail=CACHE.replace("classes: 4", "classes: 2 #<").replace(
+                "ALLOC",
+                "{first_way: 0, ways: 1, owner: a}\n        - {first_way: 1, ways: 1, owner: b}",
+            )
+        ),
+        chd(
+            tail=CACHE.replace(
+                "ALLOC",
+                "{first_way: 0, ways: 1, owner: a}\n        - {first_way: 1, ways: 1, owner: b}",
+            )
+        ),
+    ),
     Case(
         "NFV050",
         "memory.total_mib",

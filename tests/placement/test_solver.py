@@ -32,7 +32,9 @@ def test_port_choice_and_blame() -> None:
     request = build_request(vm(cpu_sets=[cpu_set(0, 2, interfaces=two)]))
     layout = solve(free_of(h), request, {0: {0}}, Options())
     assert isinstance(layout, Layout)
-    assert len(set(chosen_ports(layout.of("nics")).values())) == 2  # the whole port and the VF's port differ
+    assert (
+        len(set(chosen_ports(layout.of("nics")).values())) == 2
+    )  # the whole port and the VF's port differ
     single = host(nodes=[NodeSpec(ports=[PortSpec(speed=25)]), NodeSpec()])
     view = free_of(single)
     failure = solve(view, request, {0: {0}}, Options())

@@ -9,6 +9,7 @@ from ...models.configuration import VmConfiguration
 from ...models.vmd import VmDescriptor
 from ..findings import Hit, Rule
 from . import (
+    cache,
     capabilities,
     configuration,
     cpu,
@@ -32,6 +33,7 @@ ALL_RULES: tuple[Rule, ...] = tuple(
             *topology.RULES,
             *pci.RULES,
             *capabilities.RULES,
+            *cache.RULES,
             *vnf.RULES,
             *configuration.RULES,
             *variants.RULES,
@@ -55,6 +57,7 @@ CHD_CHECKS: tuple[Callable[[ComputeHostDescriptor], Iterable[Hit]], ...] = (
     interfaces.check_chd,
     pci.check_chd,
     capabilities.check_chd,
+    cache.check_chd,
     information.check_chd,
 )
 CONFIGURATION_CHECKS: tuple[Callable[[VmConfiguration], Iterable[Hit]], ...] = (

@@ -1,5 +1,5 @@
 """One candidate host: the kinds' choices made without the model, the exact model, exact ids, and
-the claim. The answer is typed: `Placed`, or `Refused` with its reason (an infeasible model is
+the claim. The answer is typed: `Claimed`, or `Refused` with its reason (an infeasible model is
 `Infeasible`, named by `blame` only when no host fits, since naming it costs a few more solves)."""
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ SOLVE_SUMMARY = {
 
 
 @dataclass(frozen=True, slots=True)
-class Placed:
+class Claimed:
     configuration: VmConfiguration
     host: ComputeHostDescriptor  # the host with the configuration claimed
     rows: list[ExplainRow]  # what the exact model chose (for --explain)
@@ -74,7 +74,7 @@ class Infeasible:
         )
 
 
-Attempt = Placed | Refused | Infeasible
+Attempt = Claimed | Refused | Infeasible
 
 
 def _allowed(fleet: FleetIndex, index: int, outcome: FilterOutcome) -> dict[int, set[int]]:
@@ -126,7 +126,7 @@ def attempt(
         updated = claim(host, config)
     except ClaimConflictError:
         return refused(Reason.claim)
-    return Placed(config, updated, rows)
+    return Claimed(config, updated, rows)
 
 
 COSTS = {"node": NODE_COST} | {name: text for kind in KINDS for name, text in kind.costs.items()}

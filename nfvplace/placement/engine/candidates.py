@@ -21,7 +21,7 @@ from ...models.vmd import VmDescriptor
 from ..index import FleetIndex
 from ..options import Options
 from ..resources.base import BoolArray, IntArray
-from .attempt import Infeasible, Placed, Refused, attempt
+from .attempt import Claimed, Infeasible, Refused, attempt
 from .explain import Reasons
 from .place import NO_KEY, add_failures, rank
 
@@ -57,7 +57,7 @@ def fitting_hosts(
             continue
         request, outcome = ranked.groups[int(ranked.owner[best])]
         result = attempt(fleet, best, request, outcome, options, instance)
-        if not isinstance(result, Placed):
+        if not isinstance(result, Claimed):
             if reasons is not None:  # naming an infeasible family costs a few more solves
                 failures.append((best, result))
             continue

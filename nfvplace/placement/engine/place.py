@@ -16,7 +16,7 @@ from ..request import Request, build_request
 from ..resources.base import BoolArray, IntArray
 from ..resources.cpu import CPU
 from ..result import ExplainRow, PlacementResult, Rejection
-from .attempt import Infeasible, Placed, Refused, attempt
+from .attempt import Claimed, Infeasible, Refused, attempt
 from .explain import Reasons
 from .filter import FilterOutcome, run_filter
 from .policies import POLICY_SCORES, host_keys, score_terms
@@ -92,7 +92,7 @@ def place_vm(
         keys[best] = NO_KEY
         request, outcome = ranked.groups[int(ranked.owner[best])]
         result = attempt(fleet, best, request, outcome, options, instance)
-        if not isinstance(result, Placed):
+        if not isinstance(result, Claimed):
             failures.append((best, result))
             continue
         rows: list[ExplainRow] = []

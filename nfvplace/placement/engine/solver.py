@@ -23,7 +23,7 @@ from .policies import node_cost
 DISTINCT = "numa"  # the core's own family: distinct NUMA nodes for the cpu-sets
 
 
-class _Model(cp_model.CpModel):
+class _CpModel(cp_model.CpModel):
     """CpModel without the pre-PEP 8 aliases that `CpModel.__init__` adds to every instance (about
     1 ms per model, as much as solving one of these small models)."""
 
@@ -70,7 +70,7 @@ def solve(
     skip: frozenset[str] = frozenset(),
 ) -> Layout | SolveFailure:
     """Solve; `skip` leaves the limits of the kinds named out (to name the kind that blocks)."""
-    ctx = ModelContext(model=_Model(), request=request, free=free, options=options)
+    ctx = ModelContext(model=_CpModel(), request=request, free=free, options=options)
     if not _place(ctx, allowed, skip):
         return SolveFailure(free.id, "infeasible")
     for kind in KINDS:

@@ -44,7 +44,7 @@ from ..resources import BY_NAME, KINDS
 from .batch import Member
 
 
-class _Model:
+class _RelaxModel:
     """The relaxation's CP-SAT model as the kinds add to it (`resources.kind.RelaxModel`): named
     usage terms per node slot (or host, slot -1), summed against the owning kind's capacity in the
     order they were first used, and each kind's own variables and state."""
@@ -119,7 +119,7 @@ class _Plan:
 
 
 def _on_host(
-    m: _Model, plan: _Plan, k: int, count: int, host: int, request: Request, node_ok: Any
+    m: _RelaxModel, plan: _Plan, k: int, count: int, host: int, request: Request, node_ok: Any
 ) -> None:
     """Up to `count` instances of shape k on `host`: each part of an instance on one node it may
     use (on distinct nodes when the descriptor asks), within the kinds' limits."""
@@ -156,7 +156,7 @@ def relax(
     """The relaxation of placing `members` (each `count` instances of `vm`) on `fleet`. One solver
     worker, so that a `seed` always gives the same plan (the optimum has many)."""
     kinds, shape_of = shapes(members)
-    m = _Model(fleet)
+    m = _RelaxModel(fleet)
     plan = _Plan(defaultdict(list), defaultdict(list))
     for k, (vm, count) in enumerate(kinds):
         for descriptor, variant, mask in split(fleet, vm):

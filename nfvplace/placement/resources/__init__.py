@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .cache_ways import CACHE_WAYS
 from .capabilities import CAPABILITIES_KIND
 from .cpu import CPU
 from .devices import DEVICES
@@ -29,6 +30,7 @@ KINDS: tuple[ResourceKind[Any, Any], ...] = (
     DEVICES,
     INTERCONNECT,
     IMPACT,
+    CACHE_WAYS,
 )
 """Every resource kind, in the order the stages visit them (it decides which need of a cpu-set is
 named first when several fail, and the order of the exact model's constraints)."""

@@ -4,7 +4,7 @@
   names), gathered from the hosts by the kinds that need them;
 - `Table`: a kind's columns in the fleet index (numpy arrays, hosts x NUMA node slots);
 - `HostFree`: one host's free resources as placement counts them, one part per kind;
-- `Fleet`: what the kinds read of the fleet index (the index implements it; the kinds never import
+- `IndexedFleet`: what the kinds read of the fleet index (the index implements it; the kinds never import
   the index, which is built on top of them).
 """
 
@@ -101,7 +101,7 @@ class HostFree:
         return self.node_ids.index(node_id)
 
 
-class HostList(Protocol):
+class HostSequence(Protocol):
     """The fleet's descriptors by host index (a list, or the index's compressed store)."""
 
     def __getitem__(self, i: int, /) -> ComputeHostDescriptor: ...
@@ -109,11 +109,11 @@ class HostList(Protocol):
     def __iter__(self) -> Iterator[ComputeHostDescriptor]: ...
 
 
-class Fleet(Protocol):
+class IndexedFleet(Protocol):
     """What the kinds read of the fleet index."""
 
     @property
-    def hosts(self) -> HostList: ...
+    def hosts(self) -> HostSequence: ...
     @property
     def host_ids(self) -> list[str]: ...
     @property
@@ -127,6 +127,6 @@ class Fleet(Protocol):
     def __len__(self) -> int: ...
 
 
-def slots_of(fleet: Fleet, i: int) -> list[int]:
+def slots_of(fleet: IndexedFleet, i: int) -> list[int]:
     """The node slots host i has."""
     return [j for j in range(fleet.max_nodes) if fleet.node_id[i, j] >= 0]

@@ -49,7 +49,7 @@ class CapabilitiesTable(Table):
     mem_channels: FloatArray
 
 
-class Capabilities(Kind[CapabilitiesTable, None]):
+class CapabilitiesKind(Kind[CapabilitiesTable, None]):
     name = "capabilities"
     reasons = (
         Reason.processor_vendor,
@@ -136,7 +136,7 @@ class Capabilities(Kind[CapabilitiesTable, None]):
         return inp.fleet.table(self)
 
 
-CAPABILITIES_KIND = Capabilities()
+CAPABILITIES_KIND = CapabilitiesKind()
 
 
 def model_rank(inp: FilterInput) -> np.ndarray:

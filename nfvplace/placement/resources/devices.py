@@ -20,7 +20,7 @@ from ...models.configuration import VmConfiguration
 from ...models.vmd import PciDeviceRequest
 from ..reasons import Reason
 from ..request import CpuSetDemand, Part, Request
-from .base import Fleet, HostFree, IntArray, Table, Vocabulary
+from .base import HostFree, IndexedFleet, IntArray, Table, Vocabulary
 from .draft import AssignmentError, ConfigurationDraft, HostDraft, touch
 from .filtering import FilterInput, HostCheck, NodeNeed, detail
 from .kind import Decisions, Kind
@@ -59,7 +59,7 @@ def describe(want: PciDeviceRequest) -> str:
     )
 
 
-class Devices(Kind[DevicesTable, tuple[tuple[DeviceView, ...], ...]]):
+class DevicesKind(Kind[DevicesTable, tuple[tuple[DeviceView, ...], ...]]):
     name = "devices"
     reasons = (Reason.pci_device,)
     check_order = 20
@@ -135,7 +135,7 @@ class Devices(Kind[DevicesTable, tuple[tuple[DeviceView, ...], ...]]):
             )
         return out
 
-    def counted(self, fleet: Fleet, want: PciDeviceRequest) -> IntArray:
+    def counted(self, fleet: IndexedFleet, want: PciDeviceRequest) -> IntArray:
         """Free devices matching `want` per host x node slot."""
         out = np.zeros(fleet.node_id.shape, dtype=np.int64)
         cls = str(want.device_class)
@@ -238,6 +238,6 @@ class Devices(Kind[DevicesTable, tuple[tuple[DeviceView, ...], ...]]):
         return (d.owner for node in host.numa_nodes for d in node.pci_devices if d.owner)
 
 
-DEVICES = Devices()
+DEVICES = DevicesKind()
 
-__all__ = ["DEVICES", "DeviceView", "Devices", "describe", "matches"]
+__all__ = ["DEVICES", "DeviceView", "DevicesKind", "describe", "matches"]

@@ -11,7 +11,7 @@ import numpy.typing as npt
 from ..options import Options
 from ..reasons import Reason
 from ..request import Request
-from .base import BoolArray, Fleet
+from .base import BoolArray, IndexedFleet
 
 Detail = Callable[[int], tuple[str, float | None, float | None]]
 """host index -> (message with numbers, requested, available)."""
@@ -19,7 +19,7 @@ Detail = Callable[[int], tuple[str, float | None, float | None]]
 
 @dataclass(frozen=True, slots=True)
 class FilterInput:
-    fleet: Fleet
+    fleet: IndexedFleet
     request: Request
     options: Options
 
@@ -52,5 +52,5 @@ def detail(fn: Callable[..., tuple[str, float | None, float | None]]) -> Detail:
     return fn
 
 
-def no_host(fleet: Fleet) -> BoolArray:
+def no_host(fleet: IndexedFleet) -> BoolArray:
     return np.zeros(len(fleet), dtype=np.bool_)

@@ -17,7 +17,7 @@ from ...models.chd import ComputeHostDescriptor
 from ...models.configuration import VmConfiguration
 from ..reasons import Reason
 from ..request import Request
-from .base import UNLIMITED_KBPS, Fleet, HostFree, IntArray, Table, Vocabulary
+from .base import UNLIMITED_KBPS, HostFree, IndexedFleet, IntArray, Table, Vocabulary
 from .draft import ConfigurationDraft, HostDraft
 from .filtering import FilterInput, HostCheck, detail
 from .kind import Decisions, Kind, RelaxModel
@@ -38,7 +38,7 @@ class ImpactTable(Table):
         return counts
 
 
-class Impact(Kind[ImpactTable, None]):
+class ImpactKind(Kind[ImpactTable, None]):
     name = "impact"
     reasons = (Reason.max_instances, Reason.memory_bandwidth_budget)
     check_order = 30
@@ -106,7 +106,7 @@ class Impact(Kind[ImpactTable, None]):
         impact = request.vm.impact
         return not (impact is not None and impact.memory_bandwidth_gbps)
 
-    def count_caps(self, fleet: Fleet, i: int, request: Request) -> list[tuple[Reason, int]]:
+    def count_caps(self, fleet: IndexedFleet, i: int, request: Request) -> list[tuple[Reason, int]]:
         left = _instances_left(fleet.table(self), i, request)
         return [] if left is None else [(Reason.max_instances, left)]
 
@@ -159,6 +159,6 @@ def _budget_check(t: ImpactTable, need: float) -> HostCheck:
     )
 
 
-IMPACT = Impact()
+IMPACT = ImpactKind()
 
-__all__ = ["IMPACT", "Impact", "ImpactTable"]
+__all__ = ["IMPACT", "ImpactKind", "ImpactTable"]

@@ -34,7 +34,7 @@ from ..options import Options
 from ..reasons import Reason
 from ..request import Part, Request
 from ..result import ExplainRow
-from .base import Fleet, HostFree, NoTable, Table, Vocabulary
+from .base import HostFree, IndexedFleet, NoTable, Table, Vocabulary
 from .draft import ConfigurationDraft, HostDraft
 from .filtering import FilterInput, HostCheck, NodeNeed
 from .model import Layout, ModelContext
@@ -61,7 +61,7 @@ class RelaxModel(Protocol):
     for slot -1, against the kind's `relax_capacity`), and variables of its own."""
 
     @property
-    def fleet(self) -> Fleet: ...
+    def fleet(self) -> IndexedFleet: ...
     @property
     def model(self) -> cp_model.CpModel: ...
     def use(
@@ -124,13 +124,17 @@ class ResourceKind[T: Table, F](Protocol):
 
     # counting model
     def counts(self, request: Request) -> bool: ...
-    def count_state(self, fleet: Fleet, i: int, slot: int, request: Request) -> object | None: ...
+    def count_state(
+        self, fleet: IndexedFleet, i: int, slot: int, request: Request
+    ) -> object | None: ...
     def count_take(self, state: Any, request: Request, spread: bool) -> Reason | None: ...
-    def count_caps(self, fleet: Fleet, i: int, request: Request) -> list[tuple[Reason, int]]: ...
+    def count_caps(
+        self, fleet: IndexedFleet, i: int, request: Request
+    ) -> list[tuple[Reason, int]]: ...
 
     # relaxation
     def relax_slot_ok(
-        self, fleet: Fleet, i: int, slot: int, request: Request, part: Part
+        self, fleet: IndexedFleet, i: int, slot: int, request: Request, part: Part
     ) -> bool: ...
     def relax_add(
         self,
@@ -144,7 +148,9 @@ class ResourceKind[T: Table, F](Protocol):
     def relax_host(
         self, model: RelaxModel, host: int, z: cp_model.IntVar, request: Request
     ) -> None: ...
-    def relax_capacity(self, fleet: Fleet, host: int, slot: int, name: str) -> int | None: ...
+    def relax_capacity(
+        self, fleet: IndexedFleet, host: int, slot: int, name: str
+    ) -> int | None: ...
     def relax_finish(self, model: RelaxModel) -> None: ...
 
     # claims
@@ -218,16 +224,20 @@ class Kind[T: Table, F]:
     def counts(self, request: Request) -> bool:
         return True
 
-    def count_state(self, fleet: Fleet, i: int, slot: int, request: Request) -> object | None:
+    def count_state(
+        self, fleet: IndexedFleet, i: int, slot: int, request: Request
+    ) -> object | None:
         return None
 
     def count_take(self, state: Any, request: Request, spread: bool) -> Reason | None:
         return None
 
-    def count_caps(self, fleet: Fleet, i: int, request: Request) -> list[tuple[Reason, int]]:
+    def count_caps(self, fleet: IndexedFleet, i: int, request: Request) -> list[tuple[Reason, int]]:
         return []
 
-    def relax_slot_ok(self, fleet: Fleet, i: int, slot: int, request: Request, part: Part) -> bool:
+    def relax_slot_ok(
+        self, fleet: IndexedFleet, i: int, slot: int, request: Request, part: Part
+    ) -> bool:
         return True
 
     def relax_add(
@@ -246,7 +256,7 @@ class Kind[T: Table, F]:
     ) -> None:
         return None
 
-    def relax_capacity(self, fleet: Fleet, host: int, slot: int, name: str) -> int | None:
+    def relax_capacity(self, fleet: IndexedFleet, host: int, slot: int, name: str) -> int | None:
         return None
 
     def relax_finish(self, model: RelaxModel) -> None:

@@ -22,7 +22,7 @@ from ...models.configuration import VmConfiguration
 from ...models.units import format_memory_kib
 from ..reasons import Reason
 from ..request import CpuSetDemand, Part, Request, SharedDemand
-from .base import UNLIMITED_KBPS, Fleet, HostFree, IntArray, Table, Vocabulary
+from .base import UNLIMITED_KBPS, HostFree, IndexedFleet, IntArray, Table, Vocabulary
 from .draft import ConfigurationDraft, HostDraft
 from .filtering import FilterInput, NodeNeed
 from .kind import Decisions, Kind, RelaxModel
@@ -70,7 +70,7 @@ def _node(host: ComputeHostDescriptor, slot: int) -> MemoryNode:
     )
 
 
-class Memory(Kind[MemoryTable, tuple[MemoryNode, ...]]):
+class MemoryKind(Kind[MemoryTable, tuple[MemoryNode, ...]]):
     name = "memory"
     reasons = (Reason.hugepages, Reason.memory, Reason.memory_bandwidth)
     blame = (3, "hugepages and memory of the nodes shared by the cpu-sets")
@@ -165,7 +165,9 @@ class Memory(Kind[MemoryTable, tuple[MemoryNode, ...]]):
                 memory_bandwidth_gbps=(cs.memory_bandwidth_kbps / KBPS_PER_GBPS) or None,
             )
 
-    def count_state(self, fleet: Fleet, i: int, slot: int, request: Request) -> object | None:
+    def count_state(
+        self, fleet: IndexedFleet, i: int, slot: int, request: Request
+    ) -> object | None:
         t = fleet.table(self)
         normal = t.normal_over if request.memory_oversubscription else t.normal
         if request.shared is not None:
@@ -218,7 +220,7 @@ class Memory(Kind[MemoryTable, tuple[MemoryNode, ...]]):
             if per:
                 model.use(self.name, host, slot, name, per * x)
 
-    def relax_capacity(self, fleet: Fleet, host: int, slot: int, name: str) -> int | None:
+    def relax_capacity(self, fleet: IndexedFleet, host: int, slot: int, name: str) -> int | None:
         t = fleet.table(self)
         cols = slice(None) if slot < 0 else slice(slot, slot + 1)
         exists = fleet.node_id[host, cols] >= 0
@@ -317,6 +319,6 @@ def _charge_normal(memory: dict[str, Any], delta_mib: int) -> None:
     normal["used_mib"] = max(normal.get("used_mib", 0) + delta_mib, 0)
 
 
-MEMORY = Memory()
+MEMORY = MemoryKind()
 
-__all__ = ["MEMORY", "Memory", "MemoryNode", "MemoryTable", "page_label"]
+__all__ = ["MEMORY", "MemoryKind", "MemoryNode", "MemoryTable", "page_label"]

@@ -25,7 +25,7 @@ from ..options import Options, Policy
 from ..reasons import Reason
 from ..request import Part, Request, SharedDemand
 from ..result import ExplainRow
-from .base import Fleet, FloatArray, HostFree, Table, Vocabulary
+from .base import FloatArray, HostFree, IndexedFleet, Table, Vocabulary
 from .draft import ConfigurationDraft, HostDraft
 from .filtering import FilterInput, NodeNeed
 from .kind import Decisions, Kind, Refusal, RelaxModel
@@ -94,7 +94,7 @@ class SharedTable(Table):
     spare: FloatArray  # hosts x node slots: spare vCPUs of the shared pool
 
 
-class Shared(Kind[SharedTable, tuple[Pool, ...]]):
+class SharedKind(Kind[SharedTable, tuple[Pool, ...]]):
     name = "shared"
     reasons = (Reason.shared_cpu,)
 
@@ -190,7 +190,9 @@ class Shared(Kind[SharedTable, tuple[Pool, ...]]):
             )
         ]
 
-    def count_state(self, fleet: Fleet, i: int, slot: int, request: Request) -> object | None:
+    def count_state(
+        self, fleet: IndexedFleet, i: int, slot: int, request: Request
+    ) -> object | None:
         if request.shared is None:
             return None
         return [list(shared_pus(fleet.hosts[i].numa_nodes[slot]))]
@@ -203,7 +205,9 @@ class Shared(Kind[SharedTable, tuple[Pool, ...]]):
         state[0] = charge(state[0], chosen, request.shared.vcpus)
         return None
 
-    def relax_slot_ok(self, fleet: Fleet, i: int, slot: int, request: Request, part: Part) -> bool:
+    def relax_slot_ok(
+        self, fleet: IndexedFleet, i: int, slot: int, request: Request, part: Part
+    ) -> bool:
         """A node's pool takes one instance spread evenly (the filter only compares its total
         room): some m of its PUs each with room for vCPUs / m."""
         if not isinstance(part, SharedDemand):
@@ -222,7 +226,7 @@ class Shared(Kind[SharedTable, tuple[Pool, ...]]):
         if isinstance(part, SharedDemand) and part.vcpus:
             model.use(self.name, host, slot, "shared", part.vcpus * x)
 
-    def relax_capacity(self, fleet: Fleet, host: int, slot: int, name: str) -> int | None:
+    def relax_capacity(self, fleet: IndexedFleet, host: int, slot: int, name: str) -> int | None:
         room = np.floor(fleet.table(self).spare[host, slot]).astype(np.int64)
         return int(room) if fleet.node_id[host, slot] >= 0 else 0
 
@@ -257,12 +261,12 @@ def _charge_pu(draft: HostDraft, cpu: dict[str, Any], pu: int, state: str, share
     )
 
 
-SHARED_CPUS = Shared()
+SHARED_CPUS = SharedKind()
 
 __all__ = [
     "SHARED_CPUS",
-    "Shared",
     "SharedChoice",
+    "SharedKind",
     "SharedPu",
     "charge",
     "choose_pus",

@@ -17,7 +17,7 @@ from ....models.configuration import VmConfiguration
 from ...reasons import Reason
 from ...request import CpuSetDemand, Part, Request
 from ...result import ExplainRow
-from ..base import Fleet, HostFree, Vocabulary
+from ..base import HostFree, IndexedFleet, Vocabulary
 from ..draft import ConfigurationDraft, HostDraft
 from ..filtering import FilterInput, HostCheck, NodeNeed
 from ..kind import Decisions, Kind, RelaxModel
@@ -29,7 +29,7 @@ from .pools import CpuFree, CpuNode, cpu_free
 from .table import CpuTable
 
 
-class Cpu(Kind[CpuTable, CpuFree]):
+class CpuKind(Kind[CpuTable, CpuFree]):
     name = "cpu"
     reasons = (Reason.smt, Reason.core_pairs, Reason.cores, Reason.threads)
     check_order = 40
@@ -130,7 +130,9 @@ class Cpu(Kind[CpuTable, CpuFree]):
             )
         return rows
 
-    def count_state(self, fleet: Fleet, i: int, slot: int, request: Request) -> object | None:
+    def count_state(
+        self, fleet: IndexedFleet, i: int, slot: int, request: Request
+    ) -> object | None:
         if not request.cpu_sets:
             return None
         return estimates.count_state(fleet.table(self), i, slot)
@@ -222,6 +224,6 @@ def _needs(t: CpuTable, cs: CpuSetDemand, emulator: int) -> list[NodeNeed]:
     return out
 
 
-CPU = Cpu()
+CPU = CpuKind()
 
-__all__ = ["CPU", "Cpu", "CpuFree", "CpuNode", "CpuTable"]
+__all__ = ["CPU", "CpuFree", "CpuNode", "CpuTable"]

@@ -28,7 +28,7 @@ from ....models.vmd import InterfaceMode
 from ...options import Policy
 from ...reasons import Reason
 from ...request import CpuSetDemand, Part, Request
-from ..base import UNLIMITED_KBPS, Fleet, HostFree, Vocabulary
+from ..base import UNLIMITED_KBPS, HostFree, IndexedFleet, Vocabulary
 from ..draft import ConfigurationDraft, HostDraft
 from ..filtering import FilterInput, HostCheck, NodeNeed
 from ..kind import Decisions, Kind, RelaxModel
@@ -43,7 +43,7 @@ from .relax import relax_interfaces, relax_ports, relax_vswitch
 from .table import NicsTable
 
 
-class Nics(Kind[NicsTable, NicsFree]):
+class NicsKind(Kind[NicsTable, NicsFree]):
     name = "nics"
     reasons = (
         Reason.dedicated_port,
@@ -121,7 +121,9 @@ class Nics(Kind[NicsTable, NicsFree]):
             return all(i.mode is InterfaceMode.vswitch for i in request.interfaces)
         return all(i.restricted or i.mode is InterfaceMode.vswitch for i in request.interfaces)
 
-    def count_state(self, fleet: Fleet, i: int, slot: int, request: Request) -> object | None:
+    def count_state(
+        self, fleet: IndexedFleet, i: int, slot: int, request: Request
+    ) -> object | None:
         if not request.cpu_sets or not request.interfaces_of(request.cpu_sets[0].id):
             return None
         return PortsLeft.of(node_ports(fleet.hosts[i].numa_nodes[slot]))
@@ -129,7 +131,7 @@ class Nics(Kind[NicsTable, NicsFree]):
     def count_take(self, state: Any, request: Request, spread: bool) -> Reason | None:
         return take_ports(state, request.interfaces_of(request.cpu_sets[0].id), spread)
 
-    def count_caps(self, fleet: Fleet, i: int, request: Request) -> list[tuple[Reason, int]]:
+    def count_caps(self, fleet: IndexedFleet, i: int, request: Request) -> list[tuple[Reason, int]]:
         need = request.vswitch_bandwidth_kbps
         left = int(fleet.table(self).vswitch_free[i])
         if need and left < UNLIMITED_KBPS:
@@ -158,7 +160,7 @@ class Nics(Kind[NicsTable, NicsFree]):
     ) -> None:
         relax_vswitch(model, host, z, request)
 
-    def relax_capacity(self, fleet: Fleet, host: int, slot: int, name: str) -> int | None:
+    def relax_capacity(self, fleet: IndexedFleet, host: int, slot: int, name: str) -> int | None:
         t = fleet.table(self)
         cols = slice(None) if slot < 0 else slice(slot, slot + 1)
         exists = fleet.node_id[host, cols] >= 0
@@ -180,7 +182,7 @@ class Nics(Kind[NicsTable, NicsFree]):
                     yield from (vf.owner for vf in port.vfs if vf.owner)
 
 
-NICS = Nics()
+NICS = NicsKind()
 
 __all__ = [
     "NICS",
