@@ -25,8 +25,8 @@ from nfvplace.models.chd import ComputeHostDescriptor, CpuState
 from nfvplace.models.vmd import VmDescriptor
 from nfvplace.placement import FleetIndex
 from nfvplace.placement.joint.batch import of_batch
-from nfvplace.placement.options import Options
 from nfvplace.placement.joint.relaxation import relax
+from nfvplace.placement.options import Options
 from nfvplace.placement.request import build_request
 
 from .firstfit import first_fit

@@ -326,8 +326,8 @@ def example_cases() -> Iterator[tuple[str, Any]]:
 def generated_cases() -> Iterator[tuple[str, Any]]:
     from nfvplace.placement import FleetIndex
     from nfvplace.placement.joint.batch import of_batch
-    from nfvplace.placement.options import Options
     from nfvplace.placement.joint.relaxation import relax
+    from nfvplace.placement.options import Options
 
     hosts = make_fleet(200, seed=7)
     stream = request_stream(300, seed=3)

@@ -13,10 +13,10 @@ from hypothesis import strategies as st
 
 from nfvplace.models.chd import ComputeHostDescriptor
 from nfvplace.models.vmd import VmDescriptor
-from nfvplace.placement.joint.capacity import count_on_host
-from nfvplace.placement.joint.counting import count_host, covers
 from nfvplace.placement.engine.filter import run_filter
 from nfvplace.placement.index import FleetIndex
+from nfvplace.placement.joint.capacity import count_on_host
+from nfvplace.placement.joint.counting import count_host, covers
 from nfvplace.placement.options import Options
 from nfvplace.placement.request import build_request
 

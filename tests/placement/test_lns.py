@@ -12,9 +12,9 @@ import nfvplace
 from nfvplace.claims import claim
 from nfvplace.models.chd import ComputeHostDescriptor
 from nfvplace.placement import FleetIndex
+from nfvplace.placement.joint import place as joint_place
 from nfvplace.placement.joint.batch import of_batch
 from nfvplace.placement.joint.lns import consolidate
-from nfvplace.placement.joint import place as joint_place
 from nfvplace.placement.joint.search import JointSearch
 from nfvplace.placement.options import Options
 

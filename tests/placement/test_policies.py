@@ -6,8 +6,8 @@ import numpy as np
 from builders import host, vm
 
 from nfvplace.placement import FleetIndex
-from nfvplace.placement.options import parse_options
 from nfvplace.placement.engine.policies import host_keys
+from nfvplace.placement.options import parse_options
 from nfvplace.placement.request import build_request
 
 

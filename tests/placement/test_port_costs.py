@@ -8,8 +8,8 @@ from builders import NodeSpec, PortSpec, cpu_set, host, vm
 import nfvplace
 from nfvplace.models.chd import ComputeHostDescriptor
 from nfvplace.placement.joint.capacity import count_on_host
-from nfvplace.placement.resources.nics import match_vfs
 from nfvplace.placement.options import Options
+from nfvplace.placement.resources.nics import match_vfs
 
 
 def _sriov(name: str, gbps: float, speed: float = 10) -> dict[str, object]:

@@ -14,8 +14,8 @@ from nfvplace.models.chd import ComputeHostDescriptor
 from nfvplace.models.vmd import VmDescriptor
 from nfvplace.placement import BatchItem, FleetIndex
 from nfvplace.placement.joint.batch import of_batch
-from nfvplace.placement.options import Options
 from nfvplace.placement.joint.relaxation import relax, shapes
+from nfvplace.placement.options import Options
 
 NIC = {"name": "e0", "mode": "sriov", "speed_gbps": 10, "bandwidth_gbps": 4}
 
