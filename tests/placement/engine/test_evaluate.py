@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import pytest
+from builders import NodeSpec, PortSpec, cpu_set, host, vm
+from checker import violations
+from reference import host_fits
 
 import nfvplace
 from nfvplace.errors import LintError
 from nfvplace.models.chd import ComputeHostDescriptor
 from nfvplace.placement import evaluate, place
-
-from .builders import NodeSpec, PortSpec, cpu_set, host, vm
-from .checker import violations
-from .reference import host_fits
 
 
 def _fleet() -> list[ComputeHostDescriptor]:
