@@ -21,7 +21,8 @@ from ..models.loading import KINDS, SourceDocument, format_path, kind_of, parse_
 from ..models.vmd import VmDescriptor
 from ..models.vnf import VnfTemplate
 from . import rules
-from .findings import FileResult, Finding, Hit, finding_from_hit
+from .finding import Finding
+from .findings import FileResult, Hit, finding_from_hit
 from .rules import document as doc_rules
 from .rules.vnf import Resolver, check_vnf
 from .schema import decimal_unit_hits, validate

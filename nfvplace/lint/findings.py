@@ -5,17 +5,12 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from enum import StrEnum
+from typing import cast
 
-from .. import errors
+from .. import errors, hooks
 from ..errors import Issue, LintError
 from ..models.loading import PathKey, format_path
-
-
-class Severity(StrEnum):
-    error = "error"
-    warning = "warning"
-    info = "info"
+from .finding import Finding, Severity
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,33 +45,6 @@ class Hit:
         return Hit(self.rule, (*prefix, *self.path), self.message, self.hint)
 
 
-@dataclass(frozen=True, slots=True)
-class Finding:
-    """One problem in one file: rule id, severity, where (field path and line), what and how to fix."""
-
-    rule: str
-    severity: Severity
-    file: str
-    path: str
-    message: str
-    line: int | None = None
-    hint: str | None = None
-    code: str | None = None
-    """The stable error code of an error finding (`None` for warnings and info)."""
-
-    def as_json(self) -> dict[str, object]:
-        return {
-            "rule": self.rule,
-            "code": self.code,
-            "severity": self.severity.value,
-            "file": self.file,
-            "path": self.path,
-            "message": self.message,
-            "line": self.line,
-            "hint": self.hint,
-        }
-
-
 @dataclass(frozen=True)
 class FileResult:
     """What lint learnt about one file: its findings and the dialect it was read as."""
@@ -99,10 +67,8 @@ class LintReport:
         return tuple(f for result in self.files for f in result.findings)
 
     def _repr_html_(self) -> str:
-        """The findings as a table, in notebooks."""
-        from ..visual.html import findings_html
-
-        return findings_html(self.findings, self.summary())
+        """The findings as a table, in notebooks (`nfvplace.notebook` lends it)."""
+        return cast(str, hooks.lent(hooks.FINDINGS_HTML)(self.findings, self.summary()))
 
     @property
     def counts(self) -> Counter[Severity]:

@@ -6,7 +6,8 @@ from collections.abc import Iterator
 
 from ...models.configuration import VmConfiguration
 from ...models.vmd import InterfaceMode
-from ..findings import Hit, Rule, Severity
+from ..finding import Severity
+from ..findings import Hit, Rule
 
 FAMILY = "configuration"
 

@@ -6,7 +6,8 @@ from collections import defaultdict
 from collections.abc import Iterator
 
 from ...models.chd import ComputeHostDescriptor, CpuState
-from ..findings import Hit, Rule, Severity
+from ..finding import Severity
+from ..findings import Hit, Rule
 
 FAMILY = "topology"
 CLAUSE = "8.1.1.4"

@@ -6,7 +6,8 @@ from collections.abc import Callable, Iterator
 
 from ...models.vmd import VmDescriptor
 from ...models.vnf import VnfTemplate
-from ..findings import Hit, Rule, Severity
+from ..finding import Severity
+from ..findings import Hit, Rule
 
 FAMILY = "vnf"
 CLAUSE = "8.2.1"
