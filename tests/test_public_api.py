@@ -56,7 +56,7 @@ def test_lint_all() -> None:
 
 
 def test_dialects_all() -> None:
-    assert {"load_any", "load_document", "detect", "convert", "DIALECT_NAMES"} <= set(
-        nfvplace.dialects.__all__
-    )
+    assert {"detect", "convert", "DIALECT_NAMES"} <= set(nfvplace.dialects.__all__)
     assert all(hasattr(nfvplace.dialects, name) for name in nfvplace.dialects.__all__)
+    # Files are read by nfvplace.reader, above the dialects (no dialects <-> reader cycle).
+    assert not {"load_any", "load_document"} & set(nfvplace.dialects.__all__)
