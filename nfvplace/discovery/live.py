@@ -18,6 +18,7 @@ from ..models.chd import ComputeHostDescriptor, Kernel, Processor
 from .build import _GHZ, build_chd, processor_from_topology
 from .facts import HostFacts
 from .features import NOT_IN_FLAGS, features_from_flags
+from .host_id import default_host_id
 from .hwloc_xml import parse_hwloc_xml
 from .hwtopo import HwTopology
 from .hypervisor import HostProbe, hypervisor_from_probe, probe_host
@@ -90,8 +91,6 @@ def discover_live(
     timeout: float = 60.0,
 ) -> ComputeHostDescriptor:
     """This host's CHD (or that of the tree under `sysfs_root`)."""
-    from . import default_host_id
-
     root = Path(sysfs_root)
     if not root.is_dir():
         raise DiscoveryError(
