@@ -15,7 +15,7 @@ import typer
 
 from .. import __version__, errors
 from ..errors import Issue, NfvplaceError
-from . import app
+from .application import app
 from .common import EXIT_USAGE, fail
 from .common import no_color as use_no_color
 from .progress import progress
