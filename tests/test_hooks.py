@@ -58,8 +58,8 @@ def test_low_layers_import_nothing_above_them(layer: str) -> None:
 def test_a_fresh_process_draws_a_host_without_importing_visual_first() -> None:
     code = (
         "import sys\n"
-        "from nfvplace.models.loading import load_file\n"
-        "host = load_file('examples/hosts/dell-r740-2s-gold-6230-snc2.yaml')\n"
+        "from nfvplace.models.loading import parse_own_file\n"
+        "host = parse_own_file('examples/hosts/dell-r740-2s-gold-6230-snc2.yaml')\n"
         "assert 'nfvplace.visual' not in sys.modules\n"
         "print(host._repr_svg_()[:4], host.to_networkx().number_of_nodes() > 0)\n"
     )

@@ -610,10 +610,11 @@ def iter_descriptor_files(
             yield path
 
 
-def load_file(path: str | Path) -> Descriptor:
-    """Load one file in nfvplace's own format; VNF template members given as files are loaded too.
+def parse_own_file(path: str | Path) -> Descriptor:
+    """Parse one file in nfvplace's own format; VNF template members given as files are parsed too.
 
-    Vendor dialects are read by `nfvplace.reader`, which sits above the models.
+    Internal: the public loader is `nfvplace.load` (`nfvplace.reader.load`), which also reads every
+    vendor dialect and folders; it sits above the models.
     """
     path = Path(path)
     descriptor = parse_document(read_document(path))
@@ -636,18 +637,6 @@ def gc_paused() -> Iterator[None]:
     finally:
         if was_enabled:
             gc.enable()
-
-
-def load(path: str | Path) -> Descriptor | list[Descriptor]:
-    """Load a descriptor file, or every descriptor file in a folder (sorted by path).
-
-    Raises `DescriptorError` (with a stable `code`, the file, and one issue per problem).
-    """
-    path = Path(path)
-    if path.is_dir():
-        with gc_paused():
-            return [load_file(p) for p in iter_descriptor_files(path)]
-    return load_file(path)
 
 
 def dump(model: BaseModel, fmt: str = "yaml") -> str:
