@@ -5,9 +5,10 @@ Files in any format (and folders) are loaded by `nfvplace.load`, above the model
 
 from .chd import ComputeHostDescriptor
 from .configuration import VmConfiguration, VmConfigurations
-from .loading import Descriptor, dump, parse_document, parse_text, read_document
+from .loading import Descriptor, parse_document, parse_text, read_document
 from .vmd import VmDescriptor
 from .vnf import VnfTemplate
+from .writing import dump
 
 __all__ = [
     "ComputeHostDescriptor",
