@@ -140,8 +140,9 @@ def _plain(
     out: dict[str, Any],
     origins: dict[PathKey, PathKey],
     notes: list[Note],
-) -> dict[str, Any]:
-    """`numas: []` with `vcpus` and `ram` (MiB): a plain VM on shared CPUs, as OpenVIM runs it."""
+) -> None:
+    """`numas: []` (or no `numas`, for an openmano VNFC) with `vcpus` and `ram` (MiB): a plain VM
+    on shared CPUs, as OpenVIM runs it."""
     for key, target in (("vcpus", "vcpus"), ("ram", "memory_mib")):
         if key in item and not is_placeholder(item[key]):
             out[target] = parse_count(item[key], key, (*path, key), limit=1 << 40)
@@ -151,21 +152,49 @@ def _plain(
                 Note(path, f"no 'numas' and no '{key}': the VM's size is unknown", MISSING)
             )
     out["cpu_oversubscription"] = True
-    return out
 
 
 def _vm(
     item: Mapping[str, Any], path: PathKey, origins: dict[PathKey, PathKey], notes: list[Note]
 ) -> dict[str, Any]:
+    """One VM: pinned cpu-sets from `numas`, or (no `numas`, or none listed) a plain VM."""
     found = _numas(item, path)
-    assert found is not None
-    numas, numas_path = found
     out: dict[str, Any] = {"schema": "nfvplace/vmd/v1", "name": identifier(item.get("name"), "vm")}
     origins[("name",)] = (*path, "name")
     if item.get("description"):
         out["description"] = str(item["description"])
-    if not numas:
-        return _plain(item, path, out, origins, notes)
+    if found is None or not found[0]:
+        _plain(item, path, out, origins, notes)
+    else:
+        _pinned(*found, out, origins, notes)
+    interfaces = _bridges(item, path, origins)
+    interfaces += _networks(item, path, origins, len(interfaces))
+    if interfaces:
+        out["interfaces"] = interfaces
+    if found is not None and found[0]:
+        for key in ("ram", "vcpus"):
+            if key in item:
+                notes.append(
+                    Note(
+                        (*path, key),
+                        f"'{key}' is ignored when 'numas' is given (OpenVIM does the same)",
+                    )
+                )
+    if "hostId" in item:
+        notes.append(
+            Note((*path, "hostId"), "a preferred host is not carried: nfvplace chooses the host")
+        )
+    return out
+
+
+def _pinned(
+    numas: list[Any],
+    numas_path: PathKey,
+    out: dict[str, Any],
+    origins: dict[PathKey, PathKey],
+    notes: list[Note],
+) -> None:
+    """`numas` entries as pinned cpu-sets, and the hypervisor capabilities they need."""
     cpu_sets = []
     next_vcpu = 0
     for index, numa in enumerate(numas):
@@ -189,18 +218,6 @@ def _vm(
         hypervisor["required_capability_sets"] = ["io_virtualization"]
     out["hypervisor"] = hypervisor
     origins[("hypervisor",)] = numas_path
-    bridges = _bridges(item, path, origins)
-    if bridges:
-        out["interfaces"] = bridges
-    for key in ("ram", "vcpus"):
-        if key in item:
-            notes.append(
-                Note(
-                    (*path, key),
-                    f"'{key}' is ignored when 'numas' is given (OpenVIM does the same)",
-                )
-            )
-    return out
 
 
 def _vcpu_ids(
@@ -302,8 +319,8 @@ def _numa_interfaces(
 def _bridges(
     item: Mapping[str, Any], path: PathKey, origins: dict[PathKey, PathKey]
 ) -> list[dict[str, Any]]:
-    """`bridge-ifaces`: virtio ports on the host's bridge (vSwitch interfaces)."""
-    bridges = []
+    """openmano `bridge-ifaces`: virtio ports on the host's bridge (vSwitch interfaces)."""
+    bridges: list[dict[str, Any]] = []
     for i, raw in enumerate(as_list(item.get("bridge-ifaces"))):
         if isinstance(raw, Mapping):
             bridge: dict[str, Any] = {
@@ -312,6 +329,18 @@ def _bridges(
             }
             if raw.get("bandwidth") is not None:
                 bridge["bandwidth_gbps"] = str(raw["bandwidth"])
-            origins[("interfaces", i)] = (*path, "bridge-ifaces", i)
+            origins[("interfaces", len(bridges))] = (*path, "bridge-ifaces", i)
             bridges.append(bridge)
     return bridges
+
+
+def _networks(
+    item: Mapping[str, Any], path: PathKey, origins: dict[PathKey, PathKey], start: int
+) -> list[dict[str, Any]]:
+    """An OpenVIM server's `networks`: its control-plane (virtio) ports, vSwitch interfaces too."""
+    ports: list[dict[str, Any]] = []
+    for i, raw in enumerate(as_list(item.get("networks"))):
+        if isinstance(raw, Mapping):
+            origins[("interfaces", start + len(ports))] = (*path, "networks", i)
+            ports.append({"name": identifier(raw.get("name"), f"net{i}"), "mode": "vswitch"})
+    return ports
