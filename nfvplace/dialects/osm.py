@@ -95,23 +95,32 @@ def convert(data: Mapping[str, Any]) -> Conversion:
     notes: list[Note] = []
     origins: dict[PathKey, PathKey] = {(): base}
     descriptors = []
+    counts = [
+        parse_count(vdu.get("count", 1), "count", (*base, "vdu", index, "count"))
+        for index, vdu in enumerate(vdus)
+    ]
+    one_vm = counts == [1] or counts == [0]  # one VDU, one instance: a VM Descriptor
     for index, vdu in enumerate(vdus):
         vdu_path = (*base, "vdu", index)
         vm_origins: dict[PathKey, PathKey] = {}
         descriptors.append(_vdu(vdu, vdu_path, compute, vm_origins, notes))
-        prefix: PathKey = () if len(vdus) == 1 else ("members", index, "descriptor")
+        prefix: PathKey = () if one_vm else ("members", index, "descriptor")
         origins[prefix] = vdu_path
         for path, source in vm_origins.items():
             origins[(*prefix, *path)] = source
-    if len(vdus) == 1:
+    if one_vm:
         return Conversion(NAME, descriptors[0], origins, tuple(notes))
-    for key in ("internal-vld", "int-virtual-link-desc"):
-        if key in vnfd:
-            notes.append(Note((*base, key), f"'{key}' is not converted to VNF links"))
+    if len(vdus) > 1:
+        for key in ("internal-vld", "int-virtual-link-desc"):
+            if key in vnfd:
+                notes.append(Note((*base, key), f"'{key}' is not converted to VNF links"))
     template: dict[str, Any] = {
         "schema": "nfvplace/vnf/v1",
         "name": identifier(vnfd.get("id") or vnfd.get("name"), "vnf"),
-        "members": [{"name": d["name"], "descriptor": d} for d in descriptors],
+        "members": [
+            {"name": d["name"], "descriptor": d, **({"count": n} if n > 1 else {})}
+            for d, n in zip(descriptors, counts, strict=True)
+        ],
     }
     for key in ("vendor", "provider"):
         if vnfd.get(key):
@@ -119,8 +128,10 @@ def convert(data: Mapping[str, Any]) -> Conversion:
             break
     if vnfd.get("version"):
         template["version"] = str(vnfd["version"])
-    for index in range(len(vdus)):
+    for index, count in enumerate(counts):
         origins[("members", index)] = (*base, "vdu", index)
+        if count > 1:
+            origins[("members", index, "count")] = (*base, "vdu", index, "count")
     read_df(vnfd, base, template, [str(v.get("id")) for v in vdus], origins, notes)
     return Conversion(NAME, template, origins, tuple(notes))
 
@@ -182,11 +193,6 @@ def _vdu(
     if epa.get("storage-gb"):
         out["storage"] = [{"name": "root", "size_gib": epa["storage-gb"]}]
         origins[("storage", 0)] = sizes["storage"]
-    count = parse_count(vdu.get("count", 1), "count", (*vdu_path, "count"))
-    if count > 1:
-        notes.append(
-            Note((*vdu_path, "count"), f"count {count}: nfvplace places one instance per VDU")
-        )
     epa_extras.read(vdu, vdu_path, epa, where, out, origins, notes)
     return out
 

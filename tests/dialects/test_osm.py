@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 import nfvplace
 from nfvplace.dialects import DialectError, convert, detect
@@ -159,3 +160,31 @@ def test_osm_quotas_are_reported(quota: str) -> None:
 def test_osm_values_outside_the_vocabulary_are_errors() -> None:
     with pytest.raises(DialectError, match="'dedicated', 'shared', 'any'"):
         convert({"vnfd": {"vdu": [{"id": "v", "guest-epa": {"cpu-pinning-policy": "PINNED"}}]}})
+
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "dialects" / "osm-im"
+
+
+def _real(name: str) -> dict[str, Any]:
+    loaded = yaml.safe_load((DATA / name).read_text())
+    assert isinstance(loaded, dict)
+    return loaded
+
+
+@pytest.mark.parametrize(
+    ("name", "catalog", "index"),
+    [
+        ("hackfest_epasriov_vnfd.yaml", "vnfd:vnfd-catalog", 1),  # two VDUs, the second twice
+        ("ubuntu_epa_virtio_vnfd.yaml", "vnfd-catalog", 0),  # one VDU, twice: a VNF of one member
+    ],
+)
+def test_vdu_count_is_the_members_count(name: str, catalog: str, index: int) -> None:
+    data = _real(name)
+    vdu = data[catalog]["vnfd"][0]["vdu"][index]
+    vdu["count"] = "2"
+    conversion = convert(data)
+    template = VnfTemplate.model_validate(conversion.data)
+    assert [m.count for m in template.members] == [2 if i == index else 1 for i in range(index + 1)]
+    vdu_path = (catalog, "vnfd", 0, "vdu", index)
+    assert conversion.origin_of(("members", index, "count")) == (*vdu_path, "count")
+    assert not [n for n in conversion.notes if n.path == (*vdu_path, "count")]
