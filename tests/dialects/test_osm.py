@@ -138,7 +138,12 @@ def _vdu(**extra: object) -> dict[str, object]:
             ("hypervisor", "required_capabilities"),
             ["cpu_pinning"],
         ),
-        (_vdu(host_epa={"cpu-arch": "PREFER_X86_64"}), ("processor", "architecture"), "x86_64"),
+        (_vdu(host_epa={"cpu-arch": "REQUIRE_X86_64"}), ("processor", "architecture"), "x86_64"),
+        (
+            _vdu(host_epa={"cpu-feature": [{"feature": "REQUIRE_AES"}]}),
+            ("processor", "required_flags"),
+            ["aes"],
+        ),
     ],
 )
 def test_osm_epa_parts_are_carried(
@@ -188,3 +193,17 @@ def test_vdu_count_is_the_members_count(name: str, catalog: str, index: int) -> 
     vdu_path = (catalog, "vnfd", 0, "vdu", index)
     assert conversion.origin_of(("members", index, "count")) == (*vdu_path, "count")
     assert not [n for n in conversion.notes if n.path == (*vdu_path, "count")]
+
+
+def test_host_epa_preferences_refuse_no_host_and_are_named() -> None:
+    host_epa = {
+        "cpu-arch": "PREFER_X86_64",
+        "cpu-vendor": "PREFER_INTEL",
+        "cpu-feature": [{"feature": "PREFER_AES"}, {"feature": "REQUIRE_AVX2"}],
+    }
+    conversion = convert(_vdu(host_epa=host_epa))
+    assert conversion.data["processor"] == {"required_flags": ["avx2"]}
+    at = ("vnfd", "vdu", 0, "host-epa")
+    preferences = {n.path: n.message for n in conversion.notes if "preference" in n.message}
+    assert set(preferences) == {(*at, "cpu-arch"), (*at, "cpu-vendor"), (*at, "cpu-feature", 0)}
+    assert "PREFER_AES" in preferences[(*at, "cpu-feature", 0)]
