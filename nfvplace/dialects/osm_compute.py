@@ -164,7 +164,8 @@ def dedicated_vm(
     """Cpu-sets for a DEDICATED VDU; False when the vCPU count is said nowhere."""
     numa = as_mapping(epa.get("numa-node-policy"))
     numa_path = where.get("numa-node-policy", where["cpu-pinning-policy"])
-    sets = numa_cpu_sets(numa, numa_path, vcpus, memory, page_kib, origins)
+    memory_at = sizes.get("memory", numa_path)
+    sets = numa_cpu_sets(numa, numa_path, vcpus, (memory, memory_at), page_kib, origins)
     if sets is None:
         return False
     out["cpu_sets"] = sets

@@ -207,3 +207,50 @@ def test_host_epa_preferences_refuse_no_host_and_are_named() -> None:
     preferences = {n.path: n.message for n in conversion.notes if "preference" in n.message}
     assert set(preferences) == {(*at, "cpu-arch"), (*at, "cpu-vendor"), (*at, "cpu-feature", 0)}
     assert "PREFER_AES" in preferences[(*at, "cpu-feature", 0)]
+
+
+def _ubuntu_two_nodes(node: dict[str, Any], vcpus: int) -> dict[str, Any]:
+    """The real ubuntu_epa_virtio VNFD with node-cnt 2 and one listed node."""
+    data = _real("ubuntu_epa_virtio_vnfd.yaml")
+    vdu = data["vnfd-catalog"]["vnfd"][0]["vdu"][0]
+    vdu["vm-flavor"]["vcpu-count"] = vcpus  # memory-mb: 2048
+    policy = vdu["guest-epa"]["numa-node-policy"]
+    policy["node-cnt"] = 2
+    policy["node"] = [node]
+    return data
+
+
+def test_an_unlisted_numa_node_gets_its_own_id() -> None:
+    data = _ubuntu_two_nodes({"id": 1, "paired-threads": {"num-paired-threads": 1}}, 4)
+    vm = VmDescriptor.model_validate(convert(data).data)
+    assert [(cs.id, cs.vcpus, cs.howtogroup, cs.memory_mib) for cs in vm.cpu_sets] == [
+        (1, (0, 1), ((0, 1),), 1024),
+        (0, (2, 3), (), 1024),
+    ]
+    assert not [f for f in lint_text(yaml.safe_dump(data), "u.yaml").findings if f.code]
+
+
+def test_an_unlisted_numa_node_gets_the_remaining_vcpus_and_memory() -> None:
+    node = {"id": 0, "vcpu": [{"id": i} for i in range(4)], "memory-mb": 1536}
+    vm = VmDescriptor.model_validate(convert(_ubuntu_two_nodes(node, 6)).data)
+    assert [(cs.id, cs.vcpus, cs.memory_mib) for cs in vm.cpu_sets] == [
+        (0, (0, 1, 2, 3), 1536),
+        (1, (4, 5), 512),
+    ]
+    assert (vm.total_vcpus, vm.total_memory_mib) == (6, 2048)
+
+
+def test_listed_numa_memory_beyond_the_flavor_is_named_against_the_flavor() -> None:
+    data = _ubuntu_two_nodes({"id": 0, "vcpu": [{"id": 0}], "memory-mb": 3072}, 2)
+    (finding,) = [f for f in lint_text(yaml.safe_dump(data), "u.yaml").findings if f.code]
+    assert finding.path == "vnfd-catalog.vnfd[0].vdu[0].vm-flavor.memory-mb"
+    assert "memory-mb add up to 3072 MiB of the VDU's 2048 MiB" in finding.message
+
+
+def test_more_listed_numa_nodes_than_node_cnt_is_an_error() -> None:
+    data = _ubuntu_two_nodes({"id": 0, "vcpu": [{"id": 0}]}, 2)
+    policy = data["vnfd-catalog"]["vnfd"][0]["vdu"][0]["guest-epa"]["numa-node-policy"]
+    policy["node-cnt"] = 1
+    policy["node"].append({"id": 1, "vcpu": [{"id": 1}]})
+    with pytest.raises(DialectError, match="node-cnt is 1 but the policy lists 2 nodes"):
+        convert(data)
