@@ -14,6 +14,7 @@ from pydantic import BaseModel
 
 from ..dialects import DialectError, convert, detect
 from ..dialects.base import ASSUMED, MISSING, Conversion
+from ..dialects.hints import vendor_hint
 from ..errors import INPUT_SYNTAX, INPUT_UNSAFE, DescriptorError
 from ..models.chd import ComputeHostDescriptor
 from ..models.configuration import VmConfiguration, VmConfigurations
@@ -103,7 +104,8 @@ def _dialect_hits(conversion: Conversion, resolve: Resolver | None) -> list[Hit]
             continue
         origin = conversion.origin_of(hit.path)
         message = f"{format_path(hit.path)}: {hit.message}" if hit.path else hit.message
-        out.append(Hit(hit.rule, origin, message, hit.hint))
+        hint = vendor_hint(conversion.dialect, hit.rule.id, hit.hint)
+        out.append(Hit(hit.rule, origin, message, hint))
     return out
 
 
