@@ -15,6 +15,11 @@ class Severity(StrEnum):
     warning = "warning"
     info = "info"
 
+    def at_least(self, minimum: Severity) -> bool:
+        """True when this severity is `minimum` or graver (error > warning > info)."""
+        order = (Severity.info, Severity.warning, Severity.error)
+        return order.index(self) >= order.index(minimum)
+
 
 @dataclass(frozen=True, slots=True)
 class Finding:

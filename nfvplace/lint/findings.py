@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import cast
 
 from .. import errors, hooks
@@ -66,6 +66,15 @@ class LintReport:
     def findings(self) -> tuple[Finding, ...]:
         return tuple(f for result in self.files for f in result.findings)
 
+    def at_least(self, minimum: Severity) -> LintReport:
+        """The report with only the findings of `minimum` severity or graver (the files stay)."""
+        return LintReport(
+            tuple(
+                replace(r, findings=tuple(f for f in r.findings if f.severity.at_least(minimum)))
+                for r in self.files
+            )
+        )
+
     def _repr_html_(self) -> str:
         """The findings as a table, in notebooks (`nfvplace.notebook` lends it)."""
         return cast(str, hooks.lent(hooks.FINDINGS_HTML)(self.findings, self.summary()))
@@ -89,7 +98,8 @@ class LintReport:
             return 2
         return 1 if self.has_errors else 0
 
-    def summary(self) -> str:
+    def summary(self, shown: Severity = Severity.info) -> str:
+        """`N files checked: E errors, W warnings, I info`, and what `shown` leaves out."""
         counts = self.counts
         n = len(self.files)
 
@@ -102,6 +112,14 @@ class LintReport:
             f"{counts[Severity.info]} info",
         ]
         text = f"{plural(n, 'file')} checked: " + ", ".join(parts)
+        hidden = [
+            s for s in (Severity.warning, Severity.info) if not s.at_least(shown) and counts[s]
+        ]
+        if hidden:
+            text += (
+                f" ({' and '.join(s.value for s in hidden)} not shown: "
+                f"--min-severity {hidden[-1].value} shows them)"
+            )
         if self.unreadable:
             text += f"; {plural(len(self.unreadable), 'file')} unreadable"
         return text
