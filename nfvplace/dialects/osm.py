@@ -23,20 +23,10 @@ from .base import (
     as_list,
     as_mapping,
     identifier,
-    one_of,
-    page_size_kib,
     parse_count,
 )
 from .flavours import read_df
-from .osm_compute import (
-    PAGE_SIZES,
-    PINNING_POLICIES,
-    THREAD_POLICY,
-    dedicated_vm,
-    missing_sizes,
-    shared_vm,
-    vdu_epa,
-)
+from .osm_compute import compute_vm, vdu_epa
 
 NAME = "osm-sol006"
 
@@ -152,29 +142,7 @@ def _vdu(
     if vdu.get("description"):
         out["description"] = str(vdu["description"])
 
-    def word(key: str, accepted: tuple[str, ...], default: str) -> str:
-        return one_of(epa[key], accepted, key, where[key]) if key in epa else default
-
-    policy = word("cpu-pinning-policy", PINNING_POLICIES, "any")
-    page_word = word("mempage-size", PAGE_SIZES, "")
-    page_kib = page_size_kib(page_word or None, where.get("mempage-size", vdu_path))
-    if page_word in ("large", "prefer_large"):
-        notes.append(
-            Note(
-                where["mempage-size"],
-                f"mempage-size {epa['mempage-size']} (any large page) read as 1GiB pages, the "
-                "size OpenStack tries first; hosts with only 2MiB pages are not used",
-                ASSUMED,
-            )
-        )
-    thread_word = word("cpu-thread-pinning-policy", tuple(THREAD_POLICY), "")
-    if policy == "dedicated":
-        if memory is None or not dedicated_vm(
-            epa, where, vcpus, memory, sizes, page_kib, thread_word, out, origins, notes
-        ):
-            missing_sizes(vcpus, memory, vdu_path, notes)
-    else:
-        shared_vm(epa, where, vcpus, memory, sizes, policy, page_kib, vdu_path, out, origins, notes)
+    compute_vm(epa, where, (vcpus, memory, sizes), vdu_path, out, origins, notes)
     sets = out.get("cpu_sets") or []
     interfaces, in_set = _interfaces(vdu, vdu_path, origins, notes, bool(sets), len(sets))
     if in_set:
