@@ -120,24 +120,9 @@ def lint_command(
 ) -> None:
     """Validate descriptors: schema and semantic rules, each finding with a rule id and a fix."""
     from ..lint import LintReport, Severity, lint_text, to_json, to_sarif
-    from ..lint.files import expand_paths, folder_files, lint_file
+    from ..lint.files import expand_paths, lint_file
 
-    empty = [p for p in paths if p.is_dir() and not folder_files(p)]
-    if empty:
-        raise fail(
-            NfvplaceError(
-                errors.USAGE_NO_DESCRIPTORS,
-                f"no descriptors found in {', '.join(map(str, empty))}",
-                issues=(
-                    Issue(
-                        "empty folder",
-                        path="PATH",
-                        hint="give files, or a folder with .yaml, .yml, .json or .xml files",
-                    ),
-                ),
-            ),
-            EXIT_USAGE,
-        )
+    _refuse_empty_folders(paths)
     try:
         targets: list[Path | None] = []  # None: standard input
         for path in paths:
@@ -157,3 +142,25 @@ def lint_command(
     else:
         render_text(report, _console(no_color), min_severity)
     raise typer.Exit(report.exit_code)
+
+
+def _refuse_empty_folders(paths: list[Path]) -> None:
+    """A folder with no descriptor file in it is a usage error (exit 2), not a clean lint."""
+    from ..lint.files import folder_files
+
+    empty = [p for p in paths if p.is_dir() and not folder_files(p)]
+    if empty:
+        raise fail(
+            NfvplaceError(
+                errors.USAGE_NO_DESCRIPTORS,
+                f"no descriptors found in {', '.join(map(str, empty))}",
+                issues=(
+                    Issue(
+                        "empty folder",
+                        path="PATH",
+                        hint="give files, or a folder with .yaml, .yml, .json or .xml files",
+                    ),
+                ),
+            ),
+            EXIT_USAGE,
+        )
