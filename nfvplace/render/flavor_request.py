@@ -12,7 +12,7 @@ from ._common import guest_layout
 
 
 @dataclass(frozen=True, slots=True)
-class GuestCell:
+class FlavorCell:
     vcpus: tuple[int, ...]
     memory_mib: int
     page_size_kib: int | None
@@ -41,7 +41,7 @@ class FlavorRequest:
     name: str
     vcpus: int
     memory_mib: int
-    cells: list[GuestCell]
+    cells: list[FlavorCell]
     shared_vcpus: tuple[int, ...]
     thread_policy: ThreadPolicy
     emulator_isolate: bool
@@ -55,7 +55,7 @@ class FlavorRequest:
 def request_from_vm(vm: VmDescriptor, config: VmConfiguration | None) -> FlavorRequest:
     nodes = {cs.id: cs.numa_node for cs in config.cpu_sets} if config else {}
     cells = [
-        GuestCell(
+        FlavorCell(
             vcpus=tuple(cs.vcpus),
             memory_mib=cs.memory_mib,
             page_size_kib=cs.hugepages.size_kib if cs.hugepages and cs.hugepages.count else None,
@@ -114,7 +114,7 @@ def request_from_vm(vm: VmDescriptor, config: VmConfiguration | None) -> FlavorR
 def request_from_config(config: VmConfiguration) -> FlavorRequest:
     layout = guest_layout(config)
     cells = [
-        GuestCell(
+        FlavorCell(
             vcpus=tuple(sorted(cs.vcpu_pins)),
             memory_mib=cs.memory_mib,
             page_size_kib=cs.hugepages.size_kib if cs.hugepages and cs.hugepages.count else None,
