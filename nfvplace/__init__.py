@@ -19,6 +19,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from . import hooks
 from .errors import DescriptorError, LintError, NfvplaceError
 
 if TYPE_CHECKING:
@@ -37,6 +38,13 @@ if TYPE_CHECKING:
     from .reader import load
 
 __version__ = "0.1.0"
+
+
+def _lend_to_core_objects() -> None:
+    from . import notebook  # noqa: F401  (lends pictures and graphs to core objects on import)
+
+
+hooks.provide_with(_lend_to_core_objects)
 
 _LAZY = {
     "ComputeHostDescriptor": "models",

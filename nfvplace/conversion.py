@@ -21,10 +21,11 @@ import yaml
 from . import errors
 from .dialects.base import ASSUMED, DROPPED, MISSING, Note, json_pointer
 from .dialects.sol006_xml import xpath
-from .dialects.writers import TARGETS, WRITERS
+from .dialects.writers import TARGETS, VNF_WRITERS, WRITERS
 from .errors import DescriptorError, Issue
 from .models.loading import SourceDocument, dump, parse_document
 from .models.vmd import VmDescriptor
+from .models.vnf import VnfTemplate
 from .reader import load_document, load_file, read, read_path
 
 FORMATS = ("yaml", "json")
@@ -149,12 +150,22 @@ def convert(source: Any, to: str = "nfvplace", strict: bool = False) -> Converte
 
 
 def _write(model: Any, to: str, source: str) -> tuple[Any, list[Note]]:
+    if isinstance(model, VnfTemplate) and to in VNF_WRITERS:
+        data, notes = VNF_WRITERS[to](model)
+        return data, [Note(n.path, f"(VNF template field) {n.message}", n.kind) for n in notes]
     if not isinstance(model, VmDescriptor):
+        several = " or a VNF template" if to in VNF_WRITERS else ""
         raise DescriptorError(
             errors.INPUT_UNKNOWN_KIND,
-            f"--to {to} writes one VM Descriptor; this document is a {type(model).__name__}",
+            f"--to {to} writes one VM Descriptor{several}; this document is a "
+            f"{type(model).__name__}",
             file=source,
-            issues=(Issue("wrong kind", hint="convert to nfvplace, or give one VM"),),
+            issues=(
+                Issue(
+                    "wrong kind",
+                    hint=f"convert to nfvplace; --to {', '.join(VNF_WRITERS)} write VNF templates",
+                ),
+            ),
         )
     data, notes = WRITERS[to](model)
     return data, [Note(n.path, f"(VM Descriptor field) {n.message}", n.kind) for n in notes]

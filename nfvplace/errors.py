@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from .lint.findings import Finding
+    from .lint.finding import Finding
 
 # Loading descriptors
 INPUT_UNREADABLE = "nfvplace.input.unreadable"

@@ -131,3 +131,46 @@ def test_vnf_member_files_are_inlined_relative_to_the_template(tmp_path: Path) -
 def test_unknown_target_is_refused() -> None:
     with pytest.raises(DescriptorError, match="unknown target"):
         convert(SHARED, to="vmware")
+
+
+def _vnf(anti_affinity: bool) -> dict[str, Any]:
+    sol006_pinned = {**PINNED, "hypervisor": {**PINNED["hypervisor"], "type": None}}
+    vnf: dict[str, Any] = {
+        "schema": "nfvplace/vnf/v1",
+        "name": "site",
+        "vendor": "ACME",
+        "version": "1.2",
+        "members": [
+            {"name": "dp", "descriptor": sol006_pinned, "count": 2},
+            {"name": "web", "descriptor": SHARED},
+        ],
+    }
+    if anti_affinity:
+        vnf["anti_affinity"] = [{"members": ["dp", "web"]}]
+    return vnf
+
+
+@pytest.mark.parametrize(("target", "anti_affinity"), [("osm", False), ("sol006", True)])
+def test_a_vnf_of_several_vms_round_trips(target: str, anti_affinity: bool) -> None:
+    vnf = _vnf(anti_affinity)
+    written = convert(vnf, to=target)
+    assert not [f for f in written.findings if f.kind == "dropped"], written.findings
+    back = convert(written.data)
+    assert back.dialect == "osm-sol006"
+    assert nfvplace.VnfTemplate.model_validate(back.data) == nfvplace.VnfTemplate.model_validate(
+        vnf
+    )
+
+
+def test_what_a_vnf_writer_cannot_say_is_a_finding() -> None:
+    vnf = _vnf(anti_affinity=True)
+    vnf["links"] = [
+        {
+            "name": "l",
+            "endpoints": [{"member": "dp", "interface": "a"}, {"member": "web", "interface": "b"}],
+        }
+    ]
+    paths = {f.path for f in convert(vnf, to="osm").findings}
+    assert {"/anti_affinity", "/links"} <= paths
+    with pytest.raises(DescriptorError, match="--to nova writes one VM Descriptor"):
+        convert(vnf, to="nova")

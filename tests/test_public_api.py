@@ -5,6 +5,7 @@ from __future__ import annotations
 import nfvplace
 import nfvplace.dialects
 import nfvplace.lint
+import nfvplace.models
 
 
 def test_top_level_all() -> None:
@@ -57,7 +58,14 @@ def test_lint_all() -> None:
 
 
 def test_dialects_all() -> None:
-    assert {"load_any", "load_document", "detect", "convert", "DIALECT_NAMES"} <= set(
-        nfvplace.dialects.__all__
-    )
+    assert {"detect", "convert", "DIALECT_NAMES"} <= set(nfvplace.dialects.__all__)
     assert all(hasattr(nfvplace.dialects, name) for name in nfvplace.dialects.__all__)
+    # Files are read by nfvplace.reader, above the dialects (no dialects <-> reader cycle).
+    assert not {"load_any", "load_document"} & set(nfvplace.dialects.__all__)
+
+
+def test_one_load() -> None:
+    """`nfvplace.load` (the reader's, every format) is the only public `load`."""
+    assert nfvplace.load is nfvplace.reader.load
+    assert not {"load", "load_file"} & set(nfvplace.models.__all__)
+    assert not hasattr(nfvplace.models, "load")

@@ -29,7 +29,7 @@ def test_the_models_do_not_import_the_dialects() -> None:
 def test_models_load_only_our_format_and_the_reader_every_dialect() -> None:
     path = EXAMPLES / "dialects" / "openvim-vbras.yaml"
     with pytest.raises(DescriptorError, match="no 'schema:'"):
-        loading.load(path)
+        loading.parse_own_file(path)
     vm = nfvplace.load(path)
     assert isinstance(vm, nfvplace.VmDescriptor)
     assert vm == reader.load(path)

@@ -1,40 +1,14 @@
 """The `nfvplace` command line: thin typer commands over the library.
 
-Each command lives in its own module and registers itself on `app`.
+Each command lives in its own module and registers itself on `app` (`cli/application.py`);
+`_register` imports them, on first use, so that importing the package stays cheap.
 """
 
 from __future__ import annotations
 
 import os
 
-import typer
-
-app = typer.Typer(
-    name="nfvplace",
-    context_settings={"help_option_names": ["-h", "--help"]},
-    help="Place NFV VMs on compute hosts: NUMA, SMT, hugepages and SR-IOV aware (ETSI NFV-PER 001).",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-    rich_markup_mode=None,  # plain help: rich would add a tenth of a second to every start-up
-)
-
-
-def _version(value: bool) -> None:
-    if value:
-        from .. import __version__
-
-        typer.echo(f"nfvplace {__version__}")
-        raise typer.Exit()
-
-
-@app.callback()
-def _root(
-    version: bool = typer.Option(
-        False, "--version", callback=_version, is_eager=True, help="Print the version and exit"
-    ),
-) -> None:
-    """Place NFV VMs on compute hosts: NUMA, SMT, hugepages and SR-IOV aware (ETSI NFV-PER 001)."""
+from .application import app
 
 
 def _register() -> None:
@@ -61,3 +35,6 @@ def main() -> None:
     os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
     _register()
     app()
+
+
+__all__ = ["app", "main"]

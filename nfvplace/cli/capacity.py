@@ -14,7 +14,7 @@ import typer
 
 from .. import errors
 from ..errors import DescriptorError, Issue, NfvplaceError
-from . import app
+from .application import app
 from .common import check_choice, fail
 
 FORMATS = ("text", "json")

@@ -15,7 +15,7 @@ import typer
 
 from .. import errors
 from ..errors import DescriptorError
-from . import app
+from .application import app
 from .common import check_choice
 
 UNREADABLE = (errors.INPUT_UNREADABLE, errors.INPUT_TOO_LARGE)

@@ -11,7 +11,7 @@ import typer
 
 from .. import errors
 from ..errors import NfvplaceError
-from . import app
+from .application import app
 from .discover_many import discover_many, exports_of, several
 
 if TYPE_CHECKING:

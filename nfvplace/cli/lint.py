@@ -1,6 +1,8 @@
 """`nfvplace lint FILE...`: check descriptors (any kind, any supported dialect).
 
-Exit codes: 0 clean (warnings allowed), 1 errors found, 2 usage error or unreadable file.
+Exit codes: 0 clean (warnings allowed), 1 errors found, 2 usage error or unreadable file. The
+findings shown (in every format) are those of `--min-severity` or graver, `warning` by default;
+the exit code and the summary's counts are those of every finding.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import typer
 
 from .. import __version__, errors
 from ..errors import Issue, NfvplaceError
-from . import app
+from .application import app
 from .common import EXIT_USAGE, fail
 from .common import no_color as use_no_color
 from .progress import progress
@@ -34,6 +36,12 @@ class LintFormat(StrEnum):
     sarif = "sarif"
 
 
+class MinSeverity(StrEnum):
+    error = "error"
+    warning = "warning"
+    info = "info"
+
+
 def _markup(text: str, style: str, console: Console | None) -> str:
     """`text` in rich markup when printing in colour, else as it is."""
     if console is None:
@@ -43,11 +51,16 @@ def _markup(text: str, style: str, console: Console | None) -> str:
     return f"[{style}]{escape(text)}[/{style}]" if style else escape(text)
 
 
-def render_text(report: LintReport, console: Console | None) -> None:
-    """Human output: one block per finding, grouped by file, then a summary line. Without a
-    console (no colour), plain lines on stdout: rich is then not even imported (a pre-commit hook
-    runs lint once per file, so its start-up counts)."""
+def render_text(
+    report: LintReport, console: Console | None, shown: MinSeverity = MinSeverity.info
+) -> None:
+    """Human output: one block per finding of `shown` severity or graver, grouped by file, then a
+    summary line counting every finding. Without a console (no colour), plain lines on stdout:
+    rich is then not even imported (a pre-commit hook runs lint once per file, so its start-up
+    counts)."""
     from ..lint import Severity
+
+    minimum = Severity(shown.value)
 
     def say(line: str) -> None:
         if console is None:
@@ -55,7 +68,7 @@ def render_text(report: LintReport, console: Console | None) -> None:
         else:
             console.print(line, highlight=False, soft_wrap=True)
 
-    for result in report.files:
+    for result in report.at_least(minimum).files:
         for finding in result.findings:
             where = f"{finding.file}:{finding.line}" if finding.line else finding.file
             severity = _markup(finding.severity.value, STYLE[finding.severity.value], console)
@@ -68,7 +81,7 @@ def render_text(report: LintReport, console: Console | None) -> None:
                 say(f"    {_markup('fix:', 'green', console)} {_markup(finding.hint, '', console)}")
     counts = report.counts
     style = "bold red" if report.exit_code else ("yellow" if counts[Severity.warning] else "green")
-    say(_markup(report.summary(), style, console))
+    say(_markup(report.summary(minimum), style, console))
 
 
 def _console(no_color: bool) -> Console | None:
@@ -96,10 +109,44 @@ def lint_command(
     no_color: Annotated[
         bool, typer.Option("--no-color", help="Plain text output (also when NO_COLOR is set)")
     ] = False,
+    min_severity: Annotated[
+        MinSeverity,
+        typer.Option(
+            "--min-severity",
+            help="Show findings of this severity and graver, in every format (info: also what "
+            "is only information, such as NFV050); the exit code counts every finding",
+        ),
+    ] = MinSeverity.warning,
 ) -> None:
     """Validate descriptors: schema and semantic rules, each finding with a rule id and a fix."""
-    from ..lint import LintReport, lint_text, to_json, to_sarif
-    from ..lint.files import expand_paths, folder_files, lint_file
+    from ..lint import LintReport, Severity, lint_text, to_json, to_sarif
+    from ..lint.files import expand_paths, lint_file
+
+    _refuse_empty_folders(paths)
+    try:
+        targets: list[Path | None] = []  # None: standard input
+        for path in paths:
+            targets.extend([None] if str(path) == "-" else expand_paths([path]))
+        results = [
+            lint_text(sys.stdin.read(), "<stdin>") if target is None else lint_file(target)
+            for target in progress(targets, "linting")
+        ]
+        report = LintReport(tuple(results))
+    except Exception as exc:  # the edge: never a traceback, whatever the input
+        typer.echo(f"nfvplace lint: internal error: {type(exc).__name__}: {exc}", err=True)
+        raise typer.Exit(2) from None
+    if output_format is LintFormat.json:
+        sys.stdout.write(to_json(report.at_least(Severity(min_severity.value))))
+    elif output_format is LintFormat.sarif:
+        sys.stdout.write(to_sarif(report.at_least(Severity(min_severity.value)), __version__))
+    else:
+        render_text(report, _console(no_color), min_severity)
+    raise typer.Exit(report.exit_code)
+
+
+def _refuse_empty_folders(paths: list[Path]) -> None:
+    """A folder with no descriptor file in it is a usage error (exit 2), not a clean lint."""
+    from ..lint.files import folder_files
 
     empty = [p for p in paths if p.is_dir() and not folder_files(p)]
     if empty:
@@ -117,22 +164,3 @@ def lint_command(
             ),
             EXIT_USAGE,
         )
-    try:
-        targets: list[Path | None] = []  # None: standard input
-        for path in paths:
-            targets.extend([None] if str(path) == "-" else expand_paths([path]))
-        results = [
-            lint_text(sys.stdin.read(), "<stdin>") if target is None else lint_file(target)
-            for target in progress(targets, "linting")
-        ]
-        report = LintReport(tuple(results))
-    except Exception as exc:  # the edge: never a traceback, whatever the input
-        typer.echo(f"nfvplace lint: internal error: {type(exc).__name__}: {exc}", err=True)
-        raise typer.Exit(2) from None
-    if output_format is LintFormat.json:
-        sys.stdout.write(to_json(report))
-    elif output_format is LintFormat.sarif:
-        sys.stdout.write(to_sarif(report, __version__))
-    else:
-        render_text(report, _console(no_color))
-    raise typer.Exit(report.exit_code)

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Annotated, NoReturn
 import typer
 
 from ..errors import NfvplaceError
-from . import app
+from .application import app
 from .common import check_choice, emit_rendered, fail, write_text
 
 if TYPE_CHECKING:  # the models and the engine load when the command runs: `--help` stays quick

@@ -14,7 +14,7 @@ import typer
 
 from .. import errors
 from ..errors import Issue, NfvplaceError
-from . import app
+from .application import app
 from .common import check_choice, check_output, emit_rendered, fail, warn, write_text
 
 if TYPE_CHECKING:  # loaded when the command runs: `--help` stays quick

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from . import app
+from .application import app
 
 if TYPE_CHECKING:
     from ..service.settings import SettingsError

@@ -18,7 +18,7 @@ import typer
 
 from .. import errors
 from ..errors import DescriptorError, Issue, NfvplaceError
-from . import app
+from .application import app
 
 if TYPE_CHECKING:  # imported in the functions, so that `nfvplace --help` stays quick
     from ..models.chd import ComputeHostDescriptor

@@ -13,7 +13,7 @@ import typer
 
 from .. import errors
 from ..errors import DescriptorError, Issue, NfvplaceError
-from . import app
+from .application import app
 from .common import check_choice, fail
 
 if TYPE_CHECKING:  # loaded when the command runs: `--help` stays quick

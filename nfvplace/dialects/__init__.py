@@ -78,14 +78,10 @@ def convert(data: Any) -> Conversion:
 
 
 def __getattr__(name: str) -> Any:
-    """`DIALECTS` (the modules, imported on first use); `load_any` and `load_document` moved to
-    `nfvplace.reader` (above the dialects) and are kept here."""
+    """`DIALECTS`: the modules, imported on first use. (A file in any dialect is read by
+    `nfvplace.reader`, above the dialects.)"""
     if name == "DIALECTS":
         return _dialects()
-    if name in ("load_any", "load_document"):
-        from .. import reader
-
-        return reader.load_file if name == "load_any" else reader.load_document
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
@@ -97,6 +93,4 @@ __all__ = [
     "Note",
     "convert",
     "detect",
-    "load_any",
-    "load_document",
 ]

@@ -34,6 +34,10 @@ OPENVIM_NOT_FLAGS = {
     "hwsv": "hardware virtualization support: every host nfvplace places on runs KVM or ESXi",
 }
 HYPERVISORS = {"require_kvm": "kvm", "prefer_kvm": "kvm"}
+_PREFERENCE = (
+    "{} is a preference: nfvplace does not rank hosts by it, and carrying it as a requirement "
+    "would refuse the hosts without it; not carried"
+)
 OVS_ACCELERATION = ("mandatory", "preferred", "disabled")
 
 
@@ -99,12 +103,12 @@ def _host(
                     at, "the CPU model string is carried as the reference processor model", ASSUMED
                 )
             )
+        elif key in ("cpu-arch", "cpu-vendor") and _preference(value):
+            notes.append(Note(at, _PREFERENCE.format(f"{key} {value}")))
         elif key == "cpu-arch":
-            processor["architecture"] = (
-                str(value).lower().removeprefix("prefer_").removeprefix("require_")
-            )
+            processor["architecture"] = str(value).lower().removeprefix("require_")
         elif key == "cpu-vendor":
-            processor["vendor"] = str(value).removeprefix("PREFER_").removeprefix("REQUIRE_")
+            processor["vendor"] = str(value).removeprefix("REQUIRE_")
         elif key in ("om-cpu-feature", "cpu-feature"):
             flags.extend(_features(as_list(value), at, notes))
         else:
@@ -116,12 +120,19 @@ def _host(
         origins[("processor",)] = path
 
 
+def _preference(value: Any) -> bool:
+    """OSM's `PREFER_...` values (`PREFER_AES`, `PREFER_X86_64`, `PREFER_INTEL`)."""
+    return str(value).strip().upper().startswith("PREFER_")
+
+
 def _features(items: list[Any], path: PathKey, notes: list[Note]) -> list[str]:
     flags = []
     for index, raw in enumerate(items):
         name = str(as_mapping(raw).get("feature", raw)).strip()
-        key = name.lower().removeprefix("require_").removeprefix("prefer_")
-        if key in OPENVIM_FEATURES:
+        key = name.lower().removeprefix("require_")
+        if _preference(name):
+            notes.append(Note((*path, index), _PREFERENCE.format(f"feature '{name}'")))
+        elif key in OPENVIM_FEATURES:
             flags.append(OPENVIM_FEATURES[key])
         elif key in OPENVIM_NOT_FLAGS:
             notes.append(Note((*path, index), f"feature '{name}': {OPENVIM_NOT_FLAGS[key]}"))

@@ -4,6 +4,8 @@ Reads the OSM IM `guest-epa` of each VDU (`cpu-pinning-policy`, `cpu-thread-pinn
 `mempage-size`, `numa-node-policy` with per-node vCPUs, memory and paired threads) and the same
 items in SOL006's `virtual-compute-desc` (`virtual-cpu.pinning`, `virtual-memory.numa-node-policy`).
 One VDU gives a VM Descriptor; several give a VNF template with one inline member per VDU.
+The CPUs and memory are read in `osm_compute` (cpu-sets in `osm_numa`), the other EPA parts in
+`epa_extras`, the deployment flavours in `flavours`.
 """
 
 from __future__ import annotations
@@ -15,35 +17,19 @@ from ..models.loading import PathKey
 from . import epa_extras
 from .base import (
     ASSUMED,
-    MISSING,
     Conversion,
     DialectError,
     Note,
     as_list,
     as_mapping,
     identifier,
-    one_of,
-    page_size_kib,
     parse_count,
-    parse_int,
 )
 from .flavours import read_df
-from .osm_numa import numa_cpu_sets
+from .osm_compute import compute_vm, vdu_epa
 
 NAME = "osm-sol006"
 
-THREAD_POLICY = {
-    "isolate": "isolate",
-    "separate": "isolate",
-    "avoid": "isolate",
-    "prefer": "prefer",
-    "require": "require",
-}
-PINNING_POLICIES = ("dedicated", "shared", "any")
-PAGE_SIZES = ("large", "small", "size_2mb", "size_1gb", "prefer_large")
-MEM_POLICIES = ("strict", "preferred")
-DEFAULT_THREAD_POLICY = "prefer"
-"""What OSM asks the VIM for when DEDICATED has no thread policy: Nova's default, `prefer`."""
 INTERFACE_MODE = {
     "sr-iov": "sriov",
     "sriov": "sriov",
@@ -99,23 +85,32 @@ def convert(data: Mapping[str, Any]) -> Conversion:
     notes: list[Note] = []
     origins: dict[PathKey, PathKey] = {(): base}
     descriptors = []
+    counts = [
+        parse_count(vdu.get("count", 1), "count", (*base, "vdu", index, "count"))
+        for index, vdu in enumerate(vdus)
+    ]
+    one_vm = counts == [1] or counts == [0]  # one VDU, one instance: a VM Descriptor
     for index, vdu in enumerate(vdus):
         vdu_path = (*base, "vdu", index)
         vm_origins: dict[PathKey, PathKey] = {}
         descriptors.append(_vdu(vdu, vdu_path, compute, vm_origins, notes))
-        prefix: PathKey = () if len(vdus) == 1 else ("members", index, "descriptor")
+        prefix: PathKey = () if one_vm else ("members", index, "descriptor")
         origins[prefix] = vdu_path
         for path, source in vm_origins.items():
             origins[(*prefix, *path)] = source
-    if len(vdus) == 1:
+    if one_vm:
         return Conversion(NAME, descriptors[0], origins, tuple(notes))
-    for key in ("internal-vld", "int-virtual-link-desc"):
-        if key in vnfd:
-            notes.append(Note((*base, key), f"'{key}' is not converted to VNF links"))
+    if len(vdus) > 1:
+        for key in ("internal-vld", "int-virtual-link-desc"):
+            if key in vnfd:
+                notes.append(Note((*base, key), f"'{key}' is not converted to VNF links"))
     template: dict[str, Any] = {
         "schema": "nfvplace/vnf/v1",
         "name": identifier(vnfd.get("id") or vnfd.get("name"), "vnf"),
-        "members": [{"name": d["name"], "descriptor": d} for d in descriptors],
+        "members": [
+            {"name": d["name"], "descriptor": d, **({"count": n} if n > 1 else {})}
+            for d, n in zip(descriptors, counts, strict=True)
+        ],
     }
     for key in ("vendor", "provider"):
         if vnfd.get(key):
@@ -123,84 +118,12 @@ def convert(data: Mapping[str, Any]) -> Conversion:
             break
     if vnfd.get("version"):
         template["version"] = str(vnfd["version"])
-    for index in range(len(vdus)):
+    for index, count in enumerate(counts):
         origins[("members", index)] = (*base, "vdu", index)
+        if count > 1:
+            origins[("members", index, "count")] = (*base, "vdu", index, "count")
     read_df(vnfd, base, template, [str(v.get("id")) for v in vdus], origins, notes)
     return Conversion(NAME, template, origins, tuple(notes))
-
-
-def _epa(
-    vdu: Mapping[str, Any],
-    vdu_path: PathKey,
-    compute: Mapping[str, tuple[Mapping[str, Any], PathKey]],
-) -> tuple[dict[str, Any], dict[str, PathKey], int | None, int | None, dict[str, PathKey]]:
-    """The EPA items of a VDU, wherever they are, with their source paths and the sizes."""
-    epa: dict[str, Any] = {}
-    where: dict[str, PathKey] = {}
-    sizes: dict[str, PathKey] = {}
-    vcpus: int | None = None
-    memory: int | None = None
-    guest = vdu.get("guest-epa")
-    if isinstance(guest, Mapping):
-        for key, value in guest.items():
-            epa[str(key)] = value
-            where[str(key)] = (*vdu_path, "guest-epa", key)
-    flavor = vdu.get("vm-flavor")
-    if isinstance(flavor, Mapping):
-        if "vcpu-count" in flavor:
-            vcpus = parse_count(
-                flavor["vcpu-count"], "vcpu-count", (*vdu_path, "vm-flavor", "vcpu-count")
-            )
-            sizes["vcpus"] = (*vdu_path, "vm-flavor", "vcpu-count")
-        if "storage-gb" in flavor:
-            sizes["storage"] = (*vdu_path, "vm-flavor", "storage-gb")
-            epa["storage-gb"] = parse_int(flavor["storage-gb"], "storage-gb", sizes["storage"])
-        if "memory-mb" in flavor:
-            memory = parse_int(
-                flavor["memory-mb"], "memory-mb", (*vdu_path, "vm-flavor", "memory-mb")
-            )
-            sizes["memory"] = (*vdu_path, "vm-flavor", "memory-mb")
-    ref = vdu.get("virtual-compute-desc")
-    if ref is not None and str(ref) in compute:
-        desc, desc_path = compute[str(ref)]
-        cpu = as_mapping(desc.get("virtual-cpu"))
-        mem = as_mapping(desc.get("virtual-memory"))
-        if "num-virtual-cpu" in cpu:
-            vcpus = parse_count(
-                cpu["num-virtual-cpu"],
-                "num-virtual-cpu",
-                (*desc_path, "virtual-cpu", "num-virtual-cpu"),
-            )
-            sizes["vcpus"] = (*desc_path, "virtual-cpu", "num-virtual-cpu")
-        if "size" in mem:
-            size_path = (*desc_path, "virtual-memory", "size")
-            try:
-                memory = round(float(mem["size"]) * 1024)
-                sizes["memory-gb"] = size_path
-            except (TypeError, ValueError):
-                raise DialectError(
-                    f"virtual-memory size must be a number of GB, got {mem['size']!r}", size_path
-                ) from None
-            sizes["memory"] = size_path
-        pinning = as_mapping(cpu.get("pinning"))
-        if "policy" in pinning:
-            policy = str(pinning["policy"]).lower()
-            epa.setdefault("cpu-pinning-policy", "DEDICATED" if policy == "static" else "SHARED")
-            where.setdefault("cpu-pinning-policy", (*desc_path, "virtual-cpu", "pinning", "policy"))
-        for key, source in (("thread-policy", "cpu-thread-pinning-policy"),):
-            if key in pinning:
-                epa.setdefault(source, pinning[key])
-                where.setdefault(source, (*desc_path, "virtual-cpu", "pinning", key))
-        for key in ("mempage-size", "numa-node-policy"):
-            if key in mem:
-                epa.setdefault(key, mem[key])
-                where.setdefault(key, (*desc_path, "virtual-memory", key))
-    elif ref is not None:
-        raise DialectError(
-            f"virtual-compute-desc '{ref}' is not defined in the VNFD",
-            (*vdu_path, "virtual-compute-desc"),
-        )
-    return epa, where, vcpus, memory, sizes
 
 
 def _vdu(
@@ -210,7 +133,7 @@ def _vdu(
     origins: dict[PathKey, PathKey],
     notes: list[Note],
 ) -> dict[str, Any]:
-    epa, where, vcpus, memory, sizes = _epa(vdu, vdu_path, compute)
+    epa, where, vcpus, memory, sizes = vdu_epa(vdu, vdu_path, compute)
     out: dict[str, Any] = {
         "schema": "nfvplace/vmd/v1",
         "name": identifier(vdu.get("id") or vdu.get("name"), "vdu"),
@@ -219,29 +142,7 @@ def _vdu(
     if vdu.get("description"):
         out["description"] = str(vdu["description"])
 
-    def word(key: str, accepted: tuple[str, ...], default: str) -> str:
-        return one_of(epa[key], accepted, key, where[key]) if key in epa else default
-
-    policy = word("cpu-pinning-policy", PINNING_POLICIES, "any")
-    page_word = word("mempage-size", PAGE_SIZES, "")
-    page_kib = page_size_kib(page_word or None, where.get("mempage-size", vdu_path))
-    if page_word in ("large", "prefer_large"):
-        notes.append(
-            Note(
-                where["mempage-size"],
-                f"mempage-size {epa['mempage-size']} (any large page) read as 1GiB pages, the "
-                "size OpenStack tries first; hosts with only 2MiB pages are not used",
-                ASSUMED,
-            )
-        )
-    thread_word = word("cpu-thread-pinning-policy", tuple(THREAD_POLICY), "")
-    if policy == "dedicated":
-        if memory is None or not _dedicated(
-            epa, where, vcpus, memory, sizes, page_kib, thread_word, out, origins, notes
-        ):
-            _missing_sizes(vcpus, memory, vdu_path, notes)
-    else:
-        _shared(epa, where, vcpus, memory, sizes, policy, page_kib, vdu_path, out, origins, notes)
+    compute_vm(epa, where, (vcpus, memory, sizes), vdu_path, out, origins, notes)
     sets = out.get("cpu_sets") or []
     interfaces, in_set = _interfaces(vdu, vdu_path, origins, notes, bool(sets), len(sets))
     if in_set:
@@ -260,118 +161,8 @@ def _vdu(
     if epa.get("storage-gb"):
         out["storage"] = [{"name": "root", "size_gib": epa["storage-gb"]}]
         origins[("storage", 0)] = sizes["storage"]
-    count = parse_count(vdu.get("count", 1), "count", (*vdu_path, "count"))
-    if count > 1:
-        notes.append(
-            Note((*vdu_path, "count"), f"count {count}: nfvplace places one instance per VDU")
-        )
     epa_extras.read(vdu, vdu_path, epa, where, out, origins, notes)
     return out
-
-
-def _missing_sizes(vcpus: int | None, memory: int | None, path: PathKey, notes: list[Note]) -> bool:
-    for value, what in ((vcpus, "vCPU count"), (memory, "memory size")):
-        if value is None:
-            notes.append(
-                Note(
-                    path,
-                    f"the VDU gives no {what} (vm-flavor or virtual-compute-desc)",
-                    MISSING,
-                )
-            )
-    return vcpus is None or memory is None
-
-
-def _shared(
-    epa: Mapping[str, Any],
-    where: Mapping[str, PathKey],
-    vcpus: int | None,
-    memory: int | None,
-    sizes: Mapping[str, PathKey],
-    policy: str,
-    page_kib: int | None,
-    vdu_path: PathKey,
-    out: dict[str, Any],
-    origins: dict[PathKey, PathKey],
-    notes: list[Note],
-) -> None:
-    if _missing_sizes(vcpus, memory, vdu_path, notes):
-        return
-    out.update({"vcpus": vcpus, "memory_mib": memory, "cpu_oversubscription": policy == "shared"})
-    origins[("vcpus",)] = sizes["vcpus"]
-    origins[("memory_mib",)] = sizes["memory"]
-    for key in ("numa-node-policy", "mempage-size", "cpu-thread-pinning-policy"):
-        if key in epa and (key != "mempage-size" or page_kib):
-            notes.append(
-                Note(
-                    where[key],
-                    f"{key} is not carried: nfvplace keeps NUMA layout, page sizes and thread "
-                    "policy on cpu-sets, which need cpu-pinning-policy DEDICATED",
-                )
-            )
-
-
-def _dedicated(
-    epa: Mapping[str, Any],
-    where: Mapping[str, PathKey],
-    vcpus: int | None,
-    memory: int,
-    sizes: Mapping[str, PathKey],
-    page_kib: int | None,
-    thread_word: str,
-    out: dict[str, Any],
-    origins: dict[PathKey, PathKey],
-    notes: list[Note],
-) -> bool:
-    """Cpu-sets for a DEDICATED VDU; False when the vCPU count is said nowhere."""
-    numa = as_mapping(epa.get("numa-node-policy"))
-    numa_path = where.get("numa-node-policy", where["cpu-pinning-policy"])
-    sets = numa_cpu_sets(numa, numa_path, vcpus, memory, page_kib, origins)
-    if sets is None:
-        return False
-    out["cpu_sets"] = sets
-    origins[("cpu_sets",)] = numa_path
-    required = ["cpu_pinning"]
-    mem_policy = (
-        one_of(numa["mem-policy"], MEM_POLICIES, "mem-policy", (*numa_path, "mem-policy"))
-        if "mem-policy" in numa
-        else "strict"
-    )
-    if mem_policy == "strict":
-        required.append("numa_memory_pinning")
-    else:
-        notes.append(
-            Note(
-                (*numa_path, "mem-policy"),
-                "mem-policy PREFERRED: the guest may take memory from other nodes; nfvplace "
-                "still counts each cpu-set's memory on its own node, but does not require "
-                "NUMA memory pinning from the hypervisor",
-                ASSUMED,
-            )
-        )
-    if page_kib:
-        required.append("hugepage_numa_pinning")
-    out["hypervisor"] = {"required_capabilities": required}
-    origins[("hypervisor",)] = where["cpu-pinning-policy"]
-    total = sum(len(cs["vcpus"]) for cs in sets)
-    if vcpus is not None and total != vcpus:
-        out["vcpus"] = vcpus
-        origins[("vcpus",)] = sizes["vcpus"]
-    if sum(cs["memory_mib"] for cs in sets) != memory:
-        out["memory_mib"] = memory
-        origins[("memory_mib",)] = sizes["memory"]
-    out["cpu_thread_policy"] = THREAD_POLICY.get(thread_word, DEFAULT_THREAD_POLICY)
-    if not thread_word:
-        notes.append(
-            Note(
-                where["cpu-pinning-policy"],
-                "DEDICATED without cpu-thread-pinning-policy: OpenStack's default 'prefer' is used",
-                ASSUMED,
-            )
-        )
-    else:
-        origins[("cpu_thread_policy",)] = where["cpu-thread-pinning-policy"]
-    return True
 
 
 def _interfaces(

@@ -166,14 +166,7 @@ def _vdu(
                 ASSUMED,
             )
         )
-    pinning = as_mapping(cpu.get("virtual_cpu_pinning"))
-    pin_path = (*compute_path, "virtual_cpu", "virtual_cpu_pinning", "virtual_cpu_pinning_policy")
-    if "virtual_cpu_pinning_policy" in pinning:
-        policy = one_of(
-            pinning["virtual_cpu_pinning_policy"], PINNING, "virtual_cpu_pinning_policy", pin_path
-        )
-        if policy == "static" and "hw:cpu_policy" not in specs:
-            specs["hw:cpu_policy"], where["hw:cpu_policy"] = "dedicated", pin_path
+    _static_pinning(cpu, compute_path, specs, where)
     flavor = {
         "name": vm_name,
         "vcpus": cpu["num_virtual_cpu"],
@@ -194,17 +187,34 @@ def _vdu(
         vm["description"] = str(props["description"])
     sources: dict[PathKey, PathKey] = {("vcpus",): cpu_path, ("ram",): mem_path, ("name",): path}
     sources.update({("extra_specs", k): v for k, v in where.items()})
+    notes.extend(
+        Note(_moved(n.path, sources, compute_path), n.message, n.kind) for n in flavor_notes
+    )
+    return vm, {key: _moved(source, sources, compute_path) for key, source in origins.items()}
 
-    def moved(source: PathKey) -> PathKey:
-        key = tuple(source)
-        while key:
-            if key in sources:
-                return sources[key]
-            key = key[:-1]
-        return compute_path
 
-    notes.extend(Note(moved(n.path), n.message, n.kind) for n in flavor_notes)
-    return vm, {key: moved(source) for key, source in origins.items()}
+def _static_pinning(
+    cpu: Mapping[str, Any], compute_path: PathKey, specs: dict[str, Any], where: dict[str, PathKey]
+) -> None:
+    """`virtual_cpu_pinning_policy: static` is `hw:cpu_policy: dedicated` (unless a spec says)."""
+    pinning = as_mapping(cpu.get("virtual_cpu_pinning"))
+    pin_path = (*compute_path, "virtual_cpu", "virtual_cpu_pinning", "virtual_cpu_pinning_policy")
+    if "virtual_cpu_pinning_policy" in pinning:
+        policy = one_of(
+            pinning["virtual_cpu_pinning_policy"], PINNING, "virtual_cpu_pinning_policy", pin_path
+        )
+        if policy == "static" and "hw:cpu_policy" not in specs:
+            specs["hw:cpu_policy"], where["hw:cpu_policy"] = "dedicated", pin_path
+
+
+def _moved(source: PathKey, sources: Mapping[PathKey, PathKey], default: PathKey) -> PathKey:
+    """The VDU path of a path in the flavor the VDU was read as (its deepest known prefix)."""
+    key = tuple(source)
+    while key:
+        if key in sources:
+            return sources[key]
+        key = key[:-1]
+    return default
 
 
 def _connection_points(

@@ -10,22 +10,14 @@ Both raise `DiscoveryError` (code `nfvplace.discovery.failed`) with a reason.
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 from ..errors import DiscoveryError
 from ..models.chd import ComputeHostDescriptor
 from .build import build_chd
+from .host_id import default_host_id
 from .hwloc_xml import parse_hwloc_xml, parse_hwloc_xml_file
 from .live import discover_live
-
-_NOT_ID = re.compile(r"[^A-Za-z0-9._:@/-]+")
-
-
-def default_host_id(candidate: str | None, fallback: str = "host") -> str:
-    """A valid CHD id from a host name or a file stem."""
-    text = _NOT_ID.sub("-", candidate or "").strip("-._:@/")[:253]
-    return text or fallback
 
 
 def chd_from_hwloc_xml(path: str | Path, host_id: str | None = None) -> ComputeHostDescriptor:

@@ -7,11 +7,7 @@ Pure: no I/O. The rules, all documented in `docs/discovery.md`:
   partitions) only the isolated ones are eligible, the others being the host's housekeeping PUs;
 - a core's `siblings` are the PUs of the same hwloc Core; a PU with no Core object is its own core;
 - a node's hugepage pools are its page sizes above the base (smallest) page size;
-- a NIC is a PCI function of class 02xx or 0c06; functions sharing domain:bus:device and ids form one
-  NIC; a VF (sysfs `physfn`/`virtfn*`, else the vendor:device table in `pci_ids`) is attached to the
-  PF of the same vendor family on the same bus (the same slot first);
-- a NIC sits under the first NUMA node of its hwloc locality; a wider locality is said in
-  `provenance.notes`;
+- NICs, their ports and VFs, and other PCI devices: see `nics.py`;
 - what the source cannot tell is listed in `provenance.unknown`, never guessed.
 """
 
@@ -36,15 +32,12 @@ from ..models.chd import (
     NodeMemory,
     NumaNode,
     PciDevice,
-    PciDeviceClass,
-    Port,
     Processor,
     Provenance,
-    VirtualFunction,
 )
-from .facts import HostFacts, NetDevice
-from .hwtopo import HwPciFunction, HwTopology
-from .pci_ids import is_known_vf, is_network_class, vendor_family, vendor_name
+from .facts import HostFacts
+from .hwtopo import HwTopology
+from .nics import nics_by_node
 
 MIB = 1024 * 1024
 _GHZ = re.compile(r"@\s*([0-9]+(?:\.[0-9]+)?)\s*GHz", re.IGNORECASE)
@@ -92,202 +85,6 @@ def processor_from_topology(topo: HwTopology, unknown: list[str]) -> Processor:
         if cache
         else None,
     )
-
-
-def _pci_class(class_id: int) -> PciDeviceClass | None:
-    base = class_id >> 8
-    if base == 0x03:
-        return PciDeviceClass.gpu
-    if base == 0x12 or class_id == 0x0B40:
-        return PciDeviceClass.accelerator
-    if base == 0x10:
-        return PciDeviceClass.crypto
-    return None
-
-
-def _place_vfs(
-    pfs: list[HwPciFunction],
-    vfs: list[HwPciFunction],
-    sysfs_parent: dict[str, str],
-    notes: list[str],
-) -> dict[str, list[str]]:
-    """PF busid -> VF busids."""
-    out: dict[str, list[str]] = defaultdict(list)
-    pf_ids = {pf.busid for pf in pfs}
-    for vf in vfs:
-        parent = sysfs_parent.get(vf.busid)
-        if parent is None or parent not in pf_ids:
-            family = vendor_family(vf.vendor_id)
-            same_bus = [
-                pf
-                for pf in pfs
-                if pf.domain_bus == vf.domain_bus and vendor_family(pf.vendor_id) == family
-            ]
-            same_slot = [pf for pf in same_bus if pf.slot == vf.slot]
-            choice = same_slot or same_bus
-            if not choice:
-                notes.append(
-                    f"VF {vf.busid} ({vf.vendor_id}:{vf.device_id}) has no PF of its vendor on bus "
-                    f"{vf.domain_bus}; left out"
-                )
-                continue
-            parent = choice[0].busid
-        out[parent].append(vf.busid)
-    return out
-
-
-def _vfs_by_absence(
-    net: list[HwPciFunction], known: set[str], notes: list[str]
-) -> list[HwPciFunction]:
-    """Functions with no OS device at all, next to a PF of their vendor with another device id.
-
-    A PF bound to its driver shows a network OS device; its VFs, unbound on the host, show none
-    and carry the vendor's VF device id. A function that is alone on its bus, or has the PF's own
-    device id (a second port without a driver), is not taken for a VF.
-    """
-    out: list[HwPciFunction] = []
-    for function in net:
-        if function.busid in known or function.osdevs:
-            continue
-        family = vendor_family(function.vendor_id)
-        pf = next(
-            (
-                other
-                for other in net
-                if other.netdevs
-                and other.busid not in known
-                and other.domain_bus == function.domain_bus
-                and vendor_family(other.vendor_id) == family
-                and other.device_id != function.device_id
-            ),
-            None,
-        )
-        if pf is not None:
-            out.append(function)
-            notes.append(
-                f"PCI {function.busid} ({function.vendor_id}:{function.device_id}) taken for a VF "
-                f"of {pf.busid}: no OS device, not in the VF table"
-            )
-    return out
-
-
-def _nics_by_node(
-    topo: HwTopology,
-    facts: HostFacts,
-    node_ids: list[int],
-    unknown: list[str],
-    notes: list[str],
-) -> tuple[dict[int, list[Nic]], dict[int, list[PciDevice]]]:
-    by_address: dict[str, NetDevice] = {}
-    sysfs_parent: dict[str, str] = {}
-    sysfs_vfs: set[str] = set()
-    for dev in facts.netdevs:
-        if dev.pci_address:
-            by_address.setdefault(dev.pci_address.lower(), dev)
-            if dev.physfn:
-                sysfs_vfs.add(dev.pci_address.lower())
-                sysfs_parent[dev.pci_address.lower()] = dev.physfn.lower()
-        for vf in dev.vfs:
-            sysfs_vfs.add(vf.lower())
-            if dev.pci_address:
-                sysfs_parent[vf.lower()] = dev.pci_address.lower()
-
-    net = [f for f in topo.pci if is_network_class(f.class_id)]
-    vfs = [f for f in net if f.busid in sysfs_vfs or is_known_vf(f.vendor_id, f.device_id)]
-    vfs.extend(_vfs_by_absence(net, {f.busid for f in vfs}, notes))
-    vf_ids = {f.busid for f in vfs}
-    pfs = [f for f in net if f.busid not in vf_ids]
-    vf_map = _place_vfs(pfs, vfs, sysfs_parent, notes)
-    # VFs sysfs lists but hwloc did not export (hwloc filters may hide them)
-    for dev in facts.netdevs:
-        if dev.pci_address and dev.vfs:
-            listed = vf_map[dev.pci_address.lower()]
-            for vf in dev.vfs:
-                if vf.lower() not in listed:
-                    listed.append(vf.lower())
-
-    def home(function: HwPciFunction) -> int:
-        dev = by_address.get(function.busid)
-        if dev is not None and dev.numa_node is not None and dev.numa_node in node_ids:
-            return dev.numa_node
-        local = [n for n in node_ids if n in function.locality]
-        if not local:
-            notes.append(
-                f"PCI {function.busid} has no NUMA locality; listed under node {node_ids[0]}"
-            )
-            return node_ids[0]
-        if len(local) > 1:
-            notes.append(
-                f"PCI {function.busid} is local to NUMA nodes {', '.join(map(str, local))}; "
-                f"listed under node {local[0]}"
-            )
-        return local[0]
-
-    groups: dict[tuple[str, str, str], list[HwPciFunction]] = defaultdict(list)
-    for pf in pfs:
-        groups[(pf.slot, pf.vendor_id, pf.device_id)].append(pf)
-    nics: dict[int, list[Nic]] = defaultdict(list)
-    speed_unknown = False
-    for (_, vendor_id, device_id), functions in sorted(groups.items()):
-        functions.sort(key=lambda f: f.busid)
-        ports: list[Port] = []
-        for function in functions:
-            found: NetDevice | None = by_address.get(function.busid)
-            if found is None:
-                found = next((d for d in facts.netdevs if d.name in function.netdevs), None)
-            speed = found.speed_mbps / 1000 if found and found.speed_mbps is not None else None
-            if speed is None:
-                speed_unknown = True
-            if len(function.netdevs) > 1:
-                notes.append(
-                    f"PCI {function.busid} carries several interfaces: {', '.join(function.netdevs)}"
-                )
-            ports.append(
-                Port(
-                    pci_address=function.busid,
-                    name=function.netdevs[0]
-                    if function.netdevs
-                    else (found.name if found else None),
-                    speed_gbps=speed or 0.0,
-                    sriov_total_vfs=found.sriov_totalvfs if found else None,
-                    vfs=tuple(
-                        VirtualFunction(pci_address=vf)
-                        for vf in sorted(vf_map.get(function.busid, []))
-                    ),
-                )
-            )
-        first = functions[0]
-        link = first.link_gbytes_s
-        nics[home(first)].append(
-            Nic(
-                vendor=vendor_name(vendor_id, first.vendor_name),
-                model=first.device_name or f"PCI device {vendor_id}:{device_id}",
-                vendor_id=vendor_id,
-                device_id=device_id,
-                pcie_bandwidth_gbps=round(link * 8, 3) if link else None,
-                ports=tuple(ports),
-            )
-        )
-    if speed_unknown:
-        unknown.append("numa_nodes[*].nics[*].ports[*].speed_gbps")
-
-    others: dict[int, list[PciDevice]] = defaultdict(list)
-    for function in topo.pci:
-        device_class = _pci_class(function.class_id)
-        if device_class is None or is_network_class(function.class_id):
-            continue
-        others[home(function)].append(
-            PciDevice.model_validate(
-                {
-                    "pci_address": function.busid,
-                    "class": device_class,
-                    "vendor": vendor_name(function.vendor_id, function.vendor_name),
-                    "model": function.device_name
-                    or f"PCI device {function.vendor_id}:{function.device_id}",
-                }
-            )
-        )
-    return nics, others
 
 
 def _hugepages(
@@ -367,7 +164,40 @@ def _build(
     unknown: list[str] = list(facts.unknown)
     notes: list[str] = list(facts.notes)
     node_ids = [n.os_index for n in topo.nodes]
+    cpus = _cpus_by_node(topo, facts, node_ids, notes)
+    nics, others = nics_by_node(topo, facts, node_ids, unknown, notes)
+    nodes = _numa_nodes(topo, facts, cpus, (nics, others), unknown, notes)
+    processor = facts.processor or processor_from_topology(topo, unknown)
+    if facts.processor is not None and processor.packages is None:
+        processor = processor.model_copy(update={"packages": len(topo.packages) or None})
+    total_bytes = sum(n.memory_bytes or 0 for n in topo.nodes)
+    distances = _distances(topo, facts, node_ids)
+    if distances is None and len(node_ids) > 1:
+        unknown.append("numa_distances")
+    if facts.hypervisor is None:
+        unknown.append("hypervisor")
+    kernel = _kernel(topo, facts, unknown)
+    return ComputeHostDescriptor(
+        id=host_id,
+        processor=processor,
+        memory=HostMemory(total_mib=total_bytes // MIB) if total_bytes else None,
+        hypervisor=facts.hypervisor,
+        kernel=kernel,
+        numa_nodes=tuple(nodes),
+        numa_distances=distances,
+        labels=dict(facts.labels),
+        provenance=Provenance(
+            source="live" if source == "live" else "hwloc-xml",
+            tool=tool,
+            unknown=_dedupe(unknown),
+            notes=_dedupe(notes),
+        ),
+    )
 
+
+def _cpus_by_node(
+    topo: HwTopology, facts: HostFacts, node_ids: list[int], notes: list[str]
+) -> dict[int, list[Cpu]]:
     pus_by_core: dict[int, list[int]] = defaultdict(list)
     for pu in topo.pus:
         pus_by_core[pu.core].append(pu.os_index)
@@ -403,8 +233,18 @@ def _build(
             "PUs not isolated for guests (isolcpus/nohz_full/cpuset) are host housekeeping PUs "
             "and marked eligible: false"
         )
+    return cpus
 
-    nics, others = _nics_by_node(topo, facts, node_ids, unknown, notes)
+
+def _numa_nodes(
+    topo: HwTopology,
+    facts: HostFacts,
+    cpus: dict[int, list[Cpu]],
+    devices: tuple[dict[int, list[Nic]], dict[int, list[PciDevice]]],
+    unknown: list[str],
+    notes: list[str],
+) -> list[NumaNode]:
+    nics, others = devices
     unknown_set: set[str] = set()
     nodes: list[NumaNode] = []
     for hw_node in topo.nodes:
@@ -425,35 +265,14 @@ def _build(
             )
         )
     unknown.extend(sorted(unknown_set))
+    return nodes
 
-    processor = facts.processor or processor_from_topology(topo, unknown)
-    if facts.processor is not None and processor.packages is None:
-        processor = processor.model_copy(update={"packages": len(topo.packages) or None})
-    total_bytes = sum(n.memory_bytes or 0 for n in topo.nodes)
-    distances = _distances(topo, facts, node_ids)
-    if distances is None and len(node_ids) > 1:
-        unknown.append("numa_distances")
-    if facts.hypervisor is None:
-        unknown.append("hypervisor")
+
+def _kernel(topo: HwTopology, facts: HostFacts, unknown: list[str]) -> Kernel | None:
     kernel = facts.kernel
     if kernel is None and topo.info.get("OSRelease"):
         kernel = Kernel(version=topo.info["OSRelease"])
         unknown.append("kernel.cmdline")
     if kernel is None:
         unknown.append("kernel")
-    return ComputeHostDescriptor(
-        id=host_id,
-        processor=processor,
-        memory=HostMemory(total_mib=total_bytes // MIB) if total_bytes else None,
-        hypervisor=facts.hypervisor,
-        kernel=kernel,
-        numa_nodes=tuple(nodes),
-        numa_distances=distances,
-        labels=dict(facts.labels),
-        provenance=Provenance(
-            source="live" if source == "live" else "hwloc-xml",
-            tool=tool,
-            unknown=_dedupe(unknown),
-            notes=_dedupe(notes),
-        ),
-    )
+    return kernel

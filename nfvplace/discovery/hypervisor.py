@@ -13,7 +13,7 @@ import re
 import shutil
 import subprocess
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Final
 
@@ -132,13 +132,25 @@ def _read(path: Path) -> str | None:
 
 def probe_host(root: Path, *, run_commands: bool) -> HostProbe:
     """Look at /dev/kvm, KVM module parameters, IOMMU sysfs, and (real root only) the tools."""
-    kvm = (root / "dev/kvm").exists()
     slat: bool | None = None
     for param in ("sys/module/kvm_intel/parameters/ept", "sys/module/kvm_amd/parameters/npt"):
         value = _read(root / param)
         if value is not None:
             slat = value in {"Y", "1", "y"}
             break
+    iommu, large, remap = _iommu(root)
+    probe = HostProbe(
+        kvm=(root / "dev/kvm").exists(),
+        slat_enabled=slat,
+        iommu=iommu,
+        iommu_large_pages=large,
+        interrupt_remapping=remap,
+    )
+    return _with_tools(probe) if run_commands else probe
+
+
+def _iommu(root: Path) -> tuple[bool | None, bool | None, bool | None]:
+    """(an IOMMU, its large pages, interrupt remapping), from the VT-d units in sysfs."""
     iommu: bool | None = None
     large: bool | None = None
     remap: bool | None = None
@@ -160,39 +172,32 @@ def probe_host(root: Path, *, run_commands: bool) -> HostProbe:
             large = remap = None
     elif (root / "sys/class").is_dir():
         iommu = False  # the kernel exposes IOMMU units there when one is enabled
+    return iommu, large, remap
+
+
+def _with_tools(probe: HostProbe) -> HostProbe:
+    """The probe with the versions the host's QEMU, libvirt and Open vSwitch tools print."""
     qemu = libvirt = ovs = None
     libvirt_from = None
     dpdk: bool | None = None
-    if run_commands:
-        for binary in ("qemu-system-x86_64", "qemu-kvm", "/usr/libexec/qemu-kvm"):
-            out = _run([binary, "--version"])
-            if out and (qemu := parse_qemu_version(out)):
-                break
-        out = _run(["libvirtd", "--version"])
+    for binary in ("qemu-system-x86_64", "qemu-kvm", "/usr/libexec/qemu-kvm"):
+        out = _run([binary, "--version"])
+        if out and (qemu := parse_qemu_version(out)):
+            break
+    out = _run(["libvirtd", "--version"])
+    if out and (libvirt := parse_libvirt_version(out)):
+        libvirt_from = "libvirtd"
+    else:
+        out = _run(["virsh", "--version"])
         if out and (libvirt := parse_libvirt_version(out)):
-            libvirt_from = "libvirtd"
-        else:
-            out = _run(["virsh", "--version"])
-            if out and (libvirt := parse_libvirt_version(out)):
-                libvirt_from = "virsh"
-        out = _run(["ovs-vsctl", "--version"])
-        if out:
-            ovs = parse_ovs_version(out)
-            flag = _run(
-                ["ovs-vsctl", "--timeout=3", "get", "Open_vSwitch", ".", "dpdk_initialized"]
-            )
-            dpdk = None if flag is None else flag.strip() == "true"
-    return HostProbe(
-        kvm=kvm,
-        qemu=qemu,
-        libvirt=libvirt,
-        libvirt_from=libvirt_from,
-        slat_enabled=slat,
-        iommu=iommu,
-        iommu_large_pages=large,
-        interrupt_remapping=remap,
-        ovs=ovs,
-        ovs_dpdk=dpdk,
+            libvirt_from = "virsh"
+    out = _run(["ovs-vsctl", "--version"])
+    if out:
+        ovs = parse_ovs_version(out)
+        flag = _run(["ovs-vsctl", "--timeout=3", "get", "Open_vSwitch", ".", "dpdk_initialized"])
+        dpdk = None if flag is None else flag.strip() == "true"
+    return replace(
+        probe, qemu=qemu, libvirt=libvirt, libvirt_from=libvirt_from, ovs=ovs, ovs_dpdk=dpdk
     )
 
 

@@ -16,8 +16,9 @@ from ..errors import DiscoveryError
 from ..models.capabilities import ProcessorFeature
 from ..models.chd import ComputeHostDescriptor, Kernel, Processor
 from .build import _GHZ, build_chd, processor_from_topology
-from .facts import HostFacts
+from .facts import HostFacts, NetDevice
 from .features import NOT_IN_FLAGS, features_from_flags
+from .host_id import default_host_id
 from .hwloc_xml import parse_hwloc_xml
 from .hwtopo import HwTopology
 from .hypervisor import HostProbe, hypervisor_from_probe, probe_host
@@ -90,36 +91,16 @@ def discover_live(
     timeout: float = 60.0,
 ) -> ComputeHostDescriptor:
     """This host's CHD (or that of the tree under `sysfs_root`)."""
-    from . import default_host_id
-
     root = Path(sysfs_root)
     if not root.is_dir():
         raise DiscoveryError(
             errors.DISCOVERY_FAILED, f"sysfs root {root} is not a directory", file=str(root)
         )
     real = root.resolve() == Path("/")
-    if use_hwloc is None:
-        use_hwloc = real
     notes: list[str] = []
     unknown: list[str] = []
     netdevs = read_net_devices(root)
-    topo: HwTopology | None = None
-    tool = "nfvplace discover (sysfs)"
-    if use_hwloc:
-        try:
-            topo = parse_hwloc_xml(export_live_xml(timeout).encode("utf-8"), "<live hwloc export>")
-            tool = f"nfvplace discover (pyhwloc, hwloc XML {topo.version}, and sysfs)"
-        except DiscoveryError as exc:
-            notes.append(f"hwloc unavailable ({exc.message}); topology read from sysfs")
-    if topo is None:
-        topo = sysfs_topology(root, netdevs)
-    if topo is None:
-        raise DiscoveryError(
-            errors.DISCOVERY_FAILED,
-            f"no CPU topology under {root / 'sys/devices/system/cpu'}",
-            file=str(root),
-        )
-
+    topo, tool = _topology(root, netdevs, real if use_hwloc is None else use_hwloc, timeout, notes)
     probe = probe_host(root, run_commands=real)
     processor = _processor(root, topo, probe, unknown)
     cmdline = read_cmdline(root)
@@ -158,3 +139,23 @@ def discover_live(
         source="live",
         tool=tool,
     )
+
+
+def _topology(
+    root: Path, netdevs: tuple[NetDevice, ...], use_hwloc: bool, timeout: float, notes: list[str]
+) -> tuple[HwTopology, str]:
+    """The topology from hwloc (in a child process), else from sysfs alone; and the tool said."""
+    if use_hwloc:
+        try:
+            topo = parse_hwloc_xml(export_live_xml(timeout).encode("utf-8"), "<live hwloc export>")
+            return topo, f"nfvplace discover (pyhwloc, hwloc XML {topo.version}, and sysfs)"
+        except DiscoveryError as exc:
+            notes.append(f"hwloc unavailable ({exc.message}); topology read from sysfs")
+    sysfs = sysfs_topology(root, netdevs)
+    if sysfs is None:
+        raise DiscoveryError(
+            errors.DISCOVERY_FAILED,
+            f"no CPU topology under {root / 'sys/devices/system/cpu'}",
+            file=str(root),
+        )
+    return sysfs, "nfvplace discover (sysfs)"

@@ -7,7 +7,8 @@ Rules live one family per module under `nfvplace.lint.rules`; `ALL_RULES` lists 
 from ..errors import LintError
 from .engine import check_document, lint_document, lint_model, lint_text
 from .files import lint_file, lint_paths
-from .findings import FileResult, Finding, LintReport, Rule, Severity, refuse_errors
+from .finding import Finding, Severity
+from .findings import FileResult, LintReport, Rule, refuse_errors
 from .gate import gate
 from .output import to_json, to_sarif
 from .rules import ALL_RULES, RULES_BY_ID

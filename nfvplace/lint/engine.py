@@ -14,6 +14,7 @@ from pydantic import BaseModel
 
 from ..dialects import DialectError, convert, detect
 from ..dialects.base import ASSUMED, MISSING, Conversion
+from ..dialects.hints import vendor_hint
 from ..errors import INPUT_SYNTAX, INPUT_UNSAFE, DescriptorError
 from ..models.chd import ComputeHostDescriptor
 from ..models.configuration import VmConfiguration, VmConfigurations
@@ -21,7 +22,8 @@ from ..models.loading import KINDS, SourceDocument, format_path, kind_of, parse_
 from ..models.vmd import VmDescriptor
 from ..models.vnf import VnfTemplate
 from . import rules
-from .findings import FileResult, Finding, Hit, finding_from_hit
+from .finding import Finding
+from .findings import FileResult, Hit, finding_from_hit
 from .rules import document as doc_rules
 from .rules.vnf import Resolver, check_vnf
 from .schema import decimal_unit_hits, validate
@@ -102,7 +104,8 @@ def _dialect_hits(conversion: Conversion, resolve: Resolver | None) -> list[Hit]
             continue
         origin = conversion.origin_of(hit.path)
         message = f"{format_path(hit.path)}: {hit.message}" if hit.path else hit.message
-        out.append(Hit(hit.rule, origin, message, hit.hint))
+        hint = vendor_hint(conversion.dialect, hit.rule.id, hit.hint)
+        out.append(Hit(hit.rule, origin, message, hint))
     return out
 
 

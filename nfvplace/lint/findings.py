@@ -4,18 +4,13 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from enum import StrEnum
+from dataclasses import dataclass, field, replace
+from typing import cast
 
-from .. import errors
+from .. import errors, hooks
 from ..errors import Issue, LintError
 from ..models.loading import PathKey, format_path
-
-
-class Severity(StrEnum):
-    error = "error"
-    warning = "warning"
-    info = "info"
+from .finding import Finding, Severity
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,33 +45,6 @@ class Hit:
         return Hit(self.rule, (*prefix, *self.path), self.message, self.hint)
 
 
-@dataclass(frozen=True, slots=True)
-class Finding:
-    """One problem in one file: rule id, severity, where (field path and line), what and how to fix."""
-
-    rule: str
-    severity: Severity
-    file: str
-    path: str
-    message: str
-    line: int | None = None
-    hint: str | None = None
-    code: str | None = None
-    """The stable error code of an error finding (`None` for warnings and info)."""
-
-    def as_json(self) -> dict[str, object]:
-        return {
-            "rule": self.rule,
-            "code": self.code,
-            "severity": self.severity.value,
-            "file": self.file,
-            "path": self.path,
-            "message": self.message,
-            "line": self.line,
-            "hint": self.hint,
-        }
-
-
 @dataclass(frozen=True)
 class FileResult:
     """What lint learnt about one file: its findings and the dialect it was read as."""
@@ -98,11 +66,18 @@ class LintReport:
     def findings(self) -> tuple[Finding, ...]:
         return tuple(f for result in self.files for f in result.findings)
 
-    def _repr_html_(self) -> str:
-        """The findings as a table, in notebooks."""
-        from ..visual.html import findings_html
+    def at_least(self, minimum: Severity) -> LintReport:
+        """The report with only the findings of `minimum` severity or graver (the files stay)."""
+        return LintReport(
+            tuple(
+                replace(r, findings=tuple(f for f in r.findings if f.severity.at_least(minimum)))
+                for r in self.files
+            )
+        )
 
-        return findings_html(self.findings, self.summary())
+    def _repr_html_(self) -> str:
+        """The findings as a table, in notebooks (`nfvplace.notebook` lends it)."""
+        return cast(str, hooks.lent(hooks.FINDINGS_HTML)(self.findings, self.summary()))
 
     @property
     def counts(self) -> Counter[Severity]:
@@ -123,7 +98,8 @@ class LintReport:
             return 2
         return 1 if self.has_errors else 0
 
-    def summary(self) -> str:
+    def summary(self, shown: Severity = Severity.info) -> str:
+        """`N files checked: E errors, W warnings, I info`, and what `shown` leaves out."""
         counts = self.counts
         n = len(self.files)
 
@@ -136,6 +112,14 @@ class LintReport:
             f"{counts[Severity.info]} info",
         ]
         text = f"{plural(n, 'file')} checked: " + ", ".join(parts)
+        hidden = [
+            s for s in (Severity.warning, Severity.info) if not s.at_least(shown) and counts[s]
+        ]
+        if hidden:
+            text += (
+                f" ({' and '.join(s.value for s in hidden)} not shown: "
+                f"--min-severity {hidden[-1].value} shows them)"
+            )
         if self.unreadable:
             text += f"; {plural(len(self.unreadable), 'file')} unreadable"
         return text

@@ -8,7 +8,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from .findings import LintReport, Severity
+from .finding import Severity
+from .findings import LintReport
 from .rules import ALL_RULES
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"

@@ -1,10 +1,14 @@
-"""Typed descriptor models (NFV-PER 001 clause 8) and their loading."""
+"""Typed descriptor models (NFV-PER 001 clause 8), parsing nfvplace's own format, and `dump`.
+
+Files in any format (and folders) are loaded by `nfvplace.load`, above the models and dialects.
+"""
 
 from .chd import ComputeHostDescriptor
 from .configuration import VmConfiguration, VmConfigurations
-from .loading import Descriptor, dump, load, load_file, parse_document, parse_text, read_document
+from .loading import Descriptor, parse_document, parse_text, read_document
 from .vmd import VmDescriptor
 from .vnf import VnfTemplate
+from .writing import dump
 
 __all__ = [
     "ComputeHostDescriptor",
@@ -14,8 +18,6 @@ __all__ = [
     "VmDescriptor",
     "VnfTemplate",
     "dump",
-    "load",
-    "load_file",
     "parse_document",
     "parse_text",
     "read_document",

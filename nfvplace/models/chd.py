@@ -7,10 +7,11 @@ clause 8.1 has a field here; `docs/descriptors/chd.md` documents them one by one
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, cast
 
 from pydantic import Field, model_validator
 
+from .. import hooks
 from .base import (
     Identifier,
     Model,
@@ -388,12 +389,8 @@ class ComputeHostDescriptor(Model):
 
     def to_networkx(self) -> Any:
         """The topology as a `networkx.Graph` (see `nfvplace.topology_graph`)."""
-        from ..topology_graph import chd_graph
-
-        return chd_graph(self)
+        return hooks.lent(hooks.HOST_GRAPH)(self)
 
     def _repr_svg_(self) -> str:
         """The host drawn as lstopo would, in notebooks (see `nfvplace.visual.host_svg`)."""
-        from ..visual.host import host_svg
-
-        return host_svg(self)
+        return cast(str, hooks.lent(hooks.HOST_SVG)(self))

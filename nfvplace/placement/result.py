@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import cast
 
-from .. import errors
+from .. import errors, hooks
 from ..errors import Issue, NfvplaceError
 from ..models.chd import ComputeHostDescriptor
 from ..models.configuration import VmConfiguration
@@ -75,10 +76,8 @@ class Diagnosis:
         }
 
     def _repr_html_(self) -> str:
-        """The summary and one row per rejected host, in notebooks."""
-        from ..visual.html import diagnosis_html
-
-        return diagnosis_html(self)
+        """The summary and one row per rejected host, in notebooks (`nfvplace.notebook` lends it)."""
+        return cast(str, hooks.lent(hooks.DIAGNOSIS_HTML)(self))
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,11 +127,11 @@ class PlacementResult:
         """In notebooks: each host used, drawn with the VMs placed on it (nothing when none fits)."""
         if not self.ok:
             return None
-        from ..visual.host import hosts_svg
-
         ids = dict.fromkeys(c.host for c in self.configurations)
         hosts = [self.hosts[i] for i in ids if i in self.hosts]
-        return hosts_svg(hosts, self.configurations, title="placement") if hosts else None
+        if not hosts:
+            return None
+        return cast(str, hooks.lent(hooks.HOSTS_SVG)(hosts, self.configurations, title="placement"))
 
     def _repr_html_(self) -> str | None:
         """In notebooks: why nothing fits (the picture is `_repr_svg_` when something does)."""

@@ -105,11 +105,28 @@ def guest_layout(config: VmConfiguration) -> GuestLayout:
     left over by the cpu-sets, in order. Raises `nfvplace.render.invalid` naming every problem.
     """
     issues: list[Issue] = []
-    pins: dict[int, int] = {}
     cpu_sets = tuple(sorted(config.cpu_sets, key=lambda cs: cs.id))
     set_ids = [cs.id for cs in cpu_sets]
     if len(set_ids) != len(set(set_ids)):
         issues.append(Issue(f"cpu-set ids repeat: {set_ids}", path="cpu_sets", hint="renumber"))
+    pins = _pins(config, issues)
+    shared_count = config.shared.vcpus if config.shared else 0
+    total = config.vcpus if config.vcpus is not None else len(pins) + shared_count
+    _check_numbering(config, pins, total, issues)
+    if issues:
+        raise NfvplaceError(
+            errors.RENDER_INVALID,
+            f"VM Configuration {config.vm} on {config.host} cannot be rendered",
+            issues=tuple(issues),
+        )
+    shared = tuple(v for v in range(total) if v not in pins)
+    return GuestLayout(total_vcpus=total, cpu_sets=cpu_sets, shared_vcpus=shared, pins=pins)
+
+
+def _pins(config: VmConfiguration, issues: list[Issue]) -> dict[int, int]:
+    """Every pinned vCPU's PU; a vCPU pinned twice, a pair outside its cpu-set or more hugepages
+    than memory are issues."""
+    pins: dict[int, int] = {}
     for index, cs in enumerate(config.cpu_sets):
         for vcpu, pu in cs.vcpu_pins.items():
             if vcpu in pins:
@@ -141,8 +158,14 @@ def guest_layout(config: VmConfiguration) -> GuestLayout:
                     hint="memory_mib is the cpu-set's whole memory, hugepages included",
                 )
             )
+    return pins
+
+
+def _check_numbering(
+    config: VmConfiguration, pins: dict[int, int], total: int, issues: list[Issue]
+) -> None:
+    """vCPU ids 0..total-1, as many as the configuration says, and shared vCPUs with PUs."""
     shared_count = config.shared.vcpus if config.shared else 0
-    total = config.vcpus if config.vcpus is not None else len(pins) + shared_count
     if config.vcpus is not None and len(pins) + shared_count > config.vcpus:
         issues.append(
             Issue(
@@ -182,14 +205,6 @@ def guest_layout(config: VmConfiguration) -> GuestLayout:
         issues.append(
             Issue("the configuration has no vCPUs", path="vcpus", hint="give vcpus or cpu_sets")
         )
-    if issues:
-        raise NfvplaceError(
-            errors.RENDER_INVALID,
-            f"VM Configuration {config.vm} on {config.host} cannot be rendered",
-            issues=tuple(issues),
-        )
-    shared = tuple(v for v in range(total) if v not in pins)
-    return GuestLayout(total_vcpus=total, cpu_sets=cpu_sets, shared_vcpus=shared, pins=pins)
 
 
 def total_memory_mib(config: VmConfiguration) -> int:

@@ -9,17 +9,17 @@ requirement Nova cannot express becomes a warning. `docs/render.md` lists the ma
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 import yaml
 
 from ..models.chd import ComputeHostDescriptor
 from ..models.configuration import VmConfiguration
-from ..models.vmd import EmulatorThreads, InterfaceMode, ThreadPolicy, VmDescriptor
-from ._common import check_host, check_vm, cpu_list, guest_layout, page_size_name
+from ..models.vmd import InterfaceMode, ThreadPolicy, VmDescriptor
+from ._common import check_host, check_vm, cpu_list, guest_layout
+from .flavor_request import FlavorRequest, request_from_config, request_from_vm
+from .nova_names import cpu_flag_trait, nova_page_size
 from .result import RenderResult
 
 VNIC_TYPES: dict[InterfaceMode, str] = {
@@ -28,222 +28,8 @@ VNIC_TYPES: dict[InterfaceMode, str] = {
     InterfaceMode.vswitch: "normal",
 }
 
-# /proc/cpuinfo flag -> os-traits name (HW_CPU_X86_*), for the flags whose trait name differs.
-_FLAG_TRAITS: dict[str, str] = {
-    "aes": "AESNI",
-    "pclmulqdq": "CLMUL",
-    "fma": "FMA3",
-    "sse4_1": "SSE41",
-    "sse4_2": "SSE42",
-    "sse4a": "SSE4A",
-    "abm": "ABM",
-    "avx512vbmi": "AVX512VBMI",
-    "avx512_vbmi2": "AVX512VBMI2",
-    "avx512_vnni": "AVX512VNNI",
-    "avx512_bitalg": "AVX512BITALG",
-    "avx512_vpopcntdq": "AVX512VPOPCNTDQ",
-    "gfni": "AVX512GFNI",
-    "vaes": "AVX512VAES",
-    "vpclmulqdq": "AVX512VPCLMULQDQ",
-    "svm": "SVM",
-    "vmx": "VMX",
-}
-_SAME_NAME_FLAGS = frozenset(
-    {
-        "avx",
-        "avx2",
-        "f16c",
-        "fma4",
-        "mmx",
-        "sse",
-        "sse2",
-        "sse3",
-        "ssse3",
-        "bmi",
-        "bmi1",
-        "bmi2",
-        "tbm",
-        "sha",
-        "sha_ni",
-        "mpx",
-        "sgx",
-        "xop",
-        "avx512f",
-        "avx512cd",
-        "avx512pf",
-        "avx512er",
-        "avx512dq",
-        "avx512bw",
-        "avx512vl",
-        "avx512ifma",
-    }
-)
 
-
-def cpu_flag_trait(flag: str) -> str | None:
-    """The os-traits name for an x86 CPU flag, or None when there is none we know of."""
-    flag = flag.lower()
-    if flag in _FLAG_TRAITS:
-        return f"HW_CPU_X86_{_FLAG_TRAITS[flag]}"
-    if flag in _SAME_NAME_FLAGS:
-        name = {"bmi1": "BMI", "sha_ni": "SHA", "sse3": "SSE3"}.get(flag, flag)
-        return f"HW_CPU_X86_{name.upper()}"
-    return None
-
-
-def nova_page_size(size_kib: int) -> str:
-    """1048576 -> `1GB`, 2048 -> `2MB` (Nova's `hw:mem_page_size` spelling)."""
-    return f"{page_size_name(size_kib)}B"
-
-
-@dataclass(frozen=True, slots=True)
-class _Cell:
-    vcpus: tuple[int, ...]
-    memory_mib: int
-    page_size_kib: int | None
-    page_mib: int
-    pairs: tuple[tuple[int, int], ...]
-    thread_policy: ThreadPolicy | None
-    host_node: int | None
-
-
-@dataclass(frozen=True, slots=True)
-class _Port:
-    name: str
-    mode: InterfaceMode
-    cell: int | None
-    bandwidth_gbps: float | None
-    physical_network: str | None
-    vlan: int | None
-    vhost_user: bool
-
-
-@dataclass
-class _Request:
-    """What the flavor must express, read from the VMD or from the configuration."""
-
-    source: str
-    name: str
-    vcpus: int
-    memory_mib: int
-    cells: list[_Cell]
-    shared_vcpus: tuple[int, ...]
-    thread_policy: ThreadPolicy
-    emulator_isolate: bool
-    realtime: tuple[int, ...]
-    ports: list[_Port]
-    pci_devices: list[tuple[str, int, int | None]]  # class, count, cell
-    disk_gib: int = 0
-    warnings: list[str] = field(default_factory=list)
-
-
-def _from_vm(vm: VmDescriptor, config: VmConfiguration | None) -> _Request:
-    nodes = {cs.id: cs.numa_node for cs in config.cpu_sets} if config else {}
-    cells = [
-        _Cell(
-            vcpus=tuple(cs.vcpus),
-            memory_mib=cs.memory_mib,
-            page_size_kib=cs.hugepages.size_kib if cs.hugepages and cs.hugepages.count else None,
-            page_mib=cs.hugepages.total_mib if cs.hugepages else 0,
-            pairs=tuple(cs.howtogroup),
-            thread_policy=cs.thread_policy,
-            host_node=nodes.get(cs.id),
-        )
-        for cs in sorted(vm.cpu_sets, key=lambda c: c.id)
-    ]
-    cell_index = {cs.id: i for i, cs in enumerate(sorted(vm.cpu_sets, key=lambda c: c.id))}
-    vhost_user = bool(vm.hypervisor and vm.hypervisor.vswitch and vm.hypervisor.vswitch.accelerated)
-    ports = [
-        _Port(
-            i.name,
-            i.mode,
-            cell_index[cs.id],
-            i.bandwidth_gbps,
-            i.physical_network,
-            i.vlan,
-            vhost_user,
-        )
-        for cs in vm.cpu_sets
-        for i in cs.interfaces
-    ] + [
-        _Port(i.name, i.mode, None, i.bandwidth_gbps, i.physical_network, i.vlan, vhost_user)
-        for i in vm.interfaces
-    ]
-    pinned = {v for cs in vm.cpu_sets for v in cs.vcpus}
-    shared = tuple(v for v in range(vm.total_vcpus) if v not in pinned) if vm.cpu_sets else ()
-    if not vm.cpu_sets:
-        shared = tuple(range(vm.total_vcpus))
-    return _Request(
-        source="VM Descriptor",
-        name=vm.name,
-        vcpus=vm.total_vcpus,
-        memory_mib=vm.total_memory_mib,
-        cells=cells,
-        shared_vcpus=shared,
-        thread_policy=vm.cpu_thread_policy,
-        emulator_isolate=vm.emulator_threads is EmulatorThreads.isolate,
-        realtime=tuple(vm.realtime_vcpus),
-        ports=ports,
-        pci_devices=[
-            (
-                p.device_class.value,
-                p.count,
-                cell_index.get(p.cpu_set) if p.cpu_set is not None else None,
-            )
-            for p in vm.pci_devices
-        ],
-        disk_gib=math.ceil(vm.storage[0].size_gib) if vm.storage else 0,
-    )
-
-
-def _from_config(config: VmConfiguration) -> _Request:
-    layout = guest_layout(config)
-    cells = [
-        _Cell(
-            vcpus=tuple(sorted(cs.vcpu_pins)),
-            memory_mib=cs.memory_mib,
-            page_size_kib=cs.hugepages.size_kib if cs.hugepages and cs.hugepages.count else None,
-            page_mib=cs.hugepages.total_mib if cs.hugepages else 0,
-            pairs=tuple(cs.howtogroup),
-            thread_policy=cs.thread_policy,
-            host_node=cs.numa_node,
-        )
-        for cs in layout.cpu_sets
-    ]
-    cell_index = {cs.id: i for i, cs in enumerate(layout.cpu_sets)}
-    ports = [
-        _Port(
-            i.name,
-            i.mode,
-            cell_index.get(i.cpu_set) if i.cpu_set is not None else None,
-            i.bandwidth_gbps or None,
-            i.physical_network,
-            i.vlan,
-            i.vhost_user,
-        )
-        for i in config.interfaces
-    ]
-    memory = sum(cs.memory_mib for cs in config.cpu_sets)
-    memory += config.shared.memory_mib if config.shared else 0
-    return _Request(
-        source="VM Configuration",
-        name=config.vm,
-        vcpus=layout.total_vcpus,
-        memory_mib=max(memory, config.memory_mib or 0),
-        cells=cells,
-        shared_vcpus=layout.shared_vcpus,
-        thread_policy=config.thread_policy or ThreadPolicy.isolate,
-        emulator_isolate=bool(config.emulator_pins),
-        realtime=tuple(config.realtime_vcpus),
-        ports=ports,
-        pci_devices=[
-            (d.device_class, 1, cell_index.get(d.cpu_set) if d.cpu_set is not None else None)
-            for d in config.pci_devices
-        ],
-    )
-
-
-def _cpu_specs(req: _Request, specs: dict[str, str]) -> None:
+def _cpu_specs(req: FlavorRequest, specs: dict[str, str]) -> None:
     pinned = [v for cell in req.cells for v in cell.vcpus]
     if pinned and req.shared_vcpus:
         specs["hw:cpu_policy"] = "mixed"
@@ -285,7 +71,7 @@ def _cpu_specs(req: _Request, specs: dict[str, str]) -> None:
         )
 
 
-def _numa_specs(req: _Request, specs: dict[str, str]) -> None:
+def _numa_specs(req: FlavorRequest, specs: dict[str, str]) -> None:
     if not req.cells:
         return
     specs["hw:numa_nodes"] = str(len(req.cells))
@@ -309,7 +95,7 @@ def _numa_specs(req: _Request, specs: dict[str, str]) -> None:
         )
 
 
-def _memory_specs(req: _Request, specs: dict[str, str]) -> None:
+def _memory_specs(req: FlavorRequest, specs: dict[str, str]) -> None:
     sizes = sorted({c.page_size_kib for c in req.cells if c.page_size_kib})
     if not sizes:
         if any(p.vhost_user for p in req.ports if p.mode is InterfaceMode.vswitch):
@@ -340,7 +126,7 @@ def _memory_specs(req: _Request, specs: dict[str, str]) -> None:
             )
 
 
-def _realtime_specs(req: _Request, specs: dict[str, str]) -> None:
+def _realtime_specs(req: FlavorRequest, specs: dict[str, str]) -> None:
     if req.emulator_isolate:
         specs["hw:emulator_threads_policy"] = "isolate"
     if not req.realtime:
@@ -358,7 +144,7 @@ def _realtime_specs(req: _Request, specs: dict[str, str]) -> None:
             )
 
 
-def _port_specs(req: _Request, specs: dict[str, str]) -> list[dict[str, Any]]:
+def _port_specs(req: FlavorRequest, specs: dict[str, str]) -> list[dict[str, Any]]:
     ports: list[dict[str, Any]] = []
     pci_bound = False
     for port in req.ports:
@@ -470,7 +256,7 @@ def render_openstack(
     vm = check_vm(config, vm)
     check_host((config,), host)
     guest_layout(config)  # refuse inconsistent configurations here too
-    req = _from_vm(vm, config) if vm is not None else _from_config(config)
+    req = request_from_vm(vm, config) if vm is not None else request_from_config(config)
     specs: dict[str, str] = {}
     _cpu_specs(req, specs)
     _numa_specs(req, specs)
@@ -504,3 +290,6 @@ def render_openstack(
 
 def _unique(items: Sequence[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(items))
+
+
+__all__ = ["VNIC_TYPES", "cpu_flag_trait", "nova_page_size", "render_openstack"]

@@ -6,10 +6,14 @@ Pure: `render_vmx(config, vm=None, host=None)` returns `key = "value"` lines and
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
 from ..models.chd import ComputeHostDescriptor
-from ..models.configuration import VmConfiguration
+from ..models.configuration import InterfacePlacement, VmConfiguration
 from ..models.vmd import InterfaceMode, VmDescriptor
 from ._common import (
+    GuestLayout,
     Pci,
     check_host,
     check_vm,
@@ -53,6 +57,20 @@ def _device_ids(host: ComputeHostDescriptor | None, address: str) -> tuple[str |
     return None, None
 
 
+@dataclass
+class _Vmx:
+    """The `.vmx` lines being written, and the warnings about what they cannot say."""
+
+    lines: list[str]
+    warnings: list[str] = field(default_factory=list)
+
+    def comment(self, text: str) -> None:
+        self.lines.append(f"# {text}")
+
+    def setting(self, key: str, value: str) -> None:
+        self.lines.append(f"{key} = {_quote(value)}")
+
+
 def render_vmx(
     config: VmConfiguration,
     vm: VmDescriptor | None = None,
@@ -63,118 +81,142 @@ def render_vmx(
     host = check_host((config,), host)
     layout = guest_layout(config)
     require_passthrough_addresses(config)
-    warnings: list[str] = []
-    lines: list[str] = [
-        f"# nfvplace: VM Configuration of {config.vm} on host {config.host}",
-        f"displayName = {_quote(config.owner)}",
-        f"numvcpus = {_quote(str(layout.total_vcpus))}",
-    ]
+    out = _Vmx([f"# nfvplace: VM Configuration of {config.vm} on host {config.host}"])
+    out.setting("displayName", config.owner)
+    out.setting("numvcpus", str(layout.total_vcpus))
     memory_mib = total_memory_mib(config)
-    lines.append(f"memSize = {_quote(str(memory_mib))}")
+    out.setting("memSize", str(memory_mib))
+    _cpu_affinity(out, config, vm, layout)
+    _memory(out, config, memory_mib)
+    _numa(out, config)
+    _latency(out, config, layout, host)
+    passthru = _interfaces(out, config.interfaces, host)
+    for pci_device in config.pci_devices:
+        key = f"pciPassthru{passthru}"
+        passthru += 1
+        out.comment(f"{pci_device.device_class} device {pci_device.pci_address}")
+        out.setting(f"{key}.present", "TRUE")
+        out.setting(f"{key}.id", esxi_pci_id(pci_device.pci_address))
+    if passthru:
+        out.warnings.append(
+            "pciPassthruN.systemId (the ESXi host's UUID) is not known from the CHD; vSphere "
+            "fills it in when the device is added through the client"
+        )
+    return RenderResult(text="\n".join(out.lines) + "\n", warnings=tuple(out.warnings))
 
-    def setting(key: str, value: str) -> None:
-        lines.append(f"{key} = {_quote(value)}")
 
-    # --- CPU affinity --------------------------------------------------------------------------
+def _cpu_affinity(
+    out: _Vmx, config: VmConfiguration, vm: VmDescriptor | None, layout: GuestLayout
+) -> None:
     shared_pus = tuple(config.shared.cpus) if config.shared else ()
     if layout.pins or shared_pus:
-        lines.append("# vCPU affinity: one host PU per pinned vCPU, the shared PUs for the others")
+        out.comment("vCPU affinity: one host PU per pinned vCPU, the shared PUs for the others")
         for vcpu in range(layout.total_vcpus):
             pus = (layout.pins[vcpu],) if vcpu in layout.pins else shared_pus
             if pus:
-                setting(f"sched.vcpu{vcpu}.affinity", _esxi_cpus(pus))
+                out.setting(f"sched.vcpu{vcpu}.affinity", _esxi_cpus(pus))
     dedicated = bool(layout.pins) and not layout.shared_vcpus
     if dedicated:
-        setting("sched.cpu.affinity.exclusive", "TRUE")
+        out.setting("sched.cpu.affinity.exclusive", "TRUE")
         pairs = guest_pairs(config, vm)
         if pairs:
-            lines.append("# two vCPUs of a howtogroup pair share one core's hyper-threads")
-            setting("sched.cpu.affinity.exclusiveType", "loose")
-            warnings.append(
+            out.comment("two vCPUs of a howtogroup pair share one core's hyper-threads")
+            out.setting("sched.cpu.affinity.exclusiveType", "loose")
+            out.warnings.append(
                 "vSphere does not show SMT siblings to the guest: the howtogroup pairs are "
                 "pinned to sibling threads, but the guest sees independent cores"
             )
     elif layout.pins:
-        warnings.append(
+        out.warnings.append(
             f"vCPUs {cpu_list(layout.shared_vcpus)} float on shared PUs, so the VM's affinity "
             "cannot be exclusive (sched.cpu.affinity.exclusive is per VM); pins are not exclusive"
         )
     if config.emulator_pins:
-        warnings.append(
+        out.warnings.append(
             f"emulator PUs {cpu_list(config.emulator_pins)} have no .vmx setting: vSphere "
             "places the VMX and world threads itself"
         )
 
-    # --- memory --------------------------------------------------------------------------------
+
+def _memory(out: _Vmx, config: VmConfiguration, memory_mib: int) -> None:
     pinned_memory = bool(config.cpu_sets) or bool(config.realtime_vcpus)
     if pinned_memory:
-        lines.append("# reserve, pin and preallocate all guest memory")
-        setting("sched.mem.min", str(memory_mib))
-        setting("sched.mem.pin", "TRUE")
-        setting("sched.mem.prealloc", "TRUE")
-        setting("sched.mem.prealloc.pinnedMainMem", "TRUE")
+        out.comment("reserve, pin and preallocate all guest memory")
+        out.setting("sched.mem.min", str(memory_mib))
+        out.setting("sched.mem.pin", "TRUE")
+        out.setting("sched.mem.prealloc", "TRUE")
+        out.setting("sched.mem.prealloc.pinnedMainMem", "TRUE")
     sizes = sorted({cs.hugepages.size_kib for cs in config.cpu_sets if cs.hugepages})
     if ONE_GIB_KIB in sizes:
-        setting("sched.mem.lpage.enable1GPage", "TRUE")
+        out.setting("sched.mem.lpage.enable1GPage", "TRUE")
     for size in sizes:
         if size not in (ONE_GIB_KIB, TWO_MIB_KIB):
-            warnings.append(f"ESXi has no {size} KiB pages; only 2 MiB and 1 GiB")
+            out.warnings.append(f"ESXi has no {size} KiB pages; only 2 MiB and 1 GiB")
     partial = [
         cs.id for cs in config.cpu_sets if cs.hugepages and cs.hugepages.total_mib < cs.memory_mib
     ]
     if partial and ONE_GIB_KIB in sizes:
-        warnings.append(
+        out.warnings.append(
             f"cpu-sets {partial} back only part of their memory with hugepages; ESXi backs the "
             "whole VM with large pages when sched.mem.lpage.enable1GPage is set"
         )
 
-    # --- NUMA ----------------------------------------------------------------------------------
+
+def _numa(out: _Vmx, config: VmConfiguration) -> None:
     nodes = sorted({cs.numa_node for cs in config.cpu_sets})
     if not nodes and config.shared is not None and config.shared.numa_node is not None:
         nodes = [config.shared.numa_node]
     if nodes:
-        setting("numa.nodeAffinity", ",".join(str(n) for n in nodes))
+        out.setting("numa.nodeAffinity", ",".join(str(n) for n in nodes))
     if len(config.cpu_sets) > 1:
         sizes_per_set = sorted({len(cs.vcpu_pins) for cs in config.cpu_sets})
         if len(sizes_per_set) == 1:
-            setting("numa.vcpu.maxPerVirtualNode", str(sizes_per_set[0]))
+            out.setting("numa.vcpu.maxPerVirtualNode", str(sizes_per_set[0]))
         else:
-            warnings.append(
+            out.warnings.append(
                 f"cpu-sets of {sizes_per_set} vCPUs: vSphere builds virtual NUMA nodes of equal "
                 "size, so the guest does not see the cpu-sets as its NUMA nodes"
             )
 
-    # --- latency -------------------------------------------------------------------------------
-    if config.realtime_vcpus:
-        lines.append("# latency sensitivity and the enhanced tail-latency profile (seed 000)")
-        setting("sched.cpu.latencySensitivity", "high")
-        setting("sched.cpu.affinity.exclusiveNoStats", "TRUE")
-        setting("monitor.forceEnableMPTI", "TRUE")
-        setting("timeTracker.lowLatency", "TRUE")
-        frequency = host.processor.frequency_mhz if host else None
-        if frequency:
-            setting("sched.cpu.min", str(int(frequency * layout.total_vcpus)))
-        else:
-            warnings.append(
-                "latency sensitivity 'high' needs a full CPU reservation (sched.cpu.min, MHz); "
-                "give --host so the processor frequency is known"
-            )
-        warnings.append(
-            "vSphere has no per-vCPU FIFO scheduling: the realtime vCPUs "
-            f"{cpu_list(config.realtime_vcpus)} get latency sensitivity for the whole VM"
-        )
 
-    # --- devices -------------------------------------------------------------------------------
+def _latency(
+    out: _Vmx, config: VmConfiguration, layout: GuestLayout, host: ComputeHostDescriptor | None
+) -> None:
+    if not config.realtime_vcpus:
+        return
+    out.comment("latency sensitivity and the enhanced tail-latency profile (seed 000)")
+    out.setting("sched.cpu.latencySensitivity", "high")
+    out.setting("sched.cpu.affinity.exclusiveNoStats", "TRUE")
+    out.setting("monitor.forceEnableMPTI", "TRUE")
+    out.setting("timeTracker.lowLatency", "TRUE")
+    frequency = host.processor.frequency_mhz if host else None
+    if frequency:
+        out.setting("sched.cpu.min", str(int(frequency * layout.total_vcpus)))
+    else:
+        out.warnings.append(
+            "latency sensitivity 'high' needs a full CPU reservation (sched.cpu.min, MHz); "
+            "give --host so the processor frequency is known"
+        )
+    out.warnings.append(
+        "vSphere has no per-vCPU FIFO scheduling: the realtime vCPUs "
+        f"{cpu_list(config.realtime_vcpus)} get latency sensitivity for the whole VM"
+    )
+
+
+def _interfaces(
+    out: _Vmx, interfaces: Sequence[InterfacePlacement], host: ComputeHostDescriptor | None
+) -> int:
+    """vmxnet3 adapters for vSwitch ports, pciPassthruN for the others; the passthroughs used."""
     passthru = 0
     ethernet = 0
-    for iface in config.interfaces:
+    for iface in interfaces:
         if iface.mode is InterfaceMode.vswitch:
-            lines.append(f"# {iface.name}: vSwitch port")
-            setting(f"ethernet{ethernet}.present", "TRUE")
-            setting(f"ethernet{ethernet}.virtualDev", "vmxnet3")
+            out.comment(f"{iface.name}: vSwitch port")
+            out.setting(f"ethernet{ethernet}.present", "TRUE")
+            out.setting(f"ethernet{ethernet}.virtualDev", "vmxnet3")
             ethernet += 1
             if iface.vhost_user:
-                warnings.append(
+                out.warnings.append(
                     f"interface {iface.name}: vSphere has no vhost-user; rendered as vmxnet3 "
                     "(use an Enhanced Data Path / ENS switch for an accelerated data plane)"
                 )
@@ -183,37 +225,26 @@ def render_vmx(
         key = f"pciPassthru{passthru}"
         passthru += 1
         if iface.mode is InterfaceMode.dedicated:
-            lines.append(f"# {iface.name}: DirectPath I/O of port {iface.pci_address}")
-            setting(f"{key}.present", "TRUE")
-            setting(f"{key}.id", esxi_pci_id(iface.pci_address))
+            out.comment(f"{iface.name}: DirectPath I/O of port {iface.pci_address}")
+            out.setting(f"{key}.present", "TRUE")
+            out.setting(f"{key}.id", esxi_pci_id(iface.pci_address))
             vendor, device = _device_ids(host, iface.pci_address)
             if vendor and device:
-                setting(f"{key}.vendorId", f"0x{vendor}")
-                setting(f"{key}.deviceId", f"0x{device}")
+                out.setting(f"{key}.vendorId", f"0x{vendor}")
+                out.setting(f"{key}.deviceId", f"0x{device}")
+            continue
+        pf = iface.physical_function
+        out.comment(f"{iface.name}: SR-IOV passthrough of a VF of {pf or 'its port'}")
+        out.setting(f"{key}.present", "TRUE")
+        if pf:
+            out.setting(f"{key}.pfId", esxi_pci_id(pf))
         else:
-            pf = iface.physical_function
-            lines.append(f"# {iface.name}: SR-IOV passthrough of a VF of {pf or 'its port'}")
-            setting(f"{key}.present", "TRUE")
-            if pf:
-                setting(f"{key}.pfId", esxi_pci_id(pf))
-            else:
-                warnings.append(
-                    f"interface {iface.name}: no physical_function, so the SR-IOV adapter has no "
-                    "pfId; choose the physical function in vSphere"
-                )
-            warnings.append(
-                f"interface {iface.name}: ESXi picks the VF of the physical function itself; the "
-                f"VF {iface.pci_address} of the configuration is not enforced"
+            out.warnings.append(
+                f"interface {iface.name}: no physical_function, so the SR-IOV adapter has no "
+                "pfId; choose the physical function in vSphere"
             )
-    for pci_device in config.pci_devices:
-        key = f"pciPassthru{passthru}"
-        passthru += 1
-        lines.append(f"# {pci_device.device_class} device {pci_device.pci_address}")
-        setting(f"{key}.present", "TRUE")
-        setting(f"{key}.id", esxi_pci_id(pci_device.pci_address))
-    if passthru:
-        warnings.append(
-            "pciPassthruN.systemId (the ESXi host's UUID) is not known from the CHD; vSphere "
-            "fills it in when the device is added through the client"
+        out.warnings.append(
+            f"interface {iface.name}: ESXi picks the VF of the physical function itself; the "
+            f"VF {iface.pci_address} of the configuration is not enforced"
         )
-    return RenderResult(text="\n".join(lines) + "\n", warnings=tuple(warnings))
+    return passthru

@@ -69,9 +69,30 @@ def _pu(cpu: Cpu, marks: Overlay) -> Box:
         parts.append(
             text(PU_W / 2, 20, mark.label, size=8, anchor="middle", fill=ink, weight="bold")
         )
+    floating = marks.shared_pus.get(cpu.id, ())
+    parts += _floating_stripes(floating, marks)
     classes = f"pu {state}" + (f" vm vm-{mark.vm}" if mark else "")
+    classes += "".join(f" vm-shared vm-{k}" for k in floating)
     svg = group(parts, id=f"{marks.prefix}pu-{cpu.id}", class_=classes, data_owner=cpu.owner)
     return Box(svg, PU_W, PU_H)
+
+
+def _floating_stripes(vms: Sequence[int], marks: Overlay) -> list[str]:
+    """One stripe per VM whose floating vCPUs may run on a shared PU, in the VM's colour (the
+    PU stays amber: other VMs share it too)."""
+    width = PU_W / max(len(vms), 1)
+    return [
+        rect(
+            j * width,
+            PU_H - 5,
+            width,
+            5,
+            vm_colour(k),
+            title=f"{marks.vms[k].owner}: floating vCPUs may run here",
+            stroke="none",
+        )
+        for j, k in enumerate(vms)
+    ]
 
 
 def _core(core: int, cpus: Sequence[Cpu], marks: Overlay) -> Box:

@@ -7,7 +7,7 @@ from html import escape
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from ..lint.findings import Finding
+    from ..lint.finding import Finding
     from ..placement.result import Diagnosis
 
 STYLE = "border-collapse:collapse;font-family:sans-serif;font-size:12px"

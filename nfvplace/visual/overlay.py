@@ -41,6 +41,8 @@ class Overlay:
     vms: tuple[PlacedVm, ...] = ()
     pus: dict[int, Mark] = field(default_factory=dict)
     devices: dict[str, Mark] = field(default_factory=dict)  # port or VF PCI address
+    shared_pus: dict[int, tuple[int, ...]] = field(default_factory=dict)
+    # PU -> the VMs (indexes of `vms`) whose floating vCPUs may run on it
     hugepages: dict[tuple[int, int], tuple[tuple[int, int], ...]] = field(default_factory=dict)
     # (node, size_kib) -> ((vm, pages), ...)
     prefix: str = ""  # of element ids, so that several hosts in one document keep them unique
@@ -87,6 +89,7 @@ def overlay(
     pus: dict[int, Mark] = {}
     devices: dict[str, Mark] = {}
     pages: dict[tuple[int, int], list[tuple[int, int]]] = {}
+    shared: dict[int, list[int]] = {}
     for k, config in enumerate(configurations):
         owner = config.owner
         vms.append(PlacedVm(owner, config.vm, vm_colour(k), _summary(config)))
@@ -100,6 +103,8 @@ def overlay(
                 pages.setdefault(key, []).append((k, cs.hugepages.count))
         for pu in config.emulator_pins:
             pus[pu] = Mark(k, "emu", f"{owner} emulator threads")
+        for pu in config.shared.cpus if config.shared else ():
+            shared.setdefault(pu, []).append(k)
         for iface in config.interfaces:
             if iface.pci_address:
                 devices[iface.pci_address] = Mark(
@@ -111,6 +116,7 @@ def overlay(
         pus=pus,
         devices=devices,
         hugepages={key: tuple(v) for key, v in pages.items()},
+        shared_pus={pu: tuple(vms) for pu, vms in shared.items()},
         prefix=prefix,
     )
 

@@ -116,9 +116,10 @@ def test_sarif_format(runner: CliRunner, bad_file: Path) -> None:
 
 
 def test_folder_and_dialect(runner: CliRunner) -> None:
-    result = runner.invoke(app, ["lint", "--no-color", str(EXAMPLES / "dialects")])
+    args = ["lint", "--no-color", "--min-severity", "info", str(EXAMPLES / "dialects")]
+    result = runner.invoke(app, args)
     assert result.exit_code == 0
-    assert "read as openstack-flavor" in result.output
+    assert "read as openstack-flavor" in result.output  # NFV004, an info finding
     assert "4 files checked" in result.output
 
 
@@ -128,3 +129,45 @@ def test_stdin(runner: CliRunner) -> None:
     findings = json.loads(result.stdout)
     assert {f["file"] for f in findings} == {"<stdin>"}
     assert "NFV101" in {f["rule"] for f in findings}
+
+
+def test_info_findings_are_shown_only_when_asked_for(runner: CliRunner) -> None:
+    quiet = runner.invoke(app, ["lint", "--no-color", str(EXAMPLES)])
+    assert quiet.exit_code == 0
+    assert " info NFV" not in quiet.output
+    summary = quiet.output.strip().splitlines()[-1]
+    assert summary.endswith("info (info not shown: --min-severity info shows them)")
+    told = runner.invoke(app, ["lint", "--no-color", "--min-severity", "info", str(EXAMPLES)])
+    assert told.exit_code == 0
+    assert " info NFV050 " in told.output
+    shown = told.output.count(" info NFV")
+    assert f", {shown} info" in summary  # the counts are the same either way
+
+
+@pytest.mark.parametrize("output_format", ["json", "sarif"])
+def test_machine_formats_follow_min_severity(runner: CliRunner, output_format: str) -> None:
+    def rules(*extra: str) -> set[str]:
+        args = ["lint", "-f", output_format, *extra, str(EXAMPLES / "dialects")]
+        result = runner.invoke(app, args)
+        assert result.exit_code == 0
+        document = json.loads(result.stdout)
+        if output_format == "json":
+            return {f["rule"] for f in document}
+        return {r["ruleId"] for r in document["runs"][0]["results"]}
+
+    assert "NFV004" not in rules()
+    assert "NFV004" in rules("--min-severity", "info")
+
+
+def test_min_severity_error_hides_warnings_and_keeps_the_exit_code(
+    runner: CliRunner, bad_file: Path, tmp_path: Path
+) -> None:
+    result = runner.invoke(app, ["lint", "--no-color", "--min-severity", "error", str(bad_file)])
+    assert result.exit_code == 1
+    assert "NFV101" in result.output
+    assert "NFV002" not in result.output
+    assert "1 error, 1 warning, 1 info (warning and info not shown" in result.output
+    warned = tmp_path / "w.yaml"
+    warned.write_text("schema: nfvplace/vmd/v1\nname: w\nvcpus: 1\nmemory_mib: 1GB\n")
+    result = runner.invoke(app, ["lint", "--min-severity", "error", str(warned)])
+    assert result.exit_code == 0

@@ -12,6 +12,7 @@ from nfvplace.lint import lint_text
 from nfvplace.models import VmDescriptor, VnfTemplate
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "dialects"
+DATA = Path(__file__).resolve().parents[1] / "data" / "dialects"
 
 
 def test_example_vbras() -> None:
@@ -94,3 +95,44 @@ def test_openmano_numas_empty_with_vcpus_and_ram_is_a_plain_vm() -> None:
     assert member["descriptor"]["vcpus"] == 2
     assert member["descriptor"]["memory_mib"] == 1024
     assert member["descriptor"]["cpu_oversubscription"] is True
+
+
+# openmano's traditional cloud VM (its vnfs/examples/linux.yaml): no `numas`, virtio ports only.
+CLOUD_VNFC = {
+    "name": "linux-VM",
+    "vcpus": 1,
+    "ram": 1024,
+    "bridge-ifaces": [{"name": "eth0", "vpci": "0000:00:11:0"}],
+    "numas": [],
+}
+
+
+def test_openmano_cloud_vnfc_keeps_its_bridge_ifaces() -> None:
+    data = {"vnf": {"name": "linux", "VNFC": [CLOUD_VNFC]}}
+    conversion = convert(data)
+    (member,) = VnfTemplate.model_validate(conversion.data).members
+    assert member.descriptor is not None
+    assert [(i.name, i.mode.value) for i in member.descriptor.interfaces] == [("eth0", "vswitch")]
+    origin = conversion.origin_of(("members", 0, "descriptor", "interfaces", 0))
+    assert origin == ("vnf", "VNFC", 0, "bridge-ifaces", 0)
+
+
+def test_openmano_vnfc_without_numas_beside_a_dataplane_one_is_a_plain_vm() -> None:
+    cloud = {k: v for k, v in CLOUD_VNFC.items() if k != "numas"}
+    dataplane = {"name": "dp", "numas": [{"paired-threads": 1, "memory": 1}]}
+    data = {"vnf": {"name": "mixed", "VNFC": [dataplane, cloud]}}
+    template = VnfTemplate.model_validate(convert(data).data)
+    plain = template.members[1].descriptor
+    assert plain is not None
+    assert (plain.total_vcpus, plain.cpu_oversubscription) == (1, True)
+    assert [i.name for i in plain.interfaces] == ["eth0"]
+
+
+def test_openvim_server_networks_are_vswitch_ports_and_its_host_a_dropped_preference() -> None:
+    path = DATA / "openvim" / "server.yaml"
+    vm = nfvplace.load(path)
+    assert isinstance(vm, VmDescriptor)
+    assert [(i.name, i.mode.value) for i in vm.interfaces] == [("mgmt0", "vswitch")]
+    result = lint_text(path.read_text(), str(path))
+    (dropped,) = [f for f in result.findings if f.rule == "NFV005"]
+    assert dropped.path == "server.hostId"

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 import nfvplace
 from nfvplace.dialects import DialectError, convert, detect
@@ -137,7 +138,12 @@ def _vdu(**extra: object) -> dict[str, object]:
             ("hypervisor", "required_capabilities"),
             ["cpu_pinning"],
         ),
-        (_vdu(host_epa={"cpu-arch": "PREFER_X86_64"}), ("processor", "architecture"), "x86_64"),
+        (_vdu(host_epa={"cpu-arch": "REQUIRE_X86_64"}), ("processor", "architecture"), "x86_64"),
+        (
+            _vdu(host_epa={"cpu-feature": [{"feature": "REQUIRE_AES"}]}),
+            ("processor", "required_flags"),
+            ["aes"],
+        ),
     ],
 )
 def test_osm_epa_parts_are_carried(
@@ -159,3 +165,92 @@ def test_osm_quotas_are_reported(quota: str) -> None:
 def test_osm_values_outside_the_vocabulary_are_errors() -> None:
     with pytest.raises(DialectError, match="'dedicated', 'shared', 'any'"):
         convert({"vnfd": {"vdu": [{"id": "v", "guest-epa": {"cpu-pinning-policy": "PINNED"}}]}})
+
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "dialects" / "osm-im"
+
+
+def _real(name: str) -> dict[str, Any]:
+    loaded = yaml.safe_load((DATA / name).read_text())
+    assert isinstance(loaded, dict)
+    return loaded
+
+
+@pytest.mark.parametrize(
+    ("name", "catalog", "index"),
+    [
+        ("hackfest_epasriov_vnfd.yaml", "vnfd:vnfd-catalog", 1),  # two VDUs, the second twice
+        ("ubuntu_epa_virtio_vnfd.yaml", "vnfd-catalog", 0),  # one VDU, twice: a VNF of one member
+    ],
+)
+def test_vdu_count_is_the_members_count(name: str, catalog: str, index: int) -> None:
+    data = _real(name)
+    vdu = data[catalog]["vnfd"][0]["vdu"][index]
+    vdu["count"] = "2"
+    conversion = convert(data)
+    template = VnfTemplate.model_validate(conversion.data)
+    assert [m.count for m in template.members] == [2 if i == index else 1 for i in range(index + 1)]
+    vdu_path = (catalog, "vnfd", 0, "vdu", index)
+    assert conversion.origin_of(("members", index, "count")) == (*vdu_path, "count")
+    assert not [n for n in conversion.notes if n.path == (*vdu_path, "count")]
+
+
+def test_host_epa_preferences_refuse_no_host_and_are_named() -> None:
+    host_epa = {
+        "cpu-arch": "PREFER_X86_64",
+        "cpu-vendor": "PREFER_INTEL",
+        "cpu-feature": [{"feature": "PREFER_AES"}, {"feature": "REQUIRE_AVX2"}],
+    }
+    conversion = convert(_vdu(host_epa=host_epa))
+    assert conversion.data["processor"] == {"required_flags": ["avx2"]}
+    at = ("vnfd", "vdu", 0, "host-epa")
+    preferences = {n.path: n.message for n in conversion.notes if "preference" in n.message}
+    assert set(preferences) == {(*at, "cpu-arch"), (*at, "cpu-vendor"), (*at, "cpu-feature", 0)}
+    assert "PREFER_AES" in preferences[(*at, "cpu-feature", 0)]
+
+
+def _ubuntu_two_nodes(node: dict[str, Any], vcpus: int) -> dict[str, Any]:
+    """The real ubuntu_epa_virtio VNFD with node-cnt 2 and one listed node."""
+    data = _real("ubuntu_epa_virtio_vnfd.yaml")
+    vdu = data["vnfd-catalog"]["vnfd"][0]["vdu"][0]
+    vdu["vm-flavor"]["vcpu-count"] = vcpus  # memory-mb: 2048
+    policy = vdu["guest-epa"]["numa-node-policy"]
+    policy["node-cnt"] = 2
+    policy["node"] = [node]
+    return data
+
+
+def test_an_unlisted_numa_node_gets_its_own_id() -> None:
+    data = _ubuntu_two_nodes({"id": 1, "paired-threads": {"num-paired-threads": 1}}, 4)
+    vm = VmDescriptor.model_validate(convert(data).data)
+    assert [(cs.id, cs.vcpus, cs.howtogroup, cs.memory_mib) for cs in vm.cpu_sets] == [
+        (1, (0, 1), ((0, 1),), 1024),
+        (0, (2, 3), (), 1024),
+    ]
+    assert not [f for f in lint_text(yaml.safe_dump(data), "u.yaml").findings if f.code]
+
+
+def test_an_unlisted_numa_node_gets_the_remaining_vcpus_and_memory() -> None:
+    node = {"id": 0, "vcpu": [{"id": i} for i in range(4)], "memory-mb": 1536}
+    vm = VmDescriptor.model_validate(convert(_ubuntu_two_nodes(node, 6)).data)
+    assert [(cs.id, cs.vcpus, cs.memory_mib) for cs in vm.cpu_sets] == [
+        (0, (0, 1, 2, 3), 1536),
+        (1, (4, 5), 512),
+    ]
+    assert (vm.total_vcpus, vm.total_memory_mib) == (6, 2048)
+
+
+def test_listed_numa_memory_beyond_the_flavor_is_named_against_the_flavor() -> None:
+    data = _ubuntu_two_nodes({"id": 0, "vcpu": [{"id": 0}], "memory-mb": 3072}, 2)
+    (finding,) = [f for f in lint_text(yaml.safe_dump(data), "u.yaml").findings if f.code]
+    assert finding.path == "vnfd-catalog.vnfd[0].vdu[0].vm-flavor.memory-mb"
+    assert "memory-mb add up to 3072 MiB of the VDU's 2048 MiB" in finding.message
+
+
+def test_more_listed_numa_nodes_than_node_cnt_is_an_error() -> None:
+    data = _ubuntu_two_nodes({"id": 0, "vcpu": [{"id": 0}]}, 2)
+    policy = data["vnfd-catalog"]["vnfd"][0]["vdu"][0]["guest-epa"]["numa-node-policy"]
+    policy["node-cnt"] = 1
+    policy["node"].append({"id": 1, "vcpu": [{"id": 1}]})
+    with pytest.raises(DialectError, match="node-cnt is 1 but the policy lists 2 nodes"):
+        convert(data)

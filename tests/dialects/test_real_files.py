@@ -116,7 +116,7 @@ def _modes(vm: VmDescriptor) -> list[str]:
         ("openmano/dataplaneVNF2.yaml", ["dedicated", "dedicated", "sriov", "vswitch", "vswitch"]),
         ("openmano/dataplaneVNF3.yaml", ["sriov", "sriov", "vswitch"]),
         ("openvim/flavor.yaml", ["dedicated", "sriov"]),
-        ("openvim/server.yaml", ["dedicated", "sriov"]),
+        ("openvim/server.yaml", ["dedicated", "sriov", "vswitch"]),  # networks: mgmt0
     ],
 )
 def test_openvim_dedicated_no_is_an_sriov_vf(path: str, modes: list[str]) -> None:

@@ -129,3 +129,20 @@ def test_placement_result_and_host_show_in_notebooks(
     ids = [g.get("id") for g in several.iter(f"{SVG}g") if g.get("id")]
     assert len(ids) == len(set(ids))
     assert f"h1-pu-{dell.cpus[0].id}" in ids
+
+
+def test_a_shared_cpu_vm_shows_its_legend_colour_on_its_shared_pus(
+    dell: ComputeHostDescriptor,
+) -> None:
+    result = nfvplace.place([dell], nfvplace.load(EXAMPLES / "vms" / "cloud-vm.yaml"))
+    config = result.configuration
+    assert config.shared is not None
+    assert not config.cpu_sets  # only floating vCPUs: nothing pinned to show
+    root = ElementTree.fromstring(host_svg(dell, [config]))
+    (legend,) = [g for g in root.iter(f"{SVG}g") if "legend-vm" in _classes(g)]
+    colour = next(legend.iter(f"{SVG}rect")).get("fill")
+    drawn = _elements(host_svg(dell, [config]))
+    for pu in config.shared.cpus:
+        element = drawn[f"pu-{pu}"]
+        assert {"shared", "vm-shared", "vm-0"} <= _classes(element)
+        assert colour in {r.get("fill") for r in element.iter(f"{SVG}rect")}

@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ...models.chd import CacheWays, ComputeHostDescriptor
-from ..findings import Hit, Rule, Severity
+from ..finding import Severity
+from ..findings import Hit, Rule
 
 FAMILY = "cache"
 CLAUSE = "8.1.1.1"

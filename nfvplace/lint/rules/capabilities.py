@@ -9,7 +9,8 @@ from ...models.capabilities import HypervisorCapability, ProcessorFeature
 from ...models.chd import ComputeHostDescriptor
 from ...models.processors import generation, model_family
 from ...models.vmd import InterfaceMode, VmDescriptor
-from ..findings import Hit, Rule, Severity
+from ..finding import Severity
+from ..findings import Hit, Rule
 
 FAMILY = "capabilities"
 

@@ -6,7 +6,8 @@ from collections.abc import Iterator
 
 from ...models.configuration import VmConfiguration
 from ...models.vmd import InterfaceMode
-from ..findings import Hit, Rule, Severity
+from ..finding import Severity
+from ..findings import Hit, Rule
 
 FAMILY = "configuration"
 
@@ -166,7 +167,11 @@ def _check_pins(config: VmConfiguration) -> Iterator[Hit]:
             )
     for pos, pu in enumerate(config.emulator_pins):
         yield from hold(pu, "the emulator threads", ("emulator_pins", pos))
-    known = set(vcpu_set)
+    yield from _check_vcpu_ids(config, set(vcpu_set))
+
+
+def _check_vcpu_ids(config: VmConfiguration, known: set[int]) -> Iterator[Hit]:
+    """Pinned vCPU ids within 0..N-1 (N counting the shared ones); realtime vCPUs pinned."""
     shared = config.shared.vcpus if config.shared else 0
     total = len(known) + shared
     outside = sorted(v for v in known if v >= total)

@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ...models.vmd import ThreadPolicy, VmDescriptor
-from ..findings import Hit, Rule, Severity
+from ..finding import Severity
+from ..findings import Hit, Rule
 
 FAMILY = "cpu"
 CLAUSE = "8.2.2.4"

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from ... import errors
-from ..findings import Rule, Severity
+from ..finding import Severity
+from ..findings import Rule
 
 FAMILY = "document"
 

@@ -11,7 +11,8 @@ from collections.abc import Iterator
 from ...models.chd import ComputeHostDescriptor
 from ...models.loading import PathKey
 from ...models.vmd import VmDescriptor
-from ..findings import Hit, Rule, Severity
+from ..finding import Severity
+from ..findings import Hit, Rule
 
 FAMILY = "information"
 

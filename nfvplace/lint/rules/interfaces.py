@@ -7,7 +7,8 @@ from collections.abc import Iterator
 from ...models.chd import ComputeHostDescriptor, PortUsage
 from ...models.loading import format_path
 from ...models.vmd import Interface, InterfaceMode, VmDescriptor
-from ..findings import Hit, Rule, Severity
+from ..finding import Severity
+from ..findings import Hit, Rule
 
 FAMILY = "interfaces"
 

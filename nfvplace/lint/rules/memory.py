@@ -7,7 +7,8 @@ from collections.abc import Iterator
 from ...models.chd import ComputeHostDescriptor
 from ...models.units import format_memory_kib
 from ...models.vmd import VmDescriptor
-from ..findings import Hit, Rule, Severity
+from ..finding import Severity
+from ..findings import Hit, Rule
 
 FAMILY = "memory"
 

@@ -8,7 +8,8 @@ from ...models.base import PCI_ADDRESS_PATTERN
 from ...models.chd import ComputeHostDescriptor
 from ...models.configuration import VmConfiguration
 from ...models.loading import PathKey, format_path
-from ..findings import Hit, Rule, Severity
+from ..finding import Severity
+from ..findings import Hit, Rule
 
 FAMILY = "pci"
 

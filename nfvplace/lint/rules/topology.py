@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 
-from ...models.chd import ComputeHostDescriptor, CpuState
-from ..findings import Hit, Rule, Severity
+from ...models.chd import ComputeHostDescriptor, Cpu, CpuState, NumaNode
+from ..finding import Severity
+from ..findings import Hit, Rule
 
 FAMILY = "topology"
 CLAUSE = "8.1.1.4"
@@ -205,39 +206,50 @@ def _check_ids_and_siblings(host: ComputeHostDescriptor) -> Iterator[Hit]:
             core_node.setdefault(core, node.id)
         for c, cpu in enumerate(node.cpus):
             path = ("numa_nodes", n, "cpus", c, "siblings")
-            siblings = set(cpu.siblings)
-            if cpu.id not in siblings:
-                yield SIBLINGS_OMIT_SELF.hit(
-                    path, f"PU {cpu.id} lists siblings {list(cpu.siblings)}, without itself"
-                )
-            unknown = sorted(s for s in siblings if s not in by_id and s != cpu.id)
-            if unknown:
-                yield SIBLING_UNKNOWN.hit(
-                    path,
-                    f"PU {cpu.id} names sibling(s) {unknown}, not PUs of node {node.id}",
-                )
-            for other_id in sorted(siblings - {cpu.id} - set(unknown)):
-                other = by_id[other_id]
-                differs = set(other.siblings) | {other.id} != siblings | {cpu.id}
-                if differs and (cpu.id < other_id or cpu.id not in other.siblings):
-                    yield SIBLINGS_ASYMMETRIC.hit(
-                        path,
-                        f"PU {cpu.id} lists siblings {sorted(siblings)} but PU {other_id} "
-                        f"lists {sorted(other.siblings)}",
-                    )
-                if other.core != cpu.core and cpu.id < other_id:
-                    yield SIBLINGS_CORE_MISMATCH.hit(
-                        path,
-                        f"PUs {cpu.id} and {other_id} are siblings but on cores {cpu.core} "
-                        f"and {other.core}",
-                    )
-            same_core = by_core[cpu.core] - siblings
-            if same_core:
-                yield SIBLINGS_CORE_MISMATCH.hit(
-                    path,
-                    f"PU(s) {sorted(same_core)} share core {cpu.core} with PU {cpu.id} but are "
-                    "not in its siblings",
-                )
+            yield from _check_siblings(cpu, path, node, by_id, by_core)
+
+
+def _check_siblings(
+    cpu: Cpu,
+    path: tuple[str | int, ...],
+    node: NumaNode,
+    by_id: Mapping[int, Cpu],
+    by_core: Mapping[int, set[int]],
+) -> Iterator[Hit]:
+    """A PU's siblings include itself, are PUs of its node, agree with theirs, share its core."""
+    siblings = set(cpu.siblings)
+    if cpu.id not in siblings:
+        yield SIBLINGS_OMIT_SELF.hit(
+            path, f"PU {cpu.id} lists siblings {list(cpu.siblings)}, without itself"
+        )
+    unknown = sorted(s for s in siblings if s not in by_id and s != cpu.id)
+    if unknown:
+        yield SIBLING_UNKNOWN.hit(
+            path,
+            f"PU {cpu.id} names sibling(s) {unknown}, not PUs of node {node.id}",
+        )
+    for other_id in sorted(siblings - {cpu.id} - set(unknown)):
+        other = by_id[other_id]
+        differs = set(other.siblings) | {other.id} != siblings | {cpu.id}
+        if differs and (cpu.id < other_id or cpu.id not in other.siblings):
+            yield SIBLINGS_ASYMMETRIC.hit(
+                path,
+                f"PU {cpu.id} lists siblings {sorted(siblings)} but PU {other_id} "
+                f"lists {sorted(other.siblings)}",
+            )
+        if other.core != cpu.core and cpu.id < other_id:
+            yield SIBLINGS_CORE_MISMATCH.hit(
+                path,
+                f"PUs {cpu.id} and {other_id} are siblings but on cores {cpu.core} "
+                f"and {other.core}",
+            )
+    same_core = by_core[cpu.core] - siblings
+    if same_core:
+        yield SIBLINGS_CORE_MISMATCH.hit(
+            path,
+            f"PU(s) {sorted(same_core)} share core {cpu.core} with PU {cpu.id} but are "
+            "not in its siblings",
+        )
 
 
 def _check_states(host: ComputeHostDescriptor) -> Iterator[Hit]:

@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 
 from ...models.vmd import VARIANT_OVERRIDES, Variant, VmDescriptor
-from ..findings import Hit, Rule, Severity
+from ..finding import Severity
+from ..findings import Hit, Rule
 
 FAMILY = "variants"
 CLAUSE = "8.2.2.5"

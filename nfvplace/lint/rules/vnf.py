@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 
 from ...models.vmd import VmDescriptor
-from ...models.vnf import VnfTemplate
-from ..findings import Hit, Rule, Severity
+from ...models.vnf import LinkEndpoint, VnfLink, VnfTemplate
+from ..finding import Severity
+from ..findings import Hit, Rule
 
 FAMILY = "vnf"
 CLAUSE = "8.2.1"
@@ -151,36 +152,52 @@ def check_vnf(template: VnfTemplate, resolve: Resolver | None = None) -> Iterato
         else:
             link_names[link.name] = index
         for e, endpoint in enumerate(link.endpoints):
-            path = ("links", index, "endpoints", e)
-            if endpoint.member not in names:
-                yield LINK_UNKNOWN_MEMBER.hit(
-                    (*path, "member"),
-                    f"link '{link.name}' names member '{endpoint.member}' (members: "
-                    f"{sorted(names)})",
-                )
-                continue
-            vm = descriptors.get(endpoint.member)
-            if vm is None:
-                continue
-            interfaces = {i.name: i for i in vm.all_interfaces}
-            interface = interfaces.get(endpoint.interface)
-            if interface is None:
-                yield LINK_UNKNOWN_INTERFACE.hit(
-                    (*path, "interface"),
-                    f"member '{endpoint.member}' ({vm.name}) has no interface "
-                    f"'{endpoint.interface}' (it has {sorted(interfaces)})",
-                )
-            elif (
-                link.bandwidth_gbps is not None
-                and interface.speed_gbps is not None
-                and link.bandwidth_gbps > interface.speed_gbps
-            ):
-                yield LINK_OVER_SPEED.hit(
-                    ("links", index, "bandwidth_gbps"),
-                    f"link '{link.name}' needs {link.bandwidth_gbps:g} Gbps but "
-                    f"{endpoint.member}.{endpoint.interface} is a {interface.speed_gbps:g} Gbps "
-                    "interface",
-                )
+            yield from _endpoint(link, ("links", index), e, endpoint, names, descriptors)
+    yield from _anti_affinity(template, names)
+
+
+def _endpoint(
+    link: VnfLink,
+    at: tuple[str, int],
+    e: int,
+    endpoint: LinkEndpoint,
+    names: Mapping[str, int],
+    descriptors: Mapping[str, VmDescriptor],
+) -> Iterator[Hit]:
+    """An endpoint names a member, and an interface of it fast enough for the link."""
+    path = (*at, "endpoints", e)
+    if endpoint.member not in names:
+        yield LINK_UNKNOWN_MEMBER.hit(
+            (*path, "member"),
+            f"link '{link.name}' names member '{endpoint.member}' (members: {sorted(names)})",
+        )
+        return
+    vm = descriptors.get(endpoint.member)
+    if vm is None:
+        return
+    interfaces = {i.name: i for i in vm.all_interfaces}
+    interface = interfaces.get(endpoint.interface)
+    if interface is None:
+        yield LINK_UNKNOWN_INTERFACE.hit(
+            (*path, "interface"),
+            f"member '{endpoint.member}' ({vm.name}) has no interface "
+            f"'{endpoint.interface}' (it has {sorted(interfaces)})",
+        )
+    elif (
+        link.bandwidth_gbps is not None
+        and interface.speed_gbps is not None
+        and link.bandwidth_gbps > interface.speed_gbps
+    ):
+        yield LINK_OVER_SPEED.hit(
+            (*at, "bandwidth_gbps"),
+            f"link '{link.name}' needs {link.bandwidth_gbps:g} Gbps but "
+            f"{endpoint.member}.{endpoint.interface} is a {interface.speed_gbps:g} Gbps "
+            "interface",
+        )
+
+
+def _anti_affinity(template: VnfTemplate, names: Mapping[str, int]) -> Iterator[Hit]:
+    """Anti-affinity groups name members, and no same-host link joins two members they part."""
     apart: set[frozenset[str]] = set()
     for index, group in enumerate(template.anti_affinity):
         for m, name in enumerate(group.members):

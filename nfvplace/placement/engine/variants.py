@@ -10,7 +10,7 @@ from ...models.vmd import VariantMatch, VmDescriptor
 from ..index import FleetIndex
 from ..resources.base import BoolArray
 from ..resources.capabilities import CAPABILITIES_KIND
-from ..resources.capability_checks import version_key
+from ..resources.capabilities.table import version_key
 
 
 def matches(fleet: FleetIndex, match: VariantMatch) -> BoolArray:

@@ -20,8 +20,7 @@ from ... import errors
 from ...errors import DescriptorError
 from ...models.chd import ComputeHostDescriptor
 from ..resources import KINDS
-from ..resources.base import HostFree, IntArray, Table, Vocabulary
-from ..resources.kind import ResourceKind
+from ..resources.base import HostFree, IntArray, KindKey, Table, Vocabulary
 from .free import free_of
 from .hosts import HostStore, Interner
 
@@ -64,7 +63,7 @@ class FleetIndex:
     def host(self, host_id: str) -> ComputeHostDescriptor:
         return self.hosts[self.index[host_id]]
 
-    def table[T: Table](self, kind: ResourceKind[T, Any]) -> T:
+    def table[T: Table](self, kind: KindKey[T, Any]) -> T:
         """The columns `kind` keeps."""
         return cast(T, self.tables[kind.name])
 

@@ -13,15 +13,12 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Hashable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol, Self, cast
+from typing import Any, Protocol, Self, cast
 
 import numpy as np
 import numpy.typing as npt
 
 from ...models.chd import ComputeHostDescriptor
-
-if TYPE_CHECKING:
-    from .kind import ResourceKind
 
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
@@ -85,6 +82,16 @@ class NoTable(Table):
     """The columns of a kind that keeps none."""
 
 
+class KindKey[T: Table, F](Protocol):
+    """What names a kind's columns and its part of a host's free resources (the full interface is
+    `kind.ResourceKind`)."""
+
+    @property
+    def name(self) -> str: ...
+    def new_table(self, hosts: int, nodes: int, vocab: Vocabulary) -> T: ...
+    def free(self, host: ComputeHostDescriptor) -> F: ...
+
+
 @dataclass(frozen=True, slots=True)
 class HostFree:
     """One host's free resources, classified the way placement counts them: a part per resource
@@ -94,7 +101,7 @@ class HostFree:
     node_ids: tuple[int, ...]  # NUMA node id of each slot, in the host's order
     parts: Mapping[str, object]
 
-    def of[F](self, kind: ResourceKind[Any, F]) -> F:
+    def of[F](self, kind: KindKey[Any, F]) -> F:
         return cast(F, self.parts[kind.name])
 
     def slot(self, node_id: int) -> int:
@@ -122,7 +129,7 @@ class IndexedFleet(Protocol):
     def max_nodes(self) -> int: ...
     @property
     def vocab(self) -> Vocabulary: ...
-    def table[T: Table](self, kind: ResourceKind[T, Any]) -> T: ...
+    def table[T: Table](self, kind: KindKey[T, Any]) -> T: ...
     def free(self, i: int) -> HostFree: ...
     def __len__(self) -> int: ...
 

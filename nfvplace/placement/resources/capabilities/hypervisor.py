@@ -2,31 +2,12 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from ...models.capabilities import HypervisorCapability
-from ...models.processors import refusal
-from ..options import ProcessorMatch
-from ..reasons import Reason
-from .filtering import FilterInput, HostCheck, detail
-
-if TYPE_CHECKING:
-    from .capabilities import CapabilitiesTable
-
-CAPABILITIES: tuple[HypervisorCapability, ...] = tuple(HypervisorCapability)
-
-
-def version_key(version: str | None) -> float:
-    """`"8.2.0"` -> 8002000.0 (three numeric parts, 1000 each); unknown -> -1."""
-    if not version:
-        return -1.0
-    parts: list[int] = []
-    for piece in version.replace("-", ".").split(".")[:3]:
-        digits = "".join(ch for ch in piece if ch.isdigit())
-        parts.append(min(int(digits), 999) if digits else 0)
-    while len(parts) < 3:
-        parts.append(0)
-    return float(parts[0] * 1_000_000 + parts[1] * 1000 + parts[2])
+from ....models.capabilities import HypervisorCapability
+from ....models.processors import refusal
+from ...options import ProcessorMatch
+from ...reasons import Reason
+from ..filtering import FilterInput, HostCheck, detail
+from .table import CAPABILITIES, CapabilitiesTable, version_key
 
 
 def model_reason(inp: FilterInput, i: int, reference: str) -> str:
@@ -127,4 +108,4 @@ def _hypervisor(inp: FilterInput, i: int, attr: str) -> object:
     return None if hv is None else getattr(hv, attr)
 
 
-__all__ = ["CAPABILITIES", "hypervisor_checks", "model_reason", "version_key"]
+__all__ = ["hypervisor_checks", "model_reason"]

@@ -18,35 +18,20 @@ whatever the rank.
 from __future__ import annotations
 
 from collections.abc import Hashable, Iterable
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from ...models.chd import ComputeHostDescriptor
-from ...models.processors import SAME_LINE, match_rank
-from ...models.vmd import MemoryRequirements, ProcessorRequirements
-from ..options import ProcessorMatch
-from ..reasons import Reason
-from .base import BoolArray, FloatArray, HostFree, IntArray, Table, Vocabulary
-from .capability_checks import CAPABILITIES, hypervisor_checks, model_reason, version_key
-from .filtering import FilterInput, HostCheck, detail
-from .kind import Kind
-
-
-@dataclass(frozen=True, slots=True)
-class CapabilitiesTable(Table):
-    vendor: IntArray
-    model: IntArray
-    frequency: FloatArray
-    flags: BoolArray  # hosts x flag codes
-    hv_type: IntArray
-    hv_version: FloatArray
-    caps: BoolArray  # hosts x CAPABILITIES: present and enabled
-    caps_disabled: BoolArray  # hosts x CAPABILITIES: present but not enabled
-    mem_type: IntArray
-    mem_speed: FloatArray
-    mem_channels: FloatArray
+from ....models.chd import ComputeHostDescriptor
+from ....models.processors import SAME_LINE, match_rank
+from ....models.vmd import MemoryRequirements, ProcessorRequirements
+from ...options import ProcessorMatch
+from ...reasons import Reason
+from ..base import BoolArray, FloatArray, HostFree, Vocabulary
+from ..filtering import FilterInput, HostCheck, detail
+from ..kind import Kind
+from .hypervisor import hypervisor_checks, model_reason
+from .table import CAPABILITIES, CapabilitiesTable, version_key
 
 
 class CapabilitiesKind(Kind[CapabilitiesTable, None]):
