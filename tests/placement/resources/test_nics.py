@@ -96,3 +96,12 @@ def test_pack_puts_one_vms_interfaces_on_one_port() -> None:
 )
 def test_match_vfs(rates: list[int | None], needs: list[int], expected: list[int] | None) -> None:
     assert match_vfs(rates, needs) == expected
+
+
+def test_an_interface_that_asks_no_speed_names_no_speed() -> None:
+    hosts = [host("h", [NodeSpec(ports=[PortSpec(speed=25, vfs=0)])])]
+    wanted = vm(cpu_sets=[cpu_set(0, 2, interfaces=({"name": "e0", "mode": "sriov"},))])
+    result = nfvplace.place(hosts, wanted)
+    assert result.diagnosis is not None
+    assert "lack a free VF on a port" in result.diagnosis.summary
+    assert "0 Gbps" not in result.diagnosis.summary

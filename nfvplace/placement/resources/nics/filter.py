@@ -82,22 +82,16 @@ def count_needs(
         if k == 1:
             available = have
         ok &= have >= k
-    speed = top[0].speed_gbps
+    fast = _speed(top[0].speed_gbps)  # "≥ 25 Gbps " ("" when no interface asks a speed)
     speeds = " and ".join(f"≥ {i.speed_gbps:g}" for i in top)
     code = Reason.physical_network if network else None
     if mode is InterfaceMode.dedicated:
-        phrase = (
-            f"a free ≥ {speed:g} Gbps port{on}"
-            if len(top) == 1
-            else f"{len(top)} free ports ({speeds} Gbps){on}"
-        )
+        many = f" ({speeds} Gbps)" if fast else ""
+        phrase = f"a free {fast}port{on}" if len(top) == 1 else f"{len(top)} free ports{many}{on}"
         unit = f"free ports of the fastest speed asked{on}"
         return [(code or Reason.dedicated_port, ok, available, phrase, unit)]
-    phrase = (
-        f"a free VF on a ≥ {speed:g} Gbps port{on}"
-        if len(top) == 1
-        else f"{len(top)} free VFs on ports of {speeds} Gbps{on}"
-    )
+    many = f" on ports of {speeds} Gbps" if fast else ""
+    phrase = f"a free VF on a {fast}port{on}" if len(top) == 1 else f"{len(top)} free VFs{many}{on}"
     unit = f"free VFs on ports of the fastest speed asked{on}"
     out: list[Count] = [(code or Reason.sriov_vf, ok, available, phrase, unit)]
     widest = max(top, key=lambda i: i.bandwidth_kbps)
@@ -131,10 +125,15 @@ def _bandwidth_need(
         Reason.sriov_bandwidth,
         bw_ok,
         best_bw,
-        f"a ≥ {widest.speed_gbps:g} Gbps port with a free VF and "
+        f"a {_speed(widest.speed_gbps)}port with a free VF and "
         f"{widest.bandwidth_gbps:g} Gbps unused{on}",
         "Gbps unused on such a port (or its NIC's PCIe link)",
     )
+
+
+def _speed(gbps: float) -> str:
+    """`≥ 25 Gbps ` before "port" in a phrase; nothing for an interface that asks no speed."""
+    return f"≥ {gbps:g} Gbps " if gbps > 0 else ""
 
 
 def node_needs(inp: FilterInput, t: NicsTable, cpu_set: int) -> list[NodeNeed]:
