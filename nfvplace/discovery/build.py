@@ -16,12 +16,14 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from collections.abc import Iterable
+from typing import Any
 
 from pydantic import ValidationError
 
 from .. import errors
 from ..errors import DiscoveryError
 from ..models.chd import (
+    CacheAllocation,
     CacheSizes,
     ComputeHostDescriptor,
     Cpu,
@@ -177,6 +179,7 @@ def _build(
     if facts.hypervisor is None:
         unknown.append("hypervisor")
     kernel = _kernel(topo, facts, unknown)
+    cache = facts.cache_allocation or _cache_allocation(topo, processor, unknown, notes)
     return ComputeHostDescriptor(
         id=host_id,
         processor=processor,
@@ -185,6 +188,7 @@ def _build(
         kernel=kernel,
         numa_nodes=tuple(nodes),
         numa_distances=distances,
+        cache_allocation=CacheAllocation.model_validate(cache) if cache else None,
         labels=dict(facts.labels),
         provenance=Provenance(
             source="live" if source == "live" else "hwloc-xml",
@@ -193,6 +197,32 @@ def _build(
             notes=_dedupe(notes),
         ),
     )
+
+
+def _cache_allocation(
+    topo: HwTopology, processor: Processor, unknown: list[str], notes: list[str]
+) -> dict[str, Any] | None:
+    """The L3 caches an export states, unless the processor's flags are known and lack cache
+    allocation (`cat_l3`); how many classes of service it has only resctrl says, so
+    `cache_allocation.classes` stays unknown (no VM asking ways is placed here until it is given,
+    e.g. `--set cache_allocation.classes=16`)."""
+    flags = {f.lower() for f in processor.flags}
+    if (flags and "cat_l3" not in flags) or not topo.l3:
+        return None
+    unknown.append("cache_allocation.classes")
+    notes.append(
+        "L3 caches and their ways from hwloc; classes of service unknown (resctrl's num_closids)"
+    )
+    domains = [
+        {
+            "id": c.os_index,
+            "numa_nodes": list(c.nodes),
+            "ways": c.ways,
+            "way_kib": c.size_bytes // 1024 // c.ways,
+        }
+        for c in topo.l3
+    ]
+    return {"domains": domains}
 
 
 def _cpus_by_node(

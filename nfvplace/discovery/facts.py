@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..models.chd import Hypervisor, Kernel, Processor
 
@@ -38,6 +39,7 @@ class HostFacts:
     isolated: frozenset[int] | None = None
     offline: frozenset[int] = frozenset()
     distances: Mapping[int, tuple[int, ...]] | None = None  # node -> distance row, sysfs order
+    cache_allocation: Mapping[str, Any] | None = None  # from resctrl (`resctrl.py`), as CHD data
     unknown: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
     labels: Mapping[str, str] = field(default_factory=dict)

@@ -44,6 +44,9 @@ class ObjectRecords:
     core_count: int = 0
     pci: list[tuple[etree._Element, str, int | None, int | None]] = field(default_factory=list)
     caches: dict[tuple[int, str], int] = field(default_factory=dict)
+    l3: list[tuple[int, int, int, int]] = field(
+        default_factory=list
+    )  # (index, ways, bytes, nodeset)
     info: dict[str, str] = field(default_factory=dict)
 
 
@@ -131,6 +134,8 @@ def walk_objects(
         size = int_attr(element, "cache_size", source)
         if size:
             records.caches.setdefault(CACHE_TYPES[kind], size)
+        if kind == "L3Cache":
+            _l3(element, records, os_index, size)
     elif kind == "PCIDev":
         records.pci.append(_pci_record(element, parent_bridge, locality, source))
     if kind == "Bridge":
@@ -138,6 +143,18 @@ def walk_objects(
     for child in element:
         if child.tag == "object":
             walk_objects(child, records, package, core, locality, parent_bridge)
+
+
+def _l3(
+    element: etree._Element, records: ObjectRecords, os_index: int | None, size: int | None
+) -> None:
+    """An L3 cache whose ways and nodes the export states (for cache allocation)."""
+    ways = int_attr(element, "cache_associativity", records.source)
+    nodeset = bitmap_attr(element, "nodeset", records.source)
+    if ways and size and nodeset:
+        records.l3.append(
+            (os_index if os_index is not None else len(records.l3), ways, size, nodeset)
+        )
 
 
 def _package(element: etree._Element, records: ObjectRecords, os_index: int | None) -> int:

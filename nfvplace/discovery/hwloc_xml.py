@@ -20,7 +20,7 @@ from pathlib import Path
 from lxml import etree
 
 from .hwloc_objects import ObjectRecords, bitmap_attr, infos_of, walk_objects
-from .hwtopo import Cache, HwNode, HwPciFunction, HwPu, HwTopology
+from .hwtopo import Cache, HwL3, HwNode, HwPciFunction, HwPu, HwTopology
 from .xml_input import MAX_XML_BYTES, read_hwloc_xml_bytes, safe_root, xml_failure
 
 _HEX4 = re.compile(r"^[0-9a-f]{4}$")
@@ -54,6 +54,12 @@ def parse_hwloc_xml(data: bytes, source: str = "<hwloc-xml>") -> HwTopology:
             Cache(level, kind, size) for (level, kind), size in sorted(records.caches.items())
         ),
         page_sizes=_page_sizes(nodes, records.info),
+        l3=tuple(
+            HwL3(
+                index, ways, size, tuple(n for n in range(nodeset.bit_length()) if nodeset >> n & 1)
+            )
+            for index, ways, size, nodeset in records.l3
+        ),
     )
 
 

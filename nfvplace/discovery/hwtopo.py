@@ -99,6 +99,16 @@ class Cache:
     size_bytes: int
 
 
+@dataclass(frozen=True, slots=True)
+class HwL3:
+    """One L3 cache instance: its ways (associativity), size, and the NUMA nodes under it."""
+
+    os_index: int
+    ways: int
+    size_bytes: int
+    nodes: tuple[int, ...]
+
+
 @dataclass(frozen=True)
 class HwTopology:
     """Everything discovery keeps from an hwloc topology."""
@@ -115,3 +125,4 @@ class HwTopology:
     )  # Machine infos + first Package's CPU infos
     caches: tuple[Cache, ...] = ()  # one per (level, kind), first seen
     page_sizes: tuple[int, ...] = ()  # bytes, from page_type or the PageSizes info
+    l3: tuple[HwL3, ...] = ()  # every L3 cache whose ways the export states

@@ -23,6 +23,7 @@ from .hwloc_xml import parse_hwloc_xml
 from .hwtopo import HwTopology
 from .hypervisor import HostProbe, hypervisor_from_probe, probe_host
 from .pyhwloc_live import export_live_xml
+from .resctrl import read_cache_allocation
 from .sysfs import (
     read_cmdline,
     read_cpuinfo,
@@ -120,6 +121,12 @@ def discover_live(
     if not any(hugepages.values()):
         unknown.append("numa_nodes[*].memory.hugepages")
     distances = read_node_distances(root)
+    cache = read_cache_allocation(root)
+    if cache is None and "cat_l3" in processor.flags:
+        notes.append(
+            "L3 cache allocation: resctrl is not mounted (mount -t resctrl resctrl /sys/fs/resctrl)"
+        )
+        unknown.append("cache_allocation")
     facts = HostFacts(
         processor=processor,
         kernel=kernel,
@@ -129,6 +136,7 @@ def discover_live(
         isolated=isolation.isolated,
         offline=read_offline_cpus(root),
         distances=distances or None,
+        cache_allocation=cache,
         unknown=tuple(unknown),
         notes=tuple(notes),
     )

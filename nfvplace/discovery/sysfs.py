@@ -19,7 +19,7 @@ _HUGEPAGE_DIR = re.compile(r"^hugepages-(\d+)kB$")
 _NODE_DIR = re.compile(r"^node(\d+)$")
 
 
-def _read(path: Path) -> str | None:
+def read_text(path: Path) -> str | None:
     try:
         with path.open("r", encoding="utf-8", errors="replace") as handle:
             return handle.read(_MAX_READ)
@@ -27,8 +27,8 @@ def _read(path: Path) -> str | None:
         return None
 
 
-def _read_int(path: Path) -> int | None:
-    text = _read(path)
+def read_int(path: Path) -> int | None:
+    text = read_text(path)
     if text is None:
         return None
     try:
@@ -95,8 +95,8 @@ def read_hugepages(root: Path) -> dict[int, dict[int, tuple[int, int]]]:
             match = _HUGEPAGE_DIR.match(name)
             if match is None:
                 continue
-            total = _read_int(base / name / "nr_hugepages")
-            free = _read_int(base / name / "free_hugepages")
+            total = read_int(base / name / "nr_hugepages")
+            free = read_int(base / name / "free_hugepages")
             if total is None:
                 continue
             pools[int(match.group(1))] = (total, free if free is not None else total)
@@ -108,7 +108,7 @@ def read_node_memory_kib(root: Path) -> dict[int, int]:
     """Node -> MemTotal in KiB, from `node*/meminfo`."""
     out: dict[int, int] = {}
     for node in node_ids(root):
-        text = _read(root / f"sys/devices/system/node/node{node}/meminfo") or ""
+        text = read_text(root / f"sys/devices/system/node/node{node}/meminfo") or ""
         match = re.search(r"MemTotal:\s+(\d+)\s*kB", text)
         if match:
             out[node] = int(match.group(1))
@@ -119,7 +119,7 @@ def read_node_distances(root: Path) -> dict[int, tuple[int, ...]]:
     """Node -> its row of `node*/distance` (columns by ascending node id)."""
     out: dict[int, tuple[int, ...]] = {}
     for node in node_ids(root):
-        text = _read(root / f"sys/devices/system/node/node{node}/distance")
+        text = read_text(root / f"sys/devices/system/node/node{node}/distance")
         if text is None:
             continue
         try:
@@ -133,7 +133,7 @@ def read_node_distances(root: Path) -> dict[int, tuple[int, ...]]:
 
 
 def read_offline_cpus(root: Path) -> frozenset[int]:
-    text = _read(root / "sys/devices/system/cpu/offline")
+    text = read_text(root / "sys/devices/system/cpu/offline")
     return parse_cpulist(text) if text else frozenset()
 
 
@@ -174,7 +174,7 @@ def read_isolation(root: Path) -> Isolation:
     isolation = parse_cmdline_isolation(cmdline)
     cpuset: set[int] = set()
     for rel in ("sys/devices/system/cpu/isolated", "sys/fs/cgroup/cpuset.cpus.isolated"):
-        text = _read(root / rel)
+        text = read_text(root / rel)
         if text:
             cpuset |= parse_cpulist(text)
     return Isolation(
@@ -230,7 +230,7 @@ def parse_cpuinfo(text: str) -> CpuInfo:
 
 
 def read_cpuinfo(root: Path) -> CpuInfo | None:
-    text = _read(root / "proc/cpuinfo")
+    text = read_text(root / "proc/cpuinfo")
     return parse_cpuinfo(text) if text else None
 
 
@@ -238,19 +238,19 @@ def read_cpuinfo(root: Path) -> CpuInfo | None:
 
 
 def read_cmdline(root: Path) -> str | None:
-    text = _read(root / "proc/cmdline")
+    text = read_text(root / "proc/cmdline")
     return text.strip() if text is not None else None
 
 
 def read_kernel_version(root: Path) -> str | None:
-    text = _read(root / "proc/sys/kernel/osrelease")
+    text = read_text(root / "proc/sys/kernel/osrelease")
     return text.strip() if text else None
 
 
 def read_kernel_realtime(root: Path) -> bool | None:
-    text = _read(root / "sys/kernel/realtime")
+    text = read_text(root / "sys/kernel/realtime")
     if text is None:
-        version = _read(root / "proc/version")
+        version = read_text(root / "proc/version")
         return None if version is None else ("PREEMPT_RT" in version or "PREEMPT RT" in version)
     return text.strip() == "1"
 
@@ -279,15 +279,15 @@ def read_net_device(root: Path, name: str) -> NetDevice:
     address = _link_name(device)
     if address is None or not _PCI_ADDRESS.match(address):
         address = None
-    speed = _read_int(base / "speed")
+    speed = read_int(base / "speed")
     physfn = _link_name(device / "physfn") if address else None
-    numa = _read_int(device / "numa_node") if address else None
+    numa = read_int(device / "numa_node") if address else None
     return NetDevice(
         name=name,
         pci_address=address.lower() if address else None,
         speed_mbps=speed if speed is not None and speed > 0 else None,
-        sriov_totalvfs=_read_int(device / "sriov_totalvfs") if address else None,
-        sriov_numvfs=_read_int(device / "sriov_numvfs") if address else None,
+        sriov_totalvfs=read_int(device / "sriov_totalvfs") if address else None,
+        sriov_numvfs=read_int(device / "sriov_numvfs") if address else None,
         vfs=_virtfns(device) if address else (),
         physfn=physfn.lower() if physfn and _PCI_ADDRESS.match(physfn) else None,
         numa_node=numa if numa is not None and numa >= 0 else None,

@@ -13,13 +13,13 @@ from pathlib import Path
 
 from .facts import NetDevice
 from .hwtopo import HwNode, HwPciFunction, HwPu, HwTopology
-from .sysfs import _read, _read_int, node_ids, parse_cpulist, read_node_memory_kib
+from .sysfs import node_ids, parse_cpulist, read_int, read_node_memory_kib, read_text
 
 _CPU_DIR = re.compile(r"^cpu(\d+)$")
 
 
 def _hex_attr(path: Path) -> str | None:
-    text = _read(path)
+    text = read_text(path)
     if text is None:
         return None
     text = text.strip().lower().removeprefix("0x")
@@ -33,7 +33,7 @@ def _pci_function(
     klass = _hex_attr(base / "class") or "020000"
     vendor = (_hex_attr(base / "vendor") or "0000").zfill(4)
     device = (_hex_attr(base / "device") or "0000").zfill(4)
-    numa = _read_int(base / "numa_node")
+    numa = read_int(base / "numa_node")
     if numa is not None and numa >= 0:
         locality = (numa,)
     return HwPciFunction(
@@ -60,18 +60,18 @@ def sysfs_topology(root: Path, netdevs: tuple[NetDevice, ...] = ()) -> HwTopolog
     nodes = node_ids(root)
     node_of: dict[int, int] = {}
     for node in nodes:
-        text = _read(root / f"sys/devices/system/node/node{node}/cpulist")
+        text = read_text(root / f"sys/devices/system/node/node{node}/cpulist")
         for cpu in parse_cpulist(text or ""):
             node_of.setdefault(cpu, node)
-    online_text = _read(cpu_base / "online")
+    online_text = read_text(cpu_base / "online")
     online = parse_cpulist(online_text) if online_text else frozenset(cpu_ids)
     core_keys: dict[tuple[int, int], int] = {}
     packages: list[int] = []
     pus: list[HwPu] = []
     for cpu in cpu_ids:
         topo = cpu_base / f"cpu{cpu}/topology"
-        package = _read_int(topo / "physical_package_id")
-        core_id = _read_int(topo / "core_id")
+        package = read_int(topo / "physical_package_id")
+        core_id = read_int(topo / "core_id")
         if package is not None and package not in packages:
             packages.append(package)
         key = (package if package is not None else -1, core_id if core_id is not None else -1 - cpu)

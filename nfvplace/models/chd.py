@@ -322,8 +322,10 @@ class CacheDomain(Model):
 class CacheAllocation(Model):
     """L3 cache allocation (Intel RDT CAT, Linux resctrl): exclusive ways for pinned vCPUs."""
 
-    classes: PositiveInt = Field(
-        description="Classes of service (resctrl's num_closids), the default class included"
+    classes: PositiveInt | None = Field(
+        None,
+        description="Classes of service (resctrl's num_closids), the default class included; "
+        "unset: unknown (an hwloc export does not say), and no VM asking ways is placed here",
     )
     classes_used: NonNegativeInt = Field(
         0, description="Classes taken by groups other than the allocations' owners"

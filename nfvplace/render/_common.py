@@ -98,6 +98,16 @@ class GuestLayout:
         return None
 
 
+def cache_ways_warnings(config: VmConfiguration, target: str) -> list[str]:
+    """The cpu-sets' exclusive L3 cache ways, which `target` cannot reserve."""
+    return [
+        f"cpu-set {cs.id}: {cs.cache_ways.ways} exclusive L3 cache ways (Intel RDT CAT) cannot be "
+        f"expressed in {target}: reserve them with `render --format host-tuning`"
+        for cs in config.cpu_sets
+        if cs.cache_ways is not None
+    ]
+
+
 def guest_layout(config: VmConfiguration) -> GuestLayout:
     """Check the configuration's vCPU numbering and return its layout.
 

@@ -17,9 +17,9 @@ Both are pure. `docs/render.md` explains each parameter.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from urllib.parse import quote
 
 from .. import errors
 from ..errors import Issue, NfvplaceError
@@ -310,7 +310,7 @@ def _cache_groups(configs: Sequence[VmConfiguration]) -> tuple[CacheGroup, ...]:
                 cpus.update(cs.vcpu_pins.values(), cs.reserved_siblings)
         if masks:
             line = ";".join(f"{d}={mask:x}" for d, mask in sorted(masks.items()))
-            name = re.sub(r"[^A-Za-z0-9_.-]", "_", config.owner)
+            name = quote(config.owner, safe="@._-")  # discovery reads the owner back
             out.append(CacheGroup(name, f"L3:{line}", tuple(sorted(cpus))))
     return tuple(out)
 
@@ -394,5 +394,7 @@ def _resctrl_lines(tuning: HostTuning) -> list[str]:
         path = f"/sys/fs/resctrl/{group.name}"
         out.append(f"mkdir -p {path}")
         out.append(f"echo '{group.schemata}' > {path}/schemata")
+        if tuning.default_schemata:  # no other group shares its ways now
+            out.append(f"echo exclusive > {path}/mode")
         out.append(f"echo {cpu_list(group.cpus)} > {path}/cpus_list")
     return out

@@ -17,7 +17,7 @@ import yaml
 from ..models.chd import ComputeHostDescriptor
 from ..models.configuration import VmConfiguration
 from ..models.vmd import InterfaceMode, ThreadPolicy, VmDescriptor
-from ._common import check_host, check_vm, cpu_list, guest_layout
+from ._common import cache_ways_warnings, check_host, check_vm, cpu_list, guest_layout
 from .flavor_request import FlavorRequest, request_from_config, request_from_vm
 from .nova_names import cpu_flag_trait, nova_page_size
 from .result import RenderResult
@@ -265,6 +265,7 @@ def render_openstack(
     ports = _port_specs(req, specs)
     if vm is not None:
         _vm_only_warnings(vm, specs, req.warnings)
+    req.warnings.extend(cache_ways_warnings(config, "a Nova flavor"))
     req.warnings.append(
         "Nova chooses the host PUs, NUMA nodes, hugepages and devices itself: the exact pins and "
         f"PCI addresses of the configuration on {config.host} are not enforced by a flavor"

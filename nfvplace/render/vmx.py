@@ -15,6 +15,7 @@ from ..models.vmd import InterfaceMode, VmDescriptor
 from ._common import (
     GuestLayout,
     Pci,
+    cache_ways_warnings,
     check_host,
     check_vm,
     cpu_list,
@@ -97,6 +98,7 @@ def render_vmx(
         out.comment(f"{pci_device.device_class} device {pci_device.pci_address}")
         out.setting(f"{key}.present", "TRUE")
         out.setting(f"{key}.id", esxi_pci_id(pci_device.pci_address))
+    out.warnings.extend(cache_ways_warnings(config, "a .vmx file"))
     if passthru:
         out.warnings.append(
             "pciPassthruN.systemId (the ESXi host's UUID) is not known from the CHD; vSphere "

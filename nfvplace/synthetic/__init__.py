@@ -18,7 +18,9 @@ in the way an NFV compute host is commonly configured (seeds 000-003), determini
   SR-IOV with 8 configured VFs (2 in use), except the last port of a multi-port NIC, which stays
   free for passthrough; 1 Gb/s ports carry the vSwitch. An export with no NIC at
   all (CPU-only or I/O-less dumps) gets one synthetic dual-port 25 Gb/s Intel E810-XXV on the first
-  NUMA node of each package, said so in the host's provenance notes.
+  NUMA node of each package, said so in the host's provenance notes;
+- L3 cache allocation: on a Xeon Scalable (Bronze, Silver, Gold, Platinum), the L3 caches discovery
+  read from the export, with 16 classes of service (the export cannot say; said in the notes).
 
 Pure: takes a CHD, returns a new one.
 """

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import random
+import re
 
 from ..discovery.features import features_from_flags
 from ..discovery.hypervisor import HostProbe, derive_capabilities
 from ..models.capabilities import HypervisorType, ProcessorFeature, VSwitchType
 from ..models.chd import (
+    CacheAllocation,
     ComputeHostDescriptor,
     CpuState,
     HostMemory,
@@ -49,6 +51,7 @@ def realistic_host(
     smt = any(len(cpu.siblings) > 1 for cpu in chd.cpus)
     features = features_from_flags(flags, vmx, smt_active=smt)
     processor = _processor(chd, vendor, flags, features)
+    cache = _cache_allocation(chd, flags)
     return chd.model_copy(
         update={
             "id": host_id,
@@ -57,10 +60,23 @@ def realistic_host(
             "hypervisor": _hypervisor(features, reserved, rng),
             "kernel": _kernel(nodes, reserved),
             "numa_nodes": tuple(nodes),
+            "cache_allocation": cache,
             "labels": {"origin": origin or "unknown", "example": "realistic-use-transform"},
-            "provenance": _provenance(origin, synthetic_nics),
+            "provenance": _provenance(origin, synthetic_nics, cache is not None),
         }
     )
+
+
+SCALABLE = re.compile(r"Xeon\(R\) (Bronze|Silver|Gold|Platinum)")
+
+
+def _cache_allocation(chd: ComputeHostDescriptor, flags: list[str]) -> CacheAllocation | None:
+    """The L3 caches discovery found, with 16 classes of service, on a Xeon Scalable (where L3 CAT
+    is in every model; older Xeons of the corpus have none)."""
+    allocation = chd.cache_allocation
+    if allocation is None or "cat_l3" not in flags or not SCALABLE.search(chd.processor.model):
+        return None
+    return allocation if allocation.classes else allocation.model_copy(update={"classes": 16})
 
 
 def _processor(
@@ -145,7 +161,7 @@ def _kernel(nodes: list[NumaNode], reserved: list[int]) -> Kernel:
     return Kernel(version="5.14.0-427.13.1.el9_4.x86_64", cmdline=cmdline, realtime=False)
 
 
-def _provenance(origin: str | None, synthetic_nics: bool) -> Provenance:
+def _provenance(origin: str | None, synthetic_nics: bool, cache: bool) -> Provenance:
     return Provenance(
         source="hwloc-xml",
         tool="nfvplace.synthetic.realistic_host",
@@ -153,6 +169,7 @@ def _provenance(origin: str | None, synthetic_nics: bool) -> Provenance:
             f"topology from hwloc export {origin}" if origin else "topology from an hwloc export",
             "set-up and use (hypervisor, hugepages, reserved/dedicated PUs, port speeds, "
             "VFs) are synthetic, from the documented realistic-use transform",
+            *(("the L3 cache's 16 classes of service are synthetic",) if cache else ()),
             *(
                 ("the export has no NIC: the E810-XXV NICs are synthetic",)
                 if synthetic_nics

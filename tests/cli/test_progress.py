@@ -24,8 +24,18 @@ def terminal() -> Iterator[tuple[io.TextIOWrapper, int]]:
         os.close(leader)
 
 
-def read_all(fd: int) -> str:
-    return os.read(fd, 1 << 16).decode()
+def read_all(fd: int, settle_s: float = 0.2) -> str:
+    """Everything written to the terminal so far: read until it stays quiet for `settle_s` (one
+    read may return only part of it on a busy machine)."""
+    import select
+
+    out = b""
+    while select.select([fd], [], [], settle_s)[0]:
+        chunk = os.read(fd, 1 << 16)
+        if not chunk:
+            break
+        out += chunk
+    return out.decode()
 
 
 def test_draws_on_a_terminal_stderr_and_nothing_on_stdout(

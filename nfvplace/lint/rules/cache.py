@@ -65,7 +65,7 @@ def check_chd(host: ComputeHostDescriptor) -> Iterator[Hit]:
         yield from _ranges(path, domain.ways, domain.allocations)
     owners = {a.owner for d in allocation.domains for a in d.allocations if a.owner}
     used = 1 + allocation.classes_used + len(owners)
-    if used > allocation.classes:
+    if allocation.classes is not None and used > allocation.classes:
         yield CLASSES_EXHAUSTED.hit(
             ("cache_allocation", "classes"),
             f"{used} classes in use (the default, {allocation.classes_used} others and "

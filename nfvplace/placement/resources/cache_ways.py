@@ -60,6 +60,7 @@ class CachesFree:
     caches: tuple[CacheFree, ...]
     classes_free: int  # classes of service left for new VMs (-1: the host states no allocation)
     min_ways: int
+    classes_known: bool = True  # the host states how many classes it has
 
     def of_node(self, node_id: int) -> CacheFree | None:
         return next((c for c in self.caches if node_id in c.node_ids), None)
@@ -102,6 +103,8 @@ def caches_free(allocation: CacheAllocation | None) -> CachesFree:
         )
         for d in allocation.domains
     )
+    if allocation.classes is None:
+        return CachesFree(caches, 0, allocation.min_ways, classes_known=False)
     left = allocation.classes - 1 - allocation.classes_used - len(owners)
     return CachesFree(caches, max(left, 0), allocation.min_ways)
 
@@ -164,13 +167,9 @@ class CacheWaysKind(Kind[CacheTable, CachesFree]):
             ),
             HostCheck(
                 Reason.cache_classes,
-                "have every cache class of service taken",
+                "have no cache class of service left (or state none)",
                 t.classes_free == 0,
-                lambda i: (
-                    "every class of service (CLOSID) of the host's L3 cache is taken",
-                    1.0,
-                    0.0,
-                ),
+                lambda i: (_classes_message(inp.fleet.free(i).of(self)), 1.0, 0.0),
             ),
         ]
 
@@ -322,6 +321,15 @@ class CacheWaysKind(Kind[CacheTable, CachesFree]):
         return (a.owner for d in allocation.domains for a in d.allocations if a.owner)
 
 
+def _classes_message(caches: CachesFree) -> str:
+    if not caches.classes_known:
+        return (
+            "the host does not state its classes of service (cache_allocation.classes: "
+            "resctrl's num_closids)"
+        )
+    return "every class of service (CLOSID) of the host's L3 cache is taken"
+
+
 def _domains(section: dict[str, Any]) -> list[dict[str, Any]]:
     """The section's domains as mutable dicts (their allocations as dicts too)."""
     domains = [
@@ -336,6 +344,8 @@ def _owners(domains: list[dict[str, Any]]) -> set[str]:
 
 
 def _classes_left(section: Mapping[str, Any], domains: list[dict[str, Any]]) -> int:
+    if section["classes"] is None:
+        return 0
     return int(section["classes"]) - 1 - int(section["classes_used"]) - len(_owners(domains))
 
 

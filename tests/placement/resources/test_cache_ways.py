@@ -77,6 +77,7 @@ def test_fragmented_free_ways_do_not_fit_and_the_reason_says_so() -> None:
     ("host_kwargs", "reason"),
     [
         ({"classes": 2, "classes_used": 1}, Reason.cache_classes),
+        ({"classes": None}, Reason.cache_classes),  # an hwloc export does not say
     ],
 )
 def test_classes_of_service_run_out(host_kwargs: dict[str, Any], reason: Reason) -> None:
@@ -165,3 +166,10 @@ def test_libvirt_and_host_tuning_carry_the_ways() -> None:
     assert ways is not None
     assert f"L3:{ways.domain}={ways.mask:x}" in script
     assert "L3:0=ff;1=7ff" in script or "L3:0=7ff;1=ff" in script  # the default keeps the rest
+
+
+@pytest.mark.parametrize(("fmt", "target"), [("openstack", "a Nova flavor"), ("vmx", "a .vmx file")])
+def test_renderers_that_cannot_reserve_ways_say_so(fmt: str, target: str) -> None:
+    result = nfvplace.place([cached_host()], asking(3))
+    warnings = render(result.configuration, fmt).warnings
+    assert any("exclusive L3 cache ways" in w and target in w for w in warnings)
