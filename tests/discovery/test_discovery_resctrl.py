@@ -80,9 +80,9 @@ def test_an_hwloc_export_gives_the_caches_but_not_the_classes() -> None:
 
 
 def test_live_discovery_states_the_cache_allocation(tmp_path: Path) -> None:
-    from nfvplace.discovery import discover_live
-
     from test_discovery_sysfs import build_tree
+
+    from nfvplace.discovery import discover_live
 
     tree = build_tree(tmp_path / "host")
     _host(tree)  # the same two nodes (PUs 0-1 and 2-3 by node cpulist), now with resctrl

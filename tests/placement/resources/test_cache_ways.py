@@ -168,7 +168,9 @@ def test_libvirt_and_host_tuning_carry_the_ways() -> None:
     assert "L3:0=ff;1=7ff" in script or "L3:0=7ff;1=ff" in script  # the default keeps the rest
 
 
-@pytest.mark.parametrize(("fmt", "target"), [("openstack", "a Nova flavor"), ("vmx", "a .vmx file")])
+@pytest.mark.parametrize(
+    ("fmt", "target"), [("openstack", "a Nova flavor"), ("vmx", "a .vmx file")]
+)
 def test_renderers_that_cannot_reserve_ways_say_so(fmt: str, target: str) -> None:
     result = nfvplace.place([cached_host()], asking(3))
     warnings = render(result.configuration, fmt).warnings
