@@ -28,7 +28,7 @@ from .model import Layout, ModelContext
 
 
 @dataclass(frozen=True, slots=True)
-class DeviceView:
+class FreeDevice:
     pci_address: str
     device_class: str
     vendor: str | None
@@ -41,7 +41,7 @@ class DevicesTable(Table):
     devices: dict[int, tuple[tuple[int, str, str, str], ...]]
 
 
-def matches(device: DeviceView, want: PciDeviceRequest) -> bool:
+def matches(device: FreeDevice, want: PciDeviceRequest) -> bool:
     if device.device_class != str(want.device_class):
         return False
     if want.vendor and (device.vendor or "").lower() != want.vendor.lower():
@@ -59,7 +59,7 @@ def describe(want: PciDeviceRequest) -> str:
     )
 
 
-class DevicesKind(Kind[DevicesTable, tuple[tuple[DeviceView, ...], ...]]):
+class DevicesKind(Kind[DevicesTable, tuple[tuple[FreeDevice, ...], ...]]):
     name = "devices"
     reasons = (Reason.pci_device,)
     check_order = 20
@@ -85,10 +85,10 @@ class DevicesKind(Kind[DevicesTable, tuple[tuple[DeviceView, ...], ...]]):
         if found:
             t.devices[i] = tuple(found)
 
-    def free(self, host: ComputeHostDescriptor) -> tuple[tuple[DeviceView, ...], ...]:
+    def free(self, host: ComputeHostDescriptor) -> tuple[tuple[FreeDevice, ...], ...]:
         return tuple(
             tuple(
-                DeviceView(d.pci_address, str(d.device_class), d.vendor, d.model)
+                FreeDevice(d.pci_address, str(d.device_class), d.vendor, d.model)
                 for d in node.pci_devices
                 if d.eligible and not d.in_use
             )
@@ -240,4 +240,4 @@ class DevicesKind(Kind[DevicesTable, tuple[tuple[DeviceView, ...], ...]]):
 
 DEVICES = DevicesKind()
 
-__all__ = ["DEVICES", "DeviceView", "DevicesKind", "describe", "matches"]
+__all__ = ["DEVICES", "DevicesKind", "FreeDevice", "describe", "matches"]

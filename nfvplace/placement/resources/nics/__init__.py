@@ -38,7 +38,7 @@ from .assign import assign_interfaces, chosen_ports
 from .claims import claim_interfaces
 from .counting import PortsLeft, take_ports
 from .model import post_interfaces
-from .ports import NicsFree, NodePorts, PortView, match_vfs, nics_free, node_ports, port_takes
+from .ports import FreePort, NicsFree, NodePorts, match_vfs, nics_free, node_ports, port_takes
 from .relax import relax_interfaces, relax_ports, relax_vswitch
 from .table import NicsTable
 
@@ -186,10 +186,10 @@ NICS = NicsKind()
 
 __all__ = [
     "NICS",
+    "FreePort",
     "NicsFree",
     "NicsTable",
     "NodePorts",
-    "PortView",
     "match_vfs",
     "node_ports",
     "port_takes",

@@ -9,7 +9,7 @@ from typing import Any
 from ....models.vmd import InterfaceMode
 from ...request import InterfaceDemand, Request
 from ..draft import AssignmentError, ConfigurationDraft
-from .ports import NicsFree, PortView, match_vfs
+from .ports import FreePort, NicsFree, match_vfs
 
 
 def chosen_ports(values: Mapping[Hashable, int]) -> dict[str, str]:
@@ -56,7 +56,7 @@ def assign_interfaces(
     draft.fields["interfaces"] = tuple(out)
 
 
-def _vfs(ports: dict[str, PortView], request: Request, chosen: dict[str, str]) -> dict[str, str]:
+def _vfs(ports: dict[str, FreePort], request: Request, chosen: dict[str, str]) -> dict[str, str]:
     """The VF of each SR-IOV interface (a VF paced below a demand cannot serve it)."""
     users: dict[str, list[InterfaceDemand]] = {}
     for iface in request.interfaces:

@@ -15,7 +15,7 @@ from ....models.vmd import InterfaceMode
 from ...reasons import Reason
 from ...request import InterfaceDemand
 from ..kind import Uncounted
-from .ports import NodePorts, PortView, match_vfs, port_takes
+from .ports import FreePort, NodePorts, match_vfs, port_takes
 
 MAX_LAYOUTS = 4096  # interface-to-port layouts tried per instance
 Layout = tuple[tuple[InterfaceDemand, int], ...]
@@ -32,7 +32,7 @@ class PortLeft:
     nic: str
 
     @classmethod
-    def of(cls, port: PortView) -> PortLeft:
+    def of(cls, port: FreePort) -> PortLeft:
         return cls(
             port.speed_gbps,
             port.bandwidth_free_kbps,

@@ -9,7 +9,7 @@ from ....exact import KBPS_PER_GBPS
 from ....models.vmd import InterfaceMode
 from ...request import InterfaceDemand
 from ..model import ModelContext
-from .ports import NicsFree, PortView, port_takes, vfs_for
+from .ports import FreePort, NicsFree, port_takes, vfs_for
 
 KIND = "nics"
 
@@ -50,7 +50,7 @@ def post_interfaces(ctx: ModelContext, free: NicsFree, spread: bool) -> None:
 def _post_ports(
     ctx: ModelContext,
     free: NicsFree,
-    lookup: dict[str, PortView],
+    lookup: dict[str, FreePort],
     by_port: dict[str, list[tuple[InterfaceDemand, Any]]],
     spread: bool,
 ) -> None:
@@ -82,7 +82,7 @@ def _post_ports(
             m.add(sum(terms) <= budgets[key])
 
 
-def _slack(ctx: ModelContext, port: PortView, users: list[Any], spread: bool) -> None:
+def _slack(ctx: ModelContext, port: FreePort, users: list[Any], spread: bool) -> None:
     """The Gbps a port used through VFs has left after the instance (with the per-interface terms
     in `post_interfaces`): pack fills the fullest port, and puts an instance's interfaces on one
     port rather than two; spread does the opposite (the cost is negated)."""
@@ -95,7 +95,7 @@ def _slack(ctx: ModelContext, port: PortView, users: list[Any], spread: bool) ->
     ctx.cost("ports", (-free if spread else free) * used)
 
 
-def _strand(ctx: ModelContext, port: PortView, sriov: list[tuple[InterfaceDemand, Any]]) -> None:
+def _strand(ctx: ModelContext, port: FreePort, sriov: list[tuple[InterfaceDemand, Any]]) -> None:
     """Cost the Gbps left on `port` when its last free VF is taken: nothing can use them then.
 
     Between layouts of equal slack this keeps VFs where bandwidth is left (an instance whose 10

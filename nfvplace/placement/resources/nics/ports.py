@@ -28,7 +28,7 @@ def pcie_gbps(nic: Nic) -> float | None:
 
 
 @dataclass(frozen=True, slots=True)
-class PortView:
+class FreePort:
     pci_address: str
     node: int
     speed_gbps: float
@@ -47,7 +47,7 @@ class PortView:
 
 @dataclass(frozen=True, slots=True)
 class NodePorts:
-    ports: tuple[PortView, ...]
+    ports: tuple[FreePort, ...]
     nic_free_kbps: dict[str, int] = field(default_factory=dict)  # PCIe budget left, known NICs
 
 
@@ -58,11 +58,11 @@ class NicsFree:
     vswitch_accelerated: bool = False  # vswitch interfaces are vhost-user ports
 
 
-def _port(node: NumaNode, port: Port, key: str) -> PortView:
+def _port(node: NumaNode, port: Port, key: str) -> FreePort:
     free = [vf for vf in port.vfs if not vf.in_use]
     any_vf_used = len(free) < len(port.vfs)
     used = kbps(port.bandwidth_used_gbps)
-    return PortView(
+    return FreePort(
         pci_address=port.pci_address,
         node=node.id,
         speed_gbps=port.speed_gbps,
@@ -78,7 +78,7 @@ def _port(node: NumaNode, port: Port, key: str) -> PortView:
 
 def node_ports(node: NumaNode) -> NodePorts:
     """The ports of `node` as placement sees them, and the PCIe budget left of NICs that state one."""
-    ports: list[PortView] = []
+    ports: list[FreePort] = []
     nic_free: dict[str, int] = {}
     for k, nic in enumerate(node.nics):
         key = f"n{node.id}nic{k}"
@@ -132,7 +132,7 @@ def match_vfs(rates: Sequence[int | None], needs: Sequence[int]) -> list[int] | 
 
 
 class PortLike(Protocol):
-    """What the port rule reads of a port: a `PortView`, or the counting model's running copy."""
+    """What the port rule reads of a port: a `FreePort`, or the counting model's running copy."""
 
     @property
     def speed_gbps(self) -> float: ...
