@@ -11,8 +11,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from ..models.capabilities import CAPABILITY_SETS, CapabilitySet
 from ..models.vmd import Interface, VmDescriptor
-from .base import DROPPED, Note
+from .base import DROPPED, Note, as_mapping
 from .openstack import TRAIT_FLAGS
 
 Writer = Callable[[VmDescriptor], tuple[dict[str, Any], list[Note]]]
@@ -43,6 +44,14 @@ def _page_kib(vm: VmDescriptor) -> int | None:
     return pages.pop() if len(pages) == 1 else None
 
 
+def _nova_thread_policy(vm: VmDescriptor) -> str:
+    """`require` when every vCPU is in a sibling pair (OpenVIM `paired-threads`): read back, it
+    pairs them again, where `isolate` would give each vCPU a whole core of its own."""
+    if all(cs.vcpus and not cs.single_vcpus for cs in vm.cpu_sets):
+        return "require"
+    return vm.cpu_thread_policy.value
+
+
 def to_nova(vm: VmDescriptor) -> tuple[dict[str, Any], list[Note]]:
     vcpus, memory = _size(vm)
     specs: dict[str, str] = {}
@@ -50,7 +59,7 @@ def to_nova(vm: VmDescriptor) -> tuple[dict[str, Any], list[Note]]:
     if vm.cpu_sets:
         said |= {"cpu_sets", "cpu_thread_policy", "hypervisor", "realtime_vcpus"}
         specs["hw:cpu_policy"] = "dedicated"
-        specs["hw:cpu_thread_policy"] = vm.cpu_thread_policy.value
+        specs["hw:cpu_thread_policy"] = _nova_thread_policy(vm)
         specs["hw:numa_nodes"] = str(len(vm.cpu_sets))
         for index, cs in enumerate(vm.cpu_sets):
             specs[f"hw:numa_cpus.{index}"] = ",".join(str(v) for v in cs.vcpus)
@@ -84,14 +93,7 @@ def to_nova(vm: VmDescriptor) -> tuple[dict[str, Any], list[Note]]:
                     "direct-physical), not part of a Nova flavor",
                 )
             )
-        if cs.thread_policy is not None and cs.thread_policy != vm.cpu_thread_policy:
-            notes.append(
-                Note(
-                    ("cpu_sets", index, "thread_policy"),
-                    "not carried: a Nova flavor has one thread policy for all its vCPUs",
-                )
-            )
-        if cs.howtogroup and vm.cpu_thread_policy.value != "require":
+        if cs.howtogroup and specs["hw:cpu_thread_policy"] != "require":
             notes.append(
                 Note(
                     ("cpu_sets", index, "howtogroup"),
@@ -99,7 +101,40 @@ def to_nova(vm: VmDescriptor) -> tuple[dict[str, Any], list[Note]]:
                     "require",
                 )
             )
+    notes += _one_page_size(vm, "a Nova flavor") + _one_thread_policy(vm, "a Nova flavor")
     return {"flavor": flavor}, notes
+
+
+def _one_thread_policy(vm: VmDescriptor, target: str) -> list[Note]:
+    """A note per cpu-set whose own thread policy differs from the VM's (`target` has one)."""
+    return [
+        Note(
+            ("cpu_sets", index, "thread_policy"),
+            f"not carried: {target} has one thread policy for all its vCPUs",
+        )
+        for index, cs in enumerate(vm.cpu_sets)
+        if cs.thread_policy is not None and cs.thread_policy != vm.cpu_thread_policy
+    ]
+
+
+def _one_page_size(vm: VmDescriptor, target: str) -> list[Note]:
+    """`target` has one page size for all of the VM's memory: hugepages that cover part of a
+    cpu-set's memory, or sizes that differ between cpu-sets, are not carried."""
+    page = _page_kib(vm)
+    notes = []
+    for index, cs in enumerate(vm.cpu_sets):
+        pages = cs.hugepages
+        if page is None and pages is None:
+            continue
+        if pages is None or pages.size_kib != page or pages.total_mib != cs.memory_mib:
+            notes.append(
+                Note(
+                    ("cpu_sets", index, "hugepages"),
+                    f"not carried: {target} backs all of its memory with one page size "
+                    f"({'none' if page is None else f'{page} KiB'} written)",
+                )
+            )
+    return notes
 
 
 def to_openvim(vm: VmDescriptor) -> tuple[dict[str, Any], list[Note]]:
@@ -108,17 +143,24 @@ def to_openvim(vm: VmDescriptor) -> tuple[dict[str, Any], list[Note]]:
     numas = []
     for index, cs in enumerate(vm.cpu_sets):
         numa: dict[str, Any] = {}
-        if cs.howtogroup:
-            numa["paired-threads"] = len(cs.howtogroup)
-            numa["paired-threads-id"] = [list(pair) for pair in cs.howtogroup]
-        singles = [v for v in cs.vcpus if v not in {x for p in cs.howtogroup for x in p}]
-        if singles:
-            key = "threads" if cs.thread_policy is not None else "cores"
-            numa[key] = len(singles)
-        if cs.hugepages is None or cs.hugepages.size_kib != 1024 * 1024:
+        policy = (cs.thread_policy or vm.cpu_thread_policy).value
+        pairs = [list(pair) for pair in cs.howtogroup]
+        singles = list(cs.single_vcpus)
+        if policy == "require":  # `require` pairs the single vCPUs in order too
+            pairs += [singles[i : i + 2] for i in range(0, len(singles) - 1, 2)]
+            singles = singles[len(singles) - len(singles) % 2 :]
+        if pairs:
+            numa["paired-threads"] = len(pairs)
+            numa["paired-threads-id"] = pairs
+        if singles:  # OpenVIM `threads` may share their core (prefer), `cores` may not
+            numa["threads" if policy == "prefer" else "cores"] = len(singles)
+        pages = cs.hugepages
+        if pages is None or pages.size_kib != 1024 * 1024 or pages.total_mib != cs.memory_mib:
             notes.append(
                 Note(("cpu_sets", index), "OpenVIM memory is in 1 GiB pages; written as such")
             )
+        elif cs.memory_mib % 1024:
+            notes.append(Note(("cpu_sets", index, "memory_mib"), "OpenVIM memory is whole GiB"))
         numa["memory"] = cs.memory_mib // 1024
         interfaces = [_openvim_interface(i) for i in cs.interfaces]
         if interfaces:
@@ -180,6 +222,20 @@ def _osm_epa(vm: VmDescriptor) -> dict[str, Any]:
     return epa
 
 
+def _osm_interface_notes(vm: VmDescriptor) -> list[Note]:
+    """OSM does not say which NUMA node an interface is on: read back, SR-IOV and passthrough
+    interfaces go to cpu-set 0 and vSwitch ports to no node."""
+    return [
+        Note(
+            ("cpu_sets", index, "interfaces"),
+            "not carried: OSM does not tie an interface to a NUMA node (read back, SR-IOV and "
+            "passthrough interfaces go to the first cpu-set, vSwitch ports to none)",
+        )
+        for index, cs in enumerate(vm.cpu_sets)
+        if any(index > 0 or i.mode.value == "vswitch" for i in cs.interfaces)
+    ]
+
+
 def _osm_interfaces(vm: VmDescriptor) -> list[dict[str, Any]]:
     placed = [i for cs in vm.cpu_sets for i in cs.interfaces] + list(vm.interfaces)
     return [
@@ -211,6 +267,8 @@ def to_osm(vm: VmDescriptor) -> tuple[dict[str, Any], list[Note]]:
     if vm.hypervisor is not None and str(vm.hypervisor.type) == "kvm":
         vdu["hypervisor-epa"] = {"type": "REQUIRE_KVM"}
     notes = _not_said(vm, "OSM guest-epa", OSM_SAID | {"vcpus", "memory_mib"})
+    notes += _one_thread_policy(vm, "OSM guest-epa") + _one_page_size(vm, "OSM guest-epa")
+    notes += _osm_interface_notes(vm)
     return {"vnfd-catalog": {"vnfd": [{"id": vm.name, "vdu": [vdu]}]}}, notes
 
 
@@ -238,12 +296,39 @@ def to_sol006(vm: VmDescriptor) -> tuple[dict[str, Any], list[Note]]:
         ],
     }
     notes = _not_said(vm, "SOL006 (with OSM's EPA augment)", OSM_SAID | {"vcpus", "memory_mib"})
+    notes += _one_thread_policy(vm, "SOL006") + _one_page_size(vm, "SOL006")
+    notes += _osm_interface_notes(vm)
     return {"etsi-nfv-vnfd:vnfd": vnfd}, notes
 
 
+def _capabilities_kept(writer: Writer) -> Writer:
+    """`writer`, with a note for the hypervisor requirements the written document does not imply:
+    each dialect says pinning, NUMA and I/O needs in its own words, which its reader turns back
+    into capabilities; anything else required of the hypervisor is lost, and said so."""
+
+    def write(vm: VmDescriptor) -> tuple[dict[str, Any], list[Note]]:
+        from . import convert as read_back
+
+        data, notes = writer(vm)
+        wanted = vm.hypervisor.all_required_capabilities if vm.hypervisor else frozenset()
+        back = as_mapping(read_back(data).data.get("hypervisor"))
+        implied = set(back.get("required_capabilities") or ())
+        for name in back.get("required_capability_sets") or ():
+            implied |= {str(c) for c in CAPABILITY_SETS[CapabilitySet(name)]}
+        lost = sorted(str(c) for c in wanted if str(c) not in implied)
+        added = sorted(implied - {str(c) for c in wanted})
+        said = [f"required capabilities {lost} are not carried"] if lost else []
+        said += [f"read back, it also requires {added}"] if added else []
+        if said and not any(n.path == ("hypervisor",) for n in notes):
+            notes.append(Note(("hypervisor",), "; ".join(said), DROPPED))
+        return data, notes
+
+    return write
+
+
 WRITERS: dict[str, Writer] = {
-    "nova": to_nova,
-    "osm": to_osm,
-    "sol006": to_sol006,
-    "openvim": to_openvim,
+    "nova": _capabilities_kept(to_nova),
+    "osm": _capabilities_kept(to_osm),
+    "sol006": _capabilities_kept(to_sol006),
+    "openvim": _capabilities_kept(to_openvim),
 }
