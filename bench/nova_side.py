@@ -100,7 +100,8 @@ def _case(case: dict[str, Any]) -> dict[str, Any]:
     image = objects.ImageMeta.from_dict(case.get("image") or {"properties": {}})
     try:
         guest = hardware.numa_get_constraints(flavor, image)
-        requests = pci_request.get_pci_requests_from_flavor(flavor).requests
+        policy = hardware.get_pci_numa_policy_constraint(flavor, image)  # as nova-api does
+        requests = pci_request.get_pci_requests_from_flavor(flavor, policy).requests
     except Exception as exc:  # Nova refuses the flavor: no host fits it
         return {"refused": type(exc).__name__, "hosts": []}
     if guest is None:
