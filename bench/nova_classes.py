@@ -3,8 +3,9 @@
 A class is named by the first test that explains a disagreement:
 
 - Nova's own errors, shown on Nova's side alone (bench/nova_side.py computes them): its fit cache
-  keyed on guest cell ids it overwrites (a stale pinning, or a fit missed); `isolate` on SMT hosts
-  with `cpu_dedicated_set` (bug #1889633).
+  keyed on guest cell ids it overwrites (a stale pinning, or a fit missed); a failed try that
+  leaves its page size on the guest cell (`any`/`large` then means the first host cell's size);
+  `isolate` on SMT hosts with `cpu_dedicated_set` (bug #1889633).
 - A flavor one side refuses.
 - Readings that differ: each takes its cause away on both sides (the flavor or the host changed)
   and asks both again; the class holds when they then agree. These are the phase-2 items of
@@ -24,6 +25,7 @@ DIFFERENT = "reads differently"
 SIDE = {
     "nova fit cache: stale pinning": NOVA_WRONG,
     "nova fit cache: fit missed": NOVA_WRONG,
+    "nova: a failed try fixes the guest cell's page size": NOVA_WRONG,
     "nova bug #1889633: isolate with cpu_dedicated_set": NOVA_WRONG,
     "nova: both bugs": NOVA_WRONG,
     "Nova refuses the flavor": DIFFERENT,
@@ -169,6 +171,8 @@ def _direct(row: dict[str, Any], flavor: Flavor, view: View) -> str | None:
         return "nova fit cache: stale pinning"
     if row["nfvplace"] and not row["nova"] and nova.get("nocache"):
         return "nova fit cache: fit missed"
+    if row["nfvplace"] and not row["nova"] and nova.get("fresh"):
+        return "nova: a failed try fixes the guest cell's page size"
     if row["nfvplace"] and not row["nova"] and nova.get("legacy"):
         return "nova bug #1889633: isolate with cpu_dedicated_set"
     if row["nfvplace"] and not row["nova"] and nova.get("repaired"):

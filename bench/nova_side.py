@@ -8,7 +8,9 @@ exception Nova refuses the flavor with), the PCI requests from `nova.pci.request
 `NUMATopologyFilter` does. Beside it, Nova repaired, for the counterfactual classes:
 
 - `nocache`: the same permutation search over Nova's own `_numa_fit_instance_cell`, without the
-  fit caches and on a fresh clone of each guest cell per permutation;
+  fit caches (the guest cells shared by every try, as in Nova);
+- `fresh`: the same, each try on fresh clones of the guest cells (Nova's fitter writes the chosen
+  page size and the host cell's id into the guest cell it tries, even when the try fails);
 - `legacy`: the host with `cpuset = pcpuset` per cell (the layout for which Nova's `isolate` has
   no bug #1889633), for `isolate` flavors;
 - `repaired`: both at once;
@@ -140,9 +142,10 @@ def _host(view: dict[str, Any], guest: Any, requests: list[Any]) -> dict[str, An
         if got is None
         else [sorted((c.cpu_pinning or {}).values()) for c in got.cells],
         "valid": got is None or _valid(topology, got),
-        "nocache": _fit_nocache(topology, guest, limits, requests, _pci_stats(view, topology)),
+        "nocache": _search(topology, guest, limits, requests, _pci_stats(view, topology)),
+        "fresh": _search(topology, guest, limits, requests, _pci_stats(view, topology), True),
         "legacy": fit(legacy) is not None,
-        "repaired": _fit_nocache(legacy, guest, limits, requests, _pci_stats(view, legacy)),
+        "repaired": _search(legacy, guest, limits, requests, _pci_stats(view, legacy), True),
     }
 
 
@@ -159,21 +162,24 @@ def _valid(topology: Any, got: Any) -> bool:
     return True
 
 
-def _fit_nocache(topology: Any, guest: Any, limits: Any, requests: Any, pci: Any) -> bool:
-    """Nova's permutation search over its own cell fitter, without its caches, each permutation on
-    fresh clones of the guest cells."""
+def _search(
+    topology: Any, guest: Any, limits: Any, requests: Any, pci: Any, fresh: bool = False
+) -> bool:
+    """Nova's permutation search over its own cell fitter, without its fit caches; `fresh`: each
+    permutation on fresh clones of the guest cells (a try that fails leaves no mark on them)."""
     from nova import exception
     from nova.virt import hardware
 
     if len(topology.cells) < len(guest.cells):
         return False
+    cells = guest.obj_clone().cells
     for perm in itertools.permutations(topology.cells, len(guest.cells)):
         chosen = []
-        for k, (host_cell, cell) in enumerate(zip(perm, guest.cells, strict=True)):
+        for k, (host_cell, cell) in enumerate(zip(perm, cells, strict=True)):
             reserved = 1 if guest.emulator_threads_isolated and k == 0 else 0
             try:
                 got = hardware._numa_fit_instance_cell(
-                    host_cell, cell.obj_clone(), limits, reserved
+                    host_cell, cell.obj_clone() if fresh else cell, limits, reserved
                 )
             except exception.MemoryPageSizeNotSupported:
                 got = None

@@ -40,6 +40,7 @@ def _root(
 def _register() -> None:
     # Imported for their side effect of adding commands to `app`.
     from . import (  # noqa: F401
+        agent,
         capacity,
         convert,
         discover,

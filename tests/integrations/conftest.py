@@ -7,19 +7,15 @@ that builds it.
 
 from __future__ import annotations
 
-import contextlib
 import fcntl
 import os
-import signal
-import socket
 import subprocess
-import sys
-import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from tests.live_serve import serve
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -46,54 +42,10 @@ def nova_python() -> str:
 
 @pytest.fixture(scope="module")
 def live_service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
-    """A real `nfvplace serve` (SQLite, with tokens) on a free port, and a file holding a reader
-    token (what nova.conf's `[nfvplace] token_file` names)."""
+    """A real `nfvplace serve` and a file holding a reader token (what nova.conf's `[nfvplace]
+    token_file` names)."""
     folder = tmp_path_factory.mktemp("nfvplace-serve")
-    tokens = folder / "tokens.yaml"
-    tokens.write_text(
-        "reader: [nova-scheduler-token-0123456789]\nhost-agent: [agent-token-0123456789]\n"
-    )
-    tokens.chmod(0o600)
     token_file = folder / "nova.token"
     token_file.write_text("nova-scheduler-token-0123456789\n")
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    log = (folder / "serve.log").open("wb")
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "nfvplace",
-            "serve",
-            "--port",
-            str(port),
-            "--tokens",
-            str(tokens),
-            "--db",
-            f"sqlite:///{folder / 'n.db'}",
-        ],
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:
-            assert process.poll() is None, (folder / "serve.log").read_text()
-            with (
-                contextlib.suppress(OSError),
-                urllib.request.urlopen(url + "/readyz", timeout=1) as answer,
-            ):
-                if answer.status == 200:
-                    break
-            time.sleep(0.1)
-        else:
-            raise AssertionError(
-                f"nfvplace serve did not start: {(folder / 'serve.log').read_text()}"
-            )
+    with serve(folder, {"reader": ["nova-scheduler-token-0123456789"]}) as url:
         yield url, token_file
-    finally:
-        os.killpg(process.pid, signal.SIGTERM)
-        process.wait(timeout=30)
