@@ -38,6 +38,13 @@ CPU_POLICIES = ("shared", "dedicated", "mixed")
 THREAD_POLICIES = ("prefer", "isolate", "require")
 EMULATOR_POLICIES = ("share", "isolate")
 NOVA_DEFAULT_THREAD_POLICY = "prefer"
+THREAD_READINGS = {  # where nfvplace's engine means something else than Nova for the same word
+    "isolate": "thread policy 'isolate': nfvplace counts a core whose other threads are "
+    "host-reserved as free, Nova needs every thread of the core in its dedicated set",
+    "require": "thread policy 'require' read as vCPU pairs, each on a whole core (an odd vCPU "
+    "isolated): Nova packs pairs on any core with two free threads (on SMT4, two pairs a core), "
+    "leaves an odd vCPU's sibling free, and, as for 'isolate', needs no host-reserved thread",
+}
 HANDLED = {
     "hw:cpu_policy",
     "hw:cpu_thread_policy",
@@ -189,7 +196,9 @@ def convert_flavor(
                     Note(
                         specs.at(name),
                         f"{name} on a shared-CPU flavor is not carried: nfvplace keeps NUMA "
-                        "layout and page sizes on cpu-sets, which pin their vCPUs",
+                        "layout and page sizes on cpu-sets, which pin their vCPUs; its floating "
+                        "vCPUs may also overcommit one node's shared PUs, which Nova never lets "
+                        "an instance do against itself",
                     )
                 )
     required = ["cpu_pinning"] if dedicated else []
@@ -359,6 +368,8 @@ def _cpu_sets(
                 ASSUMED,
             )
         )
+    elif thread in THREAD_READINGS:
+        notes.append(Note(at("hw:cpu_thread_policy"), THREAD_READINGS[thread], ASSUMED))
     if specs.get("hw:cpu_realtime").lower() in TRUE:
         mask = specs.get("hw:cpu_realtime_mask")
         where = at("hw:cpu_realtime_mask")
