@@ -130,3 +130,26 @@ def test_a_refused_token_is_a_failure_with_the_services_words(
     assert len(result["nfvplace"]) == 3
     (warning,) = [line for line in result["log"] if line.startswith("WARNING")]
     assert "HTTP 401" in warning
+
+
+def test_novas_loader_finds_the_plug_ins_by_their_nova_conf_paths(nova_python: str) -> None:
+    probe = (
+        "import json, sys, warnings\n"
+        "warnings.simplefilter('ignore')\n"
+        "from nova import objects\n"
+        "objects.register_all()\n"
+        "from nova.scheduler.filters import HostFilterHandler\n"
+        "from nova.scheduler.weights import HostWeightHandler\n"
+        "f = HostFilterHandler().get_matching_classes(['nfvplace.integrations.nova.NfvplaceFilter'])\n"
+        "w = HostWeightHandler().get_matching_classes(['nfvplace.integrations.nova.NfvplaceWeigher'])\n"
+        "heavy = [m for m in ('pydantic', 'numpy', 'ortools') if m in sys.modules]\n"
+        "print(json.dumps([[c.__name__ for c in f + w], heavy]))\n"
+    )
+    done = subprocess.run(
+        [nova_python, "-c", probe],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        check=True,
+    )
+    assert json.loads(done.stdout) == [["NfvplaceFilter", "NfvplaceWeigher"], []]
