@@ -64,26 +64,13 @@ def _guest(objects: Any, hardware: Any, vcpus: int, ram: int, specs: dict[str, s
     return hardware.numa_get_constraints(flavor, objects.ImageMeta.from_dict({"properties": {}}))
 
 
-def main() -> None:
-    warnings.simplefilter("ignore")
-    logging.disable(logging.WARNING)
-    from nova import objects
-
-    objects.register_all()
-    from nova.virt import hardware
-
-    limits = objects.NUMATopologyLimits(cpu_allocation_ratio=1.0, ram_allocation_ratio=1.0)
+def fit_cache(objects: Any, hardware: Any, limits: Any) -> dict[str, Any]:
+    """Case 1: the fit cache keyed on guest cell ids the fitter overwrites."""
     small = [(4, 524288)]
-    cache_host = objects.NUMATopology(
+    host = objects.NUMATopology(
         cells=[
             _cell(
-                objects,
-                0,
-                list(range(0, 8)),
-                list(range(2, 8)),
-                [[p] for p in range(0, 8)],
-                2048,
-                small,
+                objects, 0, list(range(8)), list(range(2, 8)), [[p] for p in range(8)], 2048, small
             ),
             _cell(
                 objects,
@@ -105,7 +92,7 @@ def main() -> None:
             ),
         ]
     )
-    cache_guest = _guest(
+    guest = _guest(
         objects,
         hardware,
         5,
@@ -120,13 +107,17 @@ def main() -> None:
         },
     )
     by_hand = [
-        hardware._numa_fit_instance_cell(
-            cache_host.cells[h], cache_guest.obj_clone().cells[g], limits
-        )
+        hardware._numa_fit_instance_cell(host.cells[h], guest.obj_clone().cells[g], limits)
         is not None
         for g, h in ((0, 0), (1, 1))
     ]
-    page_host = objects.NUMATopology(
+    nova = hardware.numa_fit_instance_to_host(host, guest.obj_clone(), {}, limits=limits)
+    return {"nova": nova is not None, "guest 0 on host cell 0, guest 1 on host cell 1": by_hand}
+
+
+def page_size(objects: Any, hardware: Any, limits: Any) -> dict[str, Any]:
+    """Case 2: a failed try leaves its page size on the guest cell."""
+    host = objects.NUMATopology(
         cells=[
             _cell(
                 objects,
@@ -148,7 +139,7 @@ def main() -> None:
             ),
         ]
     )
-    page_guest = _guest(
+    guest = _guest(
         objects,
         hardware,
         3,
@@ -159,24 +150,26 @@ def main() -> None:
             "hw:mem_page_size": "any",
         },
     )
-    alone = hardware._numa_fit_instance_cell(
-        page_host.cells[1], page_guest.obj_clone().cells[0], limits
-    )
+    alone = hardware._numa_fit_instance_cell(host.cells[1], guest.obj_clone().cells[0], limits)
+    nova = hardware.numa_fit_instance_to_host(host, guest.obj_clone(), {}, limits=limits)
+    return {
+        "nova": nova is not None,
+        "on host cell 1 alone": None if alone is None else {"page_kb": alone.pagesize},
+    }
+
+
+def main() -> None:
+    warnings.simplefilter("ignore")
+    logging.disable(logging.WARNING)
+    from nova import objects
+
+    objects.register_all()
+    from nova.virt import hardware
+
+    limits = objects.NUMATopologyLimits(cpu_allocation_ratio=1.0, ram_allocation_ratio=1.0)
     out = {
-        "fit_cache": {
-            "nova": hardware.numa_fit_instance_to_host(
-                cache_host, cache_guest.obj_clone(), {}, limits=limits
-            )
-            is not None,
-            "guest 0 on host cell 0, guest 1 on host cell 1": by_hand,
-        },
-        "page_size": {
-            "nova": hardware.numa_fit_instance_to_host(
-                page_host, page_guest.obj_clone(), {}, limits=limits
-            )
-            is not None,
-            "on host cell 1 alone": None if alone is None else {"page_kb": alone.pagesize},
-        },
+        "fit_cache": fit_cache(objects, hardware, limits),
+        "page_size": page_size(objects, hardware, limits),
     }
     print(json.dumps(out, indent=1))
 

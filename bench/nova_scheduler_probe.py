@@ -129,38 +129,11 @@ def _states(views: list[dict[str, Any]]) -> list[Any]:
     from nova import objects
     from nova.scheduler.host_manager import HostState
 
+    from bench.nova_side import pools, topology
+
     states = []
     for view in views:
-        topology = objects.NUMATopology(
-            cells=[
-                objects.NUMACell(
-                    id=c["id"],
-                    cpuset=set(c["cpuset"]),
-                    pcpuset=set(c["pcpuset"]),
-                    memory=c["memory"],
-                    cpu_usage=c["cpu_usage"],
-                    memory_usage=c["memory_usage"],
-                    pinned_cpus=set(c["pinned_cpus"]),
-                    siblings=[set(s) for s in c["siblings"]],
-                    mempages=[objects.NUMAPagesTopology(**p) for p in c["mempages"]],
-                    network_metadata=objects.NetworkMetadata(physnets=set(), tunneled=False),
-                    socket=c["socket"],
-                )
-                for c in view["cells"]
-            ]
-        )
-        pools = objects.PciDevicePoolList(
-            objects=[
-                objects.PciDevicePool(
-                    vendor_id=p["vendor_id"],
-                    product_id=p["product_id"],
-                    numa_node=p["numa_node"],
-                    count=p["count"],
-                    tags={"dev_type": p["dev_type"]},
-                )
-                for p in view["pci_pools"]
-            ]
-        )
+        cells = topology(view)
         memory = sum(c["memory"] for c in view["cells"])
         vcpus = sum(len(set(c["cpuset"]) | set(c["pcpuset"])) for c in view["cells"])
         compute = objects.ComputeNode(
@@ -179,8 +152,8 @@ def _states(views: list[dict[str, Any]]) -> list[Any]:
             free_disk_gb=1000,
             disk_available_least=1000,
             cpu_info=json.dumps(view.get("cpu_info") or {}),
-            numa_topology=topology._to_json(),
-            pci_device_pools=pools,
+            numa_topology=cells._to_json(),
+            pci_device_pools=pools(view),
             supported_hv_specs=[],
             stats={},
             metrics="[]",

@@ -42,7 +42,7 @@ def main() -> None:
     json.dump({"results": [_case(case) for case in data["cases"]]}, sys.stdout)
 
 
-def _topology(view: dict[str, Any], legacy: bool = False) -> Any:
+def topology(view: dict[str, Any], legacy: bool = False) -> Any:
     from nova import objects
 
     cells = []
@@ -65,22 +65,29 @@ def _topology(view: dict[str, Any], legacy: bool = False) -> Any:
     return objects.NUMATopology(cells=cells)
 
 
-def _pci_stats(view: dict[str, Any], topology: Any) -> Any:
+def pools(view: dict[str, Any]) -> Any:
+    """The host view's PCI pools as Nova's `PciDevicePoolList` (what a ComputeNode reports)."""
     from nova import objects
+
+    return objects.PciDevicePoolList(
+        objects=[
+            objects.PciDevicePool(
+                vendor_id=p["vendor_id"],
+                product_id=p["product_id"],
+                numa_node=p["numa_node"],
+                count=p["count"],
+                tags={"dev_type": p["dev_type"]}
+                | ({"physical_network": p["physical_network"]} if p["physical_network"] else {}),
+            )
+            for p in view["pci_pools"]
+        ]
+    )
+
+
+def _pci_stats(view: dict[str, Any], topology: Any) -> Any:
     from nova.pci import stats
 
-    pools = [
-        objects.PciDevicePool(
-            vendor_id=p["vendor_id"],
-            product_id=p["product_id"],
-            numa_node=p["numa_node"],
-            count=p["count"],
-            tags={"dev_type": p["dev_type"]}
-            | ({"physical_network": p["physical_network"]} if p["physical_network"] else {}),
-        )
-        for p in view["pci_pools"]
-    ]
-    return stats.PciDeviceStats(topology, stats=objects.PciDevicePoolList(objects=pools))
+    return stats.PciDeviceStats(topology, stats=pools(view))
 
 
 def _case(case: dict[str, Any]) -> dict[str, Any]:
@@ -120,30 +127,30 @@ def _host(view: dict[str, Any], guest: Any, requests: list[Any]) -> dict[str, An
         ram_allocation_ratio=view["ram_allocation_ratio"],
     )
 
-    def fit(topology: Any) -> Any:
+    def fit(cells: Any) -> Any:
         return hardware.numa_fit_instance_to_host(
-            topology,
+            cells,
             guest.obj_clone(),
             {},
             limits=limits,
             pci_requests=requests,
-            pci_stats=_pci_stats(view, topology),
+            pci_stats=_pci_stats(view, cells),
         )
 
-    topology = _topology(view)
-    got = fit(topology)
+    host = topology(view)
+    got = fit(host)
     cells = None if got is None else [c.id for c in got.cells]
     isolate = any(c.cpu_thread_policy == "isolate" for c in guest.cells)
-    legacy = _topology(view, legacy=True) if isolate else topology
+    legacy = topology(view, legacy=True) if isolate else host
     return {
         "fits": got is not None,
         "cells": cells,
         "pins": None
         if got is None
         else [sorted((c.cpu_pinning or {}).values()) for c in got.cells],
-        "valid": got is None or _valid(topology, got),
-        "nocache": _search(topology, guest, limits, requests, _pci_stats(view, topology)),
-        "fresh": _search(topology, guest, limits, requests, _pci_stats(view, topology), True),
+        "valid": got is None or _valid(host, got),
+        "nocache": _search(host, guest, limits, requests, _pci_stats(view, host)),
+        "fresh": _search(host, guest, limits, requests, _pci_stats(view, host), True),
         "legacy": fit(legacy) is not None,
         "repaired": _search(legacy, guest, limits, requests, _pci_stats(view, legacy), True),
     }

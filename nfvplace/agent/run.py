@@ -28,6 +28,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from .. import errors
 from ..claims import holders
 from ..models.chd import ComputeHostDescriptor
@@ -118,7 +120,7 @@ def cycle(settings: Settings, state: State) -> None:
     status, before = _call(settings, "GET", f"/v1/hosts/{chd.id}")
     if status not in (200, 404):
         raise RefusedError(f"GET /v1/hosts/{chd.id}: {_problem(status, before)}")
-    inventory = ComputeHostDescriptor.model_validate(before["chd"]) if status == 200 else None
+    inventory = _inventory(before) if status == 200 else None
     if domains is not None and inventory is not None:
         domains = known_as(domains, holders(inventory))
     host = with_domains(chd, domains) if domains else chd
@@ -143,7 +145,17 @@ def cycle(settings: Settings, state: State) -> None:
         f"reported {host.id} (generation {put.get('generation')}): {len(found)} drift finding(s), "
         f"{len(put.get('conflicts') or ())} conflict(s)"
     )
-    _metrics(settings, state, found)
+    try:
+        _metrics(settings, state, found)
+    except OSError as exc:
+        settings.log(f"cannot write {settings.metrics_file}: {exc.strerror or exc}")
+
+
+def _inventory(answer: Any) -> ComputeHostDescriptor:
+    try:
+        return ComputeHostDescriptor.model_validate(answer["chd"])
+    except (TypeError, KeyError, ValidationError) as exc:
+        raise RefusedError(f"the service's view of the host is not a CHD: {exc}") from None
 
 
 def _problem(status: int, body: Any) -> str:
@@ -219,7 +231,7 @@ def _loop(settings: Settings, state: State) -> int:
         except errors.NfvplaceError as exc:  # discovery failed: nothing was sent
             wait = settings.interval
             settings.log(f"error [{exc.code}] {exc}; nothing sent; again in {wait:.0f} s")
-        except OSError as exc:  # the token file went away
+        except OSError as exc:  # the token file went away: nothing was sent
             wait = settings.interval
             settings.log(
                 f"error [{errors.AGENT_REFUSED}] {exc}; nothing sent; again in {wait:.0f} s"

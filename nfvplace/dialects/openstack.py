@@ -186,21 +186,8 @@ def convert_flavor(
         if policy == "mixed":
             notes.append(_mixed_note(specs, vcpus))
     else:
-        _refuse_on_shared(specs)
         out.update({"vcpus": vcpus, "memory_mib": ram, "cpu_oversubscription": True})
-        for name in sorted(specs.values):
-            if name in ("hw:numa_nodes", "hw:mem_page_size") or name.startswith(
-                ("hw:numa_cpus.", "hw:numa_mem.")
-            ):
-                notes.append(
-                    Note(
-                        specs.at(name),
-                        f"{name} on a shared-CPU flavor is not carried: nfvplace keeps NUMA "
-                        "layout and page sizes on cpu-sets, which pin their vCPUs; its floating "
-                        "vCPUs may also overcommit one node's shared PUs, which Nova never lets "
-                        "an instance do against itself",
-                    )
-                )
+        notes.extend(_floating(specs))
     required = ["cpu_pinning"] if dedicated else []
     if dedicated and page_kib:
         required += ["numa_memory_pinning", "hugepage_numa_pinning"]
@@ -218,9 +205,9 @@ def convert_flavor(
     return out, origins, notes
 
 
-def _refuse_on_shared(specs: _Specs) -> None:
-    """What Nova refuses on a flavor whose vCPUs float (CPUThreadPolicyConfigurationInvalid,
-    BadRequirementEmulatorThreadsPolicy)."""
+def _floating(specs: _Specs) -> list[Note]:
+    """A flavor whose vCPUs float: what Nova refuses on it (CPUThreadPolicyConfigurationInvalid,
+    BadRequirementEmulatorThreadsPolicy) is an error, its guest NUMA layout and page size a note."""
     for name, allowed in (("hw:cpu_thread_policy", ""), ("hw:emulator_threads_policy", "share")):
         if specs.get(name, allowed) != allowed:
             raise DialectError(
@@ -228,6 +215,17 @@ def _refuse_on_shared(specs: _Specs) -> None:
                 "it on shared CPUs",
                 specs.at(name),
             )
+    return [
+        Note(
+            specs.at(name),
+            f"{name} on a shared-CPU flavor is not carried: nfvplace keeps NUMA layout and page "
+            "sizes on cpu-sets, which pin their vCPUs; its floating vCPUs may also overcommit one "
+            "node's shared PUs, which Nova never lets an instance do against itself",
+        )
+        for name in sorted(specs.values)
+        if name in ("hw:numa_nodes", "hw:mem_page_size")
+        or name.startswith(("hw:numa_cpus.", "hw:numa_mem."))
+    ]
 
 
 def _pci(

@@ -71,8 +71,12 @@ def _client() -> Client:
 
 def _ask(hosts: list[Any], spec_obj: Any) -> list[Answer]:
     """One call to the service for these hosts; raises EvaluationError."""
-    chds = [chd_of(host_view(h)) for h in hosts]
-    answers = _client().evaluate(request_document(spec_obj), chds)
+    try:
+        chds = [chd_of(host_view(h)) for h in hosts]
+        document = request_document(spec_obj)
+    except Exception as exc:  # the edge of Nova's objects: one line in the log, never a traceback
+        raise EvaluationError(f"cannot read the request or a host: {exc!r}") from None
+    answers = _client().evaluate(document, chds)
     for chd, answer in zip(chds, answers, strict=True):
         if answer.host != chd["id"]:
             raise EvaluationError(f"the answer names {answer.host!r} where {chd['id']!r} was")
@@ -80,25 +84,35 @@ def _ask(hosts: list[Any], spec_obj: Any) -> list[Answer]:
 
 
 class _LastAnswers:
-    """The filter's answers per request, for the weigher that runs right after it."""
+    """The filter's answers per request, for the weigher that runs right after it. A request is
+    kept by identity (the entry holds it, so its id is not reused while kept)."""
 
     def __init__(self) -> None:
-        # None: asked, and no answer came (already logged: the weigher does not ask again)
-        self.kept: OrderedDict[int, dict[tuple[str, str], Answer] | None] = OrderedDict()
+        # answers None: asked, and no answer came (already logged: the weigher does not ask again)
+        self.kept: OrderedDict[int, tuple[Any, dict[tuple[str, str], Answer] | None]] = (
+            OrderedDict()
+        )
 
     def keep(self, spec_obj: Any, hosts: list[Any], answers: list[Answer] | None) -> None:
-        self.kept[id(spec_obj)] = (
-            None if answers is None else {_key(h): a for h, a in zip(hosts, answers, strict=True)}
-        )
+        by_host = None if answers is None else dict(zip(map(_key, hosts), answers, strict=True))
+        self.kept[id(spec_obj)] = (spec_obj, by_host)
         self.kept.move_to_end(id(spec_obj))
         while len(self.kept) > KEPT_REQUESTS:
             self.kept.popitem(last=False)
 
+    def _entry(self, spec_obj: Any) -> tuple[bool, dict[tuple[str, str], Answer] | None]:
+        """(asked, answers) for this very request."""
+        found = self.kept.get(id(spec_obj))
+        if found is None or found[0] is not spec_obj:
+            return False, None
+        return True, found[1]
+
     def failed(self, spec_obj: Any) -> bool:
-        return id(spec_obj) in self.kept and self.kept[id(spec_obj)] is None
+        asked, answers = self._entry(spec_obj)
+        return asked and answers is None
 
     def get(self, spec_obj: Any, host: Any) -> Answer | None:
-        return (self.kept.get(id(spec_obj)) or {}).get(_key(host))
+        return (self._entry(spec_obj)[1] or {}).get(_key(host))
 
 
 LAST = _LastAnswers()

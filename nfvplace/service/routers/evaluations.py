@@ -31,6 +31,7 @@ from starlette.concurrency import run_in_threadpool
 
 from ... import errors
 from ...dialects import DIALECT_NAMES, detect
+from ...errors import NfvplaceError
 from ...models.chd import ComputeHostDescriptor
 from ...models.loading import MAX_NODES, SourceDocument, check_json_shape, gc_paused
 from ...models.vmd import VmDescriptor
@@ -89,9 +90,8 @@ REQUEST_SCHEMA = {
 }
 
 
-def _invalid(message: str, findings: list[dict[str, Any]] | None = None) -> ProblemError:
-    extra = {"findings": findings} if findings else None
-    return ProblemError(422, errors.SERVICE_INVALID_REQUEST, message, extra=extra)
+def _invalid(message: str) -> ProblemError:
+    return ProblemError(422, errors.SERVICE_INVALID_REQUEST, message)
 
 
 @lru_cache(maxsize=256)
@@ -180,7 +180,8 @@ def _envelope(body: Any) -> tuple[str, str | None, list[Mapping[str, Any]], Opti
     if not isinstance(policy, str):
         raise _invalid('"policy" must be a string such as "pack" or "spread"')
     options = parse_options(policy=policy)  # an unknown policy is nfvplace.placement.invalid_policy
-    return json.dumps(body["vm"], sort_keys=True), dialect, hosts, options
+    # a YAML body may hold dates and such: the VM's text only keys it, and is read back as JSON
+    return json.dumps(body["vm"], sort_keys=True, default=str), dialect, hosts, options
 
 
 def _shape(index: int, host: Any) -> tuple[str, bytes]:
@@ -285,7 +286,11 @@ def _body(raw: bytes, media: str) -> Any:
             # one document per host; the VM is checked as a document of its own (depth too)
             values = raw.count(b",") + raw.count(b":")
             if values > MAX_NODES * (1 + len(body["hosts"])):
-                raise _invalid(f"the body holds more than {MAX_NODES} values per host")
+                raise NfvplaceError(
+                    errors.INPUT_TOO_LARGE,
+                    f"the body holds more than {MAX_NODES:,} values (YAML/JSON nodes) per host",
+                    file="body",
+                )
             check_json_shape(body.get("vm"), "body.vm")
             return body
     return parse_body(raw, media).data
