@@ -49,7 +49,7 @@ class RefusedError(Exception):
 
 
 @dataclass
-class Settings:
+class AgentSettings:
     server: str
     token_file: Path
     interval: float = 60.0
@@ -61,7 +61,7 @@ class Settings:
 
 
 @dataclass
-class State:
+class AgentState:
     stop: threading.Event = field(default_factory=threading.Event)
     reports: dict[str, int] = field(
         default_factory=lambda: {"ok": 0, "unreachable": 0, "refused": 0}
@@ -69,11 +69,11 @@ class State:
     libvirt_said: str | None = None  # why libvirt cannot be read, once logged
 
 
-def _token(settings: Settings) -> str:
+def _token(settings: AgentSettings) -> str:
     return settings.token_file.read_text(encoding="utf-8").strip()
 
 
-def _call(settings: Settings, method: str, path: str, body: Any = None) -> tuple[int, Any]:
+def _call(settings: AgentSettings, method: str, path: str, body: Any = None) -> tuple[int, Any]:
     data = None if body is None else json.dumps(body).encode()
     request = urllib.request.Request(
         settings.server.rstrip("/") + path,
@@ -96,7 +96,7 @@ def _call(settings: Settings, method: str, path: str, body: Any = None) -> tuple
         raise UnreachableError(f"{settings.server}: {getattr(exc, 'reason', exc)}") from None
 
 
-def _domains(settings: Settings, state: State) -> list[Domain] | None:
+def _domains(settings: AgentSettings, state: AgentState) -> list[Domain] | None:
     try:
         return running_domains(settings.libvirt_xml)
     except DomainsUnreadableError as exc:
@@ -106,11 +106,11 @@ def _domains(settings: Settings, state: State) -> list[Domain] | None:
         return None
 
 
-def _finding(settings: Settings, item: Drift) -> None:
+def _finding(settings: AgentSettings, item: Drift) -> None:
     settings.log(f"drift [{errors.AGENT_DRIFT}] {item.resource} {item.side}: {item.message}")
 
 
-def cycle(settings: Settings, state: State) -> None:
+def cycle(settings: AgentSettings, state: AgentState) -> None:
     """Discover, compare and report once; raises UnreachableError or RefusedError."""
     assert settings.discover is not None
     domains = _domains(settings, state)
@@ -164,7 +164,7 @@ def _problem(status: int, body: Any) -> str:
     return f"HTTP {status}"
 
 
-def _metrics(settings: Settings, state: State, found: list[Drift] | None) -> None:
+def _metrics(settings: AgentSettings, state: AgentState, found: list[Drift] | None) -> None:
     """The drift and the reports as a Prometheus text file (node exporter's textfile collector)."""
     if settings.metrics_file is None:
         return
@@ -197,9 +197,9 @@ def _metrics(settings: Settings, state: State, found: list[Drift] | None) -> Non
     write_to_textfile(str(settings.metrics_file), registry)
 
 
-def run(settings: Settings) -> int:
+def run(settings: AgentSettings) -> int:
     """Report until SIGTERM/SIGINT (exit 0); with `once`, one report (exit 0, or 1 if it failed)."""
-    state = State()
+    state = AgentState()
 
     def stop(signum: int, _frame: Any) -> None:
         state.stop.set()
@@ -212,7 +212,7 @@ def run(settings: Settings) -> int:
             signal.signal(signum, handler)
 
 
-def _loop(settings: Settings, state: State) -> int:
+def _loop(settings: AgentSettings, state: AgentState) -> int:
     backoff = FIRST_BACKOFF_S
     while not state.stop.is_set():
         try:

@@ -59,7 +59,7 @@ def agent_command(
     """Keep this host's CHD current in a service: discover, report drift against libvirt's running
     domains, and PUT it every --interval seconds (the service keeps its claims). Exits 0 on
     SIGTERM."""
-    from ..agent.run import Settings, run
+    from ..agent.run import AgentSettings, run
     from ..discovery import discover_live
     from .discover import with_facts
 
@@ -80,7 +80,7 @@ def agent_command(
     def log(line: str) -> None:
         typer.echo(f"nfvplace agent: {line}", err=True)
 
-    settings = Settings(
+    settings = AgentSettings(
         server, token_file, interval, discover, libvirt_xml, metrics_file, once, log
     )
     raise typer.Exit(run(settings))

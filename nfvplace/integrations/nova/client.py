@@ -28,7 +28,7 @@ class EvaluationError(Exception):
 
 
 @dataclass(frozen=True)
-class Answer:
+class EvaluatedHost:
     host: str
     fits: bool
     score: int
@@ -52,7 +52,7 @@ class Client:
         except OSError as exc:
             raise EvaluationError(f"cannot read token_file {self.token_file}: {exc}") from exc
 
-    def evaluate(self, vm: dict[str, Any], hosts: list[dict[str, Any]]) -> list[Answer]:
+    def evaluate(self, vm: dict[str, Any], hosts: list[dict[str, Any]]) -> list[EvaluatedHost]:
         """Every host's answer, in the order given."""
         body = {"vm": vm, "dialect": self.dialect, "policy": self.policy, "hosts": hosts}
         headers = {"Content-Type": "application/json", "Accept": "application/json"}
@@ -101,13 +101,15 @@ def _problem(exc: urllib.error.HTTPError) -> str:
     return f"HTTP {exc.code} {detail}" + (f" ({'; '.join(findings)})" if findings else "")
 
 
-def _answers(data: Any, count: int) -> list[Answer]:
+def _answers(data: Any, count: int) -> list[EvaluatedHost]:
     hosts = data.get("hosts") if isinstance(data, dict) else None
     if not isinstance(hosts, list) or len(hosts) != count:
         raise EvaluationError(f"the answer does not hold {count} hosts")
     try:
         return [
-            Answer(str(h["host"]), bool(h["fits"]), int(h["score"]), tuple(h.get("reasons") or ()))
+            EvaluatedHost(
+                str(h["host"]), bool(h["fits"]), int(h["score"]), tuple(h.get("reasons") or ())
+            )
             for h in hosts
         ]
     except (KeyError, TypeError, ValueError) as exc:

@@ -33,7 +33,7 @@ from nova.scheduler import filters, weights
 from oslo_config import cfg
 from oslo_log import log as logging
 
-from .client import Answer, Client, EvaluationError
+from .client import Client, EvaluatedHost, EvaluationError
 from .hosts import chd_of, host_view
 from .requests import request_document
 
@@ -69,7 +69,7 @@ def _client() -> Client:
     return Client(group.url, group.token_file, group.timeout, policy=group.policy)
 
 
-def _ask(hosts: list[Any], spec_obj: Any) -> list[Answer]:
+def _ask(hosts: list[Any], spec_obj: Any) -> list[EvaluatedHost]:
     """One call to the service for these hosts; raises EvaluationError."""
     try:
         chds = [chd_of(host_view(h)) for h in hosts]
@@ -89,18 +89,18 @@ class _LastAnswers:
 
     def __init__(self) -> None:
         # answers None: asked, and no answer came (already logged: the weigher does not ask again)
-        self.kept: OrderedDict[int, tuple[Any, dict[tuple[str, str], Answer] | None]] = (
+        self.kept: OrderedDict[int, tuple[Any, dict[tuple[str, str], EvaluatedHost] | None]] = (
             OrderedDict()
         )
 
-    def keep(self, spec_obj: Any, hosts: list[Any], answers: list[Answer] | None) -> None:
+    def keep(self, spec_obj: Any, hosts: list[Any], answers: list[EvaluatedHost] | None) -> None:
         by_host = None if answers is None else dict(zip(map(_key, hosts), answers, strict=True))
         self.kept[id(spec_obj)] = (spec_obj, by_host)
         self.kept.move_to_end(id(spec_obj))
         while len(self.kept) > KEPT_REQUESTS:
             self.kept.popitem(last=False)
 
-    def _entry(self, spec_obj: Any) -> tuple[bool, dict[tuple[str, str], Answer] | None]:
+    def _entry(self, spec_obj: Any) -> tuple[bool, dict[tuple[str, str], EvaluatedHost] | None]:
         """(asked, answers) for this very request."""
         found = self.kept.get(id(spec_obj))
         if found is None or found[0] is not spec_obj:
@@ -111,7 +111,7 @@ class _LastAnswers:
         asked, answers = self._entry(spec_obj)
         return asked and answers is None
 
-    def get(self, spec_obj: Any, host: Any) -> Answer | None:
+    def get(self, spec_obj: Any, host: Any) -> EvaluatedHost | None:
         return (self._entry(spec_obj)[1] or {}).get(_key(host))
 
 
