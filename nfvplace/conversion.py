@@ -151,6 +151,7 @@ def convert(source: Any, to: str = "nfvplace", strict: bool = False) -> Converte
 
 def _write(model: Any, to: str, source: str) -> tuple[Any, list[Note]]:
     if isinstance(model, VnfTemplate) and to in VNF_WRITERS:
+        _check_inlined(model, source)
         data, notes = VNF_WRITERS[to](model)
         return data, [Note(n.path, f"(VNF template field) {n.message}", n.kind) for n in notes]
     if not isinstance(model, VmDescriptor):
@@ -169,6 +170,27 @@ def _write(model: Any, to: str, source: str) -> tuple[Any, list[Note]]:
         )
     data, notes = WRITERS[to](model)
     return data, [Note(n.path, f"(VM Descriptor field) {n.message}", n.kind) for n in notes]
+
+
+def _check_inlined(vnf: VnfTemplate, source: str) -> None:
+    """A writer needs every member's descriptor: members given as files are inlined only when
+    the template is read from a file (a document sent over HTTP has no directory to read)."""
+    files = [
+        Issue(
+            f"member {m.name!r} is given as a file ({m.file})",
+            path=f"/members/{index}/file",
+            hint="inline the member's VM Descriptor under 'descriptor'",
+        )
+        for index, m in enumerate(vnf.members)
+        if m.descriptor is None
+    ]
+    if files:
+        raise DescriptorError(
+            errors.INPUT_REFERENCE,
+            "cannot write the VNF template: members given as files are not read here",
+            file=source,
+            issues=tuple(files),
+        )
 
 
 __all__ = ["ALL_TARGETS", "FORMATS", "ConvertFinding", "Converted", "convert"]

@@ -54,6 +54,11 @@ SERVICE_CONFIG = "nfvplace.service.config"
 # Discovery
 DISCOVERY_FAILED = "nfvplace.discovery.failed"
 
+# Host agent (nfvplace agent)
+AGENT_DRIFT = "nfvplace.agent.drift"
+AGENT_UNREACHABLE = "nfvplace.agent.unreachable"
+AGENT_REFUSED = "nfvplace.agent.refused"
+
 # Rendering
 RENDER_UNSUPPORTED = "nfvplace.render.unsupported"
 RENDER_INVALID = "nfvplace.render.invalid"
@@ -101,6 +106,9 @@ CODES: dict[str, Code] = {
     SERVICE_INTERNAL: Code(500, 1),
     SERVICE_CONFIG: Code(500, 2),
     DISCOVERY_FAILED: Code(422, 1),
+    AGENT_DRIFT: Code(409, 0),
+    AGENT_UNREACHABLE: Code(503, 1),
+    AGENT_REFUSED: Code(422, 1),
     RENDER_UNSUPPORTED: Code(422, 1),
     RENDER_INVALID: Code(422, 1),
     RENDER_MISMATCH: Code(422, 1),

@@ -14,6 +14,7 @@ from .application import app
 def _register() -> None:
     # Imported for their side effect of adding commands to `app`.
     from . import (  # noqa: F401
+        agent,
         capacity,
         convert,
         discover,

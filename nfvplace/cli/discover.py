@@ -23,9 +23,10 @@ class OutputFormat(StrEnum):
     json = "json"
 
 
-def _with_facts(
+def with_facts(
     chd: ComputeHostDescriptor, sets: list[str], defaults: Path | None
 ) -> ComputeHostDescriptor:
+    """`chd` with the `--defaults` file's and the `--set` facts applied (`discover`, `agent`)."""
     from pydantic import ValidationError
 
     from ..discovery.given import apply_facts, defaults_facts, parse_set
@@ -106,7 +107,7 @@ def discover_command(
         else:
             chd = discover_live(sysfs_root=sysfs_root, host_id=host_id)
         if sets or defaults is not None:
-            chd = _with_facts(chd, sets or [], defaults)
+            chd = with_facts(chd, sets or [], defaults)
         text = dump(chd, fmt.value)
     except NfvplaceError as exc:
         typer.echo(f"error [{exc.code}]: {exc}", err=True)

@@ -1,10 +1,13 @@
 """OpenStack Nova flavors with extra specs (`hw:cpu_policy`, `hw:numa_nodes`, `hw:mem_page_size`...).
 
 Accepts `{flavor: {...}}` (the Nova API), a bare flavor, or the output of
-`openstack flavor show -f yaml|json` (`properties` as a mapping or as the `k='v', ...` string).
-Dedicated-CPU flavors become cpu-sets, one per guest NUMA node; shared flavors become plain cloud
-VMs that allow oversubscription. Values outside Nova's vocabulary are errors that list the accepted
-values; every extra spec that bears on placement is carried or reported as a note.
+`openstack flavor show -f yaml|json` (`properties` as a mapping or as the `k='v', ...` string);
+`{flavor, image, pci_requests}` is a whole Nova request (`nova_request`: image properties merged
+by Nova's rules, resolved PCI requests). Dedicated-CPU flavors become cpu-sets, one per guest NUMA
+node; shared flavors become plain cloud VMs that allow oversubscription. Values outside Nova's
+vocabulary, and flavors Nova itself refuses (an uneven automatic NUMA split, memory that is not a
+whole number of the asked pages, thread policies on shared CPUs), are errors naming the key; every
+extra spec that bears on placement is carried or reported as a note.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..models.loading import PathKey
+from . import nova_numa, nova_request
 from .base import (
     ASSUMED,
     Conversion,
@@ -22,7 +26,6 @@ from .base import (
     Note,
     identifier,
     one_of,
-    page_size_kib,
     parse_count,
     parse_cpu_list,
     parse_int,
@@ -35,6 +38,13 @@ CPU_POLICIES = ("shared", "dedicated", "mixed")
 THREAD_POLICIES = ("prefer", "isolate", "require")
 EMULATOR_POLICIES = ("share", "isolate")
 NOVA_DEFAULT_THREAD_POLICY = "prefer"
+THREAD_READINGS = {  # where nfvplace's engine means something else than Nova for the same word
+    "isolate": "thread policy 'isolate': nfvplace counts a core whose other threads are "
+    "host-reserved as free, Nova needs every thread of the core in its dedicated set",
+    "require": "thread policy 'require' read as vCPU pairs, each on a whole core (an odd vCPU "
+    "isolated): Nova packs pairs on any core with two free threads (on SMT4, two pairs a core), "
+    "leaves an odd vCPU's sibling free, and, as for 'isolate', needs no host-reserved thread",
+}
 HANDLED = {
     "hw:cpu_policy",
     "hw:cpu_thread_policy",
@@ -45,6 +55,7 @@ HANDLED = {
     "hw:cpu_realtime_mask",
     "hw:cpu_dedicated_mask",
     "pci_passthrough:alias",
+    "hw:pci_numa_affinity_policy",
 }
 NOT_PLACEMENT = {
     "hw:cpu_sockets": "guest CPU topology (sockets) does not change where the VM fits",
@@ -53,8 +64,6 @@ NOT_PLACEMENT = {
     "hw:cpu_max_sockets": "guest CPU topology limit; not used for placement",
     "hw:cpu_max_cores": "guest CPU topology limit; not used for placement",
     "hw:cpu_max_threads": "guest CPU topology limit; not used for placement",
-    "hw:pci_numa_affinity_policy": "nfvplace always puts PCI devices on the cpu-set's node "
-    "(Nova's 'required')",
 }
 NAMESPACE_REASONS = {
     "quota:": "a runtime limit (cgroup shares, I/O, bandwidth) that Nova applies after placement",
@@ -107,20 +116,25 @@ def specs_of(flavor: Mapping[str, Any], key: str | None) -> dict[str, str]:
 
 def convert(data: Mapping[str, Any]) -> Conversion:
     flavor, base = _flavor(data)
-    out, origins, notes = convert_flavor(flavor, base)
+    request = data if base else {}  # image and PCI requests sit beside `flavor`
+    out, origins, notes = convert_flavor(flavor, base, request)
     return Conversion(NAME, out, origins, tuple(notes))
 
 
 class _Specs:
-    """The extra specs of one flavor, with the source path of each."""
+    """The extra specs of one flavor (with a request's image properties merged in), with the
+    source path of each."""
 
     def __init__(self, flavor: Mapping[str, Any], base: PathKey) -> None:
         key = _spec_key(flavor)
         self.values = specs_of(flavor, key)
         self.path: PathKey = (*base, key) if key else base
         self.per_key = isinstance(flavor.get(key or ""), Mapping)
+        self.merged: dict[str, PathKey] = {}  # keys taken from the image's properties
 
     def at(self, name: str) -> PathKey:
+        if name in self.merged:
+            return self.merged[name]
         return (*self.path, name) if self.per_key else self.path
 
     def get(self, name: str, default: str = "") -> str:
@@ -133,15 +147,19 @@ class _Specs:
 
 
 def convert_flavor(
-    flavor: Mapping[str, Any], base: PathKey
+    flavor: Mapping[str, Any], base: PathKey, request: Mapping[str, Any] | None = None
 ) -> tuple[dict[str, Any], dict[PathKey, PathKey], list[Note]]:
-    """One Nova flavor (vcpus, ram, disk, extra specs) as VM Descriptor data, origins and notes."""
+    """One Nova flavor (vcpus, ram, disk, extra specs) as VM Descriptor data, origins and notes;
+    `request` may add the `image` and `pci_requests` of a Nova request (`nova_request`)."""
+    request = request or {}
     specs = _Specs(flavor, base)
     vcpus = parse_count(flavor.get("vcpus"), "vcpus", (*base, "vcpus"))
     ram = parse_int(flavor.get("ram"), "ram (MiB)", (*base, "ram"))
     if vcpus <= 0:
         raise DialectError(f"vcpus must be positive, got {vcpus}", (*base, "vcpus"))
     notes: list[Note] = []
+    if isinstance(request.get("image"), Mapping):
+        specs.merged = nova_request.merge_image(specs.values, request["image"], ("image",), notes)
     origins: dict[PathKey, PathKey] = {
         (): base,
         ("name",): (*base, "name"),
@@ -157,25 +175,19 @@ def convert_flavor(
     default_policy = "dedicated" if "resources:PCPU" in specs.values else "shared"
     policy = specs.word("hw:cpu_policy", CPU_POLICIES, default_policy)
     realtime = specs.get("hw:cpu_realtime").lower() in TRUE
-    page_kib = page_size_kib(specs.get("hw:mem_page_size") or None, specs.at("hw:mem_page_size"))
     dedicated = policy in ("dedicated", "mixed") or realtime
+    layout = nova_numa.guest_nodes(specs.get, specs.at, specs.values.__contains__, vcpus, ram)
+    word = specs.get("hw:mem_page_size")
+    # on shared CPUs the page size is checked (Nova refuses what it never fits), not carried
+    page_notes = notes if dedicated else []
+    page_kib = nova_numa.page_size(word, specs.at("hw:mem_page_size"), layout, page_notes)
     if dedicated:
-        out.update(_cpu_sets(specs, vcpus, ram, page_kib, origins, notes))
+        out.update(_cpu_sets(specs, vcpus, ram, layout, page_kib, origins, notes))
         if policy == "mixed":
             notes.append(_mixed_note(specs, vcpus))
     else:
         out.update({"vcpus": vcpus, "memory_mib": ram, "cpu_oversubscription": True})
-        for name in sorted(specs.values):
-            if name in ("hw:numa_nodes", "hw:mem_page_size") or name.startswith(
-                ("hw:numa_cpus.", "hw:numa_mem.")
-            ):
-                notes.append(
-                    Note(
-                        specs.at(name),
-                        f"{name} on a shared-CPU flavor is not carried: nfvplace keeps NUMA "
-                        "layout and page sizes on cpu-sets, which pin their vCPUs",
-                    )
-                )
+        notes.extend(_floating(specs))
     required = ["cpu_pinning"] if dedicated else []
     if dedicated and page_kib:
         required += ["numa_memory_pinning", "hugepage_numa_pinning"]
@@ -185,15 +197,73 @@ def convert_flavor(
         out["emulator_threads"] = "isolate"
         origins[("emulator_threads",)] = specs.at("hw:emulator_threads_policy")
     _storage(flavor, base, out, origins)
-    alias = specs.get("pci_passthrough:alias")
-    if alias:
-        out["pci_devices"] = _pci(alias, specs.at("pci_passthrough:alias"), notes)
-        origins[("pci_devices",)] = specs.at("pci_passthrough:alias")
+    _pci(specs, request, out, origins, notes)
     flags = _traits_and_others(specs, notes)
     if flags:
         out["processor"] = {"required_flags": flags}
         origins[("processor",)] = specs.path
     return out, origins, notes
+
+
+def _floating(specs: _Specs) -> list[Note]:
+    """A flavor whose vCPUs float: what Nova refuses on it (CPUThreadPolicyConfigurationInvalid,
+    BadRequirementEmulatorThreadsPolicy) is an error, its guest NUMA layout and page size a note."""
+    for name, allowed in (("hw:cpu_thread_policy", ""), ("hw:emulator_threads_policy", "share")):
+        if specs.get(name, allowed) != allowed:
+            raise DialectError(
+                f"{name}={specs.get(name)} needs hw:cpu_policy dedicated (or mixed): Nova refuses "
+                "it on shared CPUs",
+                specs.at(name),
+            )
+    return [
+        Note(
+            specs.at(name),
+            f"{name} on a shared-CPU flavor is not carried: nfvplace keeps NUMA layout and page "
+            "sizes on cpu-sets, which pin their vCPUs; its floating vCPUs may also overcommit one "
+            "node's shared PUs, which Nova never lets an instance do against itself",
+        )
+        for name in sorted(specs.values)
+        if name in ("hw:numa_nodes", "hw:mem_page_size")
+        or name.startswith(("hw:numa_cpus.", "hw:numa_mem."))
+    ]
+
+
+def _pci(
+    specs: _Specs,
+    request: Mapping[str, Any],
+    out: dict[str, Any],
+    origins: dict[PathKey, PathKey],
+    notes: list[Note],
+) -> None:
+    """PCI devices (and the SR-IOV ports of a request), on guest node 0's host node for a pinned
+    VM as Nova's NUMA affinity wants (`nova_request.pci_affinity`)."""
+    policy = specs.get("hw:pci_numa_affinity_policy").lower()
+    alias_at = specs.at("pci_passthrough:alias")
+    ports: list[dict[str, Any]] = []
+    if "pci_requests" in request:
+        where: PathKey = ("pci_requests",)
+        devices, ports, policies = nova_request.resolved_requests(
+            request["pci_requests"], where, notes
+        )
+        policy = next((p for p in policies if p), policy)
+    elif specs.get("pci_passthrough:alias"):
+        where = alias_at
+        devices = nova_request.alias_devices(specs.get("pci_passthrough:alias"), where, notes)
+    else:
+        return
+    cpu_sets = out.get("cpu_sets") or []
+    if cpu_sets and (devices or ports):
+        node = nova_request.pci_affinity(policy, len(cpu_sets), where, notes)
+        devices = [dict(d, cpu_set=cpu_sets[node]["id"]) for d in devices]
+        if ports:
+            cpu_sets[node]["interfaces"] = ports
+            origins[("cpu_sets", node, "interfaces")] = where
+    elif ports:
+        out["interfaces"] = ports
+        origins[("interfaces",)] = where
+    if devices:
+        out["pci_devices"] = devices
+        origins[("pci_devices",)] = where
 
 
 def _mixed_note(specs: _Specs, vcpus: int) -> Note:
@@ -262,33 +332,27 @@ def _cpu_sets(
     specs: _Specs,
     vcpus: int,
     ram: int,
+    layout: list[nova_numa.GuestNode],
     page_kib: int | None,
     origins: dict[PathKey, PathKey],
     notes: list[Note],
 ) -> dict[str, Any]:
     at = specs.at
-    nodes = parse_count(specs.get("hw:numa_nodes", "1"), "hw:numa_nodes", at("hw:numa_nodes"))
-    if nodes <= 0 or nodes > vcpus:
-        raise DialectError(
-            f"hw:numa_nodes must be between 1 and vcpus ({vcpus}), got {nodes}", at("hw:numa_nodes")
-        )
-    if specs.get("hw:mem_page_size").lower() in ("large", "any"):
-        notes.append(
-            Note(
-                at("hw:mem_page_size"),
-                f"mem_page_size '{specs.get('hw:mem_page_size')}' (any page size Nova finds) read as "
-                + (
-                    "1GiB pages, the size Nova tries first; hosts with only 2MiB pages are not used"
-                    if page_kib
-                    else "small pages"
-                ),
-                ASSUMED,
-            )
-        )
     thread = specs.word("hw:cpu_thread_policy", THREAD_POLICIES, NOVA_DEFAULT_THREAD_POLICY)
     cpu_sets = []
-    for node in range(nodes):
-        cpu_sets.append(_node(specs, node, nodes, vcpus, ram, thread, page_kib, origins))
+    for index, node in enumerate(layout):
+        cpu_set: dict[str, Any] = {"id": index, "vcpus": node.vcpus, "memory_mib": node.memory_mib}
+        origins[("cpu_sets", index, "vcpus")] = node.vcpus_from
+        origins[("cpu_sets", index, "memory_mib")] = node.memory_from
+        if thread == "require":
+            ids = node.vcpus
+            cpu_set["howtogroup"] = [ids[i : i + 2] for i in range(0, len(ids) - 1, 2)]
+            origins[("cpu_sets", index, "howtogroup")] = at("hw:cpu_thread_policy")
+        if page_kib:
+            count = node.memory_mib * 1024 // page_kib
+            cpu_set["hugepages"] = {"size": f"{page_kib}KiB", "count": count}
+            origins[("cpu_sets", index, "hugepages")] = at("hw:mem_page_size")
+        cpu_sets.append(cpu_set)
     out: dict[str, Any] = {"cpu_sets": cpu_sets, "cpu_thread_policy": thread}
     origins[("cpu_sets",)] = (
         at("hw:numa_nodes") if "hw:numa_nodes" in specs.values else at("hw:cpu_policy")
@@ -302,6 +366,8 @@ def _cpu_sets(
                 ASSUMED,
             )
         )
+    elif thread in THREAD_READINGS:
+        notes.append(Note(at("hw:cpu_thread_policy"), THREAD_READINGS[thread], ASSUMED))
     if specs.get("hw:cpu_realtime").lower() in TRUE:
         mask = specs.get("hw:cpu_realtime_mask")
         where = at("hw:cpu_realtime_mask")
@@ -313,57 +379,3 @@ def _cpu_sets(
     if sum(cs["memory_mib"] for cs in cpu_sets) != ram:
         out["memory_mib"] = ram
     return out
-
-
-def _node(
-    specs: _Specs,
-    node: int,
-    nodes: int,
-    vcpus: int,
-    ram: int,
-    thread: str,
-    page_kib: int | None,
-    origins: dict[PathKey, PathKey],
-) -> dict[str, Any]:
-    at = specs.at
-    cpus_key, mem_key = f"hw:numa_cpus.{node}", f"hw:numa_mem.{node}"
-    if cpus_key in specs.values:
-        ids = parse_cpu_list(specs.get(cpus_key), cpus_key, at(cpus_key))
-        origins[("cpu_sets", node, "vcpus")] = at(cpus_key)
-    else:
-        share = vcpus // nodes
-        ids = list(range(node * share, (node + 1) * share if node < nodes - 1 else vcpus))
-        origins[("cpu_sets", node, "vcpus")] = at("hw:numa_nodes")
-    if mem_key in specs.values:
-        memory = parse_int(specs.get(mem_key), mem_key, at(mem_key))
-        origins[("cpu_sets", node, "memory_mib")] = at(mem_key)
-    else:
-        memory = ram // nodes
-        origins[("cpu_sets", node, "memory_mib")] = at("hw:numa_nodes")
-    cpu_set: dict[str, Any] = {"id": node, "vcpus": ids, "memory_mib": memory}
-    if thread == "require":
-        cpu_set["howtogroup"] = [ids[i : i + 2] for i in range(0, len(ids) - 1, 2)]
-        origins[("cpu_sets", node, "howtogroup")] = at("hw:cpu_thread_policy")
-    if page_kib:
-        cpu_set["hugepages"] = {"size": f"{page_kib}KiB", "count": memory * 1024 // page_kib}
-        origins[("cpu_sets", node, "hugepages")] = at("hw:mem_page_size")
-    return cpu_set
-
-
-def _pci(alias: str, path: PathKey, notes: list[Note]) -> list[dict[str, Any]]:
-    devices = []
-    for item in alias.split(","):
-        name, _, count = item.strip().partition(":")
-        device_class = "crypto" if re.search(r"qat|crypto|cpm", name, re.I) else "other"
-        if device_class == "other":
-            notes.append(
-                Note(path, f"PCI alias '{name}' read as a device of class 'other'", ASSUMED)
-            )
-        devices.append(
-            {
-                "class": device_class,
-                "count": parse_int(count or "1", "alias count", path),
-                "model": name,
-            }
-        )
-    return devices

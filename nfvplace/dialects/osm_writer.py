@@ -14,7 +14,7 @@ from typing import Any
 from ..models.vmd import VmDescriptor
 from ..models.vnf import AntiAffinityScope, VnfTemplate
 from .base import Note
-from .vm_parts import not_said, page_kib, vm_size
+from .vm_parts import not_said, one_page_size, one_thread_policy, page_kib, vm_size
 
 OSM_MODES = {"sriov": "SR-IOV", "dedicated": "PCI-PASSTHROUGH", "vswitch": "PARAVIRT"}
 
@@ -49,6 +49,20 @@ def _osm_epa(vm: VmDescriptor) -> dict[str, Any]:
     if page:
         epa["mempage-size"] = {2048: "SIZE_2MB", 1024 * 1024: "SIZE_1GB"}.get(page, "LARGE")
     return epa
+
+
+def _osm_interface_notes(vm: VmDescriptor) -> list[Note]:
+    """OSM does not say which NUMA node an interface is on: read back, SR-IOV and passthrough
+    interfaces go to cpu-set 0 and vSwitch ports to no node."""
+    return [
+        Note(
+            ("cpu_sets", index, "interfaces"),
+            "not carried: OSM does not tie an interface to a NUMA node (read back, SR-IOV and "
+            "passthrough interfaces go to the first cpu-set, vSwitch ports to none)",
+        )
+        for index, cs in enumerate(vm.cpu_sets)
+        if any(index > 0 or i.mode.value == "vswitch" for i in cs.interfaces)
+    ]
 
 
 def _osm_interfaces(vm: VmDescriptor) -> list[dict[str, Any]]:
@@ -109,7 +123,9 @@ def _sol006_vdu(vm: VmDescriptor, vdu_id: str) -> tuple[dict[str, Any], dict[str
 
 
 def _vm_notes(vm: VmDescriptor, target: str) -> list[Note]:
-    return not_said(vm, target, OSM_SAID | {"vcpus", "memory_mib"})
+    notes = not_said(vm, target, OSM_SAID | {"vcpus", "memory_mib"})
+    notes += one_thread_policy(vm, target) + one_page_size(vm, target)
+    return notes + _osm_interface_notes(vm)
 
 
 def to_osm(vm: VmDescriptor) -> tuple[dict[str, Any], list[Note]]:

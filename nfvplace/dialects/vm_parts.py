@@ -28,3 +28,35 @@ def vm_size(vm: VmDescriptor) -> tuple[int, int]:
 def page_kib(vm: VmDescriptor) -> int | None:
     pages = {cs.hugepages.size_kib for cs in vm.cpu_sets if cs.hugepages is not None}
     return pages.pop() if len(pages) == 1 else None
+
+
+def one_thread_policy(vm: VmDescriptor, target: str) -> list[Note]:
+    """A note per cpu-set whose own thread policy differs from the VM's (`target` has one)."""
+    return [
+        Note(
+            ("cpu_sets", index, "thread_policy"),
+            f"not carried: {target} has one thread policy for all its vCPUs",
+        )
+        for index, cs in enumerate(vm.cpu_sets)
+        if cs.thread_policy is not None and cs.thread_policy != vm.cpu_thread_policy
+    ]
+
+
+def one_page_size(vm: VmDescriptor, target: str) -> list[Note]:
+    """`target` has one page size for all of the VM's memory: hugepages that cover part of a
+    cpu-set's memory, or sizes that differ between cpu-sets, are not carried."""
+    page = page_kib(vm)
+    notes = []
+    for index, cs in enumerate(vm.cpu_sets):
+        pages = cs.hugepages
+        if page is None and pages is None:
+            continue
+        if pages is None or pages.size_kib != page or pages.total_mib != cs.memory_mib:
+            notes.append(
+                Note(
+                    ("cpu_sets", index, "hugepages"),
+                    f"not carried: {target} backs all of its memory with one page size "
+                    f"({'none' if page is None else f'{page} KiB'} written)",
+                )
+            )
+    return notes

@@ -12,18 +12,27 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from ..models.capabilities import CAPABILITY_SETS, CapabilitySet
 from ..models.vmd import Interface, VmDescriptor
 from ..models.vnf import VnfTemplate
-from .base import Note
+from .base import DROPPED, Note, as_mapping
 from .openstack import TRAIT_FLAGS
 from .osm_writer import to_osm, to_osm_vnf, to_sol006, to_sol006_vnf
-from .vm_parts import not_said, page_kib, vm_size
+from .vm_parts import not_said, one_page_size, one_thread_policy, page_kib, vm_size
 
 Writer = Callable[[VmDescriptor], tuple[dict[str, Any], list[Note]]]
 VnfWriter = Callable[[VnfTemplate], tuple[dict[str, Any], list[Note]]]
 TARGETS = ("nova", "osm", "sol006", "openvim")
 FLAG_TRAITS = {flag: trait for trait, flag in TRAIT_FLAGS.items()}
 OPENVIM_MODES = {"dedicated": "yes", "sriov": "yes:sriov"}
+
+
+def _nova_thread_policy(vm: VmDescriptor) -> str:
+    """`require` when every vCPU is in a sibling pair (OpenVIM `paired-threads`): read back, it
+    pairs them again, where `isolate` would give each vCPU a whole core of its own."""
+    if all(cs.vcpus and not cs.single_vcpus for cs in vm.cpu_sets):
+        return "require"
+    return vm.cpu_thread_policy.value
 
 
 def to_nova(vm: VmDescriptor) -> tuple[dict[str, Any], list[Note]]:
@@ -33,7 +42,7 @@ def to_nova(vm: VmDescriptor) -> tuple[dict[str, Any], list[Note]]:
     if vm.cpu_sets:
         said |= {"cpu_sets", "cpu_thread_policy", "hypervisor", "realtime_vcpus"}
         specs["hw:cpu_policy"] = "dedicated"
-        specs["hw:cpu_thread_policy"] = vm.cpu_thread_policy.value
+        specs["hw:cpu_thread_policy"] = _nova_thread_policy(vm)
         specs["hw:numa_nodes"] = str(len(vm.cpu_sets))
         for index, cs in enumerate(vm.cpu_sets):
             specs[f"hw:numa_cpus.{index}"] = ",".join(str(v) for v in cs.vcpus)
@@ -67,14 +76,7 @@ def to_nova(vm: VmDescriptor) -> tuple[dict[str, Any], list[Note]]:
                     "direct-physical), not part of a Nova flavor",
                 )
             )
-        if cs.thread_policy is not None and cs.thread_policy != vm.cpu_thread_policy:
-            notes.append(
-                Note(
-                    ("cpu_sets", index, "thread_policy"),
-                    "not carried: a Nova flavor has one thread policy for all its vCPUs",
-                )
-            )
-        if cs.howtogroup and vm.cpu_thread_policy.value != "require":
+        if cs.howtogroup and specs["hw:cpu_thread_policy"] != "require":
             notes.append(
                 Note(
                     ("cpu_sets", index, "howtogroup"),
@@ -82,6 +84,7 @@ def to_nova(vm: VmDescriptor) -> tuple[dict[str, Any], list[Note]]:
                     "require",
                 )
             )
+    notes += one_page_size(vm, "a Nova flavor") + one_thread_policy(vm, "a Nova flavor")
     return {"flavor": flavor}, notes
 
 
@@ -91,17 +94,24 @@ def to_openvim(vm: VmDescriptor) -> tuple[dict[str, Any], list[Note]]:
     numas = []
     for index, cs in enumerate(vm.cpu_sets):
         numa: dict[str, Any] = {}
-        if cs.howtogroup:
-            numa["paired-threads"] = len(cs.howtogroup)
-            numa["paired-threads-id"] = [list(pair) for pair in cs.howtogroup]
-        singles = [v for v in cs.vcpus if v not in {x for p in cs.howtogroup for x in p}]
-        if singles:
-            key = "threads" if cs.thread_policy is not None else "cores"
-            numa[key] = len(singles)
-        if cs.hugepages is None or cs.hugepages.size_kib != 1024 * 1024:
+        policy = (cs.thread_policy or vm.cpu_thread_policy).value
+        pairs = [list(pair) for pair in cs.howtogroup]
+        singles = list(cs.single_vcpus)
+        if policy == "require":  # `require` pairs the single vCPUs in order too
+            pairs += [singles[i : i + 2] for i in range(0, len(singles) - 1, 2)]
+            singles = singles[len(singles) - len(singles) % 2 :]
+        if pairs:
+            numa["paired-threads"] = len(pairs)
+            numa["paired-threads-id"] = pairs
+        if singles:  # OpenVIM `threads` may share their core (prefer), `cores` may not
+            numa["threads" if policy == "prefer" else "cores"] = len(singles)
+        pages = cs.hugepages
+        if pages is None or pages.size_kib != 1024 * 1024 or pages.total_mib != cs.memory_mib:
             notes.append(
                 Note(("cpu_sets", index), "OpenVIM memory is in 1 GiB pages; written as such")
             )
+        elif cs.memory_mib % 1024:
+            notes.append(Note(("cpu_sets", index, "memory_mib"), "OpenVIM memory is whole GiB"))
         numa["memory"] = cs.memory_mib // 1024
         interfaces = [_openvim_interface(i) for i in cs.interfaces]
         if interfaces:
@@ -131,11 +141,36 @@ def _openvim_interface(interface: Interface) -> dict[str, Any]:
     return out
 
 
+def _capabilities_kept(writer: Writer) -> Writer:
+    """`writer`, with a note for the hypervisor requirements the written document does not imply:
+    each dialect says pinning, NUMA and I/O needs in its own words, which its reader turns back
+    into capabilities; anything else required of the hypervisor is lost, and said so."""
+
+    def write(vm: VmDescriptor) -> tuple[dict[str, Any], list[Note]]:
+        from . import convert as read_back
+
+        data, notes = writer(vm)
+        wanted = vm.hypervisor.all_required_capabilities if vm.hypervisor else frozenset()
+        back = as_mapping(read_back(data).data.get("hypervisor"))
+        implied = set(back.get("required_capabilities") or ())
+        for name in back.get("required_capability_sets") or ():
+            implied |= {str(c) for c in CAPABILITY_SETS[CapabilitySet(name)]}
+        lost = sorted(str(c) for c in wanted if str(c) not in implied)
+        added = sorted(implied - {str(c) for c in wanted})
+        said = [f"required capabilities {lost} are not carried"] if lost else []
+        said += [f"read back, it also requires {added}"] if added else []
+        if said and not any(n.path == ("hypervisor",) for n in notes):
+            notes.append(Note(("hypervisor",), "; ".join(said), DROPPED))
+        return data, notes
+
+    return write
+
+
 WRITERS: dict[str, Writer] = {
-    "nova": to_nova,
-    "osm": to_osm,
-    "sol006": to_sol006,
-    "openvim": to_openvim,
+    "nova": _capabilities_kept(to_nova),
+    "osm": _capabilities_kept(to_osm),
+    "sol006": _capabilities_kept(to_sol006),
+    "openvim": _capabilities_kept(to_openvim),
 }
 VNF_WRITERS: dict[str, VnfWriter] = {"osm": to_osm_vnf, "sol006": to_sol006_vnf}
 """The targets that write a VNF template of several VMs (one VDU per member)."""

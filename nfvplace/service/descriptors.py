@@ -8,10 +8,12 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from .. import errors
+from ..dialects import DIALECT_NAMES, detect
 from ..errors import LintError
 from ..lint import gate
 from ..lint.rules.document import SCHEMA
 from ..models.loading import SourceDocument, error_location, validation_issues
+from ..reader import load_document
 from .problems import ProblemError
 
 
@@ -41,6 +43,12 @@ def parse_as[M: BaseModel](
         raise ProblemError(
             422, errors.INPUT_INVALID, f"invalid {what}", extra={"findings": findings}
         ) from exc
+    gated(document, what)
+    return parsed
+
+
+def gated(document: SourceDocument, what: str) -> None:
+    """The lint gate every door passes: 422 with lint's findings when lint refuses `document`."""
     try:
         gate(document, what)
     except LintError as exc:
@@ -48,7 +56,29 @@ def parse_as[M: BaseModel](
         raise ProblemError(
             422, errors.INPUT_INVALID, f"{what} has lint errors", extra={"findings": findings}
         ) from None
-    return parsed
+
+
+def from_dialect[M: BaseModel](
+    document: SourceDocument, dialect: Any, key: str, model: type[M], other: str
+) -> M:
+    """The body's `key` member written in `dialect`, converted to `model` and through the gate
+    (the dialect's own notes are lint's findings, as for `nfvplace lint FILE`); `other` names the
+    member a document of the other kind belongs in."""
+    names = ("nfvplace", *DIALECT_NAMES)
+    if dialect not in names:
+        raise _invalid(f'"dialect" must be one of {list(names)}, got {dialect!r}')
+    found = detect(document.data) or "nfvplace"
+    if found != dialect:
+        raise _invalid(f'"{key}" is not written in {dialect} (it reads as {found})')
+    descriptor = load_document(document)
+    if not isinstance(descriptor, model):
+        raise _invalid(f'"{key}" converts to a {type(descriptor).__name__}: {other}')
+    gated(document, f'"{key}"')
+    return descriptor
+
+
+def _invalid(message: str) -> ProblemError:
+    return ProblemError(422, errors.SERVICE_INVALID_REQUEST, message)
 
 
 def parse_options[M: BaseModel](body: Mapping[str, Any], model: type[M]) -> M:

@@ -69,6 +69,24 @@ def test_invalid_vm_is_422_with_findings(client: TestClient) -> None:
     assert body["findings"][0]["severity"] == "error"
 
 
+def test_a_dialect_document_lint_refuses_is_not_placed(client: TestClient) -> None:
+    # the reader converts it, but vCPU 2 is in both guest NUMA nodes: lint refuses it (NFV101)
+    specs = {
+        "hw:cpu_policy": "dedicated",
+        "hw:numa_nodes": "2",
+        "hw:numa_cpus.0": "0,1,2",
+        "hw:numa_cpus.1": "2,3",
+        "hw:numa_mem.0": "1024",
+        "hw:numa_mem.1": "1024",
+    }
+    flavor = {"flavor": {"name": "dp", "vcpus": 4, "ram": 2048, "extra_specs": specs}}
+    client.put("/v1/hosts/h1", json=host("h1"), headers=auth("admin"))
+    answer = client.post("/v1/placements", json={"vm": flavor, "dialect": "openstack-flavor"})
+    assert answer.status_code == 422, answer.text
+    assert "NFV101" in {finding["rule"] for finding in answer.json()["findings"]}
+    assert client.get("/v1/placements").json()["placements"] == []
+
+
 def test_envelope_errors(client: TestClient) -> None:
     for envelope in ({}, {"vm": vm(), "vnf": {}}, {"vm": vm(), "colour": 1}, [1, 2]):
         answer = client.post("/v1/placements", json=envelope)

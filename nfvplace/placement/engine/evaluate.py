@@ -6,15 +6,19 @@ the same filter, ranking and exact model as `place` on every host that passes th
 until the first fits), and returns per host whether it fits, a score, the reasons it does not, and
 the configuration it would get. Nothing is claimed: the caller's hosts are never changed.
 
-`score` is 0-100, higher is better: the policy's host score (`policies.host_keys`, lower is better)
-mapped linearly so that the best fitting host gets 100 and the worst 0 (every one 100 when they tie).
-Hosts that do not fit score 0.
+`score` is 0-100, higher is better: the policy's host score (`rank`, from `policies.host_keys`, lower
+is better) mapped linearly so that the best fitting host gets 100 and the worst 0 (every one 100 when
+they tie). Hosts that do not fit score 0.
+
+A host's answer depends on that host alone (its filter checks, its policy score, its exact model):
+callers that see the same hosts again (a scheduler's candidates, of which one or two changed since
+its last request) may keep answers per host and score them together with `scored`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -23,7 +27,7 @@ from ...models.vmd import VmDescriptor
 from ..index import FleetIndex
 from ..options import Options
 from ..result import Rejection
-from .candidates import Fit, fitting_hosts
+from .candidates import fitting_hosts
 from .explain import Reasons
 
 MAX_SCORE = 100
@@ -39,6 +43,7 @@ class HostEvaluation:
     score: int
     reasons: tuple[Rejection, ...] = ()
     configuration: VmConfiguration | None = None
+    rank: int | None = None  # the policy's host score (lower is better); None if it does not fit
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -49,21 +54,27 @@ class HostEvaluation:
             "configuration": (
                 None
                 if self.configuration is None
-                else self.configuration.model_dump(mode="json", exclude_none=True)
+                else self.configuration.model_dump(mode="json", by_alias=True, exclude_none=True)
             ),
         }
 
 
-def _scores(fits: Iterable[Fit]) -> dict[int, int]:
-    """Policy scores (lower is better) mapped to 0-100 (higher is better), best fit 100."""
-    raw = {fit.index: fit.score for fit in fits}
-    if not raw:
-        return {}
-    best, worst = min(raw.values()), max(raw.values())
-    if best == worst:
-        return dict.fromkeys(raw, MAX_SCORE)
+def scored(evaluations: Iterable[HostEvaluation]) -> tuple[HostEvaluation, ...]:
+    """The evaluations with their `score`: the fitting hosts' ranks (lower is better) mapped to
+    0-100 (higher is better), the best 100 and the worst 0; 0 for the others."""
+    answers = tuple(evaluations)
+    ranks = [a.rank for a in answers if a.fits and a.rank is not None]
+    if not ranks:
+        return tuple(replace(a, score=0) for a in answers)
+    best, worst = min(ranks), max(ranks)
     span = worst - best
-    return {i: round(MAX_SCORE * (worst - s) / span) for i, s in raw.items()}
+
+    def score(rank: int | None) -> int:
+        if rank is None:
+            return 0
+        return MAX_SCORE if span == 0 else round(MAX_SCORE * (worst - rank) / span)
+
+    return tuple(replace(a, score=score(a.rank) if a.fits else 0) for a in answers)
 
 
 def evaluate_vm(
@@ -76,7 +87,6 @@ def evaluate_vm(
         fit.index: fit
         for fit in fitting_hosts(fleet, vm, options, consider, options.instance, reasons)
     }
-    scores = _scores(fits.values())
     why: dict[str, list[Rejection]] = {}
     for rejection in reasons.diagnosis(len(fleet), len(fits)).rejections:
         why.setdefault(rejection.host, []).append(rejection)
@@ -86,5 +96,5 @@ def evaluate_vm(
         if fit is None:
             out.append(HostEvaluation(host, False, 0, tuple(why.get(host, ()))))
         else:
-            out.append(HostEvaluation(host, True, scores[i], (), fit.configuration))
-    return tuple(out)
+            out.append(HostEvaluation(host, True, 0, (), fit.configuration, fit.score))
+    return scored(out)

@@ -13,18 +13,16 @@ from pydantic import BaseModel, Field
 from starlette.concurrency import run_in_threadpool
 
 from ... import errors
-from ...dialects import DIALECT_NAMES, detect
 from ...models.configuration import VmConfiguration
 from ...models.loading import SourceDocument
 from ...models.vmd import VmDescriptor
 from ...models.vnf import VnfTemplate
 from ...placement import BatchItem
-from ...reader import load_document
 from ...render import render
 from ..auth import require
 from ..body import parse_body, read_body
 from ..deps import PlacementsDep, StoreDep
-from ..descriptors import parse_as, parse_options
+from ..descriptors import from_dialect, parse_as, parse_options
 from ..placing import PlacementRequest, vm_descriptors
 from ..problems import ProblemError
 from ..requests import ENVELOPE, PlacementOptions
@@ -104,7 +102,10 @@ def placement_request(document: SourceDocument) -> PlacementRequest:
     descriptor: VmDescriptor | VnfTemplate
     dialect = body.get("dialect")
     if dialect is not None:
-        descriptor = _from_dialect(inner, dialect, key)
+        if key == "vm":
+            descriptor = from_dialect(inner, dialect, key, VmDescriptor, 'send it as "vnf"')
+        else:
+            descriptor = from_dialect(inner, dialect, key, VnfTemplate, 'send it as "vm"')
     elif key == "vm":
         descriptor = parse_as(inner, VmDescriptor, "VM Descriptor", at=(key,))
     else:
@@ -124,22 +125,6 @@ def placement_request(document: SourceDocument) -> PlacementRequest:
         explain=explain,
         moves=moves,
     )
-
-
-def _from_dialect(inner: SourceDocument, dialect: Any, key: str) -> VmDescriptor | VnfTemplate:
-    """The "vm" or "vnf" member written in a dialect (`"dialect": "osm-sol006"`), converted."""
-    names = ("nfvplace", *DIALECT_NAMES)
-    if dialect not in names:
-        raise _invalid(f'"dialect" must be one of {list(names)}, got {dialect!r}')
-    found = detect(inner.data) or "nfvplace"
-    if found != dialect:
-        raise _invalid(f'"{key}" is not written in {dialect} (it reads as {found})')
-    descriptor = load_document(inner)
-    wanted = VmDescriptor if key == "vm" else VnfTemplate
-    if not isinstance(descriptor, wanted):
-        other = "vnf" if key == "vm" else "vm"
-        raise _invalid(f'"{key}" converts to a {type(descriptor).__name__}: send it as "{other}"')
-    return descriptor
 
 
 def batch_items(document: SourceDocument) -> tuple[BatchItem, ...]:

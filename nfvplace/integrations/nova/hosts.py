@@ -1,0 +1,282 @@
+"""Nova's view of a compute host (a scheduler `HostState`) as an nfvplace Compute Host Descriptor.
+
+Two steps, both plain data and the standard library only:
+
+- `host_view(host_state)` reads what the scheduler holds for one host into a JSON "host view":
+  its NUMA cells (`cpuset` shared, `pcpuset` dedicated, `pinned_cpus`, `siblings`, `memory`,
+  `memory_usage`, `cpu_usage`, `mempages`, `socket`), its PCI pools by NUMA node, its allocation
+  ratios and CPU flags. The differential bench generates host views directly.
+- `chd_of(view)` writes the CHD: a node per cell; a PU per CPU of the cell, dedicated-capable
+  (`pcpuset`: free, or dedicated when pinned), shared (`cpuset`: state shared with the cell's CPU
+  allocation ratio and usage) or host-reserved (in neither set: not eligible); the smallest page
+  pool as normal memory and the others as hugepage pools (reserved pages counted as used); PCI
+  pools as devices of class `other` named by vendor and product id, or, with a physical network,
+  as a port with that many free VFs.
+
+A cell whose `cpuset` equals its `pcpuset` is Nova's legacy `vcpu_pin_set` configuration: its free
+PUs take pinned and floating vCPUs alike (free, with the allocation ratio).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+SMALL_PAGE_KIB = 4
+LIBVIRT_CAPABILITIES = ("cpu_pinning", "numa_memory_pinning", "hugepage_numa_pinning")
+VENDORS = {"intel": "GenuineIntel", "amd": "AuthenticAMD"}
+
+
+def _ints(values: Any) -> list[int]:
+    return sorted(int(v) for v in (values or ()))
+
+
+def host_view(host_state: Any) -> dict[str, Any]:
+    """What Nova's scheduler knows of one host (a `nova.scheduler.host_manager.HostState`)."""
+    topology = getattr(host_state, "numa_topology", None)
+    cells = []
+    for cell in getattr(topology, "cells", None) or ():
+        cells.append(
+            {
+                "id": int(cell.id),
+                "cpuset": _ints(cell.cpuset),
+                "pcpuset": _ints(getattr(cell, "pcpuset", ())),
+                "pinned_cpus": _ints(getattr(cell, "pinned_cpus", ())),
+                "siblings": [_ints(s) for s in getattr(cell, "siblings", ()) or ()],
+                "memory": int(cell.memory),
+                "memory_usage": int(getattr(cell, "memory_usage", 0) or 0),
+                "cpu_usage": int(getattr(cell, "cpu_usage", 0) or 0),
+                "mempages": [
+                    {
+                        "size_kb": int(p.size_kb),
+                        "total": int(p.total),
+                        "used": int(getattr(p, "used", 0) or 0),
+                        "reserved": int(getattr(p, "reserved", 0) or 0),
+                    }
+                    for p in getattr(cell, "mempages", ()) or ()
+                ],
+                "socket": getattr(cell, "socket", None),
+            }
+        )
+    stats = getattr(host_state, "pci_stats", None)
+    pools = [_pool(pool) for pool in getattr(stats, "pools", None) or ()]
+    return {
+        "host": str(host_state.host),
+        "nodename": str(getattr(host_state, "nodename", None) or host_state.host),
+        "cpu_allocation_ratio": float(getattr(host_state, "cpu_allocation_ratio", None) or 1.0),
+        "ram_allocation_ratio": float(getattr(host_state, "ram_allocation_ratio", None) or 1.0),
+        "vcpus_total": int(getattr(host_state, "vcpus_total", 0) or 0),
+        "memory_mb": int(getattr(host_state, "total_usable_ram_mb", 0) or 0),
+        "cpu_info": _cpu_info(getattr(host_state, "cpu_info", None)),
+        "cells": cells,
+        "pci_pools": [p for p in pools if p["count"] > 0],
+    }
+
+
+def _pool(pool: Mapping[str, Any]) -> dict[str, Any]:
+    node = pool.get("numa_node")
+    return {
+        "vendor_id": str(pool.get("vendor_id", "")),
+        "product_id": str(pool.get("product_id", "")),
+        "numa_node": None if node is None else int(node),
+        "dev_type": str(pool.get("dev_type", "type-PCI")),
+        "physical_network": pool.get("physical_network"),
+        "count": int(pool.get("count", 0)),
+    }
+
+
+def _cpu_info(raw: Any) -> dict[str, Any]:
+    """The compute node's `cpu_info` (a JSON string from the libvirt driver), or {}."""
+    if isinstance(raw, str):
+        try:
+            raw = json.loads(raw)
+        except ValueError:
+            return {}
+    if not isinstance(raw, Mapping):
+        return {}
+    return {
+        "vendor": str(raw.get("vendor", "")),
+        "model": str(raw.get("model", "")),
+        "features": sorted(str(f) for f in raw.get("features", ()) or ()),
+    }
+
+
+def host_id(view: Mapping[str, Any]) -> str:
+    """The CHD id of a host view: its node name (or host), as an nfvplace identifier."""
+    text = re.sub(r"[^A-Za-z0-9._:@/-]+", "-", str(view.get("nodename") or view["host"]))
+    text = text.strip("-")[:253]
+    return text if text[:1].isalnum() else f"h-{text}"[:253]
+
+
+def chd_of(view: Mapping[str, Any]) -> dict[str, Any]:
+    """The Compute Host Descriptor (plain data) of a host view."""
+    cells = list(view.get("cells") or ())
+    info = view.get("cpu_info") or {}
+    vendor = str(info.get("vendor") or "")
+    processor: dict[str, Any] = {
+        "vendor": VENDORS.get(vendor.lower(), vendor or "unknown"),
+        "model": str(info.get("model") or "unknown"),
+        "flags": list(info.get("features") or ()),
+    }
+    unknown = [f"processor.{k}" for k in ("vendor", "model") if not info.get(k)]
+    if not cells:  # no NUMA topology: one node of floating PUs, and nothing can be pinned
+        nodes = [_flat_node(view)]
+        capabilities: tuple[str, ...] = ()
+        unknown.append("numa_nodes (Nova reports no NUMA topology)")
+    else:
+        core_of = _core_ids(cells)
+        nodes = [_node(cell, view, core_of, _pools_on(view, cell["id"])) for cell in cells]
+        capabilities = LIBVIRT_CAPABILITIES
+    return {
+        "schema": "nfvplace/chd/v1",
+        "id": host_id(view),
+        "processor": processor,
+        "hypervisor": {"type": "kvm", "capabilities": list(capabilities)},
+        "numa_nodes": nodes,  # no label naming the host: identical hosts share one answer
+        "provenance": {"source": "manual", "tool": "nova-scheduler", "unknown": unknown},
+    }
+
+
+def _flat_node(view: Mapping[str, Any]) -> dict[str, Any]:
+    """A host without a NUMA topology: its vCPUs float on shared PUs of one node."""
+    ratio = float(view.get("cpu_allocation_ratio") or 1.0)
+    count = max(int(view.get("vcpus_total") or 0), 1)
+    cpus = [
+        {"id": pu, "core": pu, "siblings": [pu], "state": "shared", "oversubscription_ratio": ratio}
+        for pu in range(count)
+    ]
+    memory = {"total_mib": int(view.get("memory_mb") or 0)}
+    return {"id": 0, "cpus": cpus, "memory": memory}
+
+
+def _core_ids(cells: Iterable[Mapping[str, Any]]) -> dict[int, tuple[int, tuple[int, ...]]]:
+    """PU -> (core id, its siblings); a core is named by its lowest PU (unique on the host)."""
+    out: dict[int, tuple[int, tuple[int, ...]]] = {}
+    for cell in cells:
+        for siblings in cell.get("siblings") or ():
+            group = tuple(sorted(int(s) for s in siblings))
+            for pu in group:
+                out[pu] = (group[0], group)
+    return out
+
+
+def _node(
+    cell: Mapping[str, Any],
+    view: Mapping[str, Any],
+    core_of: Mapping[int, tuple[int, tuple[int, ...]]],
+    pools: list[Mapping[str, Any]],
+) -> dict[str, Any]:
+    shared, dedicated = set(cell["cpuset"]), set(cell["pcpuset"])
+    pinned = set(cell.get("pinned_cpus") or ())
+    ratio = float(view.get("cpu_allocation_ratio") or 1.0)
+    legacy = bool(shared) and shared == dedicated
+    usage = _usage(cell, ratio)
+    cpus = []
+    pus = set(shared) | dedicated | {pu for s in cell.get("siblings") or () for pu in s}
+    for pu in sorted(pus):
+        core, siblings = core_of.get(pu, (pu, (pu,)))
+        cpu: dict[str, Any] = {"id": pu, "core": core, "siblings": list(siblings)}
+        if pu in dedicated:
+            if pu in pinned:
+                cpu.update(state="dedicated", owner="nova")
+            elif legacy:
+                cpu.update(oversubscription_ratio=ratio, usage_ratio=usage)
+        elif pu in shared:
+            cpu.update(state="shared", oversubscription_ratio=ratio, usage_ratio=usage)
+        else:
+            cpu["eligible"] = False  # in neither set: kept for the host
+        cpus.append(cpu)
+    node: dict[str, Any] = {"id": int(cell["id"]), "cpus": cpus, "memory": _memory(cell, view)}
+    devices = [p for p in pools if not p.get("physical_network")]
+    ports = [p for p in pools if p.get("physical_network")]
+    if devices:
+        node["pci_devices"] = [d for p in devices for d in _devices(p)]
+    if ports:
+        node["nics"] = [_nic(p) for p in ports]
+    return node
+
+
+def _usage(cell: Mapping[str, Any], ratio: float) -> float:
+    capacity = len(cell["cpuset"]) * ratio
+    return min(cell.get("cpu_usage", 0) / capacity, 1.0) if capacity else 0.0
+
+
+def _memory(cell: Mapping[str, Any], view: Mapping[str, Any]) -> dict[str, Any]:
+    """The smallest page pool is normal memory; the others are hugepage pools."""
+    total = int(cell["memory"])
+    pages = sorted(cell.get("mempages") or (), key=lambda p: p["size_kb"])
+    ratio = float(view.get("ram_allocation_ratio") or 1.0)
+    if not pages:
+        used = int(cell.get("memory_usage", 0))
+        return {"total_mib": total, "normal": {"oversubscription_ratio": ratio, "used_mib": used}}
+    small, huge = pages[0], pages[1:]
+    pools = [
+        {
+            "size_kib": p["size_kb"],
+            "total": p["total"],
+            "used": min(p["used"] + p.get("reserved", 0), p["total"]),
+        }
+        for p in huge
+    ]
+    huge_mib = sum(p["size_kb"] * p["total"] for p in huge) // 1024
+    small_mib = small["size_kb"] * small["total"] // 1024
+    # what the small-page pool does not cover of the node's memory outside hugepages is reserved
+    reserved = max(total - huge_mib - small_mib, 0) + small["size_kb"] * small["reserved"] // 1024
+    return {
+        "total_mib": total,
+        "hugepages": pools,
+        "normal": {
+            "oversubscription_ratio": ratio,
+            "reserved_mib": reserved,
+            "used_mib": small["size_kb"] * small["used"] // 1024,
+        },
+    }
+
+
+def _pools_on(view: Mapping[str, Any], node: int) -> list[Mapping[str, Any]]:
+    """The PCI pools on a node (pools Nova knows no node of go to the first cell)."""
+    first = min(int(c["id"]) for c in view["cells"])
+    return [
+        {**p, "index": k}
+        for k, p in enumerate(view.get("pci_pools") or ())
+        if (p.get("numa_node") if p.get("numa_node") is not None else first) == node
+    ]
+
+
+def _address(pool: int, n: int) -> str:
+    """A made-up PCI address, unique per (pool, device): Nova's pools count devices, not name them."""
+    return f"{pool:04x}:{n // 256:02x}:{(n % 256) // 8:02x}.{n % 8}"
+
+
+def _devices(pool: Mapping[str, Any]) -> list[dict[str, Any]]:
+    return [
+        {
+            "pci_address": _address(0xF000 + pool["index"], n),
+            "class": "other",
+            "vendor": pool["vendor_id"],
+            "model": pool["product_id"],
+        }
+        for n in range(pool["count"])
+    ]
+
+
+def _nic(pool: Mapping[str, Any]) -> dict[str, Any]:
+    """A pool of VFs on a physical network, as one port with that many free VFs (its speed is not
+    in Nova's pools)."""
+    index = 0xE000 + pool["index"]
+    return {
+        "vendor": pool["vendor_id"],
+        "model": pool["product_id"],
+        "vendor_id": pool["vendor_id"],
+        "ports": [
+            {
+                "pci_address": _address(index, 0),
+                "speed_gbps": 0,
+                "usage": "sriov",
+                "physical_network": str(pool["physical_network"]),
+                "vfs": [{"pci_address": _address(index, n + 1)} for n in range(pool["count"])],
+            }
+        ],
+    }

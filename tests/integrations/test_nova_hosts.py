@@ -1,0 +1,124 @@
+"""Nova's view of a host as a CHD (`nfvplace.integrations.nova.hosts`), and the plug-ins' imports:
+the standard library only, so that `pip install --no-deps nfvplace` works in Nova's environment."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from typing import Any
+
+from nfvplace.integrations.nova.hosts import chd_of, host_id
+from nfvplace.models import ComputeHostDescriptor
+
+VIEW: dict[str, Any] = {
+    "host": "compute 1",
+    "nodename": "compute-1.example",
+    "cpu_allocation_ratio": 4.0,
+    "ram_allocation_ratio": 1.5,
+    "cpu_info": json.dumps({"vendor": "Intel", "model": "Skylake", "features": ["aes"]}),
+    "cells": [
+        {
+            "id": 0,
+            "cpuset": [1, 5],
+            "pcpuset": [2, 3, 6],
+            "pinned_cpus": [3],
+            "siblings": [[0, 4], [1, 5], [2, 6], [3, 7]],
+            "memory": 8192,
+            "memory_usage": 1024,
+            "cpu_usage": 2,
+            "mempages": [
+                {"size_kb": 4, "total": 1572864, "used": 262144, "reserved": 0},
+                {"size_kb": 1048576, "total": 2, "used": 1, "reserved": 0},
+            ],
+            "socket": 0,
+        },
+        {
+            "id": 1,
+            "cpuset": [8, 9],
+            "pcpuset": [8, 9],
+            "pinned_cpus": [9],
+            "siblings": [[8], [9]],
+            "memory": 4096,
+            "memory_usage": 0,
+            "cpu_usage": 0,
+            "mempages": [],
+            "socket": 1,
+        },
+    ],
+    "pci_pools": [
+        {
+            "vendor_id": "8086",
+            "product_id": "0443",
+            "numa_node": 1,
+            "dev_type": "type-PCI",
+            "physical_network": None,
+            "count": 2,
+        },
+        {
+            "vendor_id": "8086",
+            "product_id": "154c",
+            "numa_node": 0,
+            "dev_type": "type-VF",
+            "physical_network": "physnet1",
+            "count": 3,
+        },
+    ],
+}
+
+
+def test_a_nova_host_view_is_a_valid_chd_with_every_state() -> None:
+    from nfvplace.integrations.nova.hosts import _cpu_info
+
+    view = {**VIEW, "cpu_info": _cpu_info(VIEW["cpu_info"])}
+    chd = ComputeHostDescriptor.model_validate(chd_of(view))
+    assert chd.id == host_id(view) == "compute-1.example"
+    assert (chd.processor.vendor, chd.processor.flags) == ("GenuineIntel", ("aes",))
+    node0, node1 = chd.numa_nodes
+    cpus = {c.id: c for c in node0.cpus}
+    assert not cpus[0].eligible
+    assert not cpus[4].eligible
+    assert cpus[1].state.value == "shared"
+    assert cpus[1].oversubscription_ratio == 4.0
+    assert cpus[1].usage_ratio == 2 / (2 * 4.0)
+    assert cpus[2].state.value == "free"
+    assert cpus[3].state.value == "dedicated"
+    assert cpus[2].siblings == (2, 6)
+    assert cpus[2].core == cpus[6].core == 2
+    assert node0.memory.hugepages[0].free == 1
+    normal = node0.memory.normal  # the 4 KiB pool: 6 GiB, 1 GiB of it used
+    assert (node0.memory.normal_total_mib, normal.reserved_mib, normal.used_mib) == (6144, 0, 1024)
+    assert node0.ports[0].physical_network == "physnet1"
+    assert len(node0.ports[0].vfs) == 3
+    legacy = {c.id: c for c in node1.cpus}  # cpuset == pcpuset: vcpu_pin_set
+    assert legacy[8].state.value == "free"
+    assert legacy[8].oversubscription_ratio == 4.0
+    assert legacy[9].state.value == "dedicated"
+    assert [(d.vendor, d.model) for d in node1.pci_devices] == [("8086", "0443")] * 2
+    assert node1.memory.normal.oversubscription_ratio == 1.5
+
+
+def test_a_host_without_numa_topology_cannot_pin() -> None:
+    view = {"host": "flat", "vcpus_total": 8, "memory_mb": 16384, "cells": [], "pci_pools": []}
+    chd = ComputeHostDescriptor.model_validate(chd_of(view))
+    assert chd.hypervisor is not None
+    assert chd.hypervisor.capabilities == ()
+    assert len(chd.numa_nodes[0].cpus) == 8
+
+
+def test_the_plug_ins_import_nothing_heavy() -> None:
+    probe = (
+        "import sys, json\n"
+        "import nfvplace, nfvplace.integrations.nova\n"
+        "import nfvplace.integrations.nova.hosts, nfvplace.integrations.nova.requests\n"
+        "import nfvplace.integrations.nova.client\n"
+        "print(json.dumps(sorted(sys.modules)))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    loaded = set(json.loads(done.stdout))
+    heavy = {
+        m
+        for m in loaded
+        if m.split(".")[0] in ("pydantic", "pydantic_core", "numpy", "ortools", "yaml", "httpx")
+    }
+    assert not heavy, sorted(heavy)
