@@ -290,6 +290,33 @@ class Instance(Model):
     memory_bandwidth_gbps: Gbps = 0.0
 
 
+class TopologyManagerPolicy(StrEnum):
+    """The kubelet's `topologyManagerPolicy`: how NUMA alignment is decided at pod admission."""
+
+    none = "none"
+    best_effort = "best-effort"
+    restricted = "restricted"
+    single_numa_node = "single-numa-node"
+
+
+class TopologyManagerScope(StrEnum):
+    """The kubelet's `topologyManagerScope`: align each container, or the pod as a whole."""
+
+    container = "container"
+    pod = "pod"
+
+
+class TopologyManager(Model):
+    """A Kubernetes node's Topology Manager: the kubelet, not the scheduler, decides NUMA alignment
+    there, after the node is chosen (read from NodeResourceTopology attributes)."""
+
+    policy: TopologyManagerPolicy = TopologyManagerPolicy.none
+    scope: TopologyManagerScope = TopologyManagerScope.container
+    prefer_closest_numa_nodes: bool = Field(
+        False, description="The `prefer-closest-numa-nodes` policy option"
+    )
+
+
 class Provenance(Model):
     """Where the descriptor came from, and what its source could not tell."""
 
@@ -313,6 +340,9 @@ class ComputeHostDescriptor(Model):
     interconnect: tuple[InterNodeLink, ...] = ()
     instances: tuple[Instance, ...] = ()
     labels: dict[Text, Text] = Field(default_factory=dict)
+    topology_manager: TopologyManager | None = Field(
+        None, description="Kubernetes nodes: the kubelet's Topology Manager policy and scope"
+    )
     provenance: Provenance | None = None
 
     @model_validator(mode="after")
