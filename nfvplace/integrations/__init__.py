@@ -1,0 +1,2 @@
+"""Doors into other schedulers, as thin as the CLI and the service: over the same reader, lint gate
+and engine."""
