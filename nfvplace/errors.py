@@ -54,6 +54,9 @@ SERVICE_CONFIG = "nfvplace.service.config"
 # Discovery
 DISCOVERY_FAILED = "nfvplace.discovery.failed"
 
+# Kubernetes extender
+KUBERNETES_NOT_ASSUMED = "nfvplace.kubernetes.not_assumed"
+
 # Rendering
 RENDER_UNSUPPORTED = "nfvplace.render.unsupported"
 RENDER_INVALID = "nfvplace.render.invalid"
@@ -101,6 +104,7 @@ CODES: dict[str, Code] = {
     SERVICE_INTERNAL: Code(500, 1),
     SERVICE_CONFIG: Code(500, 2),
     DISCOVERY_FAILED: Code(422, 1),
+    KUBERNETES_NOT_ASSUMED: Code(404, 1),
     RENDER_UNSUPPORTED: Code(422, 1),
     RENDER_INVALID: Code(422, 1),
     RENDER_MISMATCH: Code(422, 1),

@@ -33,7 +33,9 @@ from .kubernetes import (
     device_requests,
     exclusive_cpus,
     is_hugepages,
+    memory_requests,
     page_size_bytes,
+    pod_total,
     read_pod_spec,
     whole,
 )
@@ -120,10 +122,22 @@ def _pools(data: Mapping[str, Any], prefix: PathKey) -> dict[str, float] | None:
     return None
 
 
-def vm_of(pod: Pod, pools: Mapping[str, float] | None, notes: list[Note]) -> dict[str, Any]:
-    """The VM Descriptor (plain data) of the containers that run together."""
+def vm_of(
+    pod: Pod,
+    pools: Mapping[str, float] | None,
+    notes: list[Note],
+    *,
+    pod_scope: bool = False,
+    memory: bool = True,
+) -> dict[str, Any]:
+    """The VM Descriptor (plain data) of the containers that run together: one cpu-set per pinned
+    container, or (`pod_scope`, the Topology Manager's pod scope) one for the pod's totals as the
+    kubelet counts them. Without `memory` (a node whose memory manager does not pin memory) the
+    cpu-sets carry no memory or hugepages."""
     vm: dict[str, Any] = {"schema": "nfvplace/vmd/v1", "name": identifier(pod.name, "pod")}
     running = [c for c in pod.containers if c.kind != "init"]
+    if pod_scope and any(exclusive_cpus(pod, c) for c in running):
+        running = [_pod_totals(pod)]
     for container in pod.init_containers:
         if container.kind == "init" and (container.requests or container.limits):
             notes.append(
@@ -148,7 +162,21 @@ def vm_of(pod: Pod, pools: Mapping[str, float] | None, notes: list[Note]) -> dic
         _pinned(vm, pod, running, pinned, pools, notes)
     else:
         _shared(vm, pod, running, pools, notes)
+    if not memory:
+        for cpu_set in vm.get("cpu_sets", ()):
+            cpu_set["memory_mib"] = 0
+            cpu_set.pop("hugepages", None)
     return vm
+
+
+def _pod_totals(pod: Pod) -> Container:
+    """One container holding the pod's totals (exclusive CPUs, memory, hugepages, devices)."""
+    cpus = pod_total(pod, lambda c: {"cpu": exclusive_cpus(pod, c)})
+    memory = pod_total(pod, lambda c: memory_requests(pod, c))
+    devices = pod_total(pod, device_requests)
+    requests = {name: Fraction(amount) for name, amount in {**cpus, **memory}.items()}
+    limits = {name: Fraction(amount) for name, amount in devices.items()}
+    return Container(pod.name, "app", {**requests, **limits}, {**requests, **limits})
 
 
 def _device_demands(

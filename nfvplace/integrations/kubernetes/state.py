@@ -7,7 +7,6 @@ container, as the kubelet does; `copy()` before simulating.
 
 from __future__ import annotations
 
-import copy as copying
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -41,7 +40,17 @@ class NodeState:
     memory_groups: dict[int, int] = field(default_factory=dict)
 
     def copy(self) -> NodeState:
-        return copying.deepcopy(self)
+        def pools(per_node: dict[int, Pool]) -> dict[int, Pool]:
+            return {node: Pool(p.allocatable, p.free) for node, p in per_node.items()}
+
+        return NodeState(
+            self.numa,
+            self.cpu_total,
+            pools(self.cpus),
+            {resource: pools(per) for resource, per in self.memory.items()},
+            {resource: pools(per) for resource, per in self.devices.items()},
+            dict(self.memory_groups),
+        )
 
     @property
     def memory_manager(self) -> bool:

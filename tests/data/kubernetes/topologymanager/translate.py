@@ -125,7 +125,10 @@ def hint(raw: Any) -> dict[str, Any]:
     if isinstance(raw, list):
         raw = dict(zip(("NUMANodeAffinity", "Preferred"), raw, strict=False))
     mask = raw.get("NUMANodeAffinity")
-    return {"mask": None if mask is None else mask["mask"], "preferred": raw.get("Preferred", False)}
+    return {
+        "mask": None if mask is None else mask["mask"],
+        "preferred": raw.get("Preferred", False),
+    }
 
 
 def provider(raw: Any) -> Any:
