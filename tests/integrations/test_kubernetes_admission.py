@@ -339,3 +339,14 @@ def test_memory_and_hugepages_align_with_the_cpus() -> None:
     too_much = admit(pod([{"cpu": 2, "memory": "2Gi", "hugepages-1Gi": "5Gi"}]), node, SNN)
     assert not too_much.admit
     assert "5 GiB hugepages-1Gi" in too_much.reason
+
+
+def test_what_nfvplace_does_not_decide_is_said() -> None:
+    from nfvplace.integrations.kubernetes.hints import BEST_EFFORT, UndecidedError, merge
+
+    many = state(dict.fromkeys(range(17), (2, 2)))
+    with pytest.raises(UndecidedError, match="17 NUMA nodes"):
+        admit(pod([{"cpu": 1}]), many, SNN)
+    hints = [Hint(1 << (n % 8), True) for n in range(1001)]
+    with pytest.raises(UndecidedError, match="1002001 combinations"):
+        merge(BEST_EFFORT, NumaInfo(tuple(range(8))), [{"a": hints}, {"b": hints}])

@@ -25,7 +25,7 @@ from ...dialects.kubernetes import (
 )
 from ...models.chd import TopologyManager
 from .allocate import AllocationError, allocate_cpus, allocate_devices, allocate_memory
-from .hints import NONE, Hint, bits, merge
+from .hints import NONE, Hint, UndecidedError, bits, merge
 from .providers import Reuse, providers
 from .state import Consumption, NodeState
 
@@ -93,8 +93,18 @@ def _allocate(state: NodeState, pod: Pod, container: Container, hint: Hint, reus
         raise AllocationError(f"container {container.name!r}: {exc}") from None
 
 
+MAX_NUMA_NODES = 16
+"""Most NUMA nodes decided for (the kubelet's Topology Manager takes 8 unless given the
+`max-allowable-numa-nodes` option; every set of them is a mask the providers consider)."""
+
+
 def admit(pod: Pod, node: NodeState, manager: TopologyManager) -> Admission:
-    """What the kubelet (Topology Manager `manager`) does with `pod` on a node in state `node`."""
+    """What the kubelet (Topology Manager `manager`) does with `pod` on a node in state `node`.
+
+    Raises `UndecidedError` for a node of more than `MAX_NUMA_NODES` NUMA nodes, or when the hints to
+    merge are too many."""
+    if len(node.numa.nodes) > MAX_NUMA_NODES:
+        raise UndecidedError(f"{len(node.numa.nodes)} NUMA nodes (at most {MAX_NUMA_NODES})")
     state, reuse = node.copy(), Reuse()
     policy, closest = str(manager.policy), manager.prefer_closest_numa_nodes
     chosen: list[tuple[str, tuple[int, ...] | None]] = []

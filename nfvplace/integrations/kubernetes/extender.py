@@ -31,6 +31,7 @@ from ...placement import evaluate
 from ...store.assumed import AssumedPod, SeenNode
 from .admission import Admission, admit
 from .counts import with_consumption
+from .hints import UndecidedError
 from .state import Consumption, NodeState, node_state, topology_manager
 
 MAX_EXTENDER_PRIORITY = 10
@@ -122,10 +123,14 @@ def verdict(
     state = reported.copy()
     for consumption in assumed:
         state.take(consumption)
-    answer = admit(pod, state, manager)
-    if answer.admit:
-        return Verdict(node, True, admission=answer)
-    if assumed and admit(pod, reported, manager).admit:
+    try:
+        answer = admit(pod, state, manager)
+        if answer.admit:
+            return Verdict(node, True, admission=answer)
+        resolvable = bool(assumed) and admit(pod, reported, manager).admit
+    except UndecidedError as exc:
+        return Verdict(node, True, f"not checked: {exc}")
+    if resolvable:
         return Verdict(
             node,
             False,

@@ -20,8 +20,17 @@ NONE, BEST_EFFORT, RESTRICTED, SINGLE_NUMA_NODE = (
     "single-numa-node",
 )
 
+MAX_PERMUTATIONS = 1_000_000
+"""Most hint permutations merged (the product of the providers' hint counts). The kubelet merges
+them all; past this nfvplace does not decide (a node of many NUMA nodes under `best-effort` or
+`restricted`, with several resources, has millions)."""
+
 ProviderHints = Mapping[str, "Sequence[Hint] | None"] | None
 """One hint provider's hints per resource (the kubelet's `map[string][]TopologyHint`)."""
+
+
+class UndecidedError(Exception):
+    """Deciding as the kubelet would takes more than nfvplace spends on one node."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -176,6 +185,11 @@ class HintMerger:
         return self._compare_masks(current, candidate)  # case 3cc
 
     def merge(self) -> Hint:
+        combinations = 1
+        for hints in self.hints:
+            combinations *= len(hints)
+        if combinations > MAX_PERMUTATIONS:
+            raise UndecidedError(f"{combinations} combinations of topology hints to merge")
         default = self.numa.default_mask
         best: Hint | None = None
         for permutation in product(*self.hints):
