@@ -43,9 +43,10 @@ GROUP = "topology.node.k8s.io"
 KIND = "NodeResourceTopology"
 VF_POOLS_ANNOTATION = "nfvplace.io/vf-pools"
 MIB = 2**20
-MAX_ZONES = 256
+MAX_ZONES = 64
 MAX_DEVICES = 8 * 32 * 8  # eight buses of 32 devices of 8 functions per resource and zone
-MAX_CPUS = 4096
+MAX_CPUS = 4096  # PUs of the whole node (as many as a VM may have vCPUs)
+MAX_HOST_DEVICES = 16384  # VFs and PCI devices of the whole node
 IN_USE = "kubernetes:in-use"
 """The owner of what a zone reports in use: NodeResourceTopology counts it, naming no pod."""
 
@@ -106,10 +107,15 @@ def convert(data: Mapping[str, Any]) -> Conversion:
     zones = _zones(data, notes)
     nodes: list[dict[str, Any]] = []
     origins: dict[PathKey, PathKey] = {(): (), ("id",): ("metadata", "name")}
-    first_cpu = 0
+    first_cpu = devices = 0
     for position, (node_id, path, zone) in enumerate(zones):
         node = _node(node_id, zone, path, first_cpu, pools, notes)
         first_cpu += len(node["cpus"])
+        devices += len(node.get("pci_devices", ())) + sum(
+            len(port["vfs"]) for nic in node.get("nics", ()) for port in nic["ports"]
+        )
+        if devices > MAX_HOST_DEVICES:
+            raise DialectError(f"the node has more than {MAX_HOST_DEVICES} devices", path)
         origins[("numa_nodes", position)] = path
         nodes.append(node)
     out: dict[str, Any] = {
@@ -258,8 +264,8 @@ def _cpus(raw: Any, path: PathKey, first: int, notes: list[Note]) -> list[dict[s
         for k in ("capacity", "allocatable", "available")
     ):
         notes.append(Note(path, "fractions of a CPU read as whole CPUs, rounded down", ASSUMED))
-    if capacity > MAX_CPUS:
-        raise DialectError(f"cpu capacity {capacity} is more than {MAX_CPUS} PUs", path)
+    if first + capacity > MAX_CPUS:
+        raise DialectError(f"the node has more than {MAX_CPUS} CPUs", path)
     cpus = []
     for k in range(capacity):
         pu = first + k

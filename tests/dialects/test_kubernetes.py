@@ -142,6 +142,42 @@ def _nrt(**changes: Any) -> dict[str, Any]:
             },
             "capacity >= allocatable >= available",
         ),
+        (
+            {
+                "zones": [
+                    {
+                        "name": f"node-{n}",
+                        "type": "Node",
+                        "resources": [
+                            {"name": "cpu", "capacity": 3000, "allocatable": 1, "available": 1}
+                        ],
+                    }
+                    for n in (0, 1)
+                ]
+            },
+            "more than 4096 CPUs",
+        ),
+        (
+            {
+                "zones": [
+                    {
+                        "name": f"node-{n}",
+                        "type": "Node",
+                        "resources": [
+                            {
+                                "name": f"x.io/d{k}",
+                                "capacity": 2048,
+                                "allocatable": 2048,
+                                "available": 0,
+                            }
+                            for k in range(8)
+                        ],
+                    }
+                    for n in (0, 1)
+                ]
+            },
+            "more than 16384 devices",
+        ),
     ],
 )
 def test_bad_objects_are_refused_naming_the_field(change: dict[str, Any], words: str) -> None:
