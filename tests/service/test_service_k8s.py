@@ -155,3 +155,13 @@ def test_assumptions_are_listed_and_dropped_by_role(client: TestClient) -> None:
     assert client.get("/k8s/v1/assumptions", headers=auth("reader")).json() == {"pods": []}
     refused = client.post("/k8s/v1/filter", json={}, headers=auth("reader"))
     assert refused.status_code == 403
+
+
+def test_long_uids_and_names_are_kept_within_the_columns(client: TestClient) -> None:
+    put_nrt(client, load(DATA / "worker-node-A.yaml"))
+    pod = demo_pod("x" * 1000)
+    pod["metadata"]["name"] = "n" * 1000
+    answer = client.post("/k8s/v1/filter", json={"Pod": pod, "NodeNames": ["worker-node-a"]})
+    assert answer.json()["NodeNames"] == ["worker-node-a"]
+    (assumed,) = client.get("/k8s/v1/assumptions").json()["pods"]
+    assert (len(assumed["uid"]), len(assumed["pod"])) == (64, 512)

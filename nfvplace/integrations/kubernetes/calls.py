@@ -48,7 +48,7 @@ def filter_call(store: Store, args: ExtenderArgs, assume_s: float) -> dict[str, 
         }
         assume = None
         if taken and assume_s > 0:
-            name = f"{args.pod.namespace}/{args.pod.name}"
+            name = f"{args.pod.namespace}/{args.pod.name}"[:512]
             assume = AssumedPod(uid, name, taken, now, now + timedelta(seconds=assume_s))
         return Outcome(filter_result(args, verdicts), seen.views, seen.shown, assume)
 

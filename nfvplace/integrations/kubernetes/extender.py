@@ -3,11 +3,11 @@ assumed pods: `ExtenderArgs` in (`k8s.io/kube-scheduler/extender/v1`, Go field n
 `ExtenderFilterResult` and `HostPriorityList` out.
 
 Filter: each node's kubelet decides (`admission.admit`) on the node as its NodeResourceTopology
-says, then on the node less the pods nfvplace admitted that the object does not show yet. A node
-refused on the first is in `FailedAndUnresolvableNodes` (the pod does not fit there, whatever the
-scheduler does); a node refused only on the second is in `FailedNodes` (it may fit once those pods
-are accounted). Both say why, with the numbers. A node with no NodeResourceTopology known passes:
-nfvplace has nothing to say about it.
+says less the pods nfvplace admitted that the object does not show yet. A node that refuses the pod
+even without those is in `FailedAndUnresolvableNodes` (it does not fit there, whatever the
+scheduler does); a node that refuses it only because of them is in `FailedNodes` (it may fit once
+those pods are accounted). Both say why, with the numbers. A node with no NodeResourceTopology
+known passes: nfvplace has nothing to say about it.
 
 Prioritize: nfvplace's engine scores the pod on each node (`nfvplace.placement.evaluate`, policy
 pack, spread or least-fragmentation), as the kubelet will align it there: one cpu-set per pinned
@@ -17,6 +17,7 @@ memory manager pins them; 0-100 mapped to the extender's 0-10.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -91,8 +92,10 @@ def _nodes(body: Mapping[str, Any]) -> tuple[tuple[str, ...], tuple[Mapping[str,
 
 
 def pod_key(pod: Pod) -> str:
-    """The pod's UID (what the scheduler keys pods by), or namespace/name without one."""
-    return pod.uid or f"{pod.namespace}/{pod.name}"
+    """The pod's UID (what the scheduler keys pods by), or namespace/name without one; a key of
+    over 128 characters (no UID is) by its sha256."""
+    key = pod.uid or f"{pod.namespace}/{pod.name}"
+    return key if len(key) <= 128 else hashlib.sha256(key.encode()).hexdigest()
 
 
 @dataclass(frozen=True)
