@@ -65,6 +65,7 @@ CLAUSES: dict[str, str] = {
     "InterNodeLink": "8.1.1.4",
     "Instance": "8.2.2.5",
     "Provenance": "-",
+    "TopologyManager": "-",
     "VmDescriptor": "8.2.2.4",
     "ProcessorRequirements": "8.2.2.1",
     "MemoryRequirements": "8.2.2.2",
@@ -86,6 +87,7 @@ CLAUSES: dict[str, str] = {
     "AntiAffinityGroup": "8.2.2.5",
 }
 FIELD_CLAUSES: dict[str, str] = {
+    "ComputeHostDescriptor.topology_manager": "-",
     "VmDescriptor.processor": "8.2.2.1",
     "VmDescriptor.memory": "8.2.2.2",
     "VmDescriptor.hypervisor": "8.2.2.3",
@@ -182,6 +184,8 @@ MEANINGS: dict[str, str] = {
     "InterNodeLink.bandwidth_used_gbps": "Bandwidth in use",
     "Instance.id": "Instance id (owner of the resources it holds)",
     "Instance.memory_bandwidth_gbps": "Memory bandwidth charged to the instance",
+    "TopologyManager.policy": "none, best-effort, restricted or single-numa-node (the kubelet's)",
+    "TopologyManager.scope": "container (each container aligned) or pod (the pod as a whole)",
     "Provenance.source": "live (this host), hwloc-xml (an export) or manual",
     "Provenance.tool": "Tool and version that wrote the descriptor",
     "Provenance.notes": "Free notes about the discovery",

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +26,7 @@ from .errors import DescriptorError, Issue
 from .models.loading import SourceDocument, dump, parse_document
 from .models.vmd import VmDescriptor
 from .models.vnf import VnfTemplate
-from .reader import load_document, load_file, read, read_path
+from .reader import list_items, load_document, load_file, read, read_path
 
 FORMATS = ("yaml", "json")
 ALL_TARGETS = ("nfvplace", *TARGETS)
@@ -119,6 +119,9 @@ def convert(source: Any, to: str = "nfvplace", strict: bool = False) -> Converte
             issues=(Issue("unknown --to", path="to", hint=f"use one of {', '.join(ALL_TARGETS)}"),),
         )
     document, path = _document(source)
+    items = list_items(document)
+    if items is not None:
+        return _convert_list(document, items, to, strict)
     reading = read(document)
     xml = document.source.endswith(".xml")
     findings = [_finding(n, xml, strict) for n in reading.notes]
@@ -147,6 +150,22 @@ def convert(source: Any, to: str = "nfvplace", strict: bool = False) -> Converte
             ),
         )
     return Converted(document.source, reading.dialect, to, data, tuple(findings), strict)
+
+
+def _convert_list(
+    document: SourceDocument, items: list[SourceDocument], to: str, strict: bool
+) -> Converted:
+    """A Kubernetes List: each item converted; the data is the list of them, the findings' paths
+    point into the List (`/items/<n>/...`)."""
+    converted = [convert(item, to=to, strict=strict) for item in items]
+    findings = tuple(
+        replace(f, path=f"/items/{index}{f.path}")
+        for index, one in enumerate(converted)
+        for f in one.findings
+    )
+    dialect = converted[0].dialect if converted else None
+    data = [one.data for one in converted]
+    return Converted(document.source, dialect, to, data, findings, strict)
 
 
 def _write(model: Any, to: str, source: str) -> tuple[Any, list[Note]]:

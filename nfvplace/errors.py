@@ -58,6 +58,8 @@ DISCOVERY_FAILED = "nfvplace.discovery.failed"
 AGENT_DRIFT = "nfvplace.agent.drift"
 AGENT_UNREACHABLE = "nfvplace.agent.unreachable"
 AGENT_REFUSED = "nfvplace.agent.refused"
+# Kubernetes extender
+KUBERNETES_NOT_ASSUMED = "nfvplace.kubernetes.not_assumed"
 
 # Rendering
 RENDER_UNSUPPORTED = "nfvplace.render.unsupported"
@@ -109,6 +111,7 @@ CODES: dict[str, Code] = {
     AGENT_DRIFT: Code(409, 0),
     AGENT_UNREACHABLE: Code(503, 1),
     AGENT_REFUSED: Code(422, 1),
+    KUBERNETES_NOT_ASSUMED: Code(404, 1),
     RENDER_UNSUPPORTED: Code(422, 1),
     RENDER_INVALID: Code(422, 1),
     RENDER_MISMATCH: Code(422, 1),

@@ -16,6 +16,7 @@ from typing import Any
 from . import errors
 from .dialects import DialectError, convert, detect, sol006_xml
 from .dialects.base import Conversion, Note, json_pointer
+from .dialects.kubernetes import list_items as kubernetes_items
 from .errors import DescriptorError, Issue
 from .models.loading import (
     Descriptor,
@@ -160,31 +161,73 @@ def parse_any(text: str, source: str = "<string>") -> SourceDocument:
     return parse_text(text, source)
 
 
+def list_items(document: SourceDocument) -> list[SourceDocument] | None:
+    """The items of a Kubernetes `List` in a dialect nfvplace reads (`kubectl get ... -o yaml`),
+    each a document with its own lines; None for any other document."""
+    items = kubernetes_items(document.data)
+    if items is None or not is_dialect(document.data):
+        return None
+    return [
+        SourceDocument(
+            data=item,
+            source=f"{document.source}[items/{index}]",
+            lines={k[2:]: v for k, v in document.lines.items() if k[:2] == ("items", index)},
+        )
+        for index, item in enumerate(items)
+    ]
+
+
+def _read_all(path: Path) -> tuple[list[Descriptor], bool]:
+    """The descriptors of one file, and whether it was a Kubernetes List."""
+    document = read_path(path)
+    items = list_items(document)
+    if items is not None:
+        return [load_document(item) for item in items], True
+    descriptor = load_document(document)
+    if isinstance(descriptor, VnfTemplate):
+        descriptor = resolve_members(descriptor, path.parent, str(path), load_file)
+    return [descriptor], False
+
+
+def load_all(path: str | Path) -> list[Descriptor]:
+    """Every descriptor of one file: one, or each item of a Kubernetes List."""
+    return _read_all(Path(path))[0]
+
+
 def load_file(path: str | Path) -> Descriptor:
     """Load one file in any format; VNF members given as files (in any format) are loaded too."""
     path = Path(path)
-    descriptor = load_document(read_path(path))
-    if isinstance(descriptor, VnfTemplate):
-        descriptor = resolve_members(descriptor, path.parent, str(path), load_file)
-    return descriptor
+    loaded, is_list = _read_all(path)
+    if is_list and len(loaded) != 1:
+        raise DescriptorError(
+            errors.INPUT_INVALID,
+            f"a Kubernetes List of {len(loaded)} objects, where one descriptor is expected",
+            file=str(path),
+            issues=(Issue("a List", path="items", hint="give one object per file"),),
+        )
+    return loaded[0]
 
 
 def load(path: str | Path) -> Descriptor | list[Descriptor]:
-    """Load a file, or every descriptor file of a folder (sorted by path), in any format.
+    """Load a file, or every descriptor file of a folder (sorted by path), in any format; a
+    Kubernetes List gives one descriptor per item.
 
     Raises `DescriptorError` (with a stable `code`, the file, and one issue per problem).
     """
     path = Path(path)
     if path.is_dir():
         with gc_paused():
-            return [load_file(p) for p in iter_descriptor_files(path)]
-    return load_file(path)
+            return [d for p in iter_descriptor_files(path) for d in load_all(p)]
+    loaded, is_list = _read_all(path)
+    return loaded if is_list else loaded[0]
 
 
 __all__ = [
     "Reading",
     "is_dialect",
+    "list_items",
     "load",
+    "load_all",
     "load_document",
     "load_file",
     "parse_any",

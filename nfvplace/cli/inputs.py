@@ -18,7 +18,7 @@ from ..models.configuration import VmConfiguration, VmConfigurations
 from ..models.loading import gc_paused, iter_descriptor_files, resolve_members
 from ..models.vmd import VmDescriptor
 from ..models.vnf import VnfTemplate
-from ..reader import load_document, load_file
+from ..reader import load_all, load_document, load_file
 from .progress import progress
 
 
@@ -32,21 +32,8 @@ def load_hosts(paths: list[Path]) -> list[ComputeHostDescriptor]:
     hosts: list[ComputeHostDescriptor] = []
     with gc_paused():
         for path in progress(list(host_files(paths)), "loading hosts"):
-            item = load_file(path)
-            if not isinstance(item, ComputeHostDescriptor):
-                raise DescriptorError(
-                    errors.INPUT_UNKNOWN_KIND,
-                    f"expected Compute Host Descriptors, found a {type(item).__name__}",
-                    file=str(path),
-                    issues=(
-                        Issue(
-                            "not a CHD",
-                            path="schema",
-                            hint="give files with schema: nfvplace/chd/v1",
-                        ),
-                    ),
-                )
-            hosts.append(item)
+            for item in load_all(path):  # one CHD, or each item of a Kubernetes List
+                hosts.append(_host(item, path))
     if not hosts:
         raise DescriptorError(
             errors.INPUT_UNREADABLE,
@@ -58,6 +45,17 @@ def load_hosts(paths: list[Path]) -> list[ComputeHostDescriptor]:
     # sight, the full collections that building the index triggers do not walk them again.
     gc.freeze()
     return hosts
+
+
+def _host(item: object, path: Path) -> ComputeHostDescriptor:
+    if isinstance(item, ComputeHostDescriptor):
+        return item
+    raise DescriptorError(
+        errors.INPUT_UNKNOWN_KIND,
+        f"expected Compute Host Descriptors, found a {type(item).__name__}",
+        file=str(path),
+        issues=(Issue("not a CHD", path="schema", hint="give files with schema: nfvplace/chd/v1"),),
+    )
 
 
 def load_vm(path: Path) -> VmDescriptor | VnfTemplate:

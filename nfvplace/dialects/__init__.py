@@ -20,7 +20,18 @@ from typing import Any
 from ..models.loading import kind_of
 from .base import MISSING, Conversion, DialectError, Note, placeholder_paths
 
-_MODULES = ("osm", "tacker", "tosca", "heat", "openvim_host", "openvim", "openstack")
+_MODULES = (
+    "osm",
+    "tacker",
+    "tosca",
+    "heat",
+    "openvim_host",
+    "openvim",
+    "openstack",
+    "k8s_nrt",
+    "k8s_pod",
+    "kubevirt",
+)
 """In detection order: the first whose `detect` accepts a document converts it. Imported on first
 use (`DIALECTS`): a file in nfvplace's own format never needs them, and `nfvplace lint FILE` in a
 pre-commit hook should not pay for them."""
@@ -33,6 +44,9 @@ DIALECT_NAMES: tuple[str, ...] = (
     "openvim-host",
     "openvim",
     "openstack-flavor",
+    "kubernetes-nrt",
+    "kubernetes-pod",
+    "kubevirt-vmi",
 )
 """Each dialect module's `NAME`, in the same order (a test keeps them equal)."""
 

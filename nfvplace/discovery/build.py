@@ -22,8 +22,8 @@ from pydantic import ValidationError
 
 from .. import errors
 from ..errors import DiscoveryError
+from ..models.cache import CacheAllocation
 from ..models.chd import (
-    CacheAllocation,
     CacheSizes,
     ComputeHostDescriptor,
     Cpu,

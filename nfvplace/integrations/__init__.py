@@ -1,3 +1,4 @@
-"""Doors into other schedulers (as the CLI and the service are doors): `nova` holds OpenStack Nova's
-scheduler filter and weigher. They are thin: they translate the scheduler's objects into nfvplace
-documents and ask the service, which reads, lints and decides as every other door does."""
+"""Doors into other schedulers, as thin as the CLI and the service: they translate the scheduler's
+objects into nfvplace documents and decide over the same reader, lint gate and engine. `nova` holds
+OpenStack Nova's scheduler filter and weigher (they ask the service); `kubernetes` the scheduler
+extender's decision (the kubelet's Topology Manager over NodeResourceTopology counts)."""

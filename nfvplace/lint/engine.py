@@ -15,6 +15,7 @@ from pydantic import BaseModel
 from ..dialects import DialectError, convert, detect
 from ..dialects.base import ASSUMED, MISSING, Conversion
 from ..dialects.hints import vendor_hint
+from ..dialects.kubernetes import list_items
 from ..errors import INPUT_SYNTAX, INPUT_UNSAFE, DescriptorError
 from ..models.chd import ComputeHostDescriptor
 from ..models.configuration import VmConfiguration, VmConfigurations
@@ -115,31 +116,40 @@ def lint_document(document: SourceDocument, resolve: Resolver | None = None) -> 
 
 
 def check_document(document: SourceDocument, resolve: Resolver | None = None) -> FileResult:
-    """Like `lint_document`, also telling the document's kind and dialect."""
+    """Like `lint_document`, also telling the document's kind and dialect. A Kubernetes List is
+    checked item by item (findings under `items/<n>`)."""
     data = document.data
     kind = kind_of(data)
-    dialect: str | None = None
     if kind is None and isinstance(data, Mapping):
-        found = detect(data)
-        if found is not None:
-            dialect = found
-            try:
-                conversion = convert(data)
-            except DialectError as exc:
-                hits = [
-                    doc_rules.DIALECT.hit((), f"read as {dialect}", ""),
-                    doc_rules.SCHEMA.hit(
-                        exc.path,
-                        f"cannot convert from {dialect}: {exc}",
-                        "fix the field, or write the descriptor in nfvplace/vmd/v1",
-                    ),
-                ]
-            else:
-                hits = _dialect_hits(conversion, resolve)
-                kind = str(conversion.data.get("schema"))
+        dialect = detect(data)
+        if dialect is not None:
+            items = list_items(data)
+            if items is None:
+                hits, kind = _converted(data, dialect, resolve)
+                return _result(document, hits, kind, dialect)
+            hits = []
+            for index, item in enumerate(items):
+                item_hits, kind = _converted(item, dialect, resolve)
+                hits.extend(hit.under(("items", index)) for hit in item_hits)
             return _result(document, hits, kind, dialect)
     kind, hits = lint_data(data, resolve)
-    return _result(document, hits, kind, dialect)
+    return _result(document, hits, kind, None)
+
+
+def _converted(data: Any, dialect: str, resolve: Resolver | None) -> tuple[list[Hit], str | None]:
+    """The hits of a dialect document (as what it converts to), and the kind it converts to."""
+    try:
+        conversion = convert(data)
+    except DialectError as exc:
+        return [
+            doc_rules.DIALECT.hit((), f"read as {dialect}", ""),
+            doc_rules.SCHEMA.hit(
+                exc.path,
+                f"cannot convert from {dialect}: {exc}",
+                "fix the field, or write the descriptor in nfvplace/vmd/v1",
+            ),
+        ], None
+    return _dialect_hits(conversion, resolve), str(conversion.data.get("schema"))
 
 
 def _result(

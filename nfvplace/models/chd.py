@@ -18,10 +18,10 @@ from .base import (
     NonNegativeFloat,
     NonNegativeInt,
     PciAddress,
-    PositiveInt,
     Ratio,
     Text,
 )
+from .cache import CacheAllocation
 from .capabilities import HypervisorCapability, HypervisorType, ProcessorFeature, VSwitchType
 from .units import Gbps, KiB, MiB
 
@@ -292,56 +292,39 @@ class InterNodeLink(Model):
     bandwidth_used_gbps: Gbps = 0.0
 
 
-class CacheWays(Model):
-    """Ways of an L3 cache given out exclusively: `ways` contiguous ways from `first_way`."""
-
-    first_way: NonNegativeInt
-    ways: PositiveInt
-    owner: Text | None = Field(None, description="VM holding them (None: the operator's)")
-
-    @property
-    def last_way(self) -> int:
-        return self.first_way + self.ways - 1
-
-
-class CacheDomain(Model):
-    """One L3 cache (a resctrl domain): the NUMA nodes whose PUs share it, its ways, and the ways
-    already given out."""
-
-    id: NonNegativeInt = Field(description="L3 cache id (the resctrl domain id)")
-    numa_nodes: tuple[NonNegativeInt, ...] = Field(
-        min_length=1, description="NUMA nodes whose PUs share this cache"
-    )
-    ways: PositiveInt = Field(description="Ways of the cache (bits of resctrl's cbm_mask)")
-    way_kib: KiB | None = Field(None, description="Size of one way (cache size / ways)")
-    allocations: tuple[CacheWays, ...] = Field(
-        (), description="Ways given out exclusively, as contiguous ranges"
-    )
-
-
-class CacheAllocation(Model):
-    """L3 cache allocation (Intel RDT CAT, Linux resctrl): exclusive ways for pinned vCPUs."""
-
-    classes: PositiveInt | None = Field(
-        None,
-        description="Classes of service (resctrl's num_closids), the default class included; "
-        "unset: unknown (an hwloc export does not say), and no VM asking ways is placed here",
-    )
-    classes_used: NonNegativeInt = Field(
-        0, description="Classes taken by groups other than the allocations' owners"
-    )
-    min_ways: PositiveInt = Field(1, description="Fewest ways one class may have (min_cbm_bits)")
-    domains: tuple[CacheDomain, ...] = Field(
-        min_length=1, description="The host's L3 caches, one per resctrl domain"
-    )
-
-
 class Instance(Model):
     """A VM running on the host, for per-host instance limits (clause 8.2.2.5)."""
 
     id: Text
     vm: Text = Field(description="Name of the VM Descriptor it was placed from")
     memory_bandwidth_gbps: Gbps = 0.0
+
+
+class TopologyManagerPolicy(StrEnum):
+    """The kubelet's `topologyManagerPolicy`: how NUMA alignment is decided at pod admission."""
+
+    none = "none"
+    best_effort = "best-effort"
+    restricted = "restricted"
+    single_numa_node = "single-numa-node"
+
+
+class TopologyManagerScope(StrEnum):
+    """The kubelet's `topologyManagerScope`: align each container, or the pod as a whole."""
+
+    container = "container"
+    pod = "pod"
+
+
+class TopologyManager(Model):
+    """A Kubernetes node's Topology Manager: the kubelet, not the scheduler, decides NUMA alignment
+    there, after the node is chosen (read from NodeResourceTopology attributes)."""
+
+    policy: TopologyManagerPolicy = TopologyManagerPolicy.none
+    scope: TopologyManagerScope = TopologyManagerScope.container
+    prefer_closest_numa_nodes: bool = Field(
+        False, description="The `prefer-closest-numa-nodes` policy option"
+    )
 
 
 class Provenance(Model):
@@ -370,6 +353,9 @@ class ComputeHostDescriptor(Model):
         None, description="L3 cache ways that can be given out (Intel RDT CAT)"
     )
     labels: dict[Text, Text] = Field(default_factory=dict)
+    topology_manager: TopologyManager | None = Field(
+        None, description="Kubernetes nodes: the kubelet's Topology Manager policy and scope"
+    )
     provenance: Provenance | None = None
 
     @model_validator(mode="after")

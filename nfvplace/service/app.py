@@ -30,7 +30,18 @@ from .problems import (
     on_unexpected,
     on_validation_error,
 )
-from .routers import capacity, convert, evaluations, health, hosts, lint, placements, schemas, ui
+from .routers import (
+    capacity,
+    convert,
+    evaluations,
+    health,
+    hosts,
+    k8s,
+    lint,
+    placements,
+    schemas,
+    ui,
+)
 from .settings import Settings, resolve_tokens
 
 SETTINGS_ENV = "NFVPLACE_SERVICE_SETTINGS"
@@ -90,7 +101,18 @@ def create_app(settings: Settings, *, placer: Placer | None = None) -> FastAPI:
     app.add_exception_handler(StarletteHTTPException, on_http_error)
     app.add_exception_handler(RequestValidationError, on_validation_error)
     app.add_exception_handler(Exception, on_unexpected)
-    for module in (hosts, placements, capacity, evaluations, lint, convert, schemas, health, ui):
+    for module in (
+        hosts,
+        placements,
+        capacity,
+        evaluations,
+        lint,
+        convert,
+        schemas,
+        health,
+        ui,
+        k8s,
+    ):
         app.include_router(module.router)
     app.add_middleware(RequestContext, metrics=metrics, max_body_bytes=settings.max_body_bytes)
 

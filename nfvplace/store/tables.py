@@ -156,3 +156,39 @@ class HugepageClaimRow(Base):
     numa_node: Mapped[int] = mapped_column(Integer, primary_key=True)
     size_kib: Mapped[int] = mapped_column(BigInteger, primary_key=True)
     count: Mapped[int] = mapped_column(BigInteger, nullable=False)
+
+
+class K8sAssumedPodRow(Base):
+    """A pod the Kubernetes extender admitted on nodes whose NodeResourceTopology does not show it
+    yet: what it would take on each of them (node -> resource -> NUMA node -> amount)."""
+
+    __tablename__ = "k8s_assumed_pods"
+
+    uid: Mapped[str] = mapped_column(String(128), primary_key=True)
+    pod: Mapped[str] = mapped_column(String(512), nullable=False)
+    nodes: Mapped[dict[str, Any]] = mapped_column(JsonType, nullable=False)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
+    expires_at: Mapped[datetime] = mapped_column(
+        DateTime(timezone=True), nullable=False, index=True
+    )
+
+
+class K8sNodeViewRow(Base):
+    """What the extender last saw of a node: its host generation and free counts per NUMA node
+    (to tell, when the node's NodeResourceTopology changes, which assumed pods it now shows)."""
+
+    __tablename__ = "k8s_node_views"
+
+    node: Mapped[str] = mapped_column(String(255), primary_key=True)
+    generation: Mapped[int] = mapped_column(BigInteger, nullable=False)
+    free: Mapped[dict[str, Any]] = mapped_column(JsonType, nullable=False)
+
+
+class K8sLockRow(Base):
+    """One row: every filter call updates it first, so that the decisions of all workers and
+    replicas (and the assumed pods they record) are taken one after the other."""
+
+    __tablename__ = "k8s_lock"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
+    seq: Mapped[int] = mapped_column(BigInteger, nullable=False)

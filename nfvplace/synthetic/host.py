@@ -7,9 +7,9 @@ import re
 
 from ..discovery.features import features_from_flags
 from ..discovery.hypervisor import HostProbe, derive_capabilities
+from ..models.cache import CacheAllocation
 from ..models.capabilities import HypervisorType, ProcessorFeature, VSwitchType
 from ..models.chd import (
-    CacheAllocation,
     ComputeHostDescriptor,
     CpuState,
     HostMemory,

@@ -137,3 +137,29 @@ def test_host_ids_with_slashes(client: TestClient) -> None:
     )
     assert client.get("/v1/hosts/rack1/compute-07").json()["id"] == "rack1/compute-07"
     assert client.delete("/v1/hosts/rack1/compute-07").status_code == 204
+
+
+def test_put_accepts_a_node_resource_topology_object(client: TestClient) -> None:
+    from pathlib import Path
+
+    nrt = yaml.safe_load(
+        (Path(__file__).parents[2] / "examples" / "kubernetes" / "nrt-worker-1.yaml").read_text()
+    )
+    answer = client.put(
+        "/v1/hosts/worker-1",
+        content=yaml.safe_dump(nrt),
+        headers={"Content-Type": "application/yaml"},
+    )
+    assert answer.status_code == 201, answer.text
+    chd = answer.json()["chd"]
+    assert chd["topology_manager"]["policy"] == "single-numa-node"
+    assert len(chd["numa_nodes"][0]["cpus"]) == 32
+    wrong = client.put("/v1/hosts/worker-2", json=nrt)
+    assert wrong.status_code == 422
+    assert wrong.json()["code"] == "nfvplace.host.id_mismatch"
+    nrt["zones"][0]["resources"][0]["available"] = "40"  # more than allocatable
+    bad = client.put("/v1/hosts/worker-1", json=nrt)
+    assert bad.status_code == 422
+    assert "capacity >= allocatable >= available" in bad.text
+    listed = client.put("/v1/hosts/worker-1", json={"kind": "List", "items": [nrt]})
+    assert listed.status_code == 422

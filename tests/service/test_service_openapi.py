@@ -57,6 +57,8 @@ def test_openapi_documents_every_spec_route() -> None:
         ("/healthz", "get"),
         ("/readyz", "get"),
         ("/metrics", "get"),
+        ("/k8s/v1/filter", "post"),
+        ("/k8s/v1/prioritize", "post"),
     }
     assert expected <= {(p, m) for p, ops in paths.items() for m in ops}
     post = paths["/v1/placements"]["post"]
@@ -81,6 +83,10 @@ OPERATION_IDS = {
     ("/healthz", "get"): "getHealth",
     ("/readyz", "get"): "getReadiness",
     ("/metrics", "get"): "getMetrics",
+    ("/k8s/v1/filter", "post"): "extenderFilter",
+    ("/k8s/v1/prioritize", "post"): "extenderPrioritize",
+    ("/k8s/v1/assumptions", "get"): "listAssumptions",
+    ("/k8s/v1/assumptions/{uid}", "delete"): "deleteAssumption",
 }
 
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ...models.chd import CacheWays, ComputeHostDescriptor
+from ...models.cache import CacheWays
+from ...models.chd import ComputeHostDescriptor
 from ..finding import Severity
 from ..findings import Hit, Rule
 

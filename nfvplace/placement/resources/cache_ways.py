@@ -24,7 +24,8 @@ from typing import Any
 import numpy as np
 from ortools.sat.python import cp_model
 
-from ...models.chd import CacheAllocation, ComputeHostDescriptor
+from ...models.cache import CacheAllocation
+from ...models.chd import ComputeHostDescriptor
 from ...models.configuration import VmConfiguration
 from ..reasons import Reason
 from ..request import CpuSetDemand, Part, Request

@@ -11,11 +11,13 @@ from starlette.concurrency import run_in_threadpool
 
 from ... import errors
 from ...models.chd import ComputeHostDescriptor
+from ...models.loading import SourceDocument
+from ...reader import is_dialect, read
 from ...store import HostInUseError, HostRecord
 from ..auth import require
 from ..body import read_document
 from ..deps import StoreDep
-from ..descriptors import parse_as
+from ..descriptors import gated, parse_as
 from ..problems import ProblemError
 from .common import body_of, problems
 
@@ -59,6 +61,21 @@ def _not_found(host_id: str) -> ProblemError:
     return ProblemError(404, errors.HOST_NOT_FOUND, f"no host {host_id!r}")
 
 
+def host_of(document: SourceDocument) -> ComputeHostDescriptor:
+    """A CHD, or a host dialect's document (a Kubernetes NodeResourceTopology object, an
+    OpenVIM host file) converted: refused (422, with lint's findings at the source's fields) when
+    lint refuses it."""
+    if not is_dialect(document.data):
+        return parse_as(document, ComputeHostDescriptor, "Compute Host Descriptor")
+    gated(document, "the host document")
+    converted = read(document)
+    return parse_as(
+        SourceDocument(data=converted.data, source=document.source),
+        ComputeHostDescriptor,
+        f"Compute Host Descriptor (from {converted.dialect})",
+    )
+
+
 @router.get(
     "",
     response_model=HostList,
@@ -95,12 +112,15 @@ def get_host(host_id: HostId, store: StoreDep, response: Response) -> dict[str, 
         # 404: a path that is no host's address (a host id holds no control character)
         **problems(401, 403, 404, 413, 415, 422),
     },
-    openapi_extra=body_of("ComputeHostDescriptor", "The CHD the host reports"),
+    openapi_extra=body_of(
+        "ComputeHostDescriptor",
+        "The CHD the host reports, or a host dialect's document (a Kubernetes "
+        "NodeResourceTopology object, an OpenVIM host file)",
+    ),
 )
 async def put_host(host_id: HostId, request: Request, store: StoreDep) -> JSONResponse:
     """Create or replace what a host reports. Live claims are kept; conflicts are listed."""
-    document = await read_document(request)
-    chd = parse_as(document, ComputeHostDescriptor, "Compute Host Descriptor")
+    chd = host_of(await read_document(request))
     if chd.id != host_id:
         raise ProblemError(
             422,

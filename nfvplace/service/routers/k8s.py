@@ -1,0 +1,174 @@
+"""`/k8s/v1`: the Kubernetes scheduler extender (filter, prioritize) and its assumed pods.
+
+The routes speak the upstream JSON of `k8s.io/kube-scheduler/extender/v1` (Go field names as keys);
+see docs/integrations/kubernetes.md. A filter request nfvplace cannot read is answered with the
+upstream `Error` field (the scheduler reports it on the pod), not a problem document.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, Depends, Path, Query, Request, Response
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel, Field
+from starlette.concurrency import run_in_threadpool
+
+from ... import errors
+from ...integrations.kubernetes.calls import filter_call, prioritize_call
+from ...integrations.kubernetes.extender import ExtenderInputError, read_args
+from ...store.assumed import AssumedPods
+from ...store.records import utc_now
+from ..auth import require
+from ..body import read_document
+from ..deps import StoreDep
+from ..problems import ProblemError
+from .common import problems
+
+router = APIRouter(prefix="/k8s/v1", tags=["kubernetes"])
+
+NODE_LIST = {
+    "type": ["object", "null"],
+    "description": "A v1.NodeList (`items`: Node objects)",
+    "properties": {"items": {"type": "array", "items": {"type": "object"}}},
+}
+EXTENDER_ARGS = {
+    "requestBody": {
+        "required": True,
+        "description": "`ExtenderArgs` (k8s.io/kube-scheduler/extender/v1): the pod, and the "
+        "candidate nodes by name (`nodeCacheCapable: true`) or as Node objects",
+        "content": {
+            "application/json": {
+                "schema": {
+                    "title": "ExtenderArgs",
+                    "type": "object",
+                    "required": ["Pod"],
+                    "properties": {
+                        "Pod": {"type": "object", "description": "The v1.Pod to schedule"},
+                        "Nodes": NODE_LIST,
+                        "NodeNames": {"type": ["array", "null"], "items": {"type": "string"}},
+                    },
+                }
+            }
+        },
+    }
+}
+
+
+class ExtenderFilterResult(BaseModel):
+    """`ExtenderFilterResult`: the nodes that take the pod, and why the others do not."""
+
+    Nodes: dict[str, Any] | None = Field(None, description="The Node objects (Nodes given)")
+    NodeNames: list[str] | None = Field(None, description="The node names (NodeNames given)")
+    FailedNodes: dict[str, str] = Field(description="Nodes that may take it later, and why not")
+    FailedAndUnresolvableNodes: dict[str, str] = Field(description="Nodes that cannot, and why")
+    Error: str = ""
+
+
+class HostPriority(BaseModel):
+    """`HostPriority`: a node's score, 0 to 10 (higher is better)."""
+
+    Host: str
+    Score: int
+
+
+class AssumedPodView(BaseModel):
+    uid: str
+    pod: str = Field(description="namespace/name")
+    nodes: dict[str, dict[str, dict[str, int]]] = Field(
+        description="node -> resource -> NUMA node -> amount (CPUs, bytes, devices)"
+    )
+    created_at: str
+    expires_at: str
+
+
+class AssumedPodList(BaseModel):
+    pods: list[AssumedPodView]
+
+
+def _empty(error: str) -> dict[str, Any]:
+    return {
+        "Nodes": None,
+        "NodeNames": None,
+        "FailedNodes": {},
+        "FailedAndUnresolvableNodes": {},
+        "Error": error,
+    }
+
+
+@router.post(
+    "/filter",
+    response_model=ExtenderFilterResult,
+    dependencies=[Depends(require("placer"))],
+    responses=problems(401, 403, 413, 415),
+    openapi_extra=EXTENDER_ARGS,
+)
+async def extender_filter(
+    request: Request,
+    store: StoreDep,
+    assume_s: Annotated[
+        float,
+        Query(ge=0, le=86400, description="How long a pod stays assumed at most (0: never)"),
+    ] = 300.0,
+) -> JSONResponse:
+    """The nodes whose kubelet would admit the pod, NUMA-aligned as its Topology Manager policy
+    says, counting the pods admitted before that their NodeResourceTopology does not show yet;
+    the pod is then assumed on them."""
+    document = await read_document(request)
+    try:
+        args = read_args(document.data)
+    except ExtenderInputError as exc:
+        return JSONResponse(_empty(str(exc)))
+    return JSONResponse(await run_in_threadpool(filter_call, store, args, assume_s))
+
+
+@router.post(
+    "/prioritize",
+    response_model=list[HostPriority],
+    dependencies=[Depends(require("reader"))],
+    responses=problems(401, 403, 413, 415, 422),
+    openapi_extra=EXTENDER_ARGS,
+)
+async def extender_prioritize(
+    request: Request,
+    store: StoreDep,
+    policy: Annotated[
+        Literal["pack", "spread", "least-fragmentation"],
+        Query(description="nfvplace's placement policy the nodes are scored by"),
+    ] = "pack",
+) -> JSONResponse:
+    """Each node's score, 0 to 10, by nfvplace's engine under the policy (nothing is assumed)."""
+    document = await read_document(request)
+    try:
+        args = read_args(document.data)
+    except ExtenderInputError as exc:
+        raise ProblemError(422, errors.SERVICE_INVALID_REQUEST, str(exc)) from exc
+    return JSONResponse(await run_in_threadpool(prioritize_call, store, args, policy))
+
+
+@router.get(
+    "/assumptions",
+    response_model=AssumedPodList,
+    dependencies=[Depends(require("reader"))],
+    responses=problems(401, 403),
+)
+def list_assumptions(store: StoreDep) -> dict[str, Any]:
+    """The pods the extender admitted that the nodes' NodeResourceTopology does not show yet."""
+    return {"pods": [p.as_json() for p in AssumedPods(store.engine).live(utc_now())]}
+
+
+@router.delete(
+    "/assumptions/{uid}",
+    status_code=204,
+    response_class=Response,
+    dependencies=[Depends(require("placer"))],
+    responses=problems(401, 403, 404),
+)
+def delete_assumption(
+    uid: Annotated[str, Path(min_length=1, max_length=128, description="The pod's UID")],
+    store: StoreDep,
+) -> Response:
+    """Forget a pod's assumption (the pod is gone)."""
+    if not AssumedPods(store.engine).drop(uid):
+        raise ProblemError(404, errors.KUBERNETES_NOT_ASSUMED, f"no pod {uid!r} is assumed")
+    return Response(status_code=204)
