@@ -51,6 +51,14 @@ SERVICE_UNAVAILABLE = "nfvplace.service.unavailable"
 SERVICE_INTERNAL = "nfvplace.service.internal"
 SERVICE_CONFIG = "nfvplace.service.config"
 
+# The service's database (transient: answered 503 with Retry-After)
+STORE_UNAVAILABLE = "nfvplace.store.unavailable"
+STORE_BUSY = "nfvplace.store.busy"
+STORE_FULL = "nfvplace.store.full"
+STORE_READ_ONLY = "nfvplace.store.read_only"
+STORE_OUTCOME_UNKNOWN = "nfvplace.store.outcome_unknown"
+STORE_UNSUPPORTED = "nfvplace.store.unsupported"
+
 # Discovery
 DISCOVERY_FAILED = "nfvplace.discovery.failed"
 
@@ -100,6 +108,12 @@ CODES: dict[str, Code] = {
     SERVICE_UNAVAILABLE: Code(503, 1),
     SERVICE_INTERNAL: Code(500, 1),
     SERVICE_CONFIG: Code(500, 2),
+    STORE_UNAVAILABLE: Code(503, 1),
+    STORE_BUSY: Code(503, 1),
+    STORE_FULL: Code(503, 1),
+    STORE_READ_ONLY: Code(503, 1),
+    STORE_OUTCOME_UNKNOWN: Code(503, 1),
+    STORE_UNSUPPORTED: Code(500, 2),
     DISCOVERY_FAILED: Code(422, 1),
     RENDER_UNSUPPORTED: Code(422, 1),
     RENDER_INVALID: Code(422, 1),

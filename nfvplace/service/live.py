@@ -114,8 +114,13 @@ class LiveIndex:
     def _first_read(self, ids: set[str]) -> None:
         """Every host, streamed from the store into a new index: each descriptor is interned by
         the index as it arrives, so the worker never holds every parsed host at once (10,000 hosts
-        parsed together take about a gibibyte, which the allocator then keeps)."""
-        self._index = FleetIndex(self._stream(ids), compact=len(ids) >= COMPACT_FROM)
+        parsed together take about a gibibyte, which the allocator then keeps). If the read
+        fails, there is still no index: the next request starts again."""
+        try:
+            self._index = FleetIndex(self._stream(ids), compact=len(ids) >= COMPACT_FROM)
+        except BaseException:
+            self._generation.clear()
+            raise
 
     def _stream(self, ids: set[str]) -> Iterator[ComputeHostDescriptor]:
         """The hosts of `ids` that still exist, read one at a time (their generations noted)."""
@@ -126,12 +131,25 @@ class LiveIndex:
 
     def _read_again(self, index: FleetIndex, ids: set[str]) -> None:
         """Read `ids` into the index one host at a time, as the first read does: they may be
-        every host that agents just registered, never to be parsed all at once."""
+        every host that agents just registered, never to be parsed all at once.
+
+        If the read fails part way (the database went away), every host of `ids` is left without
+        a generation and marked to be read in full before the next decision: the index may hold
+        some of them as read and others as they were, and none is trusted until read again."""
         if not ids:
             return
         for host_id in ids:
             self._stale.pop(host_id, None)
             self._generation.pop(host_id, None)  # noted again by `_stream` unless gone
+        try:
+            self._replace(index, ids)
+        except BaseException:
+            for host_id in ids:
+                self._generation.pop(host_id, None)
+            self._dirty |= ids
+            raise
+
+    def _replace(self, index: FleetIndex, ids: set[str]) -> None:
         size = len(index.index.keys() | ids)
         if ids <= index.index.keys():
             index.update_many(self._stream(ids))
@@ -173,6 +191,10 @@ class LiveIndex:
             expected: dict[str, int] = {}
             after: list[_Pending] = []
             mine: dict[str, _Pending] = {}
+            unread = [h for h in result.hosts if h not in self._generation]
+            if unread:  # cannot happen (unread hosts are read before deciding): never trust one
+                self._dirty.update(unread)
+                raise StaleSnapshot(f"host {unread[0]} was not read since a failed read")
             for host_id, chd in result.hosts.items():
                 expected[host_id] = self._generation[host_id]
                 if host_id in self._pending:

@@ -24,6 +24,7 @@ from ..placement import FleetIndex
 from ..placement.batch import BatchItem
 from ..placement.result import Diagnosis, PlacementResult
 from ..store import IdempotentReplayError, PlacementRecord, StaleSnapshot, Store
+from ..store.faults import CommitOutcomeUnknownError
 from .live import Decision, LiveIndex
 from .logs import LOGGER, note
 from .metrics import Metrics
@@ -166,16 +167,20 @@ class Placements:
                 return self._replay(first, request)
         for attempt in range(self.max_attempts):
             placement_id = new_placement_id()
-            decision = self.live.decide(
-                partial(
-                    self._compute,
-                    request=request,
-                    placement_id=placement_id,
-                    attempt=attempt,
-                ),
-                claim=not request.dry_run,
-                narrow=isinstance(request.descriptor, VmDescriptor) and not request.dry_run,
-            )
+            try:
+                decision = self.live.decide(
+                    partial(
+                        self._compute,
+                        request=request,
+                        placement_id=placement_id,
+                        attempt=attempt,
+                    ),
+                    claim=not request.dry_run,
+                    narrow=isinstance(request.descriptor, VmDescriptor) and not request.dry_run,
+                )
+            except StaleSnapshot as exc:
+                self._lost(attempt, exc)
+                continue
             result = decision.result
             if not result.ok and request.moves:
                 advice = self._moves(request)
@@ -206,12 +211,13 @@ class Placements:
                     ),
                 )
             except StaleSnapshot as exc:
-                self.metrics.conflicts.inc()
-                LOGGER.info("placement conflict", extra={"attempt": attempt, "reason": str(exc)})
-                time.sleep(random.uniform(0, min(0.001 * 2**attempt, 0.05)))
+                self._lost(attempt, exc)
                 continue
             except IdempotentReplayError as exc:
                 return self._replay(exc.placement, request)
+            except CommitOutcomeUnknownError as exc:
+                exc.extra["placement"] = placement_id  # stored or not: a replay of the key says
+                raise
             self.metrics.placements.labels("placed").inc()
             note("placed", placement=placement_id, hosts=sorted(result.hosts))
             return Answer(201, response, {"Location": f"/v1/placements/{placement_id}"})
@@ -221,6 +227,12 @@ class Placements:
             errors.PLACEMENT_CONCURRENT_UPDATE,
             f"hosts changed under this placement {self.max_attempts} times; retry the request",
         )
+
+    def _lost(self, attempt: int, exc: StaleSnapshot) -> None:
+        """A race lost (or a host not read since a failed read): count it, back off a little."""
+        self.metrics.conflicts.inc()
+        LOGGER.info("placement conflict", extra={"attempt": attempt, "reason": str(exc)})
+        time.sleep(random.uniform(0, min(0.001 * 2**attempt, 0.05)))
 
     def _commit(
         self,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import (
@@ -18,7 +19,7 @@ from sqlalchemy.exc import IntegrityError
 from ..claims import claim
 from ..models.chd import ComputeHostDescriptor
 from ..models.configuration import VmConfiguration
-from . import steps
+from . import db, steps
 from .availability import derive
 from .records import (
     BUMP_COUNTER,
@@ -38,6 +39,7 @@ from .records import (
     POOLS,
     RAISE_POOL,
     SET_AVAILABLE,
+    SLIM_RELEASED,
     SWAP,
     IdempotentReplayError,
     PlacementPage,
@@ -157,7 +159,7 @@ class PlacementStore:
             "released_at": None,
         }
         try:
-            with self.engine.begin() as conn:
+            with db.transaction(self.engine) as conn:
                 steps.run(
                     conn,
                     commit_steps(row, configurations, {h: updated[h] for h in by_host}, snapshot),
@@ -181,7 +183,7 @@ class PlacementStore:
     def release_placement(self, placement_id: str) -> bool:
         """Free what a placement holds; False when it is unknown or released already."""
         now = utc_now()
-        with self.engine.begin() as conn:
+        with db.transaction(self.engine) as conn:
             marked = conn.execute(
                 update(PLACEMENTS)
                 .where(PLACEMENTS.c.id == placement_id, PLACEMENTS.c.released_at.is_(None))
@@ -191,6 +193,9 @@ class PlacementStore:
             stored = marked.scalar_one_or_none()
             if stored is None:
                 return False
+            # what a released placement keeps until it is pruned: its id, key and request hash
+            # (a replay of the key is told it was released), not its documents
+            conn.execute(SLIM_RELEASED, {"b_id": placement_id})
             host_ids = sorted({str(c["host"]) for c in stored})
             for host_id in host_ids:
                 reported = conn.execute(
@@ -227,6 +232,23 @@ class PlacementStore:
                 conn.execute(delete(table).where(table.c.placement_id == placement_id))
             stamp(conn, host_ids)
         return True
+
+    def prune_released(self, before: datetime, limit: int) -> int:
+        """Forget up to `limit` placements released before `before` (one short transaction, so
+        that commits wait little on it); how many were forgotten. Their Idempotency-Keys are
+        forgotten with them: a request sent again with one is a new request."""
+        with db.transaction(self.engine) as conn:
+            ids = list(
+                conn.execute(
+                    select(PLACEMENTS.c.id)
+                    .where(PLACEMENTS.c.released_at < before)
+                    .order_by(PLACEMENTS.c.released_at)
+                    .limit(limit)
+                ).scalars()
+            )
+            if ids:
+                conn.execute(delete(PLACEMENTS).where(PLACEMENTS.c.id.in_(ids)))
+        return len(ids)
 
 
 def commit_steps(

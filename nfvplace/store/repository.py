@@ -36,10 +36,12 @@ from sqlalchemy import (
 )
 from sqlalchemy.exc import IntegrityError
 
+from .. import errors
 from ..models.chd import ComputeHostDescriptor
 from ..models.configuration import VmConfiguration
 from . import db, steps
 from .availability import derive
+from .faults import LOW_DISK_BYTES, StoreFault, StoreFaultError, classify
 from .placements import PlacementStore
 from .records import (
     CHUNK,
@@ -49,6 +51,7 @@ from .records import (
     PAGE_CLAIMS,
     PLACEMENT_HOSTS,
     POOLS,
+    PROBE,
     REPORT,
     STAMP_AVAILABLE,
     Changes,
@@ -97,6 +100,21 @@ class Store(PlacementStore):
     def ping(self) -> None:
         db.ping(self.engine)
 
+    def check_writable(self) -> None:
+        """Raise unless the database accepts a write now: a one-row update committed, and for an
+        SQLite file at least `LOW_DISK_BYTES` free on its disk (SQLite reuses its write-ahead
+        log's space, so a small write can succeed where a placement would not)."""
+        free = db.free_bytes(self.engine)
+        if free is not None and free < LOW_DISK_BYTES:
+            reason = f"{free} bytes free on the disk of {self.engine.url.database}"
+            raise StoreFaultError(StoreFault(errors.STORE_FULL, reason, 10))
+        with db.transaction(self.engine) as conn:
+            conn.execute(PROBE, {"b_now": utc_now()})
+
+    def fault(self, exc: BaseException) -> StoreFault | None:
+        """The transient database fault `exc` is (None: not one, a bug)."""
+        return classify(exc, lambda: db.free_bytes(self.engine))
+
     # --- hosts --------------------------------------------------------------------------------
 
     def list_hosts(self) -> list[HostRecord]:
@@ -123,7 +141,7 @@ class Store(PlacementStore):
     def _put_host(self, chd: ComputeHostDescriptor) -> HostPut:
         reported = dump_chd(chd)
         now = utc_now()
-        with self.engine.begin() as conn:
+        with db.transaction(self.engine) as conn:
             result = conn.execute(REPORT, {"b_id": chd.id, "b_chd": reported, "b_now": now})
             bumped = result.scalar_one_or_none()
             created = bumped is None
@@ -192,7 +210,7 @@ class Store(PlacementStore):
 
     def delete_host(self, host_id: str) -> bool:
         """Forget a host; False if unknown; HostInUseError while placements hold resources on it."""
-        with self.engine.begin() as conn:
+        with db.transaction(self.engine) as conn:
             locked = conn.execute(
                 update(HOSTS)
                 .where(HOSTS.c.id == host_id)
