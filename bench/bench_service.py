@@ -116,6 +116,7 @@ class Server:
     folder: Path
     port: int = field(default_factory=free_port)
     process: subprocess.Popen[bytes] | None = None
+    extra: list[str] = field(default_factory=list)  # more `nfvplace serve` options
 
     @property
     def url(self) -> str:
@@ -132,6 +133,7 @@ class Server:
         }
         argv = [sys.executable, "-m", "nfvplace", "serve", "--db", self.db]
         argv += ["--port", str(self.port), "--workers", str(self.workers), "--tokens", str(tokens)]
+        argv += self.extra
         self.process = subprocess.Popen(
             argv,
             env=env,
