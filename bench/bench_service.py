@@ -170,6 +170,25 @@ class Server:
                         biggest = max(biggest, int(text.split()[1]) / 1024)
         return biggest
 
+    def cpu_s(self) -> float:
+        """CPU seconds (user + system) the server's processes have used so far."""
+        ticks = os.sysconf("SC_CLK_TCK")
+        total = 0.0
+        for pid in self.pids():
+            with contextlib.suppress(OSError):
+                fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+                total += (int(fields[11]) + int(fields[12])) / ticks
+        return total
+
+    def phase_cpu_s(self) -> dict[str, float]:
+        """The workers' CPU seconds of placing by phase (nfvplace_placement_cpu_seconds)."""
+        out: dict[str, float] = {}
+        for text in httpx.get(self.url + "/metrics").text.splitlines():
+            if text.startswith("nfvplace_placement_cpu_seconds_total{"):
+                phase = text.split('phase="', 1)[1].split('"', 1)[0]
+                out[phase] = out.get(phase, 0.0) + float(text.split()[-1])
+        return out
+
     def conflicts(self) -> float:
         for text in httpx.get(self.url + "/metrics").text.splitlines():
             if text.startswith("nfvplace_placement_conflicts_total "):
@@ -325,8 +344,10 @@ def replace_hosts(url: str, hosts: Sequence[dict[str, Any]], count: int) -> list
     return times
 
 
-def engine_baseline(hosts: Sequence[dict[str, Any]], count: int) -> float:
-    """p50 ms of the engine placing VM `count` times on a prebuilt FleetIndex, claiming each."""
+def engine_baseline(hosts: Sequence[dict[str, Any]], count: int) -> tuple[float, float]:
+    """p50 ms of the engine placing VM `count` times on a prebuilt FleetIndex, claiming each,
+    and its mean CPU ms per placement (what the server's CPU per placement is compared with:
+    CPU time, unlike wall time, is not inflated by a loaded machine)."""
     from nfvplace.models.chd import ComputeHostDescriptor
 
     fleet = FleetIndex(
@@ -334,12 +355,13 @@ def engine_baseline(hosts: Sequence[dict[str, Any]], count: int) -> float:
     )
     vm = VmDescriptor.model_validate(VM)
     times = []
+    cpu = time.process_time()
     for k in range(count):
         start = time.perf_counter()
         result = place(fleet, vm, instance=f"bench-{k}")
         times.append((time.perf_counter() - start) * 1000)
         fleet.update_many(result.hosts.values())
-    return statistics.median(times)
+    return statistics.median(times), (time.process_time() - cpu) * 1000 / count
 
 
 def run_setup(
@@ -365,10 +387,17 @@ def run_setup(
                 warm.append((time.perf_counter() - start) * 1000)
         times, statuses = latency(servers[0].url, args.latency)
         urls = [s.url for s in servers]
+        cpu_before = sum(s.cpu_s() for s in servers)
+        phases_before = [s.phase_cpu_s() for s in servers]
         if shutil.which("wrk") and not args.python_clients:
             elapsed, counts = throughput_wrk(urls, args.clients, args.seconds, folder)
         else:
             elapsed, counts = throughput(urls, args.clients, args.placements)
+        cpu = sum(s.cpu_s() for s in servers) - cpu_before
+        phases: Counter[str] = Counter()
+        for server, before in zip(servers, phases_before, strict=True):
+            for phase, seconds in server.phase_cpu_s().items():
+                phases[phase] += seconds - before.get(phase, 0.0)
         put_replace = replace_hosts(servers[0].url, hosts, min(args.latency, len(hosts)))
         retries = sum(s.conflicts() for s in servers)
         rss = max(s.max_rss_mib() for s in servers)
@@ -391,6 +420,11 @@ def run_setup(
         / max(answered, 1),
         "answers": dict(counts),
         "errors_5xx": counts["5xx"] + sum(v for k, v in statuses.items() if k >= 500),
+        "server_cpu_ms_per_placement": 1000 * cpu / max(counts["placed"], 1),
+        "phase_cpu_ms_per_placement": {
+            **{k: 1000 * v / max(counts["placed"], 1) for k, v in sorted(phases.items())},
+            "http and the rest": 1000 * (cpu - sum(phases.values())) / max(counts["placed"], 1),
+        },
         "put_create_p50_ms": statistics.median(put_create),
         "put_replace_p50_ms": statistics.median(put_replace),
         "max_worker_rss_mib": rss,
@@ -420,8 +454,11 @@ def main() -> None:
     parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args()
     hosts = [h.model_dump(mode="json", by_alias=True) for h in iter_fleet(args.hosts, args.seed)]
-    engine_ms = engine_baseline(hosts, args.latency)
-    print(f"engine on a prebuilt FleetIndex, {args.hosts} hosts: p50 {engine_ms:.2f} ms ({load()})")
+    engine_ms, engine_cpu_ms = engine_baseline(hosts, args.latency)
+    print(
+        f"engine on a prebuilt FleetIndex, {args.hosts} hosts: p50 {engine_ms:.2f} ms, "
+        f"{engine_cpu_ms:.2f} ms of CPU per placement ({load()})"
+    )
     results = []
     with contextlib.ExitStack() as stack:
         pg = stack.enter_context(postgres_server()) if "postgres" in args.db else ""
@@ -433,6 +470,7 @@ def main() -> None:
                     db = fresh_postgres(pg)
                 result = run_setup(label, db, setup, hosts, args)
                 result["engine_p50_ms"] = engine_ms
+                result["engine_cpu_ms"] = engine_cpu_ms
                 results.append(result)
                 print(
                     f"{label:8} {setup}: POST p50 {result['post_p50_ms']:.1f} ms "
@@ -442,7 +480,13 @@ def main() -> None:
                     f"{result['retries']:.0f} CAS retries, 409 rate {result['rate_409']:.3f}, "
                     f"5xx {result['errors_5xx']}); PUT p50 create "
                     f"{result['put_create_p50_ms']:.1f} ms, replace "
-                    f"{result['put_replace_p50_ms']:.1f} ms; first request "
+                    f"{result['put_replace_p50_ms']:.1f} ms; server CPU per placement "
+                    f"{result['server_cpu_ms_per_placement']:.2f} ms (x"
+                    f"{result['server_cpu_ms_per_placement'] / engine_cpu_ms:.2f} the engine's: "
+                    + ", ".join(
+                        f"{k} {v:.2f}" for k, v in result["phase_cpu_ms_per_placement"].items()
+                    )
+                    + "); first request "
                     f"{result['first_request_ms']:.0f} ms; worker RSS "
                     f"{result['max_worker_rss_mib']:.0f} MiB; load {result['load']}",
                     flush=True,

@@ -50,6 +50,24 @@ class _Pending:
     ok: bool = False
 
 
+class PhaseClock:
+    """CPU time of this thread spent in each phase of a placement (`spent(phase)` charges the
+    time since the last mark to `phase`), handed to `charge` (the service's metrics)."""
+
+    def __init__(self, charge: Callable[[str, float], None] | None = None) -> None:
+        self.charge = charge
+        self._marks = threading.local()
+
+    def start(self) -> None:
+        self._marks.at = time.thread_time()
+
+    def spent(self, phase: str) -> None:
+        now = time.thread_time()
+        if self.charge is not None:
+            self.charge(phase, now - self._marks.at)
+        self._marks.at = now
+
+
 @dataclass(frozen=True)
 class Decision:
     """A placement decided on the index: what to commit, at which generations, after what."""
@@ -62,8 +80,9 @@ class Decision:
 
 
 class LiveIndex:
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Store, clock: PhaseClock | None = None) -> None:
         self.store = store
+        self.clock = clock or PhaseClock()
         self._lock = threading.Lock()
         self._index: FleetIndex | None = None
         self._generation: dict[str, int] = {}  # what the database has (or will, once pending land)
@@ -179,13 +198,19 @@ class LiveIndex:
     ) -> Decision:
         """Refresh, run `place(index, excluded hosts)` and (with `claim`) hold its hosts in the
         index. With `narrow` (a single VM to claim), stale and avoided hosts are excluded first."""
+        clock = self.clock
         with self._lock:
+            clock.start()
             self._refresh()
+            clock.spent("refresh")
             skip = frozenset(self._stale) | self._avoided() if narrow else frozenset()
             result = place(self._fleet(), skip) if skip else None
             if result is None or not result.ok:
+                clock.spent("engine")
                 self._read_stale()
+                clock.spent("refresh")
                 result = place(self._fleet(), frozenset())
+            clock.spent("engine")
             if not claim or not result.ok:
                 return Decision(result, Snapshot({}, {}), {})
             expected: dict[str, int] = {}
@@ -202,6 +227,7 @@ class LiveIndex:
                 mine[host_id] = self._pending[host_id] = _Pending()
                 self._generation[host_id] += 1
                 self._fleet().update(chd)
+            clock.spent("index")
             return Decision(result, Snapshot({}, expected), dict(result.hosts), tuple(after), mine)
 
     def settle(self, decision: Decision, commit: Callable[[], T]) -> T:

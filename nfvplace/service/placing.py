@@ -25,7 +25,7 @@ from ..placement.batch import BatchItem
 from ..placement.result import Diagnosis, PlacementResult
 from ..store import IdempotentReplayError, PlacementRecord, StaleSnapshot, Store
 from ..store.faults import CommitOutcomeUnknownError
-from .live import Decision, LiveIndex
+from .live import Decision, LiveIndex, PhaseClock
 from .logs import LOGGER, note
 from .metrics import Metrics
 from .problems import ProblemError
@@ -114,7 +114,7 @@ class Placements:
         self.placer = placer
         self.metrics = metrics
         self.max_attempts = max_attempts
-        self.live = LiveIndex(store)
+        self.live = LiveIndex(store, PhaseClock(metrics.charge))
         # ties between equally good hosts are broken per process on retries, so that workers and
         # replicas that lost a race to each other do not pick the same host again
         self._retry_seed = os.getpid()
@@ -242,17 +242,21 @@ class Placements:
         response: dict[str, Any],
         decision: Decision,
     ) -> PlacementRecord:
-        return self.store.commit_placement(
-            placement_id=placement_id,
-            idempotency_key=idempotency_key,
-            request_hash="" if idempotency_key is None else request.request_hash,
-            response=response,
-            configurations=decision.result.configurations,
-            snapshot=decision.base,
-            claimed=decision.claimed,
-            name=target_name(request.descriptor)[:255],
-            descriptor=stored_target(request.descriptor),
-        )
+        self.live.clock.start()
+        try:
+            return self.store.commit_placement(
+                placement_id=placement_id,
+                idempotency_key=idempotency_key,
+                request_hash="" if idempotency_key is None else request.request_hash,
+                response=response,
+                configurations=decision.result.configurations,
+                snapshot=decision.base,
+                claimed=decision.claimed,
+                name=target_name(request.descriptor)[:255],
+                descriptor=stored_target(request.descriptor),
+            )
+        finally:
+            self.live.clock.spent("commit")
 
     def _moves(self, request: PlacementRequest) -> Answer | None:
         """Read-only advice: moves of the live placements that make room for the VM (None: none)."""

@@ -156,7 +156,9 @@ def transaction(engine: Engine) -> Iterator[Connection]:
         conn.begin()
         try:
             yield conn
-        except BaseException:
+        except BaseException as exc:
+            if is_disconnect(exc):  # not given back to the pool to be reset (and fail again)
+                forget_connections(conn, exc)
             with contextlib.suppress(DBAPIError):  # the connection may be the thing that broke
                 conn.rollback()
             raise

@@ -148,7 +148,11 @@ class HostRecord:
 
 @dataclass(frozen=True)
 class HostPut:
-    host: HostRecord
+    """What a report made of a host: its new generation and availability after claims."""
+
+    id: str
+    generation: int
+    available: ComputeHostDescriptor
     created: bool
     conflicts: tuple[dict[str, str], ...] = ()
 
@@ -198,10 +202,6 @@ def chd_json(chd: ComputeHostDescriptor) -> JsonText:
 def json_text(value: Any) -> JsonText:
     """Any JSON-able value serialised once, in Rust (pydantic-core), for the JSON columns."""
     return JsonText(to_json(value, inf_nan_mode="null").decode())
-
-
-def dump_chd(chd: ComputeHostDescriptor) -> dict[str, Any]:
-    return chd.model_dump(mode="json", by_alias=True)
 
 
 def stamp(conn: Connection, host_ids: Iterable[str]) -> int:

@@ -59,7 +59,7 @@ from .records import (
     HostPut,
     HostRecord,
     Snapshot,
-    dump_chd,
+    chd_json,
     live_on,
     stamp,
     utc_now,
@@ -73,6 +73,25 @@ CHANGES = union_all(  # the change feed after number b_seq (compiled once)
     select(DELETED.c.host_id, sql_cast(null(), BigInteger), DELETED.c.change_seq).where(
         DELETED.c.change_seq > bindparam("b_seq")
     ),
+)
+
+
+POOLS_OF = select(POOLS.c.numa_node, POOLS.c.size_kib).where(POOLS.c.host_id == bindparam("b_host"))
+SET_POOL = (
+    update(POOLS)
+    .where(
+        POOLS.c.host_id == bindparam("b_host"),
+        POOLS.c.numa_node == bindparam("b_node"),
+        POOLS.c.size_kib == bindparam("b_size"),
+    )
+    .values(capacity=bindparam("b_capacity"), claimed=bindparam("b_claimed"))
+)
+ADD_POOL = insert(POOLS).values(
+    host_id=bindparam("b_host"),
+    numa_node=bindparam("b_node"),
+    size_kib=bindparam("b_size"),
+    capacity=bindparam("b_capacity"),
+    claimed=bindparam("b_claimed"),
 )
 
 
@@ -139,7 +158,7 @@ class Store(PlacementStore):
         return self._put_host(chd)
 
     def _put_host(self, chd: ComputeHostDescriptor) -> HostPut:
-        reported = dump_chd(chd)
+        reported = chd_json(chd)
         now = utc_now()
         with db.transaction(self.engine) as conn:
             result = conn.execute(REPORT, {"b_id": chd.id, "b_chd": reported, "b_now": now})
@@ -172,41 +191,13 @@ class Store(PlacementStore):
                 }
                 for config, issue in derived.conflicts
             )
-            available = dump_chd(derived.available)
-            self._sync_pools(conn, derived.base, [config for _, config in live])
+            _sync_pools(conn, derived.base, [config for _, config in live])
             seq = stamp(conn, ())
-            conn.execute(STAMP_AVAILABLE, {"b_id": chd.id, "b_available": available, "b_seq": seq})
-        record = HostRecord(chd.id, generation, reported, available)
-        return HostPut(record, created, conflicts)
-
-    def _sync_pools(
-        self, conn: Connection, base: ComputeHostDescriptor, live: Sequence[VmConfiguration]
-    ) -> None:
-        capacity = hugepage_capacity(base)
-        claimed = {(n, s): c for (_h, n, s), c in hugepages_held(live).items()}
-        existing = {
-            (row[0], row[1])
-            for row in conn.execute(
-                select(POOLS.c.numa_node, POOLS.c.size_kib).where(POOLS.c.host_id == base.id)
+            conn.execute(
+                STAMP_AVAILABLE,
+                {"b_id": chd.id, "b_available": chd_json(derived.available), "b_seq": seq},
             )
-        }
-        for key in sorted(set(capacity) | set(claimed) | existing):
-            node, size = key
-            values = {"capacity": capacity.get(key, 0), "claimed": claimed.get(key, 0)}
-            if key in existing:
-                conn.execute(
-                    update(POOLS)
-                    .where(
-                        POOLS.c.host_id == base.id,
-                        POOLS.c.numa_node == node,
-                        POOLS.c.size_kib == size,
-                    )
-                    .values(**values)
-                )
-            else:
-                conn.execute(
-                    insert(POOLS).values(host_id=base.id, numa_node=node, size_kib=size, **values)
-                )
+        return HostPut(chd.id, generation, derived.available, created, conflicts)
 
     def delete_host(self, host_id: str) -> bool:
         """Forget a host; False if unknown; HostInUseError while placements hold resources on it."""
@@ -288,3 +279,23 @@ class Store(PlacementStore):
         from .audit import audit
 
         return audit(self.engine)
+
+
+def _sync_pools(
+    conn: Connection, base: ComputeHostDescriptor, live: Sequence[VmConfiguration]
+) -> None:
+    """The host's hugepage counters: capacity as reported (without the store's own placements),
+    claimed by the live placements."""
+    capacity = hugepage_capacity(base)
+    claimed = {(n, s): c for (_h, n, s), c in hugepages_held(live).items()}
+    existing = {(row[0], row[1]) for row in conn.execute(POOLS_OF, {"b_host": base.id})}
+    for key in sorted(set(capacity) | set(claimed) | existing):
+        node, size = key
+        values = {
+            "b_host": base.id,
+            "b_node": node,
+            "b_size": size,
+            "b_capacity": capacity.get(key, 0),
+            "b_claimed": claimed.get(key, 0),
+        }
+        conn.execute(SET_POOL if key in existing else ADD_POOL, values)

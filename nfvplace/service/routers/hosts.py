@@ -17,7 +17,7 @@ from ..body import read_document
 from ..deps import StoreDep
 from ..descriptors import parse_as
 from ..problems import ProblemError
-from .common import body_of, problems
+from .common import FastJSONResponse, body_of, problems
 
 router = APIRouter(prefix="/v1/hosts", tags=["hosts"])
 
@@ -44,15 +44,8 @@ class HostList(BaseModel):
     hosts: list[StoredHostView]
 
 
-def view(record: HostRecord, conflicts: Any = None) -> dict[str, Any]:
-    out: dict[str, Any] = {
-        "id": record.id,
-        "generation": record.generation,
-        "chd": dict(record.available),
-    }
-    if conflicts is not None:
-        out["conflicts"] = list(conflicts)
-    return out
+def view(record: HostRecord) -> dict[str, Any]:
+    return {"id": record.id, "generation": record.generation, "chd": dict(record.available)}
 
 
 def _not_found(host_id: str) -> ProblemError:
@@ -108,10 +101,16 @@ async def put_host(host_id: HostId, request: Request, store: StoreDep) -> JSONRe
             f"the CHD's id {chd.id!r} is not the host {host_id!r} of the URL",
         )
     put = await run_in_threadpool(store.put_host, chd)
-    return JSONResponse(
-        view(put.host, put.conflicts),
+    answer = {
+        "id": put.id,
+        "generation": put.generation,
+        "chd": put.available,  # serialised by pydantic-core with the rest (a host is 10-100 KB)
+        "conflicts": list(put.conflicts),
+    }
+    return FastJSONResponse(
+        answer,
         status_code=201 if put.created else 200,
-        headers={"ETag": f'"{put.host.generation}"', "Location": f"/v1/hosts/{host_id}"},
+        headers={"ETag": f'"{put.generation}"', "Location": f"/v1/hosts/{host_id}"},
     )
 
 
