@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Annotated, Any, Literal
 
+from fastapi import Query
 from pydantic import BaseModel, ValidationError
 
 from .. import errors
+from ..dialects import detect
 from ..lint.rules.document import SCHEMA
 from ..models.loading import SourceDocument, error_location, validation_issues
+from ..reader import load_document
 from .lint_adapter import has_errors, lint_findings
 from .problems import ProblemError
+from .requests import DIALECTS
 
 
 def parse_as[M: BaseModel](
@@ -46,6 +50,65 @@ def parse_as[M: BaseModel](
             422, errors.INPUT_INVALID, f"{what} has lint errors", extra={"findings": findings}
         )
     return parsed
+
+
+DialectQuery = Annotated[
+    Literal[DIALECTS] | None,  # type: ignore[valid-type]
+    Query(description="The body is written in this dialect (detected when not given)"),
+]
+
+
+def check_dialect(data: Any, dialect: str | None, what: str = "the body") -> str | None:
+    """The dialect `data` is written in (None: nfvplace's own format), detected as the CLI and
+    /ui do; when the caller names one (`dialect`), 422 unless it is that one."""
+    found = detect(data) if isinstance(data, Mapping) else None
+    if dialect is None:
+        return found
+    if dialect not in DIALECTS:
+        raise ProblemError(
+            422,
+            errors.SERVICE_INVALID_REQUEST,
+            f'"dialect" must be one of {list(DIALECTS)}, got {dialect!r}',
+        )
+    if (found or "nfvplace") != dialect:
+        raise ProblemError(
+            422,
+            errors.SERVICE_INVALID_REQUEST,
+            f"{what} is not written in {dialect} (it reads as {found or 'nfvplace'})",
+        )
+    return found
+
+
+def parse_descriptor[M: BaseModel](
+    document: SourceDocument,
+    model: type[M],
+    what: str,
+    *,
+    at: Sequence[str | int] = (),
+    dialect: str | None = None,
+) -> M:
+    """`document.data` as `model`, written in nfvplace's format or in any dialect (detected, or
+    the one the caller names): linted as `nfvplace lint` lints it (a dialect document as what it
+    converts to), converted and validated; 422 with findings when lint or validation refuses."""
+    found = check_dialect(document.data, dialect, f'"{at[0]}"' if at else "the body")
+    if found is None:
+        return parse_as(document, model, what, at)
+    findings = lint_findings(document)
+    if has_errors(findings):
+        raise ProblemError(
+            422,
+            errors.INPUT_INVALID,
+            f"{what} ({found}) has lint errors",
+            extra={"findings": findings},
+        )
+    descriptor = load_document(document)
+    if not isinstance(descriptor, model):
+        raise ProblemError(
+            422,
+            errors.INPUT_UNKNOWN_KIND,
+            f"the {found} document converts to a {type(descriptor).__name__}, not a {what}",
+        )
+    return descriptor
 
 
 def parse_options[M: BaseModel](body: Mapping[str, Any], model: type[M]) -> M:

@@ -15,7 +15,7 @@ from ...store import HostInUseError, HostRecord
 from ..auth import require
 from ..body import read_document
 from ..deps import StoreDep
-from ..descriptors import parse_as
+from ..descriptors import DialectQuery, parse_descriptor
 from ..problems import ProblemError
 from .common import FastJSONResponse, body_of, problems
 
@@ -90,10 +90,15 @@ def get_host(host_id: HostId, store: StoreDep, response: Response) -> dict[str, 
     },
     openapi_extra=body_of("ComputeHostDescriptor", "The CHD the host reports"),
 )
-async def put_host(host_id: HostId, request: Request, store: StoreDep) -> JSONResponse:
-    """Create or replace what a host reports. Live claims are kept; conflicts are listed."""
+async def put_host(
+    host_id: HostId, request: Request, store: StoreDep, dialect: DialectQuery = None
+) -> JSONResponse:
+    """Create or replace what a host reports (a CHD, or a host in a dialect such as OpenVIM's).
+    Live claims are kept; conflicts are listed."""
     document = await read_document(request)
-    chd = parse_as(document, ComputeHostDescriptor, "Compute Host Descriptor")
+    chd = parse_descriptor(
+        document, ComputeHostDescriptor, "Compute Host Descriptor", dialect=dialect
+    )
     if chd.id != host_id:
         raise ProblemError(
             422,

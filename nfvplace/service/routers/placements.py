@@ -13,18 +13,16 @@ from pydantic import BaseModel, Field
 from starlette.concurrency import run_in_threadpool
 
 from ... import errors
-from ...dialects import DIALECT_NAMES, detect
 from ...models.configuration import VmConfiguration
 from ...models.loading import SourceDocument
 from ...models.vmd import VmDescriptor
 from ...models.vnf import VnfTemplate
 from ...placement.batch import BatchItem
-from ...reader import load_document
 from ...render import render
 from ..auth import require
 from ..body import parse_body, read_body
 from ..deps import PlacementsDep, StoreDep
-from ..descriptors import parse_as, parse_options
+from ..descriptors import parse_descriptor, parse_options
 from ..placing import PlacementRequest, vm_descriptors
 from ..problems import ProblemError
 from ..requests import ENVELOPE, PlacementOptions
@@ -84,7 +82,10 @@ def placement_request(document: SourceDocument) -> PlacementRequest:
     dry_run, policy, explain = options.dry_run, options.policy, options.explain
     key = next(k for k in TARGETS if k in body)
     if key == "batch" and "dialect" in body:
-        raise _invalid('"dialect" applies to "vm" or "vnf"; a batch takes VM Descriptors')
+        raise _invalid(
+            '"dialect" applies to "vm" or "vnf"; the VMs of a batch are each read in the '
+            "dialect they are written in"
+        )
     moves = options.moves
     if moves and not (dry_run and key == "vm"):
         raise _invalid(
@@ -103,18 +104,23 @@ def placement_request(document: SourceDocument) -> PlacementRequest:
     inner = SourceDocument(data=body[key], source=f"body.{key}", lines=lines)
     descriptor: VmDescriptor | VnfTemplate
     dialect = body.get("dialect")
-    if dialect is not None:
-        descriptor = _from_dialect(inner, dialect, key)
-    elif key == "vm":
-        descriptor = parse_as(inner, VmDescriptor, "VM Descriptor", at=(key,))
+    if key == "vm":
+        descriptor = parse_descriptor(
+            inner, VmDescriptor, "VM Descriptor", at=(key,), dialect=dialect
+        )
     else:
-        descriptor = parse_as(inner, VnfTemplate, "VNF template", at=(key,))
+        descriptor = parse_descriptor(
+            inner, VnfTemplate, "VNF template", at=(key,), dialect=dialect
+        )
         missing = [m.name for m in descriptor.members if m.descriptor is None]
         if missing:
             raise ProblemError(
                 422,
                 errors.INPUT_REFERENCE,
-                f"member(s) {missing} refer to files; the API needs descriptors inline",
+                f"member(s) {missing} of the VNF template refer to files, which the server "
+                "cannot read; send the members inline: `nfvplace convert TEMPLATE.yaml -f json` "
+                "writes the template with every member file inlined",
+                extra={"members": missing},
             )
     return PlacementRequest(
         descriptor=descriptor,
@@ -124,22 +130,6 @@ def placement_request(document: SourceDocument) -> PlacementRequest:
         explain=explain,
         moves=moves,
     )
-
-
-def _from_dialect(inner: SourceDocument, dialect: Any, key: str) -> VmDescriptor | VnfTemplate:
-    """The "vm" or "vnf" member written in a dialect (`"dialect": "osm-sol006"`), converted."""
-    names = ("nfvplace", *DIALECT_NAMES)
-    if dialect not in names:
-        raise _invalid(f'"dialect" must be one of {list(names)}, got {dialect!r}')
-    found = detect(inner.data) or "nfvplace"
-    if found != dialect:
-        raise _invalid(f'"{key}" is not written in {dialect} (it reads as {found})')
-    descriptor = load_document(inner)
-    wanted = VmDescriptor if key == "vm" else VnfTemplate
-    if not isinstance(descriptor, wanted):
-        other = "vnf" if key == "vm" else "vm"
-        raise _invalid(f'"{key}" converts to a {type(descriptor).__name__}: send it as "{other}"')
-    return descriptor
 
 
 def batch_items(document: SourceDocument) -> tuple[BatchItem, ...]:
@@ -157,7 +147,7 @@ def batch_items(document: SourceDocument) -> tuple[BatchItem, ...]:
         prefix = ("batch", index, "vm")
         lines = {p[3:]: line for p, line in document.lines.items() if p[:3] == prefix}
         inner = SourceDocument(data=entry["vm"], source=f"body.batch[{index}].vm", lines=lines)
-        items.append(BatchItem(parse_as(inner, VmDescriptor, "VM Descriptor"), count))
+        items.append(BatchItem(parse_descriptor(inner, VmDescriptor, "VM Descriptor"), count))
     return tuple(items)
 
 
