@@ -59,6 +59,9 @@ STORE_READ_ONLY = "nfvplace.store.read_only"
 STORE_OUTCOME_UNKNOWN = "nfvplace.store.outcome_unknown"
 STORE_UNSUPPORTED = "nfvplace.store.unsupported"
 
+# The service's client (nfvplace hosts push, agents)
+CLIENT_UNREACHABLE = "nfvplace.client.unreachable"
+
 # Discovery
 DISCOVERY_FAILED = "nfvplace.discovery.failed"
 
@@ -114,6 +117,7 @@ CODES: dict[str, Code] = {
     STORE_READ_ONLY: Code(503, 1),
     STORE_OUTCOME_UNKNOWN: Code(503, 1),
     STORE_UNSUPPORTED: Code(500, 2),
+    CLIENT_UNREACHABLE: Code(503, 1),
     DISCOVERY_FAILED: Code(422, 1),
     RENDER_UNSUPPORTED: Code(422, 1),
     RENDER_INVALID: Code(422, 1),

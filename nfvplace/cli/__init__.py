@@ -43,6 +43,7 @@ def _register() -> None:
         capacity,
         convert,
         discover,
+        hosts,
         lint,
         openapi,
         place,
