@@ -24,6 +24,7 @@ INPUT_REFERENCE = "nfvplace.input.reference"
 # Command line usage and output
 USAGE_INVALID_OPTION = "nfvplace.usage.invalid_option"
 USAGE_NO_DESCRIPTORS = "nfvplace.usage.no_descriptors"
+USAGE_MISSING_EXTRA = "nfvplace.usage.missing_extra"
 OUTPUT_UNWRITABLE = "nfvplace.output.unwritable"
 
 # Claims (claims.claim)
@@ -91,6 +92,7 @@ CODES: dict[str, Code] = {
     INPUT_REFERENCE: Code(422, 1),
     USAGE_INVALID_OPTION: Code(400, 2),
     USAGE_NO_DESCRIPTORS: Code(400, 2),
+    USAGE_MISSING_EXTRA: Code(500, 2),
     OUTPUT_UNWRITABLE: Code(500, 1),
     CLAIM_CONFLICT: Code(409, 1),
     PLACEMENT_NO_FIT: Code(409, 3),

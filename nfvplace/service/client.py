@@ -10,7 +10,6 @@ requests that are safe to send again: `GET`, `PUT`, `DELETE`, and a `POST` with 
 from __future__ import annotations
 
 import http.client
-import json
 import os
 import stat
 import time
@@ -18,6 +17,7 @@ import urllib.error
 import urllib.request
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from json import dumps, loads
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlsplit
@@ -101,9 +101,13 @@ class Client:
         path: str,
         *,
         body: bytes | None = None,
+        json: Any = None,
         headers: Mapping[str, str] | None = None,
     ) -> Reply:
-        """Send a request; 503 and broken connections are tried again when that is safe."""
+        """Send a request (`body` as it is, or `json` serialised); 503 and broken connections
+        are tried again when that is safe."""
+        if json is not None:
+            body = dumps(json).encode()
         sent = {"Accept": "application/json", **(headers or {})}
         if body is not None:
             sent.setdefault("Content-Type", "application/json")
@@ -148,7 +152,7 @@ class Client:
 def _reply(status: int, headers: Any, raw: bytes) -> Reply:
     lowered = {k.lower(): v for k, v in headers.items()}
     try:
-        body = json.loads(raw) if raw else None
+        body = loads(raw) if raw else None
     except ValueError:
         body = raw.decode("utf-8", "replace")
     return Reply(status, lowered, body)

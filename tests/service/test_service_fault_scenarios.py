@@ -24,6 +24,8 @@ from fault_support import Load, check_invariants, fleet, log_lines, register, se
 from pg_cluster import Cluster
 from service_support import Server
 
+pytestmark = pytest.mark.slow  # real servers and processes: not in the quick subset
+
 DOWN_S = 4.0  # how long the database stays stopped in the stop scenario
 SERVED_AGAIN_S = 5.0
 

@@ -165,6 +165,7 @@ CONFORMANCE = [
 ]
 
 
+@pytest.mark.slow  # generated requests: not in the quick subset
 @schema.parametrize()
 @settings(
     max_examples=EXAMPLES,

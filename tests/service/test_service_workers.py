@@ -9,8 +9,11 @@ import time
 from collections.abc import Callable
 
 import httpx
+import pytest
 from service_hosts import host
 from service_support import Server, auth, is_running
+
+pytestmark = pytest.mark.slow  # real servers and processes: not in the quick subset
 
 # SIGKILL and SIGALRM end the master without a word to its workers (uvicorn handles neither);
 # SIGTERM and SIGINT are uvicorn's own way out
