@@ -21,6 +21,7 @@ from ..models.chd import ComputeHostDescriptor
 from ..models.configuration import VmConfiguration
 from . import db, steps
 from .availability import derive
+from .db import JsonText
 from .records import (
     BUMP_COUNTER,
     CLAIMS,
@@ -120,19 +121,22 @@ class PlacementStore:
         placement_id: str,
         idempotency_key: str | None,
         request_hash: str,
-        response: Mapping[str, Any],
+        response: Mapping[str, Any] | JsonText,
         configurations: Sequence[VmConfiguration],
         snapshot: Snapshot,
         claimed: Mapping[str, ComputeHostDescriptor] | None = None,
         name: str | None = None,
-        descriptor: Mapping[str, Any] | None = None,
-    ) -> PlacementRecord:
+        descriptor: Mapping[str, Any] | JsonText | None = None,
+        configurations_json: JsonText | None = None,
+    ) -> None:
         """Store `configurations`, computed on hosts at `snapshot.generations`, atomically.
 
         `claimed` holds each touched host with the configurations claimed (what the engine hands
         back); without it they are claimed here on `snapshot.hosts` (ClaimConflictError if they do
-        not fit). Raises StaleSnapshot when a touched host changed since (or a resource is held
-        already), IdempotentReplayError when another request with the same key committed first.
+        not fit). Documents may come serialised already (`JsonText`; `configurations_json` is
+        `configurations` as JSON). Raises StaleSnapshot when a touched host changed since (or a
+        resource is held already), IdempotentReplayError when another request with the same key
+        committed first.
         """
         by_host: dict[str, list[VmConfiguration]] = defaultdict(list)
         for config in configurations:
@@ -146,15 +150,19 @@ class PlacementStore:
                 for config in configs:
                     chd = claim(chd, config)
                 updated[host_id] = chd
-        stored = CONFIGURATIONS.dump_python(list(configurations), mode="json", by_alias=True)
+        if configurations_json is None:
+            dumped = CONFIGURATIONS.dump_json(
+                list(configurations), by_alias=True, exclude_none=True
+            )
+            configurations_json = JsonText(dumped.decode())
         row = {
             "id": placement_id,
             "idempotency_key": idempotency_key,
             "request_hash": request_hash,
-            "response": json_text(response),
-            "configurations": json_text(stored),
+            "response": _text(response),
+            "configurations": configurations_json,
             "name": name,
-            "descriptor": None if descriptor is None else json_text(descriptor),
+            "descriptor": None if descriptor is None else _text(descriptor),
             "created_at": utc_now(),
             "released_at": None,
         }
@@ -170,15 +178,6 @@ class PlacementStore:
                 if first is not None:
                     raise IdempotentReplayError(first) from exc
             raise StaleSnapshot("a resource was claimed concurrently") from exc
-        return PlacementRecord(
-            placement_id,
-            idempotency_key,
-            request_hash,
-            dict(response),
-            tuple(stored),
-            False,
-            descriptor,
-        )
 
     def release_placement(self, placement_id: str) -> bool:
         """Free what a placement holds; False when it is unknown or released already."""
@@ -249,6 +248,10 @@ class PlacementStore:
             if ids:
                 conn.execute(delete(PLACEMENTS).where(PLACEMENTS.c.id.in_(ids)))
         return len(ids)
+
+
+def _text(document: Mapping[str, Any] | JsonText) -> JsonText:
+    return document if isinstance(document, JsonText) else json_text(document)
 
 
 def commit_steps(
