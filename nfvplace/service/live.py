@@ -39,7 +39,7 @@ T = TypeVar("T")
 COMPACT_FROM = 2000  # hosts: from here on the index keeps descriptors compressed
 WAIT_S = 60.0
 AVOID_S = 0.5  # a worker that lost a race on a host places elsewhere first for this long
-STALE_S = 0.25  # a host another worker changed is read again at the latest this long after
+STALE_S = 1.0  # a host another worker changed is read again at the latest this long after
 
 
 @dataclass(eq=False)
@@ -80,9 +80,15 @@ class Decision:
 
 
 class LiveIndex:
-    def __init__(self, store: Store, clock: PhaseClock | None = None) -> None:
+    def __init__(
+        self,
+        store: Store,
+        clock: PhaseClock | None = None,
+        on_read: Callable[[], object] | None = None,
+    ) -> None:
         self.store = store
         self.clock = clock or PhaseClock()
+        self.on_read = on_read  # called for each host read from the database (a metric)
         self._lock = threading.Lock()
         self._index: FleetIndex | None = None
         self._generation: dict[str, int] = {}  # what the database has (or will, once pending land)
@@ -146,6 +152,8 @@ class LiveIndex:
         for host_id, generation, chd in self.store.iter_availability(ids):
             self._generation[host_id] = generation
             self.hosts_read += 1
+            if self.on_read is not None:
+                self.on_read()
             yield chd
 
     def _read_again(self, index: FleetIndex, ids: set[str]) -> None:

@@ -43,6 +43,12 @@ class Metrics:
             registry=self.registry,
         )
         self.releases = Counter("nfvplace_releases", "Placements released", registry=self.registry)
+        self.hosts_read = Counter(
+            "nfvplace_hosts_read",
+            "Hosts read from the database into a worker's index (at start, and each host another "
+            "worker or an agent changed, when the worker needs it)",
+            registry=self.registry,
+        )
         cpu = Counter(
             "nfvplace_placement_cpu_seconds",
             "CPU seconds of placing, by phase: refresh (the change feed and hosts read again), "

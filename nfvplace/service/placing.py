@@ -140,7 +140,7 @@ class Placements:
         self.placer = placer
         self.metrics = metrics
         self.max_attempts = max_attempts
-        self.live = LiveIndex(store, PhaseClock(metrics.charge))
+        self.live = LiveIndex(store, PhaseClock(metrics.charge), metrics.hosts_read.inc)
         # ties between equally good hosts are broken per process on retries, so that workers and
         # replicas that lost a race to each other do not pick the same host again
         self._retry_seed = os.getpid()
