@@ -29,7 +29,6 @@ from .problems import (
     on_http_error,
     on_nfvplace_error,
     on_problem,
-    on_unexpected,
     on_validation_error,
 )
 from .retention import prune_forever
@@ -97,7 +96,6 @@ def create_app(settings: Settings, *, placer: Placer | None = None) -> FastAPI:
     app.add_exception_handler(NfvplaceError, on_nfvplace_error)
     app.add_exception_handler(StarletteHTTPException, on_http_error)
     app.add_exception_handler(RequestValidationError, on_validation_error)
-    app.add_exception_handler(Exception, on_unexpected)
     for module in (hosts, placements, capacity, lint, convert, schemas, health, ui):
         app.include_router(module.router)
     app.state.episodes = FaultEpisodes()

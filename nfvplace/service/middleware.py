@@ -97,29 +97,28 @@ class RequestContext:
         the traceback in the log (a bug)."""
         store: Store | None = getattr(scope["app"].state, "store", None)
         fault = classify(exc) if store is None else store.fault(exc)
+        headers: list[tuple[bytes, bytes]] = []
         if fault is None:
             LOGGER.error("unexpected error", exc_info=exc)
-            body = problem_body(
+            status, code, detail = (
                 500,
                 errors.SERVICE_INTERNAL,
                 "internal error; see the server log",
-                None,
-                instance=scope["path"],
-                request_id=scope["state"]["request_id"],
             )
-            await self._send(send, 500, body, [])
-            return
-        self.episodes.fault(fault)
+        else:
+            self.episodes.fault(fault)
+            status, code, detail = 503, fault.code, fault.detail
+            headers.append((b"retry-after", str(fault.retry_after_s).encode()))
         body = problem_body(
-            503,
-            fault.code,
-            fault.detail,
+            status,
+            code,
+            detail,
             None,
             instance=scope["path"],
             request_id=scope["state"]["request_id"],
             **fault_extra(exc),
         )
-        await self._send(send, 503, body, [(b"retry-after", str(fault.retry_after_s).encode())])
+        await self._send(send, status, body, headers)
 
     async def _send(
         self, send: Send, status: int, body: dict[str, Any], headers: list[tuple[bytes, bytes]]
