@@ -116,6 +116,8 @@ class Server:
     folder: Path
     port: int = field(default_factory=free_port)
     process: subprocess.Popen[bytes] | None = None
+    extra: list[str] = field(default_factory=list)  # more `nfvplace serve` options
+    root: Path = ROOT  # the source tree the server runs
 
     @property
     def url(self) -> str:
@@ -127,13 +129,15 @@ class Server:
         tokens.chmod(0o600)  # a tokens file others can read is refused
         env = {
             **os.environ,
-            "PYTHONPATH": str(ROOT),
+            "PYTHONPATH": str(self.root),  # this tree, or the one --compare names
             "PROMETHEUS_MULTIPROC_DIR": tempfile.mkdtemp(prefix="metrics-", dir=self.folder),
         }
         argv = [sys.executable, "-m", "nfvplace", "serve", "--db", self.db]
         argv += ["--port", str(self.port), "--workers", str(self.workers), "--tokens", str(tokens)]
+        argv += self.extra
         self.process = subprocess.Popen(
             argv,
+            cwd=self.root,  # `python -m` looks in the current folder first
             env=env,
             stdout=subprocess.DEVNULL,
             stderr=(self.folder / f"server-{self.port}.log").open("wb"),
@@ -168,9 +172,29 @@ class Server:
                         biggest = max(biggest, int(text.split()[1]) / 1024)
         return biggest
 
-    def conflicts(self) -> float:
+    def cpu_s(self) -> float:
+        """CPU seconds (user + system) the server's processes have used so far."""
+        ticks = os.sysconf("SC_CLK_TCK")
+        total = 0.0
+        for pid in self.pids():
+            with contextlib.suppress(OSError):
+                fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+                total += (int(fields[11]) + int(fields[12])) / ticks
+        return total
+
+    def phase_cpu_s(self) -> dict[str, float]:
+        """The workers' CPU seconds of placing by phase (nfvplace_placement_cpu_seconds)."""
+        out: dict[str, float] = {}
         for text in httpx.get(self.url + "/metrics").text.splitlines():
-            if text.startswith("nfvplace_placement_conflicts_total "):
+            if text.startswith("nfvplace_placement_cpu_seconds_total{"):
+                phase = text.split('phase="', 1)[1].split('"', 1)[0]
+                out[phase] = out.get(phase, 0.0) + float(text.split()[-1])
+        return out
+
+    def counter(self, name: str) -> float:
+        """A counter of the servers' /metrics (0 when it has none)."""
+        for text in httpx.get(self.url + "/metrics").text.splitlines():
+            if text.startswith(f"{name} "):
                 return float(text.split()[1])
         return 0.0
 
@@ -323,8 +347,11 @@ def replace_hosts(url: str, hosts: Sequence[dict[str, Any]], count: int) -> list
     return times
 
 
-def engine_baseline(hosts: Sequence[dict[str, Any]], count: int) -> float:
-    """p50 ms of the engine placing VM `count` times on a prebuilt FleetIndex, claiming each."""
+def engine_baseline(hosts: Sequence[dict[str, Any]], count: int) -> tuple[float, float]:
+    """p50 ms of the engine placing VM `count` times on a prebuilt FleetIndex, claiming each,
+    and its mean CPU ms per placement (`place` alone, not the index update after it): what the
+    server's CPU per placement is compared with (CPU time, unlike wall time, is not inflated by
+    a loaded machine)."""
     from nfvplace.models.chd import ComputeHostDescriptor
 
     fleet = FleetIndex(
@@ -332,22 +359,35 @@ def engine_baseline(hosts: Sequence[dict[str, Any]], count: int) -> float:
     )
     vm = VmDescriptor.model_validate(VM)
     times = []
+    cpu = 0.0
     for k in range(count):
-        start = time.perf_counter()
+        start, started = time.perf_counter(), time.process_time()
         result = place(fleet, vm, instance=f"bench-{k}")
+        cpu += time.process_time() - started
         times.append((time.perf_counter() - start) * 1000)
         fleet.update_many(result.hosts.values())
-    return statistics.median(times)
+    return statistics.median(times), cpu * 1000 / count
+
+
+def engine_share(result: dict[str, Any]) -> float:
+    """Server CPU per placement over the engine's own CPU in the same placements (its phase)."""
+    engine = result["phase_cpu_ms_per_placement"].get("engine", 0.0)
+    return float(result["server_cpu_ms_per_placement"] / engine) if engine else float("nan")
 
 
 def run_setup(
-    label: str, db: str, setup: str, hosts: Sequence[dict[str, Any]], args: argparse.Namespace
+    label: str,
+    db: str,
+    setup: str,
+    hosts: Sequence[dict[str, Any]],
+    args: argparse.Namespace,
+    root: Path = ROOT,
 ) -> dict[str, Any]:
     folder = Path(tempfile.mkdtemp(prefix="bench-service-"))
     workers = 2 if setup == "2w" else 1
-    servers = [Server(db, workers, folder).start()]
+    servers = [Server(db, workers, folder, root=root).start()]
     if setup == "2r":
-        servers.append(Server(db, 1, folder).start())
+        servers.append(Server(db, 1, folder, root=root).start())
     try:
         put_create = register(servers[0].url, hosts)
         warm = []
@@ -363,12 +403,21 @@ def run_setup(
                 warm.append((time.perf_counter() - start) * 1000)
         times, statuses = latency(servers[0].url, args.latency)
         urls = [s.url for s in servers]
+        cpu_before = sum(s.cpu_s() for s in servers)
+        read_before = sum(s.counter("nfvplace_hosts_read_total") for s in servers)
+        phases_before = [s.phase_cpu_s() for s in servers]
         if shutil.which("wrk") and not args.python_clients:
             elapsed, counts = throughput_wrk(urls, args.clients, args.seconds, folder)
         else:
             elapsed, counts = throughput(urls, args.clients, args.placements)
+        cpu = sum(s.cpu_s() for s in servers) - cpu_before
+        read = sum(s.counter("nfvplace_hosts_read_total") for s in servers) - read_before
+        phases: Counter[str] = Counter()
+        for server, before in zip(servers, phases_before, strict=True):
+            for phase, seconds in server.phase_cpu_s().items():
+                phases[phase] += seconds - before.get(phase, 0.0)
         put_replace = replace_hosts(servers[0].url, hosts, min(args.latency, len(hosts)))
-        retries = sum(s.conflicts() for s in servers)
+        retries = sum(s.counter("nfvplace_placement_conflicts_total") for s in servers)
         rss = max(s.max_rss_mib() for s in servers)
     finally:
         for server in servers:
@@ -389,11 +438,37 @@ def run_setup(
         / max(answered, 1),
         "answers": dict(counts),
         "errors_5xx": counts["5xx"] + sum(v for k, v in statuses.items() if k >= 500),
+        "server_cpu_ms_per_placement": 1000 * cpu / max(counts["placed"], 1),
+        "hosts_read_per_placement": read / max(counts["placed"], 1),
+        "phase_cpu_ms_per_placement": {
+            **{k: 1000 * v / max(counts["placed"], 1) for k, v in sorted(phases.items())},
+            "http and the rest": 1000 * (cpu - sum(phases.values())) / max(counts["placed"], 1),
+        },
         "put_create_p50_ms": statistics.median(put_create),
         "put_replace_p50_ms": statistics.median(put_replace),
         "max_worker_rss_mib": rss,
         "load": load(),
     }
+
+
+def report(label: str, setup: str, result: dict[str, Any], clients: int) -> str:
+    engine_ms, engine_cpu_ms = result["engine_p50_ms"], result["engine_cpu_ms"]
+    split = ", ".join(f"{k} {v:.2f}" for k, v in result["phase_cpu_ms_per_placement"].items())
+    return (
+        f"{label:8} {setup}: POST p50 {result['post_p50_ms']:.1f} ms "
+        f"(x{result['post_p50_ms'] / engine_ms:.1f} the engine) p99 "
+        f"{result['post_p99_ms']:.1f} ms; {result['placements_per_s']:.0f} placements/s "
+        f"with {clients} clients ({result['placed']} placed, "
+        f"{result['retries']:.0f} CAS retries, {result['hosts_read_per_placement']:.2f} hosts "
+        f"read per placement, 409 rate {result['rate_409']:.3f}, "
+        f"5xx {result['errors_5xx']}); PUT p50 create {result['put_create_p50_ms']:.1f} ms, "
+        f"replace {result['put_replace_p50_ms']:.1f} ms; server CPU per placement "
+        f"{result['server_cpu_ms_per_placement']:.2f} ms "
+        f"(x{result['server_cpu_ms_per_placement'] / engine_cpu_ms:.2f} the engine's, "
+        f"x{engine_share(result):.2f} the engine's inside the server: {split}); first request "
+        f"{result['first_request_ms']:.0f} ms; worker RSS {result['max_worker_rss_mib']:.0f} MiB; "
+        f"load {result['load']}"
+    )
 
 
 def main() -> None:
@@ -416,36 +491,37 @@ def main() -> None:
     parser.add_argument("--setups", default="1w,2w,2r")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--json", type=Path, help="also write the figures here")
+    parser.add_argument(
+        "--compare",
+        type=Path,
+        help="another source tree (e.g. `git archive main | tar -x -C DIR`): each setup runs "
+        "its server and then this tree's, on fresh databases, so that both see the same machine",
+    )
     args = parser.parse_args()
     hosts = [h.model_dump(mode="json", by_alias=True) for h in iter_fleet(args.hosts, args.seed)]
-    engine_ms = engine_baseline(hosts, args.latency)
-    print(f"engine on a prebuilt FleetIndex, {args.hosts} hosts: p50 {engine_ms:.2f} ms ({load()})")
+    engine_ms, engine_cpu_ms = engine_baseline(hosts, args.latency)
+    print(
+        f"engine on a prebuilt FleetIndex, {args.hosts} hosts: p50 {engine_ms:.2f} ms, "
+        f"{engine_cpu_ms:.2f} ms of CPU per placement ({load()})"
+    )
     results = []
+    trees = [args.compare.resolve(), ROOT] if args.compare else [ROOT]
     with contextlib.ExitStack() as stack:
         pg = stack.enter_context(postgres_server()) if "postgres" in args.db else ""
         for label in args.db.split(","):
             for setup in args.setups.split(","):
-                if label == "sqlite":
-                    db = f"sqlite:///{tempfile.mkdtemp(prefix='bench-sqlite-')}/nfvplace.db"
-                else:
-                    db = fresh_postgres(pg)
-                result = run_setup(label, db, setup, hosts, args)
-                result["engine_p50_ms"] = engine_ms
-                results.append(result)
-                print(
-                    f"{label:8} {setup}: POST p50 {result['post_p50_ms']:.1f} ms "
-                    f"(x{result['post_p50_ms'] / engine_ms:.1f} the engine) p99 "
-                    f"{result['post_p99_ms']:.1f} ms; {result['placements_per_s']:.0f} placements/s "
-                    f"with {args.clients} clients ({result['placed']} placed, "
-                    f"{result['retries']:.0f} CAS retries, 409 rate {result['rate_409']:.3f}, "
-                    f"5xx {result['errors_5xx']}); PUT p50 create "
-                    f"{result['put_create_p50_ms']:.1f} ms, replace "
-                    f"{result['put_replace_p50_ms']:.1f} ms; first request "
-                    f"{result['first_request_ms']:.0f} ms; worker RSS "
-                    f"{result['max_worker_rss_mib']:.0f} MiB; load {result['load']}",
-                    flush=True,
-                )
-    by = {(r["db"], r["setup"]): r for r in results}
+                for tree in trees:  # the tree compared with first, then this one
+                    if label == "sqlite":
+                        db = f"sqlite:///{tempfile.mkdtemp(prefix='bench-sqlite-')}/nfvplace.db"
+                    else:
+                        db = fresh_postgres(pg)
+                    result = run_setup(label, db, setup, hosts, args, tree)
+                    result.update(tree=str(tree), engine_p50_ms=engine_ms)
+                    result["engine_cpu_ms"] = engine_cpu_ms
+                    results.append(result)
+                    name = label if tree == ROOT else f"{label} ({tree.name})"
+                    print(report(name, setup, result, args.clients), flush=True)
+    by = {(r["db"], r["setup"]): r for r in results if r["tree"] == str(ROOT)}
     for label in args.db.split(","):
         one, two = by.get((label, "1w")), by.get((label, "2w"))
         if one and two and one["placements_per_s"]:

@@ -24,6 +24,7 @@ INPUT_REFERENCE = "nfvplace.input.reference"
 # Command line usage and output
 USAGE_INVALID_OPTION = "nfvplace.usage.invalid_option"
 USAGE_NO_DESCRIPTORS = "nfvplace.usage.no_descriptors"
+USAGE_MISSING_EXTRA = "nfvplace.usage.missing_extra"
 OUTPUT_UNWRITABLE = "nfvplace.output.unwritable"
 
 # Claims (claims.claim)
@@ -50,6 +51,17 @@ SERVICE_INVALID_REQUEST = "nfvplace.service.invalid_request"
 SERVICE_UNAVAILABLE = "nfvplace.service.unavailable"
 SERVICE_INTERNAL = "nfvplace.service.internal"
 SERVICE_CONFIG = "nfvplace.service.config"
+
+# The service's database (transient: answered 503 with Retry-After)
+STORE_UNAVAILABLE = "nfvplace.store.unavailable"
+STORE_BUSY = "nfvplace.store.busy"
+STORE_FULL = "nfvplace.store.full"
+STORE_READ_ONLY = "nfvplace.store.read_only"
+STORE_OUTCOME_UNKNOWN = "nfvplace.store.outcome_unknown"
+STORE_UNSUPPORTED = "nfvplace.store.unsupported"
+
+# The service's client (nfvplace hosts push, agents)
+CLIENT_UNREACHABLE = "nfvplace.client.unreachable"
 
 # Discovery
 DISCOVERY_FAILED = "nfvplace.discovery.failed"
@@ -87,6 +99,7 @@ CODES: dict[str, Code] = {
     INPUT_REFERENCE: Code(422, 1),
     USAGE_INVALID_OPTION: Code(400, 2),
     USAGE_NO_DESCRIPTORS: Code(400, 2),
+    USAGE_MISSING_EXTRA: Code(500, 2),
     OUTPUT_UNWRITABLE: Code(500, 1),
     CLAIM_CONFLICT: Code(409, 1),
     PLACEMENT_NO_FIT: Code(409, 3),
@@ -107,6 +120,13 @@ CODES: dict[str, Code] = {
     SERVICE_UNAVAILABLE: Code(503, 1),
     SERVICE_INTERNAL: Code(500, 1),
     SERVICE_CONFIG: Code(500, 2),
+    STORE_UNAVAILABLE: Code(503, 1),
+    STORE_BUSY: Code(503, 1),
+    STORE_FULL: Code(503, 1),
+    STORE_READ_ONLY: Code(503, 1),
+    STORE_OUTCOME_UNKNOWN: Code(503, 1),
+    STORE_UNSUPPORTED: Code(500, 2),
+    CLIENT_UNREACHABLE: Code(503, 1),
     DISCOVERY_FAILED: Code(422, 1),
     AGENT_DRIFT: Code(409, 0),
     AGENT_UNREACHABLE: Code(503, 1),

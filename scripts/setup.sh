@@ -19,6 +19,22 @@ find_python() {
   return 1
 }
 
+# apt-get that waits (up to 10 minutes) for another package manager run to finish instead of
+# failing with "Could not get lock /var/lib/dpkg/lock-frontend": apt's own lock timeout for dpkg's
+# locks, and a retry for the package lists' lock (`apt-get update`), which that option does not cover
+apt_get() {
+  local deadline=$((SECONDS + 600)) out
+  while true; do
+    if out=$(apt-get -o DPkg::Lock::Timeout=600 "$@" 2>&1); then return 0; fi
+    if ! grep -q "Could not get lock\|Unable to lock\|is another process using it" <<<"$out" ||
+       [ "$SECONDS" -ge "$deadline" ]; then
+      echo "$out" >&2; return 1
+    fi
+    [ -n "${waited:-}" ] || { echo "waiting for another package manager to finish..." >&2; waited=1; }
+    sleep 5
+  done
+}
+
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
   missing=()
   command -v virt-xml-validate >/dev/null 2>&1 || missing+=(libvirt-clients)
@@ -33,8 +49,8 @@ if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
   command -v wrk >/dev/null 2>&1 || missing+=(wrk)
   if [ "${#missing[@]}" -gt 0 ]; then
     echo "installing Debian packages: ${missing[*]}"
-    apt-get update -qq >/dev/null
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+    apt_get update -qq
+    DEBIAN_FRONTEND=noninteractive apt_get install -y -qq --no-install-recommends "${missing[@]}"
   fi
 fi
 

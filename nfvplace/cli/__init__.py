@@ -18,6 +18,7 @@ def _register() -> None:
         capacity,
         convert,
         discover,
+        hosts,
         lint,
         openapi,
         place,

@@ -53,18 +53,34 @@ def serve_command(
             help="Serve /docs and /openapi.json without a token (with --tokens they need one)",
         ),
     ] = False,
+    keep_released: Annotated[
+        str,
+        typer.Option(
+            "--keep-released",
+            help="How long a released placement (and its Idempotency-Key) is remembered before "
+            "it is pruned: e.g. 7d, 12h, 30m, 90s",
+        ),
+    ] = "7d",
 ) -> None:
     """Run the placement REST API (see docs/service.md)."""
     import uvicorn
 
+    from ..errors import NfvplaceError
     from ..service import logs
     from ..service.app import SETTINGS_ENV
+    from ..service.retention import parse_duration
     from ..service.settings import Settings, SettingsError, resolve_tokens
+    from ..service.workers import MASTER_ENV, wait_for_port
     from ..store import Store, default_url
+    from .common import fail, usage_error
 
     if tokens is not None and no_auth:
         typer.echo("error: give --tokens FILE or --no-auth, not both", err=True)
         raise typer.Exit(2)
+    try:
+        keep_s = parse_duration(keep_released)
+    except ValueError as exc:
+        raise usage_error(str(exc), "--keep-released", "e.g. 7d, 12h, 30m or 90s") from exc
     settings = Settings(
         db_url=db or default_url(),
         host=host,
@@ -73,6 +89,7 @@ def serve_command(
         no_auth=no_auth,
         public_docs=public_docs,
         migrate=False,  # done once here, before any worker starts
+        keep_released_s=keep_s,
     )
     try:
         resolve_tokens(settings)
@@ -82,10 +99,16 @@ def serve_command(
     try:
         store = Store.open(settings.db_url or "", migrate=True)
         store.close()
+    except NfvplaceError as exc:
+        raise fail(exc) from None
     except Exception as exc:
         typer.echo(f"error: cannot open the database: {exc}", err=True)
         raise typer.Exit(1) from exc
+    if not wait_for_port(host, port):
+        typer.echo(f"error: {host}:{port} is in use by another process", err=True)
+        raise typer.Exit(1)
     os.environ[SETTINGS_ENV] = settings.to_json()
+    os.environ[MASTER_ENV] = str(os.getpid())  # workers die with this process (service/workers)
     logs.configure()
     metrics_dir = None
     if workers > 1 and not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):

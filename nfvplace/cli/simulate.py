@@ -91,7 +91,7 @@ def simulate_command(
     """Replay a seeded (or given) arrival/departure trace over the fleet for each policy."""
     from ..simulation import make_trace, read_trace
     from ..simulation import write_trace as save_trace
-    from ..simulation.plot import plot, to_csv
+    from ..simulation.plot import plot, require_matplotlib, to_csv
     from ..simulation.run import replay
     from .inputs import load_hosts
     from .progress import Progress
@@ -99,6 +99,7 @@ def simulate_command(
     policies = policy or ["pack"]
     check_choice(plot_format, PLOT_FORMATS, "--plot-format")
     try:
+        require_matplotlib()  # before the replay, not after minutes of it
         fleet = _copies(load_hosts(hosts), copies)
         vms = _descriptors(vm)
         mean_life = lifetime or _auto_lifetime(fleet, vms, rate)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import importlib
 import os
 from collections.abc import AsyncIterator
@@ -18,6 +19,7 @@ from .. import __version__
 from ..errors import NfvplaceError
 from ..store import Store, default_url
 from .auth import TokenTable, require
+from .faults import FaultEpisodes, Readiness
 from .metrics import Metrics
 from .middleware import RequestContext
 from .openapi import build_openapi, operation_id
@@ -27,9 +29,9 @@ from .problems import (
     on_http_error,
     on_nfvplace_error,
     on_problem,
-    on_unexpected,
     on_validation_error,
 )
+from .retention import prune_forever
 from .routers import (
     capacity,
     convert,
@@ -74,11 +76,16 @@ def create_app(settings: Settings, *, placer: Placer | None = None) -> FastAPI:
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         store = Store.open(settings.db_url or default_url(), migrate=settings.migrate)
         app.state.store = store
+        app.state.readiness = Readiness(store, app.state.episodes)
         app.state.placements = Placements(store, app.state.placer, metrics, settings.max_attempts)
         await run_in_threadpool(app.state.placements.live.refresh)  # the index, before /readyz
+        pruner = asyncio.create_task(
+            prune_forever(store, settings.keep_released_s, app.state.episodes)
+        )
         try:
             yield
         finally:
+            pruner.cancel()
             store.close()
 
     app = FastAPI(
@@ -100,7 +107,6 @@ def create_app(settings: Settings, *, placer: Placer | None = None) -> FastAPI:
     app.add_exception_handler(NfvplaceError, on_nfvplace_error)
     app.add_exception_handler(StarletteHTTPException, on_http_error)
     app.add_exception_handler(RequestValidationError, on_validation_error)
-    app.add_exception_handler(Exception, on_unexpected)
     for module in (
         hosts,
         placements,
@@ -114,7 +120,13 @@ def create_app(settings: Settings, *, placer: Placer | None = None) -> FastAPI:
         k8s,
     ):
         app.include_router(module.router)
-    app.add_middleware(RequestContext, metrics=metrics, max_body_bytes=settings.max_body_bytes)
+    app.state.episodes = FaultEpisodes()
+    app.add_middleware(
+        RequestContext,
+        metrics=metrics,
+        max_body_bytes=settings.max_body_bytes,
+        episodes=app.state.episodes,
+    )
 
     def openapi() -> dict[str, Any]:
         return build_openapi(app)
@@ -137,7 +149,9 @@ def _private_openapi(app: FastAPI) -> None:
 def app_from_env() -> FastAPI:
     """Factory for uvicorn workers: settings from $NFVPLACE_SERVICE_SETTINGS (set by serve)."""
     from . import logs
+    from .workers import die_with_master
 
+    die_with_master()
     logs.configure()
     settings = Settings.from_json(os.environ[SETTINGS_ENV])
     placer = os.environ.get(PLACER_ENV)

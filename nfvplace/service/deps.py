@@ -13,11 +13,13 @@ from .placing import Placements
 
 
 async def get_store(request: Request) -> Store:
+    request.state.store_used = True  # a request served after a database fault ends the episode
     store: Store = request.app.state.store
     return store
 
 
 async def get_placements(request: Request) -> Placements:
+    request.state.store_used = True
     placements: Placements = request.app.state.placements
     return placements
 

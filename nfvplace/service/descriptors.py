@@ -3,18 +3,20 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Annotated, Any, Literal
 
+from fastapi import Query
 from pydantic import BaseModel, ValidationError
 
 from .. import errors
-from ..dialects import DIALECT_NAMES, detect
+from ..dialects import detect
 from ..errors import LintError
 from ..lint import gate
 from ..lint.rules.document import SCHEMA
 from ..models.loading import SourceDocument, error_location, validation_issues
 from ..reader import load_document
 from .problems import ProblemError
+from .requests import DIALECTS
 
 
 def parse_as[M: BaseModel](
@@ -58,27 +60,56 @@ def gated(document: SourceDocument, what: str) -> None:
         ) from None
 
 
-def from_dialect[M: BaseModel](
-    document: SourceDocument, dialect: Any, key: str, model: type[M], other: str
+DialectQuery = Annotated[
+    Literal[DIALECTS] | None,  # type: ignore[valid-type]
+    Query(description="The body is written in this dialect (detected when not given)"),
+]
+
+
+def check_dialect(data: Any, dialect: str | None, what: str = "the body") -> str | None:
+    """The dialect `data` is written in (None: nfvplace's own format), detected as the CLI and
+    /ui do; when the caller names one (`dialect`), 422 unless it is that one."""
+    found = detect(data) if isinstance(data, Mapping) else None
+    if dialect is None:
+        return found
+    if dialect not in DIALECTS:
+        raise ProblemError(
+            422,
+            errors.SERVICE_INVALID_REQUEST,
+            f'"dialect" must be one of {list(DIALECTS)}, got {dialect!r}',
+        )
+    if (found or "nfvplace") != dialect:
+        raise ProblemError(
+            422,
+            errors.SERVICE_INVALID_REQUEST,
+            f"{what} is not written in {dialect} (it reads as {found or 'nfvplace'})",
+        )
+    return found
+
+
+def parse_descriptor[M: BaseModel](
+    document: SourceDocument,
+    model: type[M],
+    what: str,
+    *,
+    at: Sequence[str | int] = (),
+    dialect: str | None = None,
 ) -> M:
-    """The body's `key` member written in `dialect`, converted to `model` and through the gate
-    (the dialect's own notes are lint's findings, as for `nfvplace lint FILE`); `other` names the
-    member a document of the other kind belongs in."""
-    names = ("nfvplace", *DIALECT_NAMES)
-    if dialect not in names:
-        raise _invalid(f'"dialect" must be one of {list(names)}, got {dialect!r}')
-    found = detect(document.data) or "nfvplace"
-    if found != dialect:
-        raise _invalid(f'"{key}" is not written in {dialect} (it reads as {found})')
+    """`document.data` as `model`, written in nfvplace's format or in any dialect (detected, or
+    the one the caller names): linted as `nfvplace lint` lints it (a dialect document as what it
+    converts to), converted and validated; 422 with findings when lint or validation refuses."""
+    found = check_dialect(document.data, dialect, f'"{at[0]}"' if at else "the body")
+    if found is None:
+        return parse_as(document, model, what, at)
+    gated(document, f"{what} ({found})")
     descriptor = load_document(document)
     if not isinstance(descriptor, model):
-        raise _invalid(f'"{key}" converts to a {type(descriptor).__name__}: {other}')
-    gated(document, f'"{key}"')
+        raise ProblemError(
+            422,
+            errors.INPUT_UNKNOWN_KIND,
+            f"the {found} document converts to a {type(descriptor).__name__}, not a {what}",
+        )
     return descriptor
-
-
-def _invalid(message: str) -> ProblemError:
-    return ProblemError(422, errors.SERVICE_INVALID_REQUEST, message)
 
 
 def parse_options[M: BaseModel](body: Mapping[str, Any], model: type[M]) -> M:

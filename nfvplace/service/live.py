@@ -39,7 +39,7 @@ T = TypeVar("T")
 COMPACT_FROM = 2000  # hosts: from here on the index keeps descriptors compressed
 WAIT_S = 60.0
 AVOID_S = 0.5  # a worker that lost a race on a host places elsewhere first for this long
-STALE_S = 0.25  # a host another worker changed is read again at the latest this long after
+STALE_S = 1.0  # a host another worker changed is read again at the latest this long after
 
 
 @dataclass(eq=False)
@@ -48,6 +48,24 @@ class _Pending:
 
     done: threading.Event = field(default_factory=threading.Event)
     ok: bool = False
+
+
+class PhaseClock:
+    """CPU time of this thread spent in each phase of a placement (`spent(phase)` charges the
+    time since the last mark to `phase`), handed to `charge` (the service's metrics)."""
+
+    def __init__(self, charge: Callable[[str, float], None] | None = None) -> None:
+        self.charge = charge
+        self._marks = threading.local()
+
+    def start(self) -> None:
+        self._marks.at = time.thread_time()
+
+    def spent(self, phase: str) -> None:
+        now = time.thread_time()
+        if self.charge is not None:
+            self.charge(phase, now - self._marks.at)
+        self._marks.at = now
 
 
 @dataclass(frozen=True)
@@ -62,8 +80,15 @@ class Decision:
 
 
 class LiveIndex:
-    def __init__(self, store: Store) -> None:
+    def __init__(
+        self,
+        store: Store,
+        clock: PhaseClock | None = None,
+        on_read: Callable[[], object] | None = None,
+    ) -> None:
         self.store = store
+        self.clock = clock or PhaseClock()
+        self.on_read = on_read  # called for each host read from the database (a metric)
         self._lock = threading.Lock()
         self._index: FleetIndex | None = None
         self._generation: dict[str, int] = {}  # what the database has (or will, once pending land)
@@ -114,24 +139,44 @@ class LiveIndex:
     def _first_read(self, ids: set[str]) -> None:
         """Every host, streamed from the store into a new index: each descriptor is interned by
         the index as it arrives, so the worker never holds every parsed host at once (10,000 hosts
-        parsed together take about a gibibyte, which the allocator then keeps)."""
-        self._index = FleetIndex(self._stream(ids), compact=len(ids) >= COMPACT_FROM)
+        parsed together take about a gibibyte, which the allocator then keeps). If the read
+        fails, there is still no index: the next request starts again."""
+        try:
+            self._index = FleetIndex(self._stream(ids), compact=len(ids) >= COMPACT_FROM)
+        except BaseException:
+            self._generation.clear()
+            raise
 
     def _stream(self, ids: set[str]) -> Iterator[ComputeHostDescriptor]:
         """The hosts of `ids` that still exist, read one at a time (their generations noted)."""
         for host_id, generation, chd in self.store.iter_availability(ids):
             self._generation[host_id] = generation
             self.hosts_read += 1
+            if self.on_read is not None:
+                self.on_read()
             yield chd
 
     def _read_again(self, index: FleetIndex, ids: set[str]) -> None:
         """Read `ids` into the index one host at a time, as the first read does: they may be
-        every host that agents just registered, never to be parsed all at once."""
+        every host that agents just registered, never to be parsed all at once.
+
+        If the read fails part way (the database went away), every host of `ids` is left without
+        a generation and marked to be read in full before the next decision: the index may hold
+        some of them as read and others as they were, and none is trusted until read again."""
         if not ids:
             return
         for host_id in ids:
             self._stale.pop(host_id, None)
             self._generation.pop(host_id, None)  # noted again by `_stream` unless gone
+        try:
+            self._replace(index, ids)
+        except BaseException:
+            for host_id in ids:
+                self._generation.pop(host_id, None)
+            self._dirty |= ids
+            raise
+
+    def _replace(self, index: FleetIndex, ids: set[str]) -> None:
         size = len(index.index.keys() | ids)
         if ids <= index.index.keys():
             index.update_many(self._stream(ids))
@@ -161,18 +206,28 @@ class LiveIndex:
     ) -> Decision:
         """Refresh, run `place(index, excluded hosts)` and (with `claim`) hold its hosts in the
         index. With `narrow` (a single VM to claim), stale and avoided hosts are excluded first."""
+        clock = self.clock
         with self._lock:
+            clock.start()
             self._refresh()
+            clock.spent("refresh")
             skip = frozenset(self._stale) | self._avoided() if narrow else frozenset()
             result = place(self._fleet(), skip) if skip else None
             if result is None or not result.ok:
+                clock.spent("engine")
                 self._read_stale()
+                clock.spent("refresh")
                 result = place(self._fleet(), frozenset())
+            clock.spent("engine")
             if not claim or not result.ok:
                 return Decision(result, Snapshot({}, {}), {})
             expected: dict[str, int] = {}
             after: list[_Pending] = []
             mine: dict[str, _Pending] = {}
+            unread = [h for h in result.hosts if h not in self._generation]
+            if unread:  # cannot happen (unread hosts are read before deciding): never trust one
+                self._dirty.update(unread)
+                raise StaleSnapshot(f"host {unread[0]} was not read since a failed read")
             for host_id, chd in result.hosts.items():
                 expected[host_id] = self._generation[host_id]
                 if host_id in self._pending:
@@ -180,6 +235,7 @@ class LiveIndex:
                 mine[host_id] = self._pending[host_id] = _Pending()
                 self._generation[host_id] += 1
                 self._fleet().update(chd)
+            clock.spent("index")
             return Decision(result, Snapshot({}, expected), dict(result.hosts), tuple(after), mine)
 
     def settle(self, decision: Decision, commit: Callable[[], T]) -> T:

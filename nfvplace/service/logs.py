@@ -53,13 +53,31 @@ class JsonFormatter(logging.Formatter):
         return to_json(entry, fallback=str).decode()  # compact, in Rust: a line per request
 
 
+def without_traceback(record: logging.LogRecord) -> bool:
+    """SQLAlchemy's pool logs a traceback for each connection it cannot reset after the server
+    went away; the fault episode is logged already (one line), so these become one short line."""
+    if record.exc_info:
+        record.msg = f"{record.getMessage()}: {record.exc_info[1]}"
+        record.args = None
+        record.exc_info = None
+    return True
+
+
 def configure(level: str = "info") -> None:
-    """Send nfvplace and uvicorn logs to stderr as JSON lines."""
+    """Send nfvplace, uvicorn and SQLAlchemy logs to stderr as JSON lines."""
     handler = logging.StreamHandler()
     handler.setFormatter(JsonFormatter())
-    for name in ("nfvplace", "uvicorn", "uvicorn.error"):
+    short = logging.StreamHandler()  # a handler's filter sees the records of child loggers too
+    short.setFormatter(JsonFormatter())
+    short.addFilter(without_traceback)
+    for name, chosen, at in (
+        ("nfvplace", handler, level),
+        ("uvicorn", handler, level),
+        ("uvicorn.error", handler, level),
+        ("sqlalchemy", short, "warning"),
+    ):
         logger = logging.getLogger(name)
-        logger.handlers[:] = [handler]
-        logger.setLevel(level.upper())
+        logger.handlers[:] = [chosen]
+        logger.setLevel(at.upper())
         logger.propagate = False
     logging.getLogger("uvicorn.access").disabled = True  # our middleware logs each request

@@ -8,6 +8,8 @@ from dataclasses import dataclass, field
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
 from prometheus_client import multiprocess as prometheus_multiprocess
 
+PHASES = ("refresh", "engine", "index", "commit")
+
 
 @dataclass
 class Metrics:
@@ -41,6 +43,25 @@ class Metrics:
             registry=self.registry,
         )
         self.releases = Counter("nfvplace_releases", "Placements released", registry=self.registry)
+        self.hosts_read = Counter(
+            "nfvplace_hosts_read",
+            "Hosts read from the database into a worker's index (at start, and each host another "
+            "worker or an agent changed, when the worker needs it)",
+            registry=self.registry,
+        )
+        cpu = Counter(
+            "nfvplace_placement_cpu_seconds",
+            "CPU seconds of placing, by phase: refresh (the change feed and hosts read again), "
+            "engine (deciding), index (the claimed hosts applied to the worker's index), commit "
+            "(the store's transaction); the rest of a worker's CPU is HTTP and the event loop",
+            ["phase"],
+            registry=self.registry,
+        )
+        self._cpu = {phase: cpu.labels(phase) for phase in PHASES}
+
+    def charge(self, phase: str, seconds: float) -> None:
+        """Add CPU seconds to a phase of placing (see `live.PhaseClock`)."""
+        self._cpu[phase].inc(seconds)
 
     def exposition(self) -> bytes:
         if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):

@@ -1,4 +1,5 @@
-"""ASGI middleware: request ids, access logs, latency metrics, request body bound."""
+"""ASGI middleware: request ids, access logs, latency metrics, request body bound, and the
+answer to any exception a route let through (503 for a database fault, 500 for a bug)."""
 
 from __future__ import annotations
 
@@ -7,9 +8,13 @@ import time
 import uuid
 from typing import Any
 
+from pydantic_core import to_json
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from .. import errors
+from ..store import Store
+from ..store.faults import classify
+from .faults import FaultEpisodes, fault_extra
 from .logs import LOGGER, request_fields_var, request_id_var
 from .metrics import Metrics
 from .problems import PROBLEM_JSON, problem_body
@@ -18,10 +23,13 @@ _SAFE_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
 
 
 class RequestContext:
-    def __init__(self, app: ASGIApp, metrics: Metrics, max_body_bytes: int) -> None:
+    def __init__(
+        self, app: ASGIApp, metrics: Metrics, max_body_bytes: int, episodes: FaultEpisodes
+    ) -> None:
         self.app = app
         self.metrics = metrics
         self.max_body_bytes = max_body_bytes
+        self.episodes = episodes
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -35,11 +43,14 @@ class RequestContext:
         fields: dict[str, Any] = {}
         fields_token = request_fields_var.set(fields)
         start = time.perf_counter()
+        began = time.monotonic()
         status = 500
+        started = False
 
         async def send_wrapper(message: Message) -> None:
-            nonlocal status
+            nonlocal status, started
             if message["type"] == "http.response.start":
+                started = True
                 status = int(message["status"])
                 message.setdefault("headers", [])
                 message["headers"] = [
@@ -54,6 +65,12 @@ class RequestContext:
                 await self._too_large(scope, send_wrapper, int(length))
             else:
                 await self.app(scope, receive, send_wrapper)
+        except Exception as exc:
+            if started:  # nothing left to say: the server closes the connection
+                raise
+            # answered here, not re-raised: the connection stays usable (Starlette's last resort
+            # answers and then re-raises, and the server drops the keep-alive connection)
+            await self._failed(scope, send_wrapper, exc)
         finally:
             elapsed = time.perf_counter() - start
             route: Any = scope.get("route")
@@ -72,10 +89,55 @@ class RequestContext:
             )
             request_fields_var.reset(fields_token)
             request_id_var.reset(token)
+        if status < 500 and scope["state"].get("store_used"):
+            self.episodes.served(began)
+
+    async def _failed(self, scope: Scope, send: Send, exc: Exception) -> None:
+        """503 with Retry-After for a database fault (one log line per episode), else 500 with
+        the traceback in the log (a bug)."""
+        store: Store | None = getattr(scope["app"].state, "store", None)
+        fault = classify(exc) if store is None else store.fault(exc)
+        headers: list[tuple[bytes, bytes]] = []
+        if fault is None:
+            LOGGER.error("unexpected error", exc_info=exc)
+            status, code, detail = (
+                500,
+                errors.SERVICE_INTERNAL,
+                "internal error; see the server log",
+            )
+        else:
+            self.episodes.fault(fault)
+            status, code, detail = 503, fault.code, fault.detail
+            headers.append((b"retry-after", str(fault.retry_after_s).encode()))
+        body = problem_body(
+            status,
+            code,
+            detail,
+            None,
+            instance=scope["path"],
+            request_id=scope["state"]["request_id"],
+            **fault_extra(exc),
+        )
+        await self._send(send, status, body, headers)
+
+    async def _send(
+        self, send: Send, status: int, body: dict[str, Any], headers: list[tuple[bytes, bytes]]
+    ) -> None:
+        data = to_json(body)
+        await send(
+            {
+                "type": "http.response.start",
+                "status": status,
+                "headers": [
+                    (b"content-type", PROBLEM_JSON.encode()),
+                    (b"content-length", str(len(data)).encode()),
+                    *headers,
+                ],
+            }
+        )
+        await send({"type": "http.response.body", "body": data})
 
     async def _too_large(self, scope: Scope, send: Send, length: int) -> None:
-        import json
-
         body = problem_body(
             413,
             errors.INPUT_TOO_LARGE,
@@ -84,16 +146,4 @@ class RequestContext:
             instance=scope["path"],
             request_id=scope["state"]["request_id"],
         )
-        data = json.dumps(body).encode()
-        await send(
-            {
-                "type": "http.response.start",
-                "status": 413,
-                "headers": [
-                    (b"content-type", PROBLEM_JSON.encode()),
-                    (b"content-length", str(len(data)).encode()),
-                    (b"connection", b"close"),
-                ],
-            }
-        )
-        await send({"type": "http.response.body", "body": data})
+        await self._send(send, 413, body, [(b"connection", b"close")])

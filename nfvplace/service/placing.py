@@ -13,8 +13,10 @@ import time
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from functools import partial
+from functools import cached_property, partial
 from typing import Any
+
+from pydantic_core import to_json
 
 from .. import errors
 from ..models.configuration import VmConfiguration
@@ -23,7 +25,10 @@ from ..models.vnf import VnfTemplate
 from ..placement import BatchItem, FleetIndex
 from ..placement.result import Diagnosis, PlacementResult
 from ..store import IdempotentReplayError, PlacementRecord, StaleSnapshot, Store
-from .live import Decision, LiveIndex
+from ..store.db import JsonText
+from ..store.faults import CommitOutcomeUnknownError
+from ..store.records import CONFIGURATIONS, json_text
+from .live import Decision, LiveIndex, PhaseClock
 from .logs import LOGGER, note
 from .metrics import Metrics
 from .problems import ProblemError
@@ -40,18 +45,42 @@ class PlacementRequest:
     explain: bool = False
     moves: bool = False  # dry run of one VM: if it fits nowhere, moves of placed VMs that help
 
-    @property
+    # Both computed once per request object, which the router keeps per distinct body: an
+    # orchestrator sending the same descriptor again pays for neither.
+    @cached_property
     def request_hash(self) -> str:
         """What an Idempotency-Key's replay is checked against (computed only for keyed requests)."""
         canonical = json.dumps(self.body, sort_keys=True, separators=(",", ":"), default=str)
         return hashlib.sha256(canonical.encode()).hexdigest()
 
+    @cached_property
+    def stored_descriptor(self) -> JsonText:
+        """The descriptor as the store keeps it with the placement (see `vm_descriptors`)."""
+        descriptor = self.descriptor
+        if not isinstance(descriptor, tuple):
+            return JsonText(descriptor.model_dump_json(by_alias=True, exclude_none=True))
+        batch = [
+            {
+                "vm": item.vm.model_dump(mode="json", by_alias=True, exclude_none=True),
+                "count": item.count,
+            }
+            for item in descriptor
+        ]
+        return json_text({"batch": batch})
+
 
 @dataclass(frozen=True)
 class Answer:
     status: int
-    body: dict[str, Any]
+    body: dict[str, Any] | bytes  # bytes: JSON rendered already
     headers: dict[str, str] = field(default_factory=dict)
+
+    def document(self) -> dict[str, Any]:
+        """The body as a dict (parsed when it was rendered already)."""
+        parsed: dict[str, Any] = (
+            json.loads(self.body) if isinstance(self.body, bytes) else self.body
+        )
+        return parsed
 
 
 def new_placement_id() -> str:
@@ -60,6 +89,19 @@ def new_placement_id() -> str:
 
 def dump_configurations(configs: Sequence[VmConfiguration]) -> list[dict[str, Any]]:
     return [c.model_dump(mode="json", by_alias=True, exclude_none=True) for c in configs]
+
+
+def configurations_json(configs: Sequence[VmConfiguration]) -> bytes:
+    """The VM Configurations as JSON, serialised once (pydantic-core) for the store's row, the
+    stored answer and the HTTP answer alike."""
+    return CONFIGURATIONS.dump_json(list(configs), by_alias=True, exclude_none=True)
+
+
+def answer_json(head: dict[str, Any], configurations: bytes, tail: dict[str, Any]) -> bytes:
+    """`{**head, "configurations": ..., **tail}` as JSON, the configurations as given (`head` is
+    never empty: the id of a placement, or the dry run's flag)."""
+    text = to_json(head)[:-1] + b',"configurations":' + configurations
+    return text + (b"," + to_json(tail)[1:-1] if tail else b"") + b"}"
 
 
 def _explanation(request: PlacementRequest, result: PlacementResult) -> dict[str, Any]:
@@ -83,21 +125,6 @@ def target_name(descriptor: Target) -> str:
     return descriptor.name
 
 
-def stored_target(descriptor: Target) -> dict[str, Any]:
-    """The descriptor as the store keeps it with the placement (see `vm_descriptors`)."""
-    if isinstance(descriptor, tuple):
-        return {
-            "batch": [
-                {
-                    "vm": item.vm.model_dump(mode="json", by_alias=True, exclude_none=True),
-                    "count": item.count,
-                }
-                for item in descriptor
-            ]
-        }
-    return descriptor.model_dump(mode="json", by_alias=True, exclude_none=True)
-
-
 def empty_fleet(descriptor: Target) -> PlacementResult:
     summary = (
         f"0/0 hosts fit {target_name(descriptor)}: the inventory has no hosts "
@@ -112,7 +139,7 @@ class Placements:
         self.placer = placer
         self.metrics = metrics
         self.max_attempts = max_attempts
-        self.live = LiveIndex(store)
+        self.live = LiveIndex(store, PhaseClock(metrics.charge), metrics.hosts_read.inc)
         # ties between equally good hosts are broken per process on retries, so that workers and
         # replicas that lost a race to each other do not pick the same host again
         self._retry_seed = os.getpid()
@@ -165,16 +192,20 @@ class Placements:
                 return self._replay(first, request)
         for attempt in range(self.max_attempts):
             placement_id = new_placement_id()
-            decision = self.live.decide(
-                partial(
-                    self._compute,
-                    request=request,
-                    placement_id=placement_id,
-                    attempt=attempt,
-                ),
-                claim=not request.dry_run,
-                narrow=isinstance(request.descriptor, VmDescriptor) and not request.dry_run,
-            )
+            try:
+                decision = self.live.decide(
+                    partial(
+                        self._compute,
+                        request=request,
+                        placement_id=placement_id,
+                        attempt=attempt,
+                    ),
+                    claim=not request.dry_run,
+                    narrow=isinstance(request.descriptor, VmDescriptor) and not request.dry_run,
+                )
+            except StaleSnapshot as exc:
+                self._lost(attempt, exc)
+                continue
             result = decision.result
             if not result.ok and request.moves:
                 advice = self._moves(request)
@@ -182,35 +213,26 @@ class Placements:
                     return advice
             if not result.ok:
                 self._no_fit(result)
+            configs = configurations_json(result.configurations)
             if request.dry_run:
                 self.metrics.placements.labels("dry_run").inc()
-                return Answer(
-                    200,
-                    {
-                        "dry_run": True,
-                        "configurations": dump_configurations(result.configurations),
-                        **_explanation(request, result),
-                    },
-                )
-            response = {
-                "id": placement_id,
-                "configurations": dump_configurations(result.configurations),
-                **_explanation(request, result),
-            }
+                body = answer_json({"dry_run": True}, configs, _explanation(request, result))
+                return Answer(200, body)
+            response = answer_json({"id": placement_id}, configs, _explanation(request, result))
+            stored = (response, configs)
             try:
                 self.live.settle(
                     decision,
-                    partial(
-                        self._commit, request, idempotency_key, placement_id, response, decision
-                    ),
+                    partial(self._commit, request, idempotency_key, placement_id, stored, decision),
                 )
             except StaleSnapshot as exc:
-                self.metrics.conflicts.inc()
-                LOGGER.info("placement conflict", extra={"attempt": attempt, "reason": str(exc)})
-                time.sleep(random.uniform(0, min(0.001 * 2**attempt, 0.05)))
+                self._lost(attempt, exc)
                 continue
             except IdempotentReplayError as exc:
                 return self._replay(exc.placement, request)
+            except CommitOutcomeUnknownError as exc:
+                exc.extra["placement"] = placement_id  # stored or not: a replay of the key says
+                raise
             self.metrics.placements.labels("placed").inc()
             note("placed", placement=placement_id, hosts=sorted(result.hosts))
             return Answer(201, response, {"Location": f"/v1/placements/{placement_id}"})
@@ -221,25 +243,36 @@ class Placements:
             f"hosts changed under this placement {self.max_attempts} times; retry the request",
         )
 
+    def _lost(self, attempt: int, exc: StaleSnapshot) -> None:
+        """A race lost (or a host not read since a failed read): count it, back off a little."""
+        self.metrics.conflicts.inc()
+        LOGGER.info("placement conflict", extra={"attempt": attempt, "reason": str(exc)})
+        time.sleep(random.uniform(0, min(0.001 * 2**attempt, 0.05)))
+
     def _commit(
         self,
         request: PlacementRequest,
         idempotency_key: str | None,
         placement_id: str,
-        response: dict[str, Any],
+        stored: tuple[bytes, bytes],  # the answer and the configurations, as JSON
         decision: Decision,
-    ) -> PlacementRecord:
-        return self.store.commit_placement(
-            placement_id=placement_id,
-            idempotency_key=idempotency_key,
-            request_hash="" if idempotency_key is None else request.request_hash,
-            response=response,
-            configurations=decision.result.configurations,
-            snapshot=decision.base,
-            claimed=decision.claimed,
-            name=target_name(request.descriptor)[:255],
-            descriptor=stored_target(request.descriptor),
-        )
+    ) -> None:
+        self.live.clock.start()
+        try:
+            self.store.commit_placement(
+                placement_id=placement_id,
+                idempotency_key=idempotency_key,
+                request_hash="" if idempotency_key is None else request.request_hash,
+                response=JsonText(stored[0].decode()),
+                configurations=decision.result.configurations,
+                configurations_json=JsonText(stored[1].decode()),
+                snapshot=decision.base,
+                claimed=decision.claimed,
+                name=target_name(request.descriptor)[:255],
+                descriptor=request.stored_descriptor,
+            )
+        finally:
+            self.live.clock.spent("commit")
 
     def _moves(self, request: PlacementRequest) -> Answer | None:
         """Read-only advice: moves of the live placements that make room for the VM (None: none)."""

@@ -135,12 +135,3 @@ async def on_validation_error(request: Request, exc: Exception) -> JSONResponse:
     return problem_response(
         request, 422, errors.SERVICE_INVALID_REQUEST, "invalid request", issues=issues
     )
-
-
-async def on_unexpected(request: Request, exc: Exception) -> JSONResponse:
-    import logging
-
-    logging.getLogger("nfvplace.service").exception("unexpected error")
-    return problem_response(
-        request, 500, errors.SERVICE_INTERNAL, "internal error; see the server log"
-    )

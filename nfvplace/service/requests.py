@@ -79,7 +79,7 @@ class PlacementRequestBody(PlacementOptions):
     dialect: Literal[DIALECTS] | SkipJsonSchema[None] = Field(  # type: ignore[valid-type]
         None,
         description='"vm" or "vnf" is written in this dialect (not nfvplace\'s format) and is '
-        "converted first; see docs/dialects.md",
+        "converted first (detected when not given); see docs/dialects.md",
         json_schema_extra=_no_default,
     )
 
@@ -96,6 +96,12 @@ class CapacityRequestBody(BaseModel):
     model_config = ConfigDict(title="CapacityRequest", extra="forbid", strict=True, frozen=True)
 
     vm: VmDescriptor = Field(description="The VM whose instances are counted")
+    dialect: Literal[DIALECTS] | SkipJsonSchema[None] = Field(  # type: ignore[valid-type]
+        None,
+        description='"vm" is written in this dialect (detected when not given); see '
+        "docs/dialects.md",
+        json_schema_extra=_no_default,
+    )
 
 
 ENVELOPE = frozenset(PlacementRequestBody.model_fields)

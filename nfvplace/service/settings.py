@@ -36,6 +36,7 @@ class Settings:
     migrate: bool = True  # run migrations when the app starts
     placer: str = DEFAULT_PLACER  # "module:function" computing placements
     public_docs: bool = False  # /docs and /openapi.json without a token, when tokens are set
+    keep_released_s: float = 7 * 86400.0  # released placements are forgotten after this long
 
     def to_json(self) -> str:
         data = asdict(self)

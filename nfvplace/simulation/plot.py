@@ -7,6 +7,8 @@ import io
 from dataclasses import asdict, fields
 from pathlib import Path
 
+from .. import errors
+from ..errors import NfvplaceError
 from .run import Run, Sample
 
 
@@ -19,9 +21,21 @@ def to_csv(run: Run) -> str:
     return out.getvalue()
 
 
+def require_matplotlib() -> None:
+    """NfvplaceError naming the extra to install when matplotlib is not installed."""
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        raise NfvplaceError(
+            errors.USAGE_MISSING_EXTRA,
+            "the plots need matplotlib, which is not installed: pip install 'nfvplace[plot]'",
+        ) from None
+
+
 def plot(run: Run, path: Path) -> None:
     """Acceptance, stranded capacity and latency over the events, in one figure (`path`'s suffix
     says the format: .png or .svg)."""
+    require_matplotlib()
     import matplotlib
 
     matplotlib.use("Agg")

@@ -2,17 +2,24 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import platformdirs
 from alembic import command
 from alembic.config import Config
-from sqlalchemy import Engine, create_engine, event, text
+from sqlalchemy import Connection, Engine, create_engine, event, text
 from sqlalchemy.engine import make_url
-from sqlalchemy.exc import DisconnectionError
+from sqlalchemy.exc import ArgumentError, DBAPIError, DisconnectionError
+
+from .. import errors
+from ..errors import NfvplaceError
+from .faults import CommitOutcomeUnknownError, is_disconnect
 
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
 SQLITE_BUSY_TIMEOUT_MS = 30_000
@@ -32,6 +39,26 @@ def normalise_url(url: str) -> str:
         if url.startswith(prefix):
             return "postgresql+psycopg://" + url[len(prefix) :]
     return url
+
+
+def check_url(url: str) -> str:
+    """`url` normalised (`normalise_url`) if nfvplace runs on it: SQLite or PostgreSQL through
+    psycopg 3; else NfvplaceError `nfvplace.store.unsupported` naming what it does run on."""
+    normal = normalise_url(url)
+    hint = "use sqlite:///path/to/nfvplace.db or postgresql://user@host/dbname"
+    try:
+        parsed = make_url(normal)
+    except ArgumentError as exc:
+        raise NfvplaceError(
+            errors.STORE_UNSUPPORTED, f"--db {url!r} is not a database URL; {hint}"
+        ) from exc
+    if parsed.drivername not in ("sqlite", "sqlite+pysqlite", "postgresql+psycopg"):
+        raise NfvplaceError(
+            errors.STORE_UNSUPPORTED,
+            f"--db {parsed.render_as_string(hide_password=True)!r}: nfvplace does not run on "
+            f"{parsed.drivername}; {hint} (PostgreSQL through psycopg 3)",
+        )
+    return normal
 
 
 def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
@@ -57,11 +84,12 @@ def serialise_json(value: Any) -> str:
 
 def make_engine(url: str) -> Engine:
     """An engine for `url`; SQLite files get WAL, a busy timeout and foreign keys."""
-    url = normalise_url(url)
+    url = check_url(url)
     parsed = make_url(url)
     if parsed.get_backend_name() == "sqlite":
-        if parsed.database and parsed.database != ":memory:":
-            Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
+        path = sqlite_path(parsed.database)
+        if path is not None:
+            path.parent.mkdir(parents=True, exist_ok=True)
         engine = create_engine(
             url,
             connect_args={"timeout": SQLITE_BUSY_TIMEOUT_MS / 1000, "check_same_thread": False},
@@ -116,3 +144,58 @@ def ping(engine: Engine) -> None:
     """Raises if the database cannot be reached."""
     with engine.connect() as connection:
         connection.execute(text("SELECT 1"))
+
+
+@contextlib.contextmanager
+def transaction(engine: Engine) -> Iterator[Connection]:
+    """`engine.begin()`, except that a PostgreSQL connection lost during `COMMIT` raises
+    `CommitOutcomeUnknownError`: the server may have stored the transaction before the connection
+    broke, so the caller must not report it as not done. (A connection lost before `COMMIT` rolls
+    the transaction back on the server; SQLite commits in process, so its outcome is known.)"""
+    with engine.connect() as conn:
+        conn.begin()
+        try:
+            yield conn
+        except BaseException as exc:
+            if is_disconnect(exc):  # not given back to the pool to be reset (and fail again)
+                forget_connections(conn, exc)
+            with contextlib.suppress(DBAPIError):  # the connection may be the thing that broke
+                conn.rollback()
+            raise
+        try:
+            conn.commit()
+        except DBAPIError as exc:
+            if conn.dialect.name == "postgresql" and is_disconnect(exc):
+                raise CommitOutcomeUnknownError(exc) from exc
+            raise
+
+
+def forget_connections(conn: Connection, exc: BaseException) -> None:
+    """After an error that means the server went away: drop this connection, and have the pool
+    replace every connection opened before now at its next checkout (as SQLAlchemy does for the
+    errors it sees itself), so that requests after the database's return do not each find one
+    more dead connection."""
+    if conn.invalidated:
+        return
+    wrapper = conn.connection
+    conn.invalidate(exc)
+    conn.engine.pool._invalidate(wrapper, exc)  # SQLAlchemy's own step for a disconnect
+
+
+def sqlite_path(database: str | None) -> Path | None:
+    """The file of an SQLite URL's database (also given as a `file:` URI), None in memory."""
+    if not database or database == ":memory:":
+        return None
+    return Path(database.removeprefix("file:").partition("?")[0])
+
+
+def free_bytes(engine: Engine) -> int | None:
+    """Free space on the disk of an SQLite file (None: not a file, or PostgreSQL)."""
+    path = sqlite_path(engine.url.database) if engine.dialect.name == "sqlite" else None
+    if path is None:
+        return None
+    try:
+        stat = os.statvfs(path.parent)
+    except OSError:
+        return None
+    return stat.f_bavail * stat.f_frsize

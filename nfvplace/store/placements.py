@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import (
@@ -18,8 +19,9 @@ from sqlalchemy.exc import IntegrityError
 from ..claims import claim
 from ..models.chd import ComputeHostDescriptor
 from ..models.configuration import VmConfiguration
-from . import steps
+from . import db, steps
 from .availability import derive
+from .db import JsonText
 from .records import (
     BUMP_COUNTER,
     CLAIMS,
@@ -38,6 +40,7 @@ from .records import (
     POOLS,
     RAISE_POOL,
     SET_AVAILABLE,
+    SLIM_RELEASED,
     SWAP,
     IdempotentReplayError,
     PlacementPage,
@@ -118,19 +121,22 @@ class PlacementStore:
         placement_id: str,
         idempotency_key: str | None,
         request_hash: str,
-        response: Mapping[str, Any],
+        response: Mapping[str, Any] | JsonText,
         configurations: Sequence[VmConfiguration],
         snapshot: Snapshot,
         claimed: Mapping[str, ComputeHostDescriptor] | None = None,
         name: str | None = None,
-        descriptor: Mapping[str, Any] | None = None,
-    ) -> PlacementRecord:
+        descriptor: Mapping[str, Any] | JsonText | None = None,
+        configurations_json: JsonText | None = None,
+    ) -> None:
         """Store `configurations`, computed on hosts at `snapshot.generations`, atomically.
 
         `claimed` holds each touched host with the configurations claimed (what the engine hands
         back); without it they are claimed here on `snapshot.hosts` (ClaimConflictError if they do
-        not fit). Raises StaleSnapshot when a touched host changed since (or a resource is held
-        already), IdempotentReplayError when another request with the same key committed first.
+        not fit). Documents may come serialised already (`JsonText`; `configurations_json` is
+        `configurations` as JSON). Raises StaleSnapshot when a touched host changed since (or a
+        resource is held already), IdempotentReplayError when another request with the same key
+        committed first.
         """
         by_host: dict[str, list[VmConfiguration]] = defaultdict(list)
         for config in configurations:
@@ -144,20 +150,24 @@ class PlacementStore:
                 for config in configs:
                     chd = claim(chd, config)
                 updated[host_id] = chd
-        stored = CONFIGURATIONS.dump_python(list(configurations), mode="json", by_alias=True)
+        if configurations_json is None:
+            dumped = CONFIGURATIONS.dump_json(
+                list(configurations), by_alias=True, exclude_none=True
+            )
+            configurations_json = JsonText(dumped.decode())
         row = {
             "id": placement_id,
             "idempotency_key": idempotency_key,
             "request_hash": request_hash,
-            "response": json_text(response),
-            "configurations": json_text(stored),
+            "response": _text(response),
+            "configurations": configurations_json,
             "name": name,
-            "descriptor": None if descriptor is None else json_text(descriptor),
+            "descriptor": None if descriptor is None else _text(descriptor),
             "created_at": utc_now(),
             "released_at": None,
         }
         try:
-            with self.engine.begin() as conn:
+            with db.transaction(self.engine) as conn:
                 steps.run(
                     conn,
                     commit_steps(row, configurations, {h: updated[h] for h in by_host}, snapshot),
@@ -168,20 +178,11 @@ class PlacementStore:
                 if first is not None:
                     raise IdempotentReplayError(first) from exc
             raise StaleSnapshot("a resource was claimed concurrently") from exc
-        return PlacementRecord(
-            placement_id,
-            idempotency_key,
-            request_hash,
-            dict(response),
-            tuple(stored),
-            False,
-            descriptor,
-        )
 
     def release_placement(self, placement_id: str) -> bool:
         """Free what a placement holds; False when it is unknown or released already."""
         now = utc_now()
-        with self.engine.begin() as conn:
+        with db.transaction(self.engine) as conn:
             marked = conn.execute(
                 update(PLACEMENTS)
                 .where(PLACEMENTS.c.id == placement_id, PLACEMENTS.c.released_at.is_(None))
@@ -191,6 +192,9 @@ class PlacementStore:
             stored = marked.scalar_one_or_none()
             if stored is None:
                 return False
+            # what a released placement keeps until it is pruned: its id, key and request hash
+            # (a replay of the key is told it was released), not its documents
+            conn.execute(SLIM_RELEASED, {"b_id": placement_id})
             host_ids = sorted({str(c["host"]) for c in stored})
             for host_id in host_ids:
                 reported = conn.execute(
@@ -227,6 +231,27 @@ class PlacementStore:
                 conn.execute(delete(table).where(table.c.placement_id == placement_id))
             stamp(conn, host_ids)
         return True
+
+    def prune_released(self, before: datetime, limit: int) -> int:
+        """Forget up to `limit` placements released before `before` (one short transaction, so
+        that commits wait little on it); how many were forgotten. Their Idempotency-Keys are
+        forgotten with them: a request sent again with one is a new request."""
+        with db.transaction(self.engine) as conn:
+            ids = list(
+                conn.execute(
+                    select(PLACEMENTS.c.id)
+                    .where(PLACEMENTS.c.released_at < before)
+                    .order_by(PLACEMENTS.c.released_at)
+                    .limit(limit)
+                ).scalars()
+            )
+            if ids:
+                conn.execute(delete(PLACEMENTS).where(PLACEMENTS.c.id.in_(ids)))
+        return len(ids)
+
+
+def _text(document: Mapping[str, Any] | JsonText) -> JsonText:
+    return document if isinstance(document, JsonText) else json_text(document)
 
 
 def commit_steps(

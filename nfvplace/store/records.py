@@ -15,6 +15,7 @@ from sqlalchemy import (
     Table,
     bindparam,
     insert,
+    null,
     select,
     update,
 )
@@ -32,6 +33,7 @@ from .tables import (
     PlacementHostRow,
     PlacementInstanceRow,
     PlacementRow,
+    ReadinessProbeRow,
 )
 
 HOSTS = cast(Table, HostRow.__table__)
@@ -43,6 +45,7 @@ POOLS = cast(Table, HugepagePoolRow.__table__)
 PAGE_CLAIMS = cast(Table, HugepageClaimRow.__table__)
 COUNTER = cast(Table, ChangeCounterRow.__table__)
 DELETED = cast(Table, DeletedHostRow.__table__)
+READINESS = cast(Table, ReadinessProbeRow.__table__)
 CHUNK = 500
 CONFIGURATIONS = TypeAdapter(list[VmConfiguration])
 
@@ -64,6 +67,12 @@ STAMP_AVAILABLE = (
 SET_AVAILABLE = (
     update(HOSTS).where(HOSTS.c.id == bindparam("b_id")).values(available=bindparam("b_available"))
 )
+SLIM_RELEASED = (
+    update(PLACEMENTS)
+    .where(PLACEMENTS.c.id == bindparam("b_id"))
+    .values(response=JsonText("{}"), configurations=JsonText("[]"), descriptor=null())
+)
+PROBE = update(READINESS).where(READINESS.c.id == 1).values(probed_at=bindparam("b_now"))
 SWAP = (
     update(HOSTS)
     .where(HOSTS.c.id == bindparam("b_id"), HOSTS.c.generation == bindparam("b_seen"))
@@ -139,7 +148,11 @@ class HostRecord:
 
 @dataclass(frozen=True)
 class HostPut:
-    host: HostRecord
+    """What a report made of a host: its new generation and availability after claims."""
+
+    id: str
+    generation: int
+    available: ComputeHostDescriptor
     created: bool
     conflicts: tuple[dict[str, str], ...] = ()
 
@@ -189,10 +202,6 @@ def chd_json(chd: ComputeHostDescriptor) -> JsonText:
 def json_text(value: Any) -> JsonText:
     """Any JSON-able value serialised once, in Rust (pydantic-core), for the JSON columns."""
     return JsonText(to_json(value, inf_nan_mode="null").decode())
-
-
-def dump_chd(chd: ComputeHostDescriptor) -> dict[str, Any]:
-    return chd.model_dump(mode="json", by_alias=True)
 
 
 def stamp(conn: Connection, host_ids: Iterable[str]) -> int:

@@ -36,10 +36,12 @@ from sqlalchemy import (
 )
 from sqlalchemy.exc import IntegrityError
 
+from .. import errors
 from ..models.chd import ComputeHostDescriptor
 from ..models.configuration import VmConfiguration
 from . import db, steps
 from .availability import derive
+from .faults import LOW_DISK_BYTES, StoreFault, StoreFaultError, classify
 from .placements import PlacementStore
 from .records import (
     CHUNK,
@@ -49,6 +51,7 @@ from .records import (
     PAGE_CLAIMS,
     PLACEMENT_HOSTS,
     POOLS,
+    PROBE,
     REPORT,
     STAMP_AVAILABLE,
     Changes,
@@ -56,7 +59,7 @@ from .records import (
     HostPut,
     HostRecord,
     Snapshot,
-    dump_chd,
+    chd_json,
     live_on,
     stamp,
     utc_now,
@@ -70,6 +73,25 @@ CHANGES = union_all(  # the change feed after number b_seq (compiled once)
     select(DELETED.c.host_id, sql_cast(null(), BigInteger), DELETED.c.change_seq).where(
         DELETED.c.change_seq > bindparam("b_seq")
     ),
+)
+
+
+POOLS_OF = select(POOLS.c.numa_node, POOLS.c.size_kib).where(POOLS.c.host_id == bindparam("b_host"))
+SET_POOL = (
+    update(POOLS)
+    .where(
+        POOLS.c.host_id == bindparam("b_host"),
+        POOLS.c.numa_node == bindparam("b_node"),
+        POOLS.c.size_kib == bindparam("b_size"),
+    )
+    .values(capacity=bindparam("b_capacity"), claimed=bindparam("b_claimed"))
+)
+ADD_POOL = insert(POOLS).values(
+    host_id=bindparam("b_host"),
+    numa_node=bindparam("b_node"),
+    size_kib=bindparam("b_size"),
+    capacity=bindparam("b_capacity"),
+    claimed=bindparam("b_claimed"),
 )
 
 
@@ -97,6 +119,21 @@ class Store(PlacementStore):
     def ping(self) -> None:
         db.ping(self.engine)
 
+    def check_writable(self) -> None:
+        """Raise unless the database accepts a write now: a one-row update committed, and for an
+        SQLite file at least `LOW_DISK_BYTES` free on its disk (SQLite reuses its write-ahead
+        log's space, so a small write can succeed where a placement would not)."""
+        free = db.free_bytes(self.engine)
+        if free is not None and free < LOW_DISK_BYTES:
+            reason = f"{free} bytes free on the disk of {self.engine.url.database}"
+            raise StoreFaultError(StoreFault(errors.STORE_FULL, reason, 10))
+        with db.transaction(self.engine) as conn:
+            conn.execute(PROBE, {"b_now": utc_now()})
+
+    def fault(self, exc: BaseException) -> StoreFault | None:
+        """The transient database fault `exc` is (None: not one, a bug)."""
+        return classify(exc, lambda: db.free_bytes(self.engine))
+
     # --- hosts --------------------------------------------------------------------------------
 
     def list_hosts(self) -> list[HostRecord]:
@@ -121,9 +158,9 @@ class Store(PlacementStore):
         return self._put_host(chd)
 
     def _put_host(self, chd: ComputeHostDescriptor) -> HostPut:
-        reported = dump_chd(chd)
+        reported = chd_json(chd)
         now = utc_now()
-        with self.engine.begin() as conn:
+        with db.transaction(self.engine) as conn:
             result = conn.execute(REPORT, {"b_id": chd.id, "b_chd": reported, "b_now": now})
             bumped = result.scalar_one_or_none()
             created = bumped is None
@@ -154,45 +191,17 @@ class Store(PlacementStore):
                 }
                 for config, issue in derived.conflicts
             )
-            available = dump_chd(derived.available)
-            self._sync_pools(conn, derived.base, [config for _, config in live])
+            _sync_pools(conn, derived.base, [config for _, config in live])
             seq = stamp(conn, ())
-            conn.execute(STAMP_AVAILABLE, {"b_id": chd.id, "b_available": available, "b_seq": seq})
-        record = HostRecord(chd.id, generation, reported, available)
-        return HostPut(record, created, conflicts)
-
-    def _sync_pools(
-        self, conn: Connection, base: ComputeHostDescriptor, live: Sequence[VmConfiguration]
-    ) -> None:
-        capacity = hugepage_capacity(base)
-        claimed = {(n, s): c for (_h, n, s), c in hugepages_held(live).items()}
-        existing = {
-            (row[0], row[1])
-            for row in conn.execute(
-                select(POOLS.c.numa_node, POOLS.c.size_kib).where(POOLS.c.host_id == base.id)
+            conn.execute(
+                STAMP_AVAILABLE,
+                {"b_id": chd.id, "b_available": chd_json(derived.available), "b_seq": seq},
             )
-        }
-        for key in sorted(set(capacity) | set(claimed) | existing):
-            node, size = key
-            values = {"capacity": capacity.get(key, 0), "claimed": claimed.get(key, 0)}
-            if key in existing:
-                conn.execute(
-                    update(POOLS)
-                    .where(
-                        POOLS.c.host_id == base.id,
-                        POOLS.c.numa_node == node,
-                        POOLS.c.size_kib == size,
-                    )
-                    .values(**values)
-                )
-            else:
-                conn.execute(
-                    insert(POOLS).values(host_id=base.id, numa_node=node, size_kib=size, **values)
-                )
+        return HostPut(chd.id, generation, derived.available, created, conflicts)
 
     def delete_host(self, host_id: str) -> bool:
         """Forget a host; False if unknown; HostInUseError while placements hold resources on it."""
-        with self.engine.begin() as conn:
+        with db.transaction(self.engine) as conn:
             locked = conn.execute(
                 update(HOSTS)
                 .where(HOSTS.c.id == host_id)
@@ -270,3 +279,23 @@ class Store(PlacementStore):
         from .audit import audit
 
         return audit(self.engine)
+
+
+def _sync_pools(
+    conn: Connection, base: ComputeHostDescriptor, live: Sequence[VmConfiguration]
+) -> None:
+    """The host's hugepage counters: capacity as reported (without the store's own placements),
+    claimed by the live placements."""
+    capacity = hugepage_capacity(base)
+    claimed = {(n, s): c for (_h, n, s), c in hugepages_held(live).items()}
+    existing = {(row[0], row[1]) for row in conn.execute(POOLS_OF, {"b_host": base.id})}
+    for key in sorted(set(capacity) | set(claimed) | existing):
+        node, size = key
+        values = {
+            "b_host": base.id,
+            "b_node": node,
+            "b_size": size,
+            "b_capacity": capacity.get(key, 0),
+            "b_claimed": claimed.get(key, 0),
+        }
+        conn.execute(SET_POOL if key in existing else ADD_POOL, values)

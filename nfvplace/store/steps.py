@@ -27,6 +27,7 @@ from sqlalchemy.exc import DBAPIError
 from sqlalchemy.sql import Executable
 from sqlalchemy.sql.compiler import SQLCompiler
 
+from .db import forget_connections
 from .records import StaleSnapshot
 
 
@@ -64,23 +65,32 @@ def run(conn: Connection, steps: Sequence[Step]) -> None:
         else:
             _one_by_one(conn.dialect, raw, steps)
     except conn.dialect.loaded_dbapi.Error as exc:
-        # as SQLAlchemy reports the driver's errors (IntegrityError for a refused row); a
-        # connection the error broke is not given back to the pool
-        if getattr(raw, "closed", False) or getattr(raw, "broken", False):
-            conn.invalidate(exc)
-        raise DBAPIError.instance(None, None, exc, conn.dialect.loaded_dbapi.Error) from exc
+        raise _reported(conn, raw, exc) from exc
 
 
 def fetch(conn: Connection, statement: Executable, row: Mapping[str, Any]) -> list[Any]:
     """The rows of a module-level query, read on the driver's cursor (a read every request
     makes, such as the change feed: SQLAlchemy's result machinery cost more than the query)."""
     compiled = _compiled(statement, conn.dialect)
-    cursor = conn.connection.driver_connection.cursor()  # type: ignore[union-attr]
+    raw: Any = conn.connection.driver_connection
     try:
-        cursor.execute(compiled.string, _parameters(compiled, row))
-        return list(cursor.fetchall())
-    finally:
-        cursor.close()
+        cursor = raw.cursor()
+        try:
+            cursor.execute(compiled.string, _parameters(compiled, row))
+            return list(cursor.fetchall())
+        finally:
+            cursor.close()
+    except conn.dialect.loaded_dbapi.Error as exc:
+        raise _reported(conn, raw, exc) from exc
+
+
+def _reported(conn: Connection, raw: Any, exc: Exception) -> Exception:
+    """The driver's error as SQLAlchemy reports it (IntegrityError for a refused row). A
+    connection the error broke is not given back to the pool, nor are its siblings of before:
+    the server went away (see `db.forget_connections`)."""
+    if getattr(raw, "closed", False) or getattr(raw, "broken", False):
+        forget_connections(conn, exc)
+    return DBAPIError.instance(None, None, exc, conn.dialect.loaded_dbapi.Error)
 
 
 def _parameters(compiled: SQLCompiler, row: Mapping[str, Any]) -> Any:

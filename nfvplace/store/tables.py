@@ -88,7 +88,9 @@ class PlacementRow(Base):
     name: Mapped[str | None] = mapped_column(String(255), nullable=True)
     descriptor: Mapped[dict[str, Any] | None] = mapped_column(JsonType, nullable=True)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
-    released_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    released_at: Mapped[datetime | None] = mapped_column(
+        DateTime(timezone=True), nullable=True, index=True
+    )
 
 
 class PlacementHostRow(Base):
@@ -192,3 +194,12 @@ class K8sLockRow(Base):
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
     seq: Mapped[int] = mapped_column(BigInteger, nullable=False)
+
+
+class ReadinessProbeRow(Base):
+    """One row `/readyz` writes to learn that the database accepts writes."""
+
+    __tablename__ = "readiness_probe"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
+    probed_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)

@@ -17,7 +17,7 @@ import pytest
 with warnings.catch_warnings():  # starlette's note about httpx2; the client works as it is
     warnings.simplefilter("ignore")
     from fastapi.testclient import TestClient
-from pg_cluster import ClusterError, throwaway_cluster
+from pg_cluster import Cluster, ClusterError, throwaway, throwaway_cluster
 from service_support import TOKENS, Server, auth
 from sqlalchemy.engine import make_url
 
@@ -64,6 +64,32 @@ def postgres_server() -> Iterator[str]:
         )
 
 
+@pytest.fixture
+def durable_postgres() -> Iterator[Cluster]:
+    """A cluster of this test's own, with PostgreSQL's durable defaults (fsync and synchronous
+    commit on), that the test may stop and restart: the fault tests run on it."""
+    try:
+        with throwaway(durable=True) as cluster:
+            yield cluster
+    except ClusterError as exc:
+        pytest.fail(f"cannot start a PostgreSQL cluster ({exc}); install Debian's postgresql")
+
+
+@pytest.fixture
+def durable_db(durable_postgres: Cluster) -> str:
+    """A database on `durable_postgres` (which the test may stop and restart)."""
+    return fresh_database(durable_postgres.url)
+
+
+def fresh_database(server: str) -> str:
+    """A new, empty database on the server at `server` (its URL)."""
+    name = f"nfvplace_test_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(**_admin_conninfo(server)) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    url = make_url(server).set(database=name, drivername="postgresql+psycopg")
+    return url.render_as_string(hide_password=False)
+
+
 def _admin_conninfo(url: str) -> dict[str, Any]:
     parsed = make_url(url)
     info: dict[str, Any] = {"dbname": parsed.database or "postgres", "autocommit": True}
@@ -79,14 +105,10 @@ def _admin_conninfo(url: str) -> dict[str, Any]:
 @pytest.fixture
 def postgres_url(postgres_server: str) -> Iterator[str]:
     """A fresh, empty database on the PostgreSQL server (dropped afterwards)."""
-    name = f"nfvplace_test_{uuid.uuid4().hex[:12]}"
-    info = _admin_conninfo(postgres_server)
-    with psycopg.connect(**info) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
-    url = make_url(postgres_server).set(database=name, drivername="postgresql+psycopg")
-    yield url.render_as_string(hide_password=False)
-    with psycopg.connect(**info) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    url = fresh_database(postgres_server)
+    yield url
+    with psycopg.connect(**_admin_conninfo(postgres_server)) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{make_url(url).database}" WITH (FORCE)')
 
 
 @pytest.fixture
@@ -133,8 +155,12 @@ def serve(placer_path: str, tmp_path: Path) -> Iterator[Callable[..., Server]]:
     """Start `nfvplace serve` processes; all are killed at the end of the test."""
     started: list[Server] = []
 
-    def start(db: str, workers: int = 1) -> Server:
-        server = Server(db=db, workers=workers, placer_path=placer_path, folder=tmp_path)
+    def start(db: str, workers: int = 1, port: int | None = None, **options: str) -> Server:
+        server = Server(
+            db=db, workers=workers, placer_path=placer_path, folder=tmp_path, options=options
+        )
+        if port is not None:
+            server.port = port
         started.append(server)
         return server.start()
 

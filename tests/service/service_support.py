@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import os
 import signal
 import socket
@@ -67,6 +68,7 @@ class Server:
     folder: Path
     port: int = field(default_factory=free_port)
     process: subprocess.Popen[bytes] | None = None
+    options: dict[str, str] = field(default_factory=dict)  # more `serve` options: {"--x": "v"}
 
     @property
     def url(self) -> str:
@@ -97,11 +99,13 @@ class Server:
                 str(self.workers),
                 "--tokens",
                 str(tokens),
+                *(part for option in self.options.items() for part in option),
             ],
             env=env,
             stdout=log,
             stderr=subprocess.STDOUT,
             start_new_session=True,
+            preexec_fn=die_with_parent,  # a test run that is killed leaves no server behind
         )
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
@@ -116,9 +120,17 @@ class Server:
         self.kill()
         raise RuntimeError(f"server did not become ready: {self.log()}")
 
-    def log(self) -> str:
+    def log(self, tail: int | None = 3000) -> str:
+        """The server's output (its last `tail` characters; None: all of it)."""
         path = self.folder / f"server-{self.port}.log"
-        return path.read_text(errors="replace")[-3000:] if path.exists() else ""
+        text = path.read_text(errors="replace") if path.exists() else ""
+        return text if tail is None else text[-tail:]
+
+    def worker_pids(self) -> list[int]:
+        """The pids of the master's child processes: its workers (none with one worker: it is
+        the master), and multiprocessing's resource tracker."""
+        assert self.process is not None
+        return [pid for pid in process_ids() if parent_of(pid) == self.process.pid]
 
     def kill(self, sig: int = signal.SIGKILL) -> None:
         """Signal the server's own process group (uvicorn master and workers) and reap it."""
@@ -127,3 +139,33 @@ class Server:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(self.process.pid, sig)
         self.process.wait(timeout=30)
+
+
+def process_ids() -> list[int]:
+    return [int(entry.name) for entry in Path("/proc").iterdir() if entry.name.isdigit()]
+
+
+def _stat(pid: int) -> list[str] | None:
+    """Fields of /proc/PID/stat after the command name (state, ppid, ...); None once gone."""
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return text[text.rindex(")") + 2 :].split()
+
+
+def parent_of(pid: int) -> int | None:
+    fields = _stat(pid)
+    return None if fields is None else int(fields[1])
+
+
+def is_running(pid: int) -> bool:
+    """The process exists and is not a zombie (a dead orphan whose reaper has not looked yet)."""
+    fields = _stat(pid)
+    return fields is not None and fields[0] not in ("Z", "X")
+
+
+def die_with_parent() -> None:
+    """In a child before it runs its program: SIGTERM when the process that started it dies."""
+    if sys.platform.startswith("linux"):
+        ctypes.CDLL(None).prctl(1, signal.SIGTERM, 0, 0, 0)  # PR_SET_PDEATHSIG

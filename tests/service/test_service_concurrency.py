@@ -15,6 +15,8 @@ from service_support import Server, auth, sequential_count
 from nfvplace.service.placing import Placer
 from nfvplace.store import Store
 
+pytestmark = pytest.mark.slow  # real servers and processes: not in the quick subset
+
 CLIENTS = 16
 
 

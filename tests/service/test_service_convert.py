@@ -71,3 +71,86 @@ def test_placement_dialect_must_match_the_document(sqlite_client: TestClient) ->
     assert "reads as openstack-flavor" in wrong.text
     unknown = sqlite_client.post("/v1/placements", json={"vm": flavor, "dialect": "klingon"})
     assert unknown.status_code == 422
+
+
+def test_every_descriptor_route_detects_the_dialect_as_the_cli_does(
+    sqlite_client: TestClient,
+) -> None:
+    import yaml
+
+    host = yaml.safe_load((DATA / "openvim" / "host-example1.yaml").read_text())
+    put = sqlite_client.put("/v1/hosts/fake-host-1", json=host)  # an OpenVIM host, as it is
+    assert put.status_code == 201, put.text
+    assert put.json()["chd"]["schema"] == "nfvplace/chd/v1"
+    flavor = yaml.safe_load((DATA / "openvim" / "5PTh_8G_2I.yaml").read_text())
+    for route, body in (
+        ("/v1/placements", {"vm": flavor, "dry_run": True}),  # no "dialect": detected
+        ("/v1/placements", {"vm": flavor, "dry_run": True, "dialect": "openvim"}),
+        ("/v1/capacity", {"vm": flavor}),
+        ("/v1/capacity", {"vm": flavor, "dialect": "openvim"}),
+        ("/v1/placements", {"batch": [{"vm": flavor, "count": 1}], "dry_run": True}),
+    ):
+        answer = sqlite_client.post(route, json=body)
+        assert answer.status_code == 200, (route, answer.text)
+    for route in ("/v1/lint?dialect=openvim", "/v1/convert?dialect=openvim"):
+        assert sqlite_client.post(route, json=flavor).status_code == 200, route
+    for route, body in (
+        ("/v1/lint?dialect=heat", flavor),
+        ("/v1/convert?dialect=nfvplace", flavor),
+        ("/v1/hosts/fake-host-1?dialect=openvim", host),
+    ):
+        refused = sqlite_client.request("PUT" if "hosts" in route else "POST", route, json=body)
+        assert refused.status_code == 422, route
+        assert "reads as openvim" in refused.json()["detail"], route
+    capacity = sqlite_client.post("/v1/capacity", json={"vm": flavor, "dialect": "heat"})
+    assert capacity.status_code == 422
+    assert '"vm" is not written in heat (it reads as openvim)' in capacity.json()["detail"]
+
+
+def test_a_dialect_document_is_gated_by_lint(sqlite_client: TestClient, root: Path) -> None:
+    import yaml
+
+    server = yaml.safe_load((root / "examples" / "dialects" / "openvim-vbras.yaml").read_text())
+    server["numas"][0]["memory"] = 0  # converts to a cpu-set of 0 MiB: NFV204
+    lint = sqlite_client.post("/v1/lint", json=server).json()
+    refused = {f["rule"] for f in lint["findings"] if f["severity"] == "error"}
+    assert refused == {"NFV204"}
+    for route in ("/v1/placements", "/v1/capacity"):
+        answer = sqlite_client.post(route, json={"vm": server})
+        assert answer.status_code == 422, answer.text
+        assert answer.json()["code"] == "nfvplace.input.invalid"
+        findings = answer.json()["findings"]
+        assert {f["rule"] for f in findings if f["severity"] == "error"} == refused
+
+
+def test_a_vnf_with_member_files_is_refused_with_the_command_that_inlines_them(
+    sqlite_client: TestClient, root: Path
+) -> None:
+    import json
+    import subprocess
+    import sys
+
+    import yaml
+
+    template = root / "examples" / "vnf" / "ran-site.yaml"
+    for chd in sorted((root / "examples" / "fleet").glob("*.yaml")):
+        data = yaml.safe_load(chd.read_text())
+        assert sqlite_client.put(f"/v1/hosts/{data['id']}", json=data).status_code == 201
+    refused = sqlite_client.post(
+        "/v1/placements", json={"vnf": yaml.safe_load(template.read_text()), "dry_run": True}
+    )
+    assert refused.status_code == 422
+    assert refused.json()["code"] == "nfvplace.input.reference"
+    assert refused.json()["members"] == ["du", "cu-up"]
+    assert "nfvplace convert TEMPLATE.yaml -f json" in refused.json()["detail"]
+    inlined = subprocess.run(
+        [sys.executable, "-m", "nfvplace", "convert", str(template), "-f", "json"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    answer = sqlite_client.post(
+        "/v1/placements", json={"vnf": json.loads(inlined), "dry_run": True}
+    )
+    assert answer.status_code == 200, answer.text
+    assert {c["vm"] for c in answer.json()["configurations"]} == {"vran-du", "cu-up", "cu-cp"}

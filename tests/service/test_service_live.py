@@ -54,7 +54,7 @@ def single(db_url: str, placer: Placer) -> Iterator[list[Placements]]:
 def placed_on(worker: Placements, dry_run: bool = False) -> str:
     answer = worker.place(request(dry_run), None)
     assert answer.status == (200 if dry_run else 201), answer.body
-    return str(answer.body["configurations"][0]["host"])
+    return str(answer.document()["configurations"][0]["host"])
 
 
 def conflicts(worker: Placements) -> float:

@@ -9,6 +9,8 @@ import pytest
 from fastapi.testclient import TestClient
 from service_hosts import host, vm
 
+from nfvplace.service import faults
+
 
 def test_problem_documents_for_unknown_routes(sqlite_client: TestClient) -> None:
     answer = sqlite_client.get("/v1/nothing-here")
@@ -90,10 +92,13 @@ def test_health_readiness_metrics(sqlite_client: TestClient) -> None:
     )
 
 
-def test_readyz_fails_when_database_is_gone(app_factory: Callable[..., Any], tmp_path: Any) -> None:
+def test_readyz_fails_when_database_is_gone(
+    app_factory: Callable[..., Any], tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
     db = tmp_path / "sub" / "n.db"
     with TestClient(app_factory(f"sqlite:///{db}")) as c:
         assert c.get("/readyz").status_code == 200
+        monkeypatch.setattr(faults, "PROBE_EVERY_S", 0.0)  # probed again at once
         c.app.state.store.engine.dispose()
         (tmp_path / "sub" / "n.db").unlink()
         (tmp_path / "sub").chmod(0o500)
@@ -101,7 +106,8 @@ def test_readyz_fails_when_database_is_gone(app_factory: Callable[..., Any], tmp
         answer = c.get("/readyz")
         (tmp_path / "gone").chmod(0o700)
     assert answer.status_code == 503
-    assert answer.json()["code"] == "nfvplace.service.unavailable"
+    assert answer.json()["code"] == "nfvplace.store.unavailable"
+    assert answer.headers["retry-after"] == "1"
 
 
 def test_lint_endpoint(sqlite_client: TestClient) -> None:

@@ -49,7 +49,7 @@ def test_place_release_and_host_reports_race_safely(workers: list[Placements]) -
                         outcomes.append(exc.code)
                     continue
                 with lock:
-                    placed.append(answer.body["id"])
+                    placed.append(answer.document()["id"])
                     outcomes.append("placed")
         except BaseException as exc:
             errors.append(exc)

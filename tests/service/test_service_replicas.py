@@ -10,6 +10,8 @@ import pytest
 from service_hosts import host, vm
 from service_support import Server, auth
 
+pytestmark = pytest.mark.slow  # real servers and processes: not in the quick subset
+
 
 @pytest.mark.parametrize("database", ["postgres", "sqlite"])
 def test_a_placement_through_one_replica_is_respected_by_the_other(

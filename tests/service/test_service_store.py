@@ -141,7 +141,7 @@ def test_put_host_reapplies_claims(store: Store) -> None:
     put = store.put_host(ComputeHostDescriptor.model_validate(host("h1", vfs=1)))
     assert [c["placement"] for c in put.conflicts] == ["p1"]
     assert "0000:18:02.1" in put.conflicts[0]["message"]
-    assert put.host.generation == 3
+    assert put.generation == 3
     assert store.audit() == []
 
 

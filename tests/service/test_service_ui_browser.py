@@ -20,6 +20,8 @@ from selenium.webdriver.support.ui import WebDriverWait
 from service_support import TOKENS, Server, auth
 from ui_support import ROOT, du_document, du_yaml, host_documents
 
+pytestmark = pytest.mark.slow  # real servers and processes: not in the quick subset
+
 OUTPUT = ROOT / "test-output"
 
 

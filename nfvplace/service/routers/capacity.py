@@ -16,7 +16,7 @@ from ...placement import capacity
 from ..auth import require
 from ..body import read_document
 from ..deps import StoreDep
-from ..descriptors import parse_as
+from ..descriptors import parse_descriptor
 from ..problems import ProblemError
 from .common import body_of, problems
 
@@ -37,13 +37,17 @@ class CapacityView(BaseModel):
 
 def capacity_vm(document: SourceDocument) -> VmDescriptor:
     body = document.data
-    if not isinstance(body, Mapping) or set(body) != {"vm"}:
+    if not isinstance(body, Mapping) or "vm" not in body or set(body) - {"vm", "dialect"}:
         raise ProblemError(
-            422, errors.SERVICE_INVALID_REQUEST, 'the body must be {"vm": VM Descriptor}'
+            422,
+            errors.SERVICE_INVALID_REQUEST,
+            'the body must be {"vm": VM Descriptor}, with "dialect" if it is written in one',
         )
     lines = {path[1:]: line for path, line in document.lines.items() if path[:1] == ("vm",)}
     inner = SourceDocument(data=body["vm"], source="body.vm", lines=lines)
-    return parse_as(inner, VmDescriptor, "VM Descriptor")
+    return parse_descriptor(
+        inner, VmDescriptor, "VM Descriptor", at=("vm",), dialect=body.get("dialect")
+    )
 
 
 @router.post(
@@ -51,7 +55,7 @@ def capacity_vm(document: SourceDocument) -> VmDescriptor:
     response_model=CapacityView,
     dependencies=[Depends(require("reader"))],
     responses=problems(401, 403, 413, 415, 422),
-    openapi_extra=body_of("CapacityRequest", '{"vm": VM Descriptor}'),
+    openapi_extra=body_of("CapacityRequest", '{"vm": VM Descriptor}, optional "dialect"'),
 )
 async def post_capacity(request: Request, store: StoreDep) -> dict[str, Any]:
     """How many more instances of the VM fit on the fleet as it stands (nothing is claimed)."""

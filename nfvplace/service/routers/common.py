@@ -51,4 +51,6 @@ class FastJSONResponse(JSONResponse):
     which the standard library's encoder took a tenth of a worker's time to write."""
 
     def render(self, content: Any) -> bytes:
+        if isinstance(content, bytes):  # rendered already (a placement's answer)
+            return content
         return to_json(content, inf_nan_mode="null")  # JSON has no NaN

@@ -10,6 +10,7 @@ from pydantic import BaseModel
 from ...conversion import convert
 from ..auth import require
 from ..body import read_document
+from ..descriptors import DialectQuery, check_dialect
 from .common import body_of, problems
 
 router = APIRouter(prefix="/v1/convert", tags=["convert"])
@@ -45,10 +46,13 @@ async def convert_route(
         "nfvplace", description="Target format"
     ),
     strict: bool = Query(False, description="ok is false when anything was not carried"),
+    dialect: DialectQuery = None,
 ) -> dict[str, Any]:
     """Convert one descriptor (JSON, or YAML with `Content-Type: application/yaml`); the
-    findings say what was not carried, read with an assumption, or is missing."""
+    findings say what was not carried, read with an assumption, or is missing. The source's
+    dialect is detected; `dialect` says which one it must be."""
     document = await read_document(request)
+    check_dialect(document.data, dialect)
     result = convert(document, to=to, strict=strict)
     return {
         "dialect": result.dialect,

@@ -40,7 +40,7 @@ from ...placement.engine.evaluate import scored
 from ...placement.options import Options, parse_options
 from ..auth import require
 from ..body import parse_body, read_body
-from ..descriptors import from_dialect, parse_as, schema_findings
+from ..descriptors import parse_descriptor, schema_findings
 from ..problems import ProblemError
 from .common import FastJSONResponse, problems
 
@@ -96,9 +96,7 @@ def _invalid(message: str) -> ProblemError:
 def _vm(text: str, dialect: str | None) -> VmDescriptor:
     """The request's VM through the gate (kept by its text: a scheduler asks about few flavors)."""
     inner = SourceDocument(data=json.loads(text), source="body.vm")
-    if dialect in (None, "nfvplace"):
-        return parse_as(inner, VmDescriptor, "VM Descriptor", at=("vm",))
-    return from_dialect(inner, dialect, "vm", VmDescriptor, "not one VM")
+    return parse_descriptor(inner, VmDescriptor, "VM Descriptor", at=("vm",), dialect=dialect)
 
 
 @dataclass(frozen=True)

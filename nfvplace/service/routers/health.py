@@ -1,4 +1,4 @@
-"""Liveness, readiness (database reachable) and Prometheus metrics."""
+"""Liveness, readiness (the database accepts a write) and Prometheus metrics."""
 
 from __future__ import annotations
 
@@ -6,10 +6,10 @@ from typing import Any
 
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
-from starlette.concurrency import run_in_threadpool
 
 from ... import errors
 from ..deps import MetricsDep
+from ..faults import Readiness
 from ..problems import ProblemError
 from .common import problems
 
@@ -24,17 +24,24 @@ def healthz() -> dict[str, Any]:
 
 @router.get("/readyz", responses=problems(503))
 async def readyz(request: Request) -> dict[str, Any]:
-    """The database is reachable."""
-    store = getattr(request.app.state, "store", None)
-    if store is None:
+    """The database accepts a write (probed at most every 2 s): 503 while it is unreachable, its
+    disk is full or it is read-only."""
+    readiness: Readiness | None = getattr(request.app.state, "readiness", None)
+    if readiness is None:
         raise ProblemError(503, errors.SERVICE_UNAVAILABLE, "store not open yet")
-    try:
-        await run_in_threadpool(store.ping)
-    except Exception as exc:
+    request.state.store_used = True
+    error = await readiness.check()
+    if error is None:
+        return {"status": "ready"}
+    fault = readiness.store.fault(error)
+    if fault is None:
         raise ProblemError(
-            503, errors.SERVICE_UNAVAILABLE, f"database unreachable: {type(exc).__name__}"
-        ) from exc
-    return {"status": "ready"}
+            503, errors.SERVICE_UNAVAILABLE, f"the database check failed: {type(error).__name__}"
+        ) from error
+    request.app.state.episodes.fault(fault)
+    raise ProblemError(
+        503, fault.code, fault.detail, headers={"Retry-After": str(fault.retry_after_s)}
+    ) from error
 
 
 @router.get(

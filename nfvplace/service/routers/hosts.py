@@ -11,15 +11,13 @@ from starlette.concurrency import run_in_threadpool
 
 from ... import errors
 from ...models.chd import ComputeHostDescriptor
-from ...models.loading import SourceDocument
-from ...reader import is_dialect, read
 from ...store import HostInUseError, HostRecord
 from ..auth import require
 from ..body import read_document
 from ..deps import StoreDep
-from ..descriptors import gated, parse_as
+from ..descriptors import DialectQuery, parse_descriptor
 from ..problems import ProblemError
-from .common import body_of, problems
+from .common import FastJSONResponse, body_of, problems
 
 router = APIRouter(prefix="/v1/hosts", tags=["hosts"])
 
@@ -46,34 +44,12 @@ class HostList(BaseModel):
     hosts: list[StoredHostView]
 
 
-def view(record: HostRecord, conflicts: Any = None) -> dict[str, Any]:
-    out: dict[str, Any] = {
-        "id": record.id,
-        "generation": record.generation,
-        "chd": dict(record.available),
-    }
-    if conflicts is not None:
-        out["conflicts"] = list(conflicts)
-    return out
+def view(record: HostRecord) -> dict[str, Any]:
+    return {"id": record.id, "generation": record.generation, "chd": dict(record.available)}
 
 
 def _not_found(host_id: str) -> ProblemError:
     return ProblemError(404, errors.HOST_NOT_FOUND, f"no host {host_id!r}")
-
-
-def host_of(document: SourceDocument) -> ComputeHostDescriptor:
-    """A CHD, or a host dialect's document (a Kubernetes NodeResourceTopology object, an
-    OpenVIM host file) converted: refused (422, with lint's findings at the source's fields) when
-    lint refuses it."""
-    if not is_dialect(document.data):
-        return parse_as(document, ComputeHostDescriptor, "Compute Host Descriptor")
-    gated(document, "the host document")
-    converted = read(document)
-    return parse_as(
-        SourceDocument(data=converted.data, source=document.source),
-        ComputeHostDescriptor,
-        f"Compute Host Descriptor (from {converted.dialect})",
-    )
 
 
 @router.get(
@@ -118,9 +94,15 @@ def get_host(host_id: HostId, store: StoreDep, response: Response) -> dict[str, 
         "NodeResourceTopology object, an OpenVIM host file)",
     ),
 )
-async def put_host(host_id: HostId, request: Request, store: StoreDep) -> JSONResponse:
-    """Create or replace what a host reports. Live claims are kept; conflicts are listed."""
-    chd = host_of(await read_document(request))
+async def put_host(
+    host_id: HostId, request: Request, store: StoreDep, dialect: DialectQuery = None
+) -> JSONResponse:
+    """Create or replace what a host reports (a CHD, or a host in a dialect such as OpenVIM's).
+    Live claims are kept; conflicts are listed."""
+    document = await read_document(request)
+    chd = parse_descriptor(
+        document, ComputeHostDescriptor, "Compute Host Descriptor", dialect=dialect
+    )
     if chd.id != host_id:
         raise ProblemError(
             422,
@@ -128,10 +110,16 @@ async def put_host(host_id: HostId, request: Request, store: StoreDep) -> JSONRe
             f"the CHD's id {chd.id!r} is not the host {host_id!r} of the URL",
         )
     put = await run_in_threadpool(store.put_host, chd)
-    return JSONResponse(
-        view(put.host, put.conflicts),
+    answer = {
+        "id": put.id,
+        "generation": put.generation,
+        "chd": put.available,  # serialised by pydantic-core with the rest (a host is 10-100 KB)
+        "conflicts": list(put.conflicts),
+    }
+    return FastJSONResponse(
+        answer,
         status_code=201 if put.created else 200,
-        headers={"ETag": f'"{put.host.generation}"', "Location": f"/v1/hosts/{host_id}"},
+        headers={"ETag": f'"{put.generation}"', "Location": f"/v1/hosts/{host_id}"},
     )
 
 

@@ -11,6 +11,7 @@ from ...errors import DescriptorError
 from ...lint.engine import error_result
 from ..auth import require
 from ..body import read_document
+from ..descriptors import DialectQuery, check_dialect
 from ..lint_adapter import lint_findings
 from .common import body_of, problems
 
@@ -40,16 +41,18 @@ class LintView(BaseModel):
     "",
     response_model=LintView,
     dependencies=[Depends(require("reader"))],
-    responses=problems(401, 403, 413, 415),
+    responses=problems(401, 403, 413, 415, 422),
     openapi_extra=body_of("Descriptor", "Any descriptor: CHD, VM Descriptor, VNF template, ..."),
 )
-async def lint(request: Request) -> dict[str, Any]:
-    """Lint one descriptor (JSON, or YAML with `Content-Type: application/yaml`)."""
+async def lint(request: Request, dialect: DialectQuery = None) -> dict[str, Any]:
+    """Lint one descriptor (JSON, or YAML with `Content-Type: application/yaml`), in nfvplace's
+    format or a dialect (detected; `dialect` says which one it must be)."""
     try:
         document = await read_document(request)
     except DescriptorError as exc:  # the same findings as `nfvplace lint` (NFV000, NFV009, ...)
         findings = [f.as_json() for f in error_result(exc, "body").findings]
     else:
+        check_dialect(document.data, dialect)
         findings = lint_findings(document)
     return {
         "findings": findings,

@@ -22,7 +22,7 @@ from ...render import render
 from ..auth import require
 from ..body import parse_body, read_body
 from ..deps import PlacementsDep, StoreDep
-from ..descriptors import from_dialect, parse_as, parse_options
+from ..descriptors import parse_descriptor, parse_options
 from ..placing import PlacementRequest, vm_descriptors
 from ..problems import ProblemError
 from ..requests import ENVELOPE, PlacementOptions
@@ -82,7 +82,10 @@ def placement_request(document: SourceDocument) -> PlacementRequest:
     dry_run, policy, explain = options.dry_run, options.policy, options.explain
     key = next(k for k in TARGETS if k in body)
     if key == "batch" and "dialect" in body:
-        raise _invalid('"dialect" applies to "vm" or "vnf"; a batch takes VM Descriptors')
+        raise _invalid(
+            '"dialect" applies to "vm" or "vnf"; the VMs of a batch are each read in the '
+            "dialect they are written in"
+        )
     moves = options.moves
     if moves and not (dry_run and key == "vm"):
         raise _invalid(
@@ -101,21 +104,23 @@ def placement_request(document: SourceDocument) -> PlacementRequest:
     inner = SourceDocument(data=body[key], source=f"body.{key}", lines=lines)
     descriptor: VmDescriptor | VnfTemplate
     dialect = body.get("dialect")
-    if dialect is not None:
-        if key == "vm":
-            descriptor = from_dialect(inner, dialect, key, VmDescriptor, 'send it as "vnf"')
-        else:
-            descriptor = from_dialect(inner, dialect, key, VnfTemplate, 'send it as "vm"')
-    elif key == "vm":
-        descriptor = parse_as(inner, VmDescriptor, "VM Descriptor", at=(key,))
+    if key == "vm":
+        descriptor = parse_descriptor(
+            inner, VmDescriptor, "VM Descriptor", at=(key,), dialect=dialect
+        )
     else:
-        descriptor = parse_as(inner, VnfTemplate, "VNF template", at=(key,))
+        descriptor = parse_descriptor(
+            inner, VnfTemplate, "VNF template", at=(key,), dialect=dialect
+        )
         missing = [m.name for m in descriptor.members if m.descriptor is None]
         if missing:
             raise ProblemError(
                 422,
                 errors.INPUT_REFERENCE,
-                f"member(s) {missing} refer to files; the API needs descriptors inline",
+                f"member(s) {missing} of the VNF template refer to files, which the server "
+                "cannot read; send the members inline: `nfvplace convert TEMPLATE.yaml -f json` "
+                "writes the template with every member file inlined",
+                extra={"members": missing},
             )
     return PlacementRequest(
         descriptor=descriptor,
@@ -142,7 +147,7 @@ def batch_items(document: SourceDocument) -> tuple[BatchItem, ...]:
         prefix = ("batch", index, "vm")
         lines = {p[3:]: line for p, line in document.lines.items() if p[:3] == prefix}
         inner = SourceDocument(data=entry["vm"], source=f"body.batch[{index}].vm", lines=lines)
-        items.append(BatchItem(parse_as(inner, VmDescriptor, "VM Descriptor"), count))
+        items.append(BatchItem(parse_descriptor(inner, VmDescriptor, "VM Descriptor"), count))
     return tuple(items)
 
 
