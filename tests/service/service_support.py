@@ -107,6 +107,12 @@ class Server:
             start_new_session=True,
             preexec_fn=die_with_parent,  # a test run that is killed leaves no server behind
         )
+        return self.wait_ready(timeout)
+
+    def wait_ready(self, timeout: float = 120.0) -> Server:
+        """Back when `/readyz` answers 200 on the port (from this server, once no other process
+        holds the port: the caller's to make sure)."""
+        assert self.process is not None
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:

@@ -37,6 +37,7 @@ def test_workers_die_with_their_master_whatever_the_signal(
         while any(map(is_running, children)) and time.monotonic() < deadline:
             time.sleep(0.1)
         assert not any(map(is_running, children)), signal.Signals(sig).name
+        server.wait_ready(30)  # the old workers may have answered its first /readyz
         answer = httpx.put(
             f"{server.url}/v1/hosts/h{k}", json=host(f"h{k}"), headers=auth("host-agent")
         )

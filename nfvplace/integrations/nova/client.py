@@ -36,7 +36,7 @@ class EvaluatedHost:
 
 
 @dataclass(frozen=True)
-class Client:
+class EvaluationClient:
     url: str
     token_file: str | None = None
     timeout: float = 2.0

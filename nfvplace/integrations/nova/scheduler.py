@@ -33,7 +33,7 @@ from nova.scheduler import filters, weights
 from oslo_config import cfg
 from oslo_log import log as logging
 
-from .client import Client, EvaluatedHost, EvaluationError
+from .client import EvaluatedHost, EvaluationClient, EvaluationError
 from .hosts import chd_of, host_view
 from .requests import request_document
 
@@ -62,11 +62,11 @@ CONF.register_opts(OPTIONS, group="nfvplace")
 KEPT_REQUESTS = 64
 
 
-def _client() -> Client:
+def _client() -> EvaluationClient:
     group = CONF.nfvplace
     if not group.url:
         raise EvaluationError("[nfvplace] url is not set in nova.conf")
-    return Client(group.url, group.token_file, group.timeout, policy=group.policy)
+    return EvaluationClient(group.url, group.token_file, group.timeout, policy=group.policy)
 
 
 def _ask(hosts: list[Any], spec_obj: Any) -> list[EvaluatedHost]:
