@@ -28,12 +28,12 @@ SIDE = {
     "nova: a failed try fixes the guest cell's page size": NOVA_WRONG,
     "nova bug #1889633: isolate with cpu_dedicated_set": NOVA_WRONG,
     "nova: both bugs": NOVA_WRONG,
+    "nova: free hugepages counted as a shared guest's memory": NOVA_WRONG,
+    "nova (vcpu_pin_set): floating vCPUs on pinned CPUs": NOVA_WRONG,
     "Nova refuses the flavor": DIFFERENT,
     "nfvplace refuses the flavor": "nfvplace wrong",
     "mem_page_size=any": PHASE_2,
     "mem_page_size=large": PHASE_2,
-    "shared flavor with a guest NUMA topology": PHASE_2,
-    "shared VM overcommitting against itself": PHASE_2,
     "pci_numa_affinity_policy preferred/socket": PHASE_2,
     "PCI device on a multi-node guest": PHASE_2,
     "require on more than 2 threads per core": PHASE_2,
@@ -90,6 +90,40 @@ def _pci_multinode(flavor: Flavor, view: View) -> tuple[Flavor, View] | None:
     return out, view
 
 
+def _shared_hugepage_memory(flavor: Flavor, view: View) -> tuple[Flavor, View] | None:
+    """Nova checks an unpinned guest cell's memory against the host cell's whole memory, free
+    hugepages included (nfvplace takes normal memory from normal memory): the host without its
+    free hugepages asks both the same."""
+    specs = _specs(flavor)
+    if specs.get("hw:cpu_policy", "shared") != "shared" or specs.get("hw:mem_page_size"):
+        return None
+    out = copy.deepcopy(view)
+    changed = False
+    for cell in out["cells"]:
+        for pool in cell["mempages"]:
+            free = pool["total"] - pool["used"] - pool.get("reserved", 0)
+            if pool["size_kb"] > 4 and free > 0:
+                pool["total"] -= free
+                cell["memory"] -= free * pool["size_kb"] // 1024
+                changed = True
+    return (flavor, out) if changed else None
+
+
+def _legacy_floating(flavor: Flavor, view: View) -> tuple[Flavor, View] | None:
+    """In the legacy layout (`cpuset == pcpuset`) Nova floats an unpinned guest over the whole
+    cpuset, CPUs pinned by other guests included (counting them against its vCPUs); nfvplace
+    keeps it off pinned PUs. The host without its pinned CPUs (Nova's answer unchanged)."""
+    if _specs(flavor).get("hw:cpu_policy", "shared") != "shared":
+        return None
+    out = copy.deepcopy(view)
+    changed = False
+    for cell in out["cells"]:
+        if cell["pinned_cpus"] and set(cell["cpuset"]) == set(cell["pcpuset"]):
+            cell["pinned_cpus"] = []
+            changed = True
+    return (flavor, out) if changed else None
+
+
 def _smt4(flavor: Flavor, view: View) -> tuple[Flavor, View] | None:
     wide = any(len(s) > 2 for c in view["cells"] for s in c["siblings"])
     if _specs(flavor).get("hw:cpu_thread_policy") != "require" or not wide:
@@ -144,6 +178,8 @@ def relax(vm: Any, how: str | None) -> Any:
 
 
 COUNTERFACTUALS: tuple[tuple[str, Transform], ...] = (
+    ("nova: free hugepages counted as a shared guest's memory", _shared_hugepage_memory),
+    ("nova (vcpu_pin_set): floating vCPUs on pinned CPUs", _legacy_floating),
     ("require with an odd vCPU count", _odd_require),
     ("mem_page_size=any", _page_any),
     ("mem_page_size=large", _page_large),
@@ -181,25 +217,7 @@ def _direct(row: dict[str, Any], flavor: Flavor, view: View) -> str | None:
         return "Nova refuses the flavor"
     if row["nfvplace_refused"]:
         return "nfvplace refuses the flavor"
-    if _specs(flavor).get("hw:cpu_policy") == "shared":
-        if row["nfvplace"] and _self_overcommit(flavor, view):
-            return "shared VM overcommitting against itself"
-        return "shared flavor with a guest NUMA topology"
     return None
-
-
-def _self_overcommit(flavor: Flavor, view: View) -> bool:
-    """A guest cell with more vCPUs than any host cell has shared CPUs: Nova never lets an
-    instance overcommit against itself, nfvplace's floating vCPUs may."""
-    nodes = int(_specs(flavor).get("hw:numa_nodes", "1"))
-    widest = max((len(c["cpuset"]) for c in view["cells"]), default=0)
-    counts = [
-        len(_specs(flavor)[f"hw:numa_cpus.{k}"].split(","))
-        if f"hw:numa_cpus.{k}" in _specs(flavor)
-        else flavor["vcpus"] // nodes
-        for k in range(nodes)
-    ]
-    return max(counts) > widest
 
 
 def classify(

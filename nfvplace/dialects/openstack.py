@@ -4,7 +4,8 @@ Accepts `{flavor: {...}}` (the Nova API), a bare flavor, or the output of
 `openstack flavor show -f yaml|json` (`properties` as a mapping or as the `k='v', ...` string);
 `{flavor, image, pci_requests}` is a whole Nova request (`nova_request`: image properties merged
 by Nova's rules, resolved PCI requests). Dedicated-CPU flavors become cpu-sets, one per guest NUMA
-node; shared flavors become plain cloud VMs that allow oversubscription. Values outside Nova's
+node; shared flavors become plain cloud VMs that allow oversubscription, with floating cpu-sets
+(unpinned vCPUs, memory and pages on one node each) when they give a guest NUMA topology. Values outside Nova's
 vocabulary, and flavors Nova itself refuses (an uneven automatic NUMA split, memory that is not a
 whole number of the asked pages, thread policies on shared CPUs), are errors naming the key; every
 extra spec that bears on placement is carried or reported as a note.
@@ -38,12 +39,11 @@ CPU_POLICIES = ("shared", "dedicated", "mixed")
 THREAD_POLICIES = ("prefer", "isolate", "require")
 EMULATOR_POLICIES = ("share", "isolate")
 NOVA_DEFAULT_THREAD_POLICY = "prefer"
+NUMA_KEYS = ("hw:numa_nodes", "hw:numa_cpus.", "hw:numa_mem.", "hw:mem_page_size")
 THREAD_READINGS = {  # where nfvplace's engine means something else than Nova for the same word
-    "isolate": "thread policy 'isolate': nfvplace counts a core whose other threads are "
-    "host-reserved as free, Nova needs every thread of the core in its dedicated set",
     "require": "thread policy 'require' read as vCPU pairs, each on a whole core (an odd vCPU "
-    "isolated): Nova packs pairs on any core with two free threads (on SMT4, two pairs a core), "
-    "leaves an odd vCPU's sibling free, and, as for 'isolate', needs no host-reserved thread",
+    "isolated): Nova packs pairs on any core with two free threads (on SMT4, two pairs a core) "
+    "and leaves an odd vCPU's sibling free",
 }
 HANDLED = {
     "hw:cpu_policy",
@@ -178,19 +178,25 @@ def convert_flavor(
     dedicated = policy in ("dedicated", "mixed") or realtime
     layout = nova_numa.guest_nodes(specs.get, specs.at, specs.values.__contains__, vcpus, ram)
     word = specs.get("hw:mem_page_size")
-    # on shared CPUs the page size is checked (Nova refuses what it never fits), not carried
-    page_notes = notes if dedicated else []
-    page_kib = nova_numa.page_size(word, specs.at("hw:mem_page_size"), layout, page_notes)
+    page_kib = nova_numa.page_size(word, specs.at("hw:mem_page_size"), layout, notes)
+    # Nova gives a shared flavor a guest NUMA topology when it names nodes or a page size
+    numa = any(k.startswith(NUMA_KEYS) for k in specs.values)
     if dedicated:
         out.update(_cpu_sets(specs, vcpus, ram, layout, page_kib, origins, notes))
         if policy == "mixed":
             notes.append(_mixed_note(specs, vcpus))
     else:
+        _check_floating(specs)
         out.update({"vcpus": vcpus, "memory_mib": ram, "cpu_oversubscription": True})
-        notes.extend(_floating(specs))
+        if numa:
+            out.update(_floating_sets(specs, layout, page_kib, origins))
+            if sum(len(n.vcpus) for n in layout) == vcpus:
+                del out["vcpus"]  # derived from the cpu-sets (else lint names the mismatch)
+            if sum(n.memory_mib for n in layout) == ram:
+                del out["memory_mib"]
     required = ["cpu_pinning"] if dedicated else []
-    if dedicated and page_kib:
-        required += ["numa_memory_pinning", "hugepage_numa_pinning"]
+    if numa or (dedicated and page_kib):
+        required += ["numa_memory_pinning"] + (["hugepage_numa_pinning"] if page_kib else [])
     if required:
         out["hypervisor"] = {"type": "kvm", "required_capabilities": required}
     if specs.word("hw:emulator_threads_policy", EMULATOR_POLICIES, "share") == "isolate":
@@ -205,9 +211,9 @@ def convert_flavor(
     return out, origins, notes
 
 
-def _floating(specs: _Specs) -> list[Note]:
-    """A flavor whose vCPUs float: what Nova refuses on it (CPUThreadPolicyConfigurationInvalid,
-    BadRequirementEmulatorThreadsPolicy) is an error, its guest NUMA layout and page size a note."""
+def _check_floating(specs: _Specs) -> None:
+    """What Nova refuses on a flavor whose vCPUs float (CPUThreadPolicyConfigurationInvalid,
+    BadRequirementEmulatorThreadsPolicy) is an error."""
     for name, allowed in (("hw:cpu_thread_policy", ""), ("hw:emulator_threads_policy", "share")):
         if specs.get(name, allowed) != allowed:
             raise DialectError(
@@ -215,17 +221,35 @@ def _floating(specs: _Specs) -> list[Note]:
                 "it on shared CPUs",
                 specs.at(name),
             )
-    return [
-        Note(
-            specs.at(name),
-            f"{name} on a shared-CPU flavor is not carried: nfvplace keeps NUMA layout and page "
-            "sizes on cpu-sets, which pin their vCPUs; its floating vCPUs may also overcommit one "
-            "node's shared PUs, which Nova never lets an instance do against itself",
-        )
-        for name in sorted(specs.values)
-        if name in ("hw:numa_nodes", "hw:mem_page_size")
-        or name.startswith(("hw:numa_cpus.", "hw:numa_mem."))
-    ]
+
+
+def _floating_sets(
+    specs: _Specs,
+    layout: list[nova_numa.GuestNode],
+    page_kib: int | None,
+    origins: dict[PathKey, PathKey],
+) -> dict[str, Any]:
+    """A shared flavor's guest NUMA topology: floating cpu-sets (vCPUs unpinned on each node's
+    shared PUs), with their memory and hugepages on that node."""
+    cpu_sets = []
+    for index, node in enumerate(layout):
+        cpu_set: dict[str, Any] = {
+            "id": index,
+            "vcpus": node.vcpus,
+            "memory_mib": node.memory_mib,
+            "floating": True,
+        }
+        origins[("cpu_sets", index, "vcpus")] = node.vcpus_from
+        origins[("cpu_sets", index, "memory_mib")] = node.memory_from
+        if page_kib:
+            count = node.memory_mib * 1024 // page_kib
+            cpu_set["hugepages"] = {"size": f"{page_kib}KiB", "count": count}
+            origins[("cpu_sets", index, "hugepages")] = specs.at("hw:mem_page_size")
+        cpu_sets.append(cpu_set)
+    origins[("cpu_sets",)] = specs.at(
+        "hw:numa_nodes" if "hw:numa_nodes" in specs.values else "hw:mem_page_size"
+    )
+    return {"cpu_sets": cpu_sets}
 
 
 def _pci(

@@ -167,6 +167,11 @@ class CpuSet(Model):
         None,
         description="L3 cache ways reserved exclusively for this cpu-set's vCPUs (Intel RDT CAT)",
     )
+    floating: bool = Field(
+        False,
+        description="The vCPUs float (unpinned) over the shared PUs of the cpu-set's NUMA node, "
+        "at most one vCPU per PU; memory, hugepages and interfaces stay on that node",
+    )
 
     @property
     def paired_vcpus(self) -> frozenset[int]:

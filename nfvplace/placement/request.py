@@ -3,7 +3,8 @@
 A `Request` is the descriptor reduced to numbers the filter and the solver compare with a host's free
 counts: for each cpu-set the howtogroup pairs (each needs one whole free core), the unpaired vCPUs and the
 thread policy that says what their siblings may become, hugepages, normal memory and interfaces. Plain
-cloud VMs (no `cpu_sets`) become one synthetic cpu-set (pinned) or a shared demand (oversubscribed).
+cloud VMs (no `cpu_sets`) become one synthetic cpu-set (pinned) or a shared demand (oversubscribed);
+a floating cpu-set has no pinned vCPUs (the shared kind places them on its node's shared pool).
 """
 
 from __future__ import annotations
@@ -52,6 +53,11 @@ class CpuSetDemand:
     hugepage_count: int
     memory_bandwidth_kbps: int
     synthetic: bool = False
+    floating: bool = False  # vCPUs float over the node's shared pool (the shared kind's)
+
+    @property
+    def floating_vcpus(self) -> int:
+        return len(self.vcpus) if self.floating else 0
 
     @property
     def hugepage_mib(self) -> int:
@@ -70,6 +76,10 @@ class SharedDemand:
 
     vcpus: int
     memory_mib: int
+
+    @property
+    def floating_vcpus(self) -> int:
+        return self.vcpus
 
     @property
     def id(self) -> int:
@@ -144,7 +154,9 @@ def _cpu_set(cs: CpuSet, vm_policy: ThreadPolicy, synthetic: bool = False) -> Cp
     pairs = list(cs.howtogroup)
     singles = list(cs.single_vcpus)
     requires_smt = bool(pairs)
-    if policy is ThreadPolicy.require:
+    if cs.floating:  # nothing pinned (lint refuses pairs and thread policies on floating sets)
+        pairs, singles, policy, requires_smt = [], [], ThreadPolicy.prefer, False
+    elif policy is ThreadPolicy.require:
         # every vCPU on a core shared only with the VM itself: pair the unpaired ones in order,
         # an odd one out takes a whole core with its sibling kept idle
         while len(singles) >= 2:
@@ -164,6 +176,7 @@ def _cpu_set(cs: CpuSet, vm_policy: ThreadPolicy, synthetic: bool = False) -> Cp
         hugepage_count=hp.count if hp else 0,
         memory_bandwidth_kbps=kbps(cs.memory_bandwidth_gbps),
         synthetic=synthetic,
+        floating=cs.floating,
     )
 
 
@@ -197,7 +210,8 @@ def build_request(vm: VmDescriptor, variant: str | None = None) -> Request:
         cpu_sets=tuple(cpu_sets),
         shared=shared,
         interfaces=tuple(interfaces),
-        emulator=vm.emulator_threads is EmulatorThreads.isolate and bool(cpu_sets),
+        emulator=vm.emulator_threads is EmulatorThreads.isolate
+        and any(not cs.floating for cs in cpu_sets),
         distinct_nodes=not vm.cpu_sets_may_share_node,
         links=tuple(vm.cpu_set_bandwidth),
         memory_oversubscription=vm.memory_oversubscription,

@@ -6,8 +6,8 @@ shared PUs. Only for small hosts (the differential fuzzer's); exponential on any
 
 The rules, as this module reads them:
 - a cpu-set sits on one NUMA node, distinct cpu-sets on distinct nodes unless the VM allows sharing;
-- a howtogroup pair takes two free threads of a core on which no thread is used; the core's other
-  threads stay idle; an `isolate` vCPU takes one free thread of such a core and its other threads stay
+- a howtogroup pair takes two free threads of a core on which no thread is used or host-reserved
+  (not eligible); the core's other threads stay idle; an `isolate` vCPU takes one free thread of such a core and its other threads stay
   idle; a `prefer` vCPU and the emulator PU (`emulator_threads: isolate`, on the node of the first
   cpu-set) take any free thread of a core not kept idle that way; `require` pairs the unpaired vCPUs in
   order (an odd one out is isolated) and needs a host with SMT; a plain VM is one cpu-set, `prefer`
@@ -93,7 +93,8 @@ def _sets(vm: VmDescriptor) -> list[_Set]:
 
 
 def _cores(node: NumaNode, host: ComputeHostDescriptor) -> list[tuple[int, bool]]:
-    """(free threads, any thread used) of every core of `node` with a free thread."""
+    """(free threads, any thread used or host-reserved) of every core of `node` with a free
+    thread."""
     by_id = {c.id: c for n in host.numa_nodes for c in n.cpus}
     seen: set[tuple[int, ...]] = set()
     out = []
@@ -104,7 +105,9 @@ def _cores(node: NumaNode, host: ComputeHostDescriptor) -> list[tuple[int, bool]
         seen.add(key)
         threads = [by_id[t] for t in key if t in by_id]
         free = sum(1 for t in threads if t.eligible and t.state.value == "free")
-        used = any(t.eligible and t.state.value != "free" for t in threads)
+        used = len(threads) < len(key) or any(
+            not t.eligible or t.state.value != "free" for t in threads
+        )
         if free:
             out.append((free, used))
     return out

@@ -219,7 +219,7 @@ def _check_sets(vm: VmDescriptor) -> Iterator[Hit]:
             yield VCPU_IDS_GAP.hit(
                 ("cpu_sets",), f"{len(ids)} vCPUs are numbered {ids[0]}..{ids[-1]} ({detail})"
             )
-    if vm.cpu_sets and vm.cpu_oversubscription:
+    if vm.cpu_oversubscription and any(not cs.floating for cs in vm.cpu_sets):
         yield PINNED_OVERSUBSCRIBED.hit(
             ("cpu_oversubscription",),
             f"{len(vm.cpu_sets)} cpu-set(s) ask for pinned vCPUs, yet cpu_oversubscription is true",

@@ -22,7 +22,6 @@ class _Pools:
 
     whole: dict[int, list[tuple[int, ...]]]  # core size -> cores
     single: list[int]
-    half_iso: list[int]
     half_busy: list[int]
     left: list[int]
 
@@ -34,7 +33,6 @@ class _Pools:
         return cls(
             whole,
             sorted(node.single_cores),
-            sorted(node.half_isolated),
             sorted(node.half_busy),
             [],
         )
@@ -92,10 +90,8 @@ def _pin_cores(cs: CpuSetDemand, pool: _Pools, count: Callable[[str], int]) -> P
                     pins[singles.pop(0)] = thread
                 pool.left.extend(core[k:])  # free for the VM's emulator or others
     for name, source in (
-        ("iso_half", "half_iso"),
         ("iso_single", "single"),
         ("pre_half_busy", "half_busy"),
-        ("pre_half_iso", "half_iso"),
         ("pre_single", "single"),
     ):
         for _ in range(count(name)):
@@ -118,6 +114,8 @@ def assign_cpus(
     pools = {node: _Pools.of(cpu.nodes[slot]) for slot, node in enumerate(node_ids)}
     pinned: dict[int, Pinned] = {}
     for cs in request.cpu_sets:
+        if cs.floating:
+            continue  # the shared kind's
         node_id = nodes[cs.id]
 
         def count(name: str, cs_id: int = cs.id, node_id: int = node_id) -> int:
@@ -128,12 +126,12 @@ def assign_cpus(
     if request.emulator and request.cpu_sets:
         first = request.cpu_sets[0].id
         pool = pools[nodes[first]]
-        for name in ["left", "half_busy", "half_iso", "single"] + [
-            f"whole{t}" for t in sorted(pool.whole)
-        ]:
+        for name in ["left", "half_busy", "single"] + [f"whole{t}" for t in sorted(pool.whole)]:
             if counts.get((f"emu_{name}", first, nodes[first]), 0):
                 emulator_pins.append(pool.thread(name))
     for cs in request.cpu_sets:
+        if cs.floating:
+            continue
         pins, reserved, later = pinned[cs.id]
         for vcpu in later:
             pins[vcpu] = pools[nodes[cs.id]].thread("left")

@@ -20,7 +20,6 @@ class CpuCount:
     """The free cores and threads of one NUMA node, taken from as instances are counted onto it."""
 
     whole: int
-    half_iso: int
     half_busy: int
     single: int
 
@@ -30,7 +29,6 @@ def count_state(t: CpuTable, i: int, slot: int) -> CpuCount:
         raise Uncounted  # cores of more than two threads: the engine counts those
     return CpuCount(
         whole=int(t.whole[i, slot]),
-        half_iso=int(t.half_iso[i, slot]),
         half_busy=int(t.half_busy[i, slot]),
         single=int(t.single[i, slot]),
     )
@@ -38,7 +36,7 @@ def count_state(t: CpuTable, i: int, slot: int) -> CpuCount:
 
 def take(node: CpuCount, cs: CpuSetDemand, emulator: bool) -> Reason | None:
     """One instance's cpu-set (and emulator PU) on the node, as the engine's objective takes it:
-    pairs whole cores; isolated vCPUs lone threads first, then whole cores; other vCPUs loose
+    pairs whole cores; isolated vCPUs single-thread cores first, then whole cores; other vCPUs loose
     threads, then whole cores, the last odd one leaving its sibling free; the emulator PU that
     thread, else a loose thread, else a thread of a whole core."""
     pairs, singles = len(cs.pairs), len(cs.singles)
@@ -47,15 +45,13 @@ def take(node: CpuCount, cs: CpuSetDemand, emulator: bool) -> Reason | None:
     node.whole -= pairs
     left = 0
     if cs.policy is ThreadPolicy.isolate:
-        loose = min(singles, node.single + node.half_iso)
+        loose = min(singles, node.single)
         if singles - loose > node.whole:
             return Reason.cores
         node.whole -= singles - loose
-        from_single = min(loose, node.single)
-        node.single -= from_single
-        node.half_iso -= loose - from_single
+        node.single -= loose
     else:
-        loose = min(singles, node.half_busy + node.single + node.half_iso)
+        loose = min(singles, node.half_busy + node.single)
         rest = singles - loose
         cores = (rest + 1) // 2
         if cores > node.whole:
@@ -66,7 +62,7 @@ def take(node: CpuCount, cs: CpuSetDemand, emulator: bool) -> Reason | None:
     if emulator:
         if left:
             left = 0
-        elif node.half_busy + node.single + node.half_iso:
+        elif node.half_busy + node.single:
             _take_loose(node, 1)
         elif node.whole:
             node.whole -= 1
@@ -78,7 +74,7 @@ def take(node: CpuCount, cs: CpuSetDemand, emulator: bool) -> Reason | None:
 
 
 def _take_loose(node: CpuCount, n: int) -> None:
-    for name in ("half_busy", "single", "half_iso"):
+    for name in ("half_busy", "single"):
         got = min(n, getattr(node, name))
         setattr(node, name, getattr(node, name) - got)
         n -= got
@@ -102,8 +98,8 @@ def relax_uses(request: Request, part: Part) -> list[tuple[str, int]]:
 def relax_cpus(model: RelaxModel, t: CpuTable) -> None:
     """Pairs, isolated vCPUs and loose threads on each node. On SMT2 nodes, exactly how they can
     share its cores: every whole core holds a pair, an isolated vCPU or loose threads (up to two),
-    every thread whose sibling is unusable or absent an isolated vCPU or a loose thread, every
-    thread whose sibling is used a loose thread."""
+    every single-thread core an isolated vCPU or a loose thread, every thread whose sibling is
+    used or host-reserved a loose thread."""
     by_node: dict[tuple[int, int], dict[str, list[cp_model.LinearExprT]]] = {}
     for (host, slot, name), terms in model.uses("cpu").items():
         by_node.setdefault((host, slot), {})[name] = terms
@@ -111,7 +107,7 @@ def relax_cpus(model: RelaxModel, t: CpuTable) -> None:
     for (host, slot), uses in by_node.items():
         pairs, isolated, loose = (cp_model.LinearExpr.sum(uses.get(k, [])) for k in USES)
         whole, threads = int(t.whole[host, slot]), int(t.whole_threads[host, slot])
-        alone = int(t.half_iso[host, slot] + t.single[host, slot])
+        alone = int(t.single[host, slot])
         busy = int(t.half_busy[host, slot])
         if threads != 2 * whole:  # cores of other sizes: the counts alone
             m.add(pairs <= whole)

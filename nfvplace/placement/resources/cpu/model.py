@@ -2,14 +2,13 @@
 
 Counts, not threads: per node the model has the number of free cores with no thread used (`whole`,
 grouped by how many free threads they have: 2 on SMT2 hosts, 4 on SMT4), free single-thread cores,
-free threads whose siblings no VM can get (`half_iso`) and free threads whose sibling a VM uses
-(`half_busy`). Per cpu-set and node it decides how many of each its vCPUs take; the exact PU ids are
+and free threads whose sibling is used by a VM or host-reserved (`half_busy`). Per cpu-set and node it decides how many of each its vCPUs take; the exact PU ids are
 chosen after the solve (`assign.py`), since cores of one class are interchangeable.
 
 - a howtogroup pair takes one whole free core (two of its threads; any others are kept idle); on a
   host without SMT it cannot fit;
 - `isolate` (default): an unpaired vCPU takes a whole core and keeps its siblings idle (reserved for
-  the VM), or a free thread whose siblings are host-reserved, or a single-thread core;
+  the VM), or a single-thread core (never a thread next to a busy or host-reserved one);
 - `prefer`: an unpaired vCPU takes any free thread; up to all threads of a whole core may go to the
   cpu-set's own vCPUs (cheapest for pack), and the threads of a core it leaves free (`left`) may go
   to the emulator PU, to another `prefer` cpu-set on the same node, or later to another VM;
@@ -97,12 +96,11 @@ def _post_isolate(
 ) -> None:
     singles = len(cs.singles)
     parts = {f"iso_w{t}": singles for t in sizes}
-    parts.update(iso_half=singles, iso_single=singles)
+    parts.update(iso_single=singles)
     split = _split(ctx, singles * y, parts, tag)
     for t in sizes:
         ctx.add_use(node, whole(t), split[f"iso_w{t}"])
         ctx.cost("stranded", STRAND * (t - 1) * split[f"iso_w{t}"])  # the siblings idle
-    ctx.add_use(node, "half_iso", split["iso_half"])
     ctx.add_use(node, "single", split["iso_single"])
     for name, expr in split.items():
         _count(ctx, name, cs.id, node, expr)
@@ -118,11 +116,10 @@ def _post_prefer(
 ) -> None:
     m = ctx.model
     singles = len(cs.singles)
-    hi = m.new_int_var(0, singles, f"pre_half_iso[{tag}]")
     hb = m.new_int_var(0, singles, f"pre_half_busy[{tag}]")
     sg = m.new_int_var(0, singles, f"pre_single[{tag}]")
     left = m.new_int_var(0, singles, f"pre_left[{tag}]")
-    taken: list[cp_model.LinearExprT] = [hi, hb, sg, left]
+    taken: list[cp_model.LinearExprT] = [hb, sg, left]
     for t in sizes:
         cores = []
         for k in range(1, min(t, singles) + 1):
@@ -135,7 +132,6 @@ def _post_prefer(
                 ctx.cost("stranded", STRAND * (t - k) * w)  # a half-used core
         ctx.add_use(node, whole(t), sum(cores))
     m.add(sum(taken) == singles * y)
-    ctx.add_use(node, "half_iso", hi)
     ctx.add_use(node, "half_busy", hb)
     ctx.add_use(node, "single", sg)
     ctx.add_use(node, "left", left)
@@ -143,7 +139,6 @@ def _post_prefer(
     # directly (pre_w2x2) wins over the same layout written as pre_w2x1 + pre_left
     ctx.cost("stranded", -(STRAND - 1) * left)
     for name, var in (
-        ("pre_half_iso", hi),
         ("pre_half_busy", hb),
         ("pre_single", sg),
         ("pre_left", left),
@@ -161,7 +156,7 @@ def post_emulator(ctx: ModelContext, cpu: CpuFree) -> None:
         # pool -> objective weight: a whole core strands the threads it leaves; a thread a
         # `prefer` vCPU left free is no longer stranded
         pools = {whole(t): STRAND * (t - 1) for t in cpu.nodes[slot].core_sizes}
-        pools.update(single=0, half_iso=0, half_busy=0, left=-(STRAND - 1))
+        pools.update(single=0, half_busy=0, left=-(STRAND - 1))
         parts = []
         for pool, weight in pools.items():
             var = ctx.model.new_bool_var(f"emulator_{pool}[n{node}]")
@@ -180,7 +175,6 @@ def post_capacity(ctx: ModelContext, cpu: CpuFree) -> None:
         pools = cpu.nodes[slot]
         sizes: dict[str, int] = {
             "single": len(pools.single_cores),
-            "half_iso": len(pools.half_isolated),
             "half_busy": len(pools.half_busy),
         }
         for t in pools.core_sizes:
