@@ -19,6 +19,31 @@ def _cpus(host: ComputeHostDescriptor) -> dict[int, tuple[int, Any]]:
     return {cpu.id: (node.id, cpu) for node in host.numa_nodes for cpu in node.cpus}
 
 
+def _floating(placement: Any, vcpus: set[int], cpus: dict[int, tuple[int, Any]]) -> list[str]:
+    """A floating cpu-set: its vCPUs over shared PUs of its node, at least one PU each, within
+    each PU's ratio."""
+    floating = placement.floating
+    if placement.vcpu_pins or floating is None or set(floating.vcpus) != vcpus:
+        return [f"floating cpu-set {placement.id} placed as {placement}"]
+    out = []
+    if len(floating.cpus) < len(vcpus):
+        out.append(f"cpu-set {placement.id}: {len(vcpus)} vCPUs over {len(floating.cpus)} PUs")
+    share = len(vcpus) / max(len(floating.cpus), 1)
+    for pu in floating.cpus:
+        cpu = cpus.get(pu)
+        if cpu is None or not cpu[1].eligible or cpu[1].state.value == "dedicated":
+            out.append(f"floating PU {pu} not shareable")
+            continue
+        ratio = cpu[1].oversubscription_ratio or 1.0
+        if cpu[1].state.value == "free" and not cpu[1].oversubscription_ratio:
+            out.append(f"floating PU {pu} not in the shared pool")
+        if (cpu[1].usage_ratio or 0.0) + share / ratio > 1 + 1e-9:
+            out.append(f"floating PU {pu} over its ratio")
+        if cpu[0] != placement.numa_node:
+            out.append(f"floating PU {pu} not on node {placement.numa_node}")
+    return out
+
+
 def violations(
     hosts: list[ComputeHostDescriptor],
     vm: VmDescriptor,
@@ -82,7 +107,9 @@ def violations(
         for placement in config.cpu_sets:
             desc = wanted.get(placement.id)
             vcpus = set(desc.vcpus) if desc else set(range(vm.vcpus or 0))
-            if set(placement.vcpu_pins) != vcpus:
+            if desc and desc.floating:
+                out.extend(_floating(placement, vcpus, cpus))
+            elif set(placement.vcpu_pins) != vcpus:
                 out.append(f"cpu-set {placement.id} pins {sorted(placement.vcpu_pins)} not {vcpus}")
             pins = placement.vcpu_pins
             for v, pu in pins.items():
@@ -153,6 +180,8 @@ def violations(
                     out.append(f"shared PU {pu} not on node {config.shared.numa_node}")
             if not vm.cpu_oversubscription:
                 out.append("shared PUs for a VM that does not allow oversubscription")
+            if len(config.shared.cpus) < config.shared.vcpus:
+                out.append(f"{config.shared.vcpus} shared vCPUs over {len(config.shared.cpus)} PUs")
         elif vm.cpu_oversubscription and not vm.cpu_sets:
             out.append("oversubscribed plain VM placed without shared PUs")
         ports = {

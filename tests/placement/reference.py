@@ -22,7 +22,9 @@ The rules, as this module reads them:
   either one dedicated interface or VFs; a NIC's interfaces within its PCIe budget; `physical_network`
   equal; an interface inside a cpu-set on that cpu-set's node;
 - a plain VM with `cpu_oversubscription` floats over a set S of one node's shared PUs (state shared, or
-  free with a ratio) with vCPUs / |S| <= (1 - usage) x ratio for each PU of S, its memory from that node.
+  free with a ratio) with |S| >= vCPUs (never two of its vCPUs on one PU) and vCPUs / |S| <=
+  (1 - usage) x ratio for each PU of S, its memory from that node; a floating cpu-set likewise over
+  its own node's pool (one floating cpu-set per node), its memory and hugepages as a cpu-set's.
 """
 
 from __future__ import annotations
@@ -53,6 +55,7 @@ class _Set:
     normal_mib: int
     membw: Fraction
     needs_smt: bool
+    floating: int = 0  # vCPUs floating over the node's shared pool
 
 
 def _sets(vm: VmDescriptor) -> list[_Set]:
@@ -74,6 +77,8 @@ def _sets(vm: VmDescriptor) -> list[_Set]:
             isolate = singles
         else:
             prefer = singles
+        if cs.floating:
+            pairs = isolate = prefer = 0
         hp = cs.hugepages
         huge_mib = hp.count * hp.size // 1024 if hp and hp.count else 0
         out.append(
@@ -86,7 +91,8 @@ def _sets(vm: VmDescriptor) -> list[_Set]:
                 hp.count if hp else 0,
                 max(cs.memory_mib - huge_mib, 0),
                 _q(cs.memory_bandwidth_gbps),
-                bool(cs.howtogroup) or str(policy) == "require",
+                not cs.floating and (bool(cs.howtogroup) or str(policy) == "require"),
+                len(cs.vcpus) if cs.floating else 0,
             )
         )
     return out
@@ -137,6 +143,9 @@ def _node_fits(
     isolate = sum(s.isolate for s in sets)
     prefer = sum(s.prefer for s in sets) + emulator
     if (pairs or isolate or prefer) and not _cpu_fits(_cores(node, host), pairs, isolate, prefer):
+        return False
+    floating = [s.floating for s in sets if s.floating]
+    if len(floating) > 1 or (floating and not _pool_fits(_pool(node), floating[0])):
         return False
     mem = node.memory
     for size in {s.hugepage_size for s in sets if s.hugepage_size}:
@@ -295,6 +304,25 @@ def _pinned_fits(host: ComputeHostDescriptor, vm: VmDescriptor) -> bool:
     return False
 
 
+def _pool(node: NumaNode) -> list[Fraction]:
+    """The room (vCPUs) of each PU of the node's shared pool."""
+    return [
+        (1 - _q(c.usage_ratio)) * (_q(c.oversubscription_ratio) or 1)
+        for c in node.cpus
+        if c.eligible
+        and (c.state.value == "shared" or (c.state.value == "free" and c.oversubscription_ratio))
+    ]
+
+
+def _pool_fits(pool: list[Fraction], vcpus: int) -> bool:
+    """Some set S of the pool, |S| >= vcpus, with vcpus / |S| within each PU's room."""
+    for size in range(max(vcpus, 1), len(pool) + 1):
+        for chosen in itertools.combinations(pool, size):
+            if all(Fraction(vcpus, size) <= room for room in chosen):
+                return True
+    return False
+
+
 def _shared_fits(host: ComputeHostDescriptor, vm: VmDescriptor) -> bool:
     vcpus = vm.vcpus or 1
     if not _interfaces_fit(host, vm, {}):
@@ -307,18 +335,8 @@ def _shared_fits(host: ComputeHostDescriptor, vm: VmDescriptor) -> bool:
             normal = int(normal * mem.normal.oversubscription_ratio)
         if (vm.memory_mib or 0) > normal - mem.normal.used_mib:
             continue
-        pool = [
-            (1 - _q(c.usage_ratio)) * (_q(c.oversubscription_ratio) or 1)
-            for c in node.cpus
-            if c.eligible
-            and (
-                c.state.value == "shared" or (c.state.value == "free" and c.oversubscription_ratio)
-            )
-        ]
-        for size in range(1, len(pool) + 1):
-            for chosen in itertools.combinations(pool, size):
-                if all(Fraction(vcpus, size) <= room for room in chosen):
-                    return True
+        if _pool_fits(_pool(node), vcpus):
+            return True
     return False
 
 
