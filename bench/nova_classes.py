@@ -28,7 +28,7 @@ SIDE = {
     "nova: a failed try fixes the guest cell's page size": NOVA_WRONG,
     "nova bug #1889633: isolate with cpu_dedicated_set": NOVA_WRONG,
     "nova: both bugs": NOVA_WRONG,
-    "nova: free hugepages counted as a shared guest's memory": NOVA_WRONG,
+    "nova: a shared guest's memory checked against hugepages and reserved memory": NOVA_WRONG,
     "nova (vcpu_pin_set): floating vCPUs on pinned CPUs": NOVA_WRONG,
     "Nova refuses the flavor": DIFFERENT,
     "nfvplace refuses the flavor": "nfvplace wrong",
@@ -91,9 +91,10 @@ def _pci_multinode(flavor: Flavor, view: View) -> tuple[Flavor, View] | None:
 
 
 def _shared_hugepage_memory(flavor: Flavor, view: View) -> tuple[Flavor, View] | None:
-    """Nova checks an unpinned guest cell's memory against the host cell's whole memory, free
-    hugepages included (nfvplace takes normal memory from normal memory): the host without its
-    free hugepages asks both the same."""
+    """Nova checks an unpinned guest cell's memory against the host cell's whole memory less its
+    usage: free hugepages and reserved small pages count as free normal memory (nfvplace takes
+    normal memory from what is free of it). The host without free hugepages and without reserved
+    small pages (the small pool shrunk by them: the same free normal memory) asks both the same."""
     specs = _specs(flavor)
     if specs.get("hw:cpu_policy", "shared") != "shared" or specs.get("hw:mem_page_size"):
         return None
@@ -105,6 +106,11 @@ def _shared_hugepage_memory(flavor: Flavor, view: View) -> tuple[Flavor, View] |
             if pool["size_kb"] > 4 and free > 0:
                 pool["total"] -= free
                 cell["memory"] -= free * pool["size_kb"] // 1024
+                changed = True
+            if pool["size_kb"] == 4 and pool.get("reserved"):
+                pool["total"] -= pool["reserved"]
+                cell["memory"] -= pool["reserved"] * 4 // 1024
+                pool["reserved"] = 0
                 changed = True
     return (flavor, out) if changed else None
 
@@ -178,7 +184,7 @@ def relax(vm: Any, how: str | None) -> Any:
 
 
 COUNTERFACTUALS: tuple[tuple[str, Transform], ...] = (
-    ("nova: free hugepages counted as a shared guest's memory", _shared_hugepage_memory),
+    ("nova: a shared guest's memory checked against hugepages and reserved memory", _shared_hugepage_memory),
     ("nova (vcpu_pin_set): floating vCPUs on pinned CPUs", _legacy_floating),
     ("require with an odd vCPU count", _odd_require),
     ("mem_page_size=any", _page_any),

@@ -25,6 +25,8 @@ from .base import (
     Conversion,
     DialectError,
     Note,
+    Page,
+    hugepages_of,
     identifier,
     one_of,
     parse_count,
@@ -178,25 +180,25 @@ def convert_flavor(
     dedicated = policy in ("dedicated", "mixed") or realtime
     layout = nova_numa.guest_nodes(specs.get, specs.at, specs.values.__contains__, vcpus, ram)
     word = specs.get("hw:mem_page_size")
-    page_kib = nova_numa.page_size(word, specs.at("hw:mem_page_size"), layout, notes)
+    page = nova_numa.page_size(word, specs.at("hw:mem_page_size"), layout)
     # Nova gives a shared flavor a guest NUMA topology when it names nodes or a page size
     numa = any(k.startswith(NUMA_KEYS) for k in specs.values)
     if dedicated:
-        out.update(_cpu_sets(specs, vcpus, ram, layout, page_kib, origins, notes))
+        out.update(_cpu_sets(specs, vcpus, ram, layout, page, origins, notes))
         if policy == "mixed":
             notes.append(_mixed_note(specs, vcpus))
     else:
         _check_floating(specs)
         out.update({"vcpus": vcpus, "memory_mib": ram, "cpu_oversubscription": True})
         if numa:
-            out.update(_floating_sets(specs, layout, page_kib, origins))
+            out.update(_floating_sets(specs, layout, page, origins))
             if sum(len(n.vcpus) for n in layout) == vcpus:
                 del out["vcpus"]  # derived from the cpu-sets (else lint names the mismatch)
             if sum(n.memory_mib for n in layout) == ram:
                 del out["memory_mib"]
     required = ["cpu_pinning"] if dedicated else []
-    if numa or (dedicated and page_kib):
-        required += ["numa_memory_pinning"] + (["hugepage_numa_pinning"] if page_kib else [])
+    if numa or (dedicated and page):
+        required += ["numa_memory_pinning"] + (["hugepage_numa_pinning"] if page else [])
     if required:
         out["hypervisor"] = {"type": "kvm", "required_capabilities": required}
     if specs.word("hw:emulator_threads_policy", EMULATOR_POLICIES, "share") == "isolate":
@@ -226,7 +228,7 @@ def _check_floating(specs: _Specs) -> None:
 def _floating_sets(
     specs: _Specs,
     layout: list[nova_numa.GuestNode],
-    page_kib: int | None,
+    page: Page,
     origins: dict[PathKey, PathKey],
 ) -> dict[str, Any]:
     """A shared flavor's guest NUMA topology: floating cpu-sets (vCPUs unpinned on each node's
@@ -241,9 +243,8 @@ def _floating_sets(
         }
         origins[("cpu_sets", index, "vcpus")] = node.vcpus_from
         origins[("cpu_sets", index, "memory_mib")] = node.memory_from
-        if page_kib:
-            count = node.memory_mib * 1024 // page_kib
-            cpu_set["hugepages"] = {"size": f"{page_kib}KiB", "count": count}
+        if page:
+            cpu_set["hugepages"] = hugepages_of(page, node.memory_mib)
             origins[("cpu_sets", index, "hugepages")] = specs.at("hw:mem_page_size")
         cpu_sets.append(cpu_set)
     origins[("cpu_sets",)] = specs.at(
@@ -357,7 +358,7 @@ def _cpu_sets(
     vcpus: int,
     ram: int,
     layout: list[nova_numa.GuestNode],
-    page_kib: int | None,
+    page: Page,
     origins: dict[PathKey, PathKey],
     notes: list[Note],
 ) -> dict[str, Any]:
@@ -372,9 +373,8 @@ def _cpu_sets(
             ids = node.vcpus
             cpu_set["howtogroup"] = [ids[i : i + 2] for i in range(0, len(ids) - 1, 2)]
             origins[("cpu_sets", index, "howtogroup")] = at("hw:cpu_thread_policy")
-        if page_kib:
-            count = node.memory_mib * 1024 // page_kib
-            cpu_set["hugepages"] = {"size": f"{page_kib}KiB", "count": count}
+        if page:
+            cpu_set["hugepages"] = hugepages_of(page, node.memory_mib)
             origins[("cpu_sets", index, "hugepages")] = at("hw:mem_page_size")
         cpu_sets.append(cpu_set)
     out: dict[str, Any] = {"cpu_sets": cpu_sets, "cpu_thread_policy": thread}

@@ -120,17 +120,54 @@ class Interface(Model):
     vlan: NonNegativeInt | None = None
 
 
+class PageSizeChoice(StrEnum):
+    """A page size the placement chooses on the node, for the cpu-set's whole memory (Nova's
+    `hw:mem_page_size` words): the largest size whose free pages on the node hold it."""
+
+    large = "large"  # a hugepage size
+    any = "any"  # a hugepage size, else normal memory (small pages)
+
+
 class Hugepages(Model):
-    size: PageSize
-    count: NonNegativeInt
+    size: PageSize | PageSizeChoice = Field(
+        description="A page size ('1GiB', '2MiB'), or 'large'/'any': the size is chosen on the "
+        "node (the largest whose free pages hold the cpu-set's memory; 'any' falls back to "
+        "normal memory), and the configuration records it"
+    )
+    count: NonNegativeInt | None = Field(
+        None, description="Pages of a given size; none with 'large'/'any' (the whole memory)"
+    )
+
+    @model_validator(mode="after")
+    def _count_matches_size(self) -> Hugepages:
+        if isinstance(self.size, PageSizeChoice):
+            if self.count is not None:
+                raise ValueError(
+                    f"size '{self.size}' backs the cpu-set's whole memory: give no count"
+                )
+        elif self.count is None:
+            raise ValueError("give the number of pages ('count') of that size")
+        return self
 
     @property
-    def size_kib(self) -> int:
-        return self.size
+    def choice(self) -> PageSizeChoice | None:
+        """The size word ('large'/'any') when the size is chosen at placement."""
+        return self.size if isinstance(self.size, PageSizeChoice) else None
+
+    @property
+    def size_kib(self) -> int | None:
+        """The page size in KiB (None: chosen at placement)."""
+        return None if isinstance(self.size, PageSizeChoice) else self.size
+
+    @property
+    def pages(self) -> int:
+        """Pages of a given size (0 for a size chosen at placement)."""
+        return self.count or 0
 
     @property
     def total_mib(self) -> int:
-        return self.count * self.size // 1024
+        """Memory in pages of a given size (0 for a size chosen at placement)."""
+        return self.pages * (self.size_kib or 0) // 1024
 
 
 class Disk(Model):

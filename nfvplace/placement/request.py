@@ -18,6 +18,7 @@ from ..models.vmd import (
     EmulatorThreads,
     Interface,
     InterfaceMode,
+    PageSizeChoice,
     ThreadPolicy,
     VmDescriptor,
 )
@@ -54,6 +55,7 @@ class CpuSetDemand:
     memory_bandwidth_kbps: int
     synthetic: bool = False
     floating: bool = False  # vCPUs float over the node's shared pool (the shared kind's)
+    page_choice: PageSizeChoice | None = None  # the memory kind picks the page size per node
 
     @property
     def floating_vcpus(self) -> int:
@@ -67,6 +69,9 @@ class CpuSetDemand:
 
     @property
     def normal_mib(self) -> int:
+        """Normal memory of a given page size (0 when the page size is chosen on the node)."""
+        if self.page_choice is not None:
+            return 0
         return max(self.memory_mib - self.hugepage_mib, 0)
 
 
@@ -173,10 +178,11 @@ def _cpu_set(cs: CpuSet, vm_policy: ThreadPolicy, synthetic: bool = False) -> Cp
         requires_smt=requires_smt,
         memory_mib=cs.memory_mib,
         hugepage_size_kib=hp.size_kib if hp and hp.count else None,
-        hugepage_count=hp.count if hp else 0,
+        hugepage_count=hp.pages if hp else 0,
         memory_bandwidth_kbps=kbps(cs.memory_bandwidth_gbps),
         synthetic=synthetic,
         floating=cs.floating,
+        page_choice=hp.choice if hp else None,
     )
 
 

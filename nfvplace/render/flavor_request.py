@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 from ..models.configuration import VmConfiguration
 from ..models.vmd import EmulatorThreads, InterfaceMode, ThreadPolicy, VmDescriptor
-from ._common import guest_layout
+from ._common import cell_vcpus, guest_layout
 
 
 @dataclass(frozen=True, slots=True)
@@ -20,6 +20,8 @@ class FlavorCell:
     pairs: tuple[tuple[int, int], ...]
     thread_policy: ThreadPolicy | None
     host_node: int | None
+    floating: bool = False  # unpinned vCPUs with a NUMA layout (Nova: a shared flavor)
+    page_word: str | None = None  # a page size chosen on the host node (`large`, `any`)
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +65,8 @@ def request_from_vm(vm: VmDescriptor, config: VmConfiguration | None) -> FlavorR
             pairs=tuple(cs.howtogroup),
             thread_policy=cs.thread_policy,
             host_node=nodes.get(cs.id),
+            floating=cs.floating,
+            page_word=cs.hugepages.choice.value if cs.hugepages and cs.hugepages.choice else None,
         )
         for cs in sorted(vm.cpu_sets, key=lambda c: c.id)
     ]
@@ -115,13 +119,14 @@ def request_from_config(config: VmConfiguration) -> FlavorRequest:
     layout = guest_layout(config)
     cells = [
         FlavorCell(
-            vcpus=tuple(sorted(cs.vcpu_pins)),
+            vcpus=cell_vcpus(cs),
             memory_mib=cs.memory_mib,
             page_size_kib=cs.hugepages.size_kib if cs.hugepages and cs.hugepages.count else None,
             page_mib=cs.hugepages.total_mib if cs.hugepages else 0,
             pairs=tuple(cs.howtogroup),
             thread_policy=cs.thread_policy,
             host_node=cs.numa_node,
+            floating=cs.floating is not None,
         )
         for cs in layout.cpu_sets
     ]

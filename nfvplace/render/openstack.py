@@ -30,8 +30,8 @@ VNIC_TYPES: dict[InterfaceMode, str] = {
 
 
 def _cpu_specs(req: FlavorRequest, specs: dict[str, str]) -> None:
-    pinned = [v for cell in req.cells for v in cell.vcpus]
-    if pinned and req.shared_vcpus:
+    pinned = [v for cell in req.cells if not cell.floating for v in cell.vcpus]
+    if pinned and (req.shared_vcpus or any(cell.floating for cell in req.cells)):
         specs["hw:cpu_policy"] = "mixed"
         specs["hw:cpu_dedicated_mask"] = cpu_list(pinned)
     elif pinned:
@@ -96,6 +96,15 @@ def _numa_specs(req: FlavorRequest, specs: dict[str, str]) -> None:
 
 
 def _memory_specs(req: FlavorRequest, specs: dict[str, str]) -> None:
+    words = sorted({c.page_word for c in req.cells if c.page_word})
+    if words:  # chosen on the host node: Nova's own words
+        specs["hw:mem_page_size"] = "large" if "large" in words else words[0]
+        if len(words) > 1 or any(not c.page_word for c in req.cells):
+            req.warnings.append(
+                f"cpu-sets use different page sizes; Nova has one hw:mem_page_size per flavor, "
+                f"rendered {specs['hw:mem_page_size']}"
+            )
+        return
     sizes = sorted({c.page_size_kib for c in req.cells if c.page_size_kib})
     if not sizes:
         if any(p.vhost_user for p in req.ports if p.mode is InterfaceMode.vswitch):

@@ -85,19 +85,18 @@ def test_memory_that_is_not_whole_pages_is_an_error_naming_the_key() -> None:
     assert caught.value.path == ("flavor", "extra_specs", "hw:mem_page_size")
 
 
-def test_large_pages_are_1_gib_when_the_memory_is_whole_gib_else_2_mib() -> None:
-    (whole,) = _vm(_flavor(ram=4096, hw__mem_page_size="large")).cpu_sets
-    (part,) = _vm(_flavor(ram=1536, hw__mem_page_size="large")).cpu_sets
-    assert whole.hugepages is not None
-    assert part.hugepages is not None
-    assert (whole.hugepages.size_kib, whole.hugepages.count) == (1048576, 4)
-    assert (part.hugepages.size_kib, part.hugepages.count) == (2048, 768)
+@pytest.mark.parametrize("word", ["large", "any"])
+def test_large_and_any_are_page_sizes_chosen_on_the_host_node(word: str) -> None:
+    document = _flavor(ram=1536, hw__mem_page_size=word)
+    (cpu_set,) = _vm(document).cpu_sets
+    assert cpu_set.hugepages is not None
+    assert (cpu_set.hugepages.size, cpu_set.hugepages.count) == (word, None)
+    assert not any("page" in m for m in _messages(document))
 
 
-def test_any_page_size_is_read_as_small_pages_and_says_so() -> None:
-    document = _flavor(hw__mem_page_size="any")
-    assert _vm(document).cpu_sets[0].hugepages is None
-    assert any("'any' read as small pages" in m for m in _messages(document))
+def test_large_pages_for_memory_no_large_page_holds_are_refused() -> None:
+    with pytest.raises(DialectError, match="not a whole number of 2 MiB pages"):
+        convert(_flavor(ram=1025, hw__mem_page_size="large"))
 
 
 def test_an_uneven_automatic_split_is_refused_as_nova_refuses_it() -> None:

@@ -257,6 +257,15 @@ CASES = [
         ),
     ),
     Case(
+        "NFV207",
+        "cpu_sets[0].hugepages.size",
+        vmd(
+            "cpu_sets:\n  - id: 0\n    vcpus: [0]\n    memory_mib: 1025\n"
+            "    hugepages:\n      size: large #<\n"
+        ),
+        vmd("cpu_sets:\n  - {id: 0, vcpus: [0], memory_mib: 1024, hugepages: {size: large}}\n"),
+    ),
+    Case(
         "NFV201",
         "cpu_sets[0].hugepages",
         vmd(

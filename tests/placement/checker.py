@@ -136,7 +136,14 @@ def violations(
                                 continue
                             if sib in cpus and cpus[sib][1].eligible:
                                 out.append(f"isolated vCPU {v}: sibling {sib} not kept idle")
-                if desc.hugepages and desc.hugepages.count:
+                if desc.hugepages and desc.hugepages.choice:
+                    hp = placement.hugepages
+                    held = hp.count * hp.size_kib if hp else 0
+                    if held not in (0, desc.memory_mib * 1024) or (
+                        hp is None and desc.hugepages.choice.value != "any"
+                    ):
+                        out.append(f"cpu-set {placement.id} pages {hp} for size word")
+                elif desc.hugepages and desc.hugepages.count:
                     hp = placement.hugepages
                     if (
                         hp is None

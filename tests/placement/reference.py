@@ -12,7 +12,9 @@ The rules, as this module reads them:
   cpu-set) take any free thread of a core not kept idle that way; `require` pairs the unpaired vCPUs in
   order (an odd one out is isolated) and needs a host with SMT; a plain VM is one cpu-set, `prefer`
   unless it sets `cpu_thread_policy`;
-- hugepages of the asked size from the node's free pool; the rest of the memory from the node's free
+- hugepages of the asked size from the node's free pool (a size `large`/`any`: the largest pool
+  size whose free pages hold the cpu-set's whole memory exactly, as if alone on the node; `any`
+  falls back to normal memory); the rest of the memory from the node's free
   normal memory (its oversubscription ratio only when the VM allows oversubscription); memory bandwidth
   within the node's free bandwidth; `cpu_set_bandwidth` within the free bandwidth of a described link
   between two different nodes;
@@ -29,6 +31,7 @@ The rules, as this module reads them:
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -56,6 +59,8 @@ class _Set:
     membw: Fraction
     needs_smt: bool
     floating: int = 0  # vCPUs floating over the node's shared pool
+    choice: str | None = None  # a page size chosen on the node ("large" or "any")
+    memory_mib: int = 0
 
 
 def _sets(vm: VmDescriptor) -> list[_Set]:
@@ -88,11 +93,13 @@ def _sets(vm: VmDescriptor) -> list[_Set]:
                 isolate,
                 prefer,
                 hp.size if hp and hp.count else None,
-                hp.count if hp else 0,
+                hp.pages if hp else 0,
                 max(cs.memory_mib - huge_mib, 0),
                 _q(cs.memory_bandwidth_gbps),
                 not cs.floating and (bool(cs.howtogroup) or str(policy) == "require"),
                 len(cs.vcpus) if cs.floating else 0,
+                str(hp.size) if hp and hp.choice else None,
+                cs.memory_mib,
             )
         )
     return out
@@ -148,15 +155,18 @@ def _node_fits(
     if len(floating) > 1 or (floating and not _pool_fits(_pool(node), floating[0])):
         return False
     mem = node.memory
+    normal = mem.total_mib - sum(p.total * p.size_kib // 1024 for p in mem.hugepages)
+    normal -= mem.normal.reserved_mib
+    capacity = int(normal * mem.normal.oversubscription_ratio) if over else normal
+    sets = [_resolved(s, mem, capacity - mem.normal.used_mib) for s in sets]
+    if any(s is None for s in sets):
+        return False
     for size in {s.hugepage_size for s in sets if s.hugepage_size}:
         pool = next((p for p in mem.hugepages if p.size_kib == size), None)
         if sum(s.hugepages for s in sets if s.hugepage_size == size) > (
             pool.total - pool.used if pool else 0
         ):
             return False
-    normal = mem.total_mib - sum(p.total * p.size_kib // 1024 for p in mem.hugepages)
-    normal -= mem.normal.reserved_mib
-    capacity = int(normal * mem.normal.oversubscription_ratio) if over else normal
     if sum(s.normal_mib for s in sets) > capacity - mem.normal.used_mib:
         return False
     need_bw = sum(s.membw for s in sets)
@@ -165,6 +175,21 @@ def _node_fits(
         and mem.bandwidth_gbps is not None
         and need_bw > _q(mem.bandwidth_gbps) - _q(mem.bandwidth_used_gbps)
     )
+
+
+def _resolved(s: _Set, mem: object, normal_free: int) -> _Set:
+    """A set whose page size is chosen on the node, with the size it gets there alone."""
+    if s.choice is None:
+        return s
+    kib = s.memory_mib * 1024
+    for pool in sorted(mem.hugepages, key=lambda p: -p.size_kib):  # type: ignore[attr-defined]
+        if kib % pool.size_kib == 0 and pool.total - pool.used >= kib // pool.size_kib:
+            return dataclasses.replace(
+                s, hugepage_size=pool.size_kib, hugepages=kib // pool.size_kib, normal_mib=0
+            )
+    if s.choice == "any" and normal_free >= s.memory_mib:
+        return dataclasses.replace(s, normal_mib=s.memory_mib)
+    return None  # type: ignore[return-value]
 
 
 def _ports(host: ComputeHostDescriptor) -> list[tuple[int, int, object]]:

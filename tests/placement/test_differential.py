@@ -183,7 +183,11 @@ def vmds(draw: st.DrawFn) -> VmDescriptor:
         elif policy == "require":
             cs["howtogroup"] = [[ids[i], ids[i + 1]] for i in range(0, n - 1, 2)]
         pages = draw(st.integers(0, 2))
-        if pages:
+        word = draw(st.sampled_from([None, None, "large", "any"]))
+        if pages and word:  # the whole memory in pages of a size chosen on the node
+            cs["hugepages"] = {"size": word}
+            cs["memory_mib"] = pages * 1024 + draw(st.sampled_from([0, 0, 512]))
+        elif pages:
             cs["hugepages"] = {"size": "1GiB", "count": pages}
             cs["memory_mib"] += pages * 1024
         if draw(st.integers(0, 3)) == 0:

@@ -204,7 +204,7 @@ def _usage(cell: Mapping[str, Any], ratio: float, pool: int) -> float:
     """The usage of each of the `pool` PUs that take floating vCPUs, such that their room adds up
     to Nova's count for the cell: `len(cpuset) x ratio - cpu_usage` vCPUs (in the legacy layout
     the pinned CPUs are in the cpuset but take no floating vCPU, so the others hold the room)."""
-    room = len(cell["cpuset"]) * ratio - cell.get("cpu_usage", 0)
+    room = len(cell["cpuset"]) * ratio - float(cell.get("cpu_usage", 0))
     if not pool:
         return 0.0
     return min(max(1.0 - room / (pool * ratio), 0.0), 1.0)
