@@ -260,8 +260,8 @@ def _pci(
     origins: dict[PathKey, PathKey],
     notes: list[Note],
 ) -> None:
-    """PCI devices (and the SR-IOV ports of a request), on guest node 0's host node for a pinned
-    VM as Nova's NUMA affinity wants (`nova_request.pci_affinity`)."""
+    """PCI devices with Nova's NUMA affinity policy for a VM with a guest NUMA topology (and the
+    SR-IOV ports of a request, on guest node 0's host node: `nova_request`)."""
     policy = specs.get("hw:pci_numa_affinity_policy").lower()
     alias_at = specs.at("pci_passthrough:alias")
     ports: list[dict[str, Any]] = []
@@ -278,14 +278,18 @@ def _pci(
         return
     cpu_sets = out.get("cpu_sets") or []
     if cpu_sets and (devices or ports):
-        node = nova_request.pci_affinity(policy, len(cpu_sets), where, notes)
-        devices = [dict(d, cpu_set=cpu_sets[node]["id"]) for d in devices]
+        affinity = nova_request.pci_affinity(policy, where)
+        devices = [dict(d, numa_affinity=d.get("numa_affinity", affinity)) for d in devices]
         if ports:
-            cpu_sets[node]["interfaces"] = ports
-            origins[("cpu_sets", node, "interfaces")] = where
+            cpu_sets[0]["interfaces"] = ports
+            origins[("cpu_sets", 0, "interfaces")] = where
+            note = nova_request.port_note(policy, len(cpu_sets), where)
+            notes.extend([note] if note else [])
     elif ports:
         out["interfaces"] = ports
         origins[("interfaces",)] = where
+    if not cpu_sets:  # no guest NUMA topology: Nova applies no PCI NUMA affinity
+        devices = [{k: v for k, v in d.items() if k != "numa_affinity"} for d in devices]
     if devices:
         out["pci_devices"] = devices
         origins[("pci_devices",)] = where

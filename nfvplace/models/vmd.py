@@ -177,12 +177,28 @@ class Disk(Model):
     dedicated: bool = False
 
 
+class NumaAffinity(StrEnum):
+    """Where a PCI device must sit relative to the VM's NUMA nodes (Nova's
+    `hw:pci_numa_affinity_policy`): the nodes of its `cpu_set`, or of every cpu-set when it names
+    none."""
+
+    required = "required"  # on one of those nodes
+    legacy = "legacy"  # the same (nfvplace knows every device's node)
+    preferred = "preferred"  # anywhere, on one of those nodes when one is free there
+    socket = "socket"  # on a node of the same socket as one of those nodes
+
+
 class PciDeviceRequest(Model):
     device_class: PciDeviceClass = Field(PciDeviceClass.crypto, alias="class")
     count: PositiveInt = 1
     vendor: Text | None = None
     model: Text | None = None
     cpu_set: NonNegativeInt | None = Field(None, description="Cpu-set whose node must hold it")
+    numa_affinity: NumaAffinity | None = Field(
+        None,
+        description="Locality to the VM's NUMA nodes (the cpu-set's, or any cpu-set's); none: "
+        "on the cpu-set's node when it names one, else anywhere",
+    )
 
 
 class CpuSet(Model):

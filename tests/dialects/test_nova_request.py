@@ -25,23 +25,40 @@ def _messages(document: dict[str, Any]) -> list[str]:
     return [note.message for note in convert(document).notes]
 
 
-def test_pci_alias_keeps_nova_numa_affinity() -> None:
-    vm = _vm(_flavor(hw__pci_numa_affinity_policy="required", pci_passthrough__alias="qat:2"))
-    (device,) = vm.pci_devices
-    assert (device.cpu_set, device.count, device.model) == (0, 2, "qat")
+@pytest.mark.parametrize("policy", ["required", "legacy", "preferred", "socket", None])
+@pytest.mark.parametrize("nodes", ["1", "2"])
+def test_pci_alias_keeps_nova_numa_affinity_policy(policy: str | None, nodes: str) -> None:
+    specs = {"hw__numa_nodes": nodes, "pci_passthrough__alias": "qat:2"}
+    if policy:
+        specs["hw__pci_numa_affinity_policy"] = policy
+    document = _flavor(**specs)
+    (device,) = _vm(document).pci_devices
+    # relative to every guest node; Nova's default is legacy
+    assert (device.cpu_set, device.numa_affinity, device.count) == (None, policy or "legacy", 2)
+    assert not any("PCI" in m for m in _messages(document))
 
 
-def test_pci_alias_on_a_multi_node_guest_is_on_node_0_and_says_so() -> None:
-    document = _flavor(hw__numa_nodes="2", pci_passthrough__alias="qat:1")
-    assert _vm(document).pci_devices[0].cpu_set == 0
-    assert any("any of the guest's 2 NUMA nodes" in m for m in _messages(document))
+def test_an_image_and_a_port_say_the_pci_numa_affinity_too() -> None:
+    image = {"properties": {"hw_pci_numa_affinity_policy": "socket"}}
+    (device,) = _vm(_flavor(pci_passthrough__alias="qat:1") | {"image": image}).pci_devices
+    assert device.numa_affinity == "socket"
+    spec = [{"vendor_id": "8086", "product_id": "0443"}]
+    requests = [{"alias_name": "qat", "count": 1, "numa_policy": "preferred", "spec": spec}]
+    (device,) = _vm(_flavor() | {"pci_requests": requests}).pci_devices
+    assert device.numa_affinity == "preferred"
 
 
-@pytest.mark.parametrize("policy", ["preferred", "socket"])
-def test_looser_pci_policies_are_read_as_required_with_a_note(policy: str) -> None:
-    document = _flavor(hw__pci_numa_affinity_policy=policy, pci_passthrough__alias="qat:1")
-    assert _vm(document).pci_devices[0].cpu_set == 0
-    assert any(f"'{policy}' read as 'required'" in m for m in _messages(document))
+def test_a_shared_flavor_without_numa_topology_has_no_pci_affinity() -> None:
+    document = {
+        "flavor": {
+            "name": "s",
+            "vcpus": 2,
+            "ram": 1024,
+            "extra_specs": {"pci_passthrough:alias": "qat:1"},
+        }
+    }
+    (device,) = _vm(document).pci_devices
+    assert device.numa_affinity is None
 
 
 def test_a_device_lands_on_the_vms_node() -> None:

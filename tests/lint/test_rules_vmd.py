@@ -224,6 +224,14 @@ CASES = [
         vmd("realtime_vcpus: [1]\ncpu_sets:\n  - {id: 0, vcpus: [0, 1], memory_mib: 1024}\n"),
     ),
     Case(
+        "NFV504",
+        "pci_devices[0].numa_affinity",
+        "schema: nfvplace/vmd/v1\nname: t\nvcpus: 2\nmemory_mib: 512\ncpu_oversubscription: true\n"
+        "pci_devices:\n  - class: crypto\n    numa_affinity: preferred #<\n",
+        "schema: nfvplace/vmd/v1\nname: t\nvcpus: 2\nmemory_mib: 512\ncpu_oversubscription: true\n"
+        "pci_devices:\n  - class: crypto\n",
+    ),
+    Case(
         "NFV118",
         "cpu_sets[0].floating",
         vmd(

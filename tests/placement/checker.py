@@ -44,6 +44,44 @@ def _floating(placement: Any, vcpus: set[int], cpus: dict[int, tuple[int, Any]])
     return out
 
 
+def _devices(host: ComputeHostDescriptor, vm: VmDescriptor, config: Any) -> list[str]:
+    """Every PCI device free, eligible, of a class asked, once, and where its request's NUMA
+    affinity allows: the cpu-set's node (or any cpu-set's: `required`, `legacy`), a node of the
+    same socket (`socket`), anywhere (`preferred`, or no affinity and no cpu-set)."""
+    out = []
+    devices = {d.pci_address: (n, d) for n in host.numa_nodes for d in n.pci_devices}
+    socket = {
+        n.id: (
+            {c.package for c in n.cpus} if len({c.package for c in n.cpus}) == 1 else {-1 - n.id}
+        )
+        for n in host.numa_nodes
+    }
+    nodes = {cs.id: cs.numa_node for cs in config.cpu_sets}
+    if len(config.pci_devices) != sum(w.count for w in vm.pci_devices):
+        out.append(f"{len(config.pci_devices)} PCI devices for {vm.pci_devices}")
+    if len({d.pci_address for d in config.pci_devices}) != len(config.pci_devices):
+        out.append("a PCI device given twice")
+    for got in config.pci_devices:
+        node, device = devices.get(got.pci_address, (None, None))
+        if device is None or node is None or device.in_use or not device.eligible:
+            out.append(f"PCI device {got.pci_address} not free on {host.id}")
+            continue
+        wants = [w for w in vm.pci_devices if str(w.device_class) == str(device.device_class)]
+        ok = False
+        for want in wants:
+            near = [nodes[want.cpu_set]] if want.cpu_set is not None else list(nodes.values())
+            affinity = want.numa_affinity.value if want.numa_affinity else None
+            if affinity == "preferred" or not nodes or (affinity is None and want.cpu_set is None):
+                ok = True
+            elif affinity == "socket":
+                ok = ok or any(socket[node.id] == socket[n] for n in near)
+            else:
+                ok = ok or node.id in near
+        if not ok:
+            out.append(f"PCI device {got.pci_address} on node {node.id}: not where asked")
+    return out
+
+
 def violations(
     hosts: list[ComputeHostDescriptor],
     vm: VmDescriptor,
@@ -191,6 +229,7 @@ def violations(
                 out.append(f"{config.shared.vcpus} shared vCPUs over {len(config.shared.cpus)} PUs")
         elif vm.cpu_oversubscription and not vm.cpu_sets:
             out.append("oversubscribed plain VM placed without shared PUs")
+        out.extend(_devices(host, vm, config))
         ports = {
             port.pci_address: (node.id, port)
             for node in host.numa_nodes

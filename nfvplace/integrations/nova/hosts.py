@@ -6,7 +6,8 @@ Two steps, both plain data and the standard library only:
   its NUMA cells (`cpuset` shared, `pcpuset` dedicated, `pinned_cpus`, `siblings`, `memory`,
   `memory_usage`, `cpu_usage`, `mempages`, `socket`), its PCI pools by NUMA node, its allocation
   ratios and CPU flags. The differential bench generates host views directly.
-- `chd_of(view)` writes the CHD: a node per cell; a PU per CPU of the cell, dedicated-capable
+- `chd_of(view)` writes the CHD: a node per cell (its socket as its PUs' package); a PU per CPU of
+  the cell, dedicated-capable
   (`pcpuset`: free, or dedicated when pinned), shared (`cpuset`: state shared with the cell's CPU
   allocation ratio and usage) or host-reserved (in neither set: not eligible); the smallest page
   pool as normal memory and the others as hugepage pools (reserved pages counted as used); PCI
@@ -180,6 +181,8 @@ def _node(
     for pu in sorted(pus):
         core, siblings = core_of.get(pu, (pu, (pu,)))
         cpu: dict[str, Any] = {"id": pu, "core": core, "siblings": list(siblings)}
+        if cell.get("socket") is not None:  # the socket PCI affinity `socket` asks about
+            cpu["package"] = int(cell["socket"])
         if pu in dedicated:
             if pu in pinned:
                 cpu.update(state="dedicated", owner="nova")

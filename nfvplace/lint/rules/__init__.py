@@ -51,6 +51,7 @@ VMD_CHECKS: tuple[Callable[[VmDescriptor], Iterable[Hit]], ...] = (
     floating.check_vmd,
     memory.check_vmd,
     interfaces.check_vmd,
+    pci.check_vmd,
     capabilities.check_vmd,
     information.check_vmd,
 )
