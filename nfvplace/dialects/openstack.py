@@ -42,11 +42,6 @@ THREAD_POLICIES = ("prefer", "isolate", "require")
 EMULATOR_POLICIES = ("share", "isolate")
 NOVA_DEFAULT_THREAD_POLICY = "prefer"
 NUMA_KEYS = ("hw:numa_nodes", "hw:numa_cpus.", "hw:numa_mem.", "hw:mem_page_size")
-THREAD_READINGS = {  # where nfvplace's engine means something else than Nova for the same word
-    "require": "thread policy 'require' read as vCPU pairs, each on a whole core (an odd vCPU "
-    "isolated): Nova packs pairs on any core with two free threads (on SMT4, two pairs a core) "
-    "and leaves an odd vCPU's sibling free",
-}
 HANDLED = {
     "hw:cpu_policy",
     "hw:cpu_thread_policy",
@@ -394,8 +389,6 @@ def _cpu_sets(
                 ASSUMED,
             )
         )
-    elif thread in THREAD_READINGS:
-        notes.append(Note(at("hw:cpu_thread_policy"), THREAD_READINGS[thread], ASSUMED))
     if specs.get("hw:cpu_realtime").lower() in TRUE:
         mask = specs.get("hw:cpu_realtime_mask")
         where = at("hw:cpu_realtime_mask")

@@ -47,7 +47,7 @@ class CpuSetDemand:
     vcpus: tuple[int, ...]
     pairs: tuple[tuple[int, int], ...]
     singles: tuple[int, ...]
-    policy: ThreadPolicy  # isolate or prefer (require is turned into pairs + isolate)
+    policy: ThreadPolicy  # isolate or prefer (require is turned into pairs, `packed`)
     requires_smt: bool
     memory_mib: int
     hugepage_size_kib: int | None
@@ -56,6 +56,9 @@ class CpuSetDemand:
     synthetic: bool = False
     floating: bool = False  # vCPUs float over the node's shared pool (the shared kind's)
     page_choice: PageSizeChoice | None = None  # the memory kind picks the page size per node
+    # `require`: its pairs may share a core of 4 threads or more, its odd vCPU takes a thread of a
+    # whole core (beside one of its pairs on a larger core) and leaves the others free, as Nova
+    packed: bool = False
 
     @property
     def floating_vcpus(self) -> int:
@@ -162,8 +165,7 @@ def _cpu_set(cs: CpuSet, vm_policy: ThreadPolicy, synthetic: bool = False) -> Cp
     if cs.floating:  # nothing pinned (lint refuses pairs and thread policies on floating sets)
         pairs, singles, policy, requires_smt = [], [], ThreadPolicy.prefer, False
     elif policy is ThreadPolicy.require:
-        # every vCPU on a core shared only with the VM itself: pair the unpaired ones in order,
-        # an odd one out takes a whole core with its sibling kept idle
+        # vCPUs on sibling threads of their own: pair the unpaired ones in order (see `packed`)
         while len(singles) >= 2:
             pairs.append((singles.pop(0), singles.pop(0)))
         policy = ThreadPolicy.isolate
@@ -183,6 +185,7 @@ def _cpu_set(cs: CpuSet, vm_policy: ThreadPolicy, synthetic: bool = False) -> Cp
         synthetic=synthetic,
         floating=cs.floating,
         page_choice=hp.choice if hp else None,
+        packed=(cs.thread_policy or vm_policy) is ThreadPolicy.require and not cs.floating,
     )
 
 

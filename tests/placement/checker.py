@@ -165,7 +165,15 @@ def violations(
                     if ca and cb and (ca[1].core != cb[1].core or pins[a] == pins[b]):
                         out.append(f"pair {a},{b} not on two threads of one core")
                 policy = (desc.thread_policy or vm.cpu_thread_policy).value
-                if policy in ("isolate", "require"):
+                if policy == "require":  # the odd vCPU on a whole core, its siblings left free
+                    for v in desc.vcpus:
+                        if v in paired or v not in pins or pins[v] not in cpus:
+                            continue
+                        for sib in cpus[pins[v]][1].siblings:
+                            c = cpus.get(sib)
+                            if c is None or not c[1].eligible or c[1].state.value != "free":
+                                out.append(f"require: odd vCPU {v} on a core with a busy thread")
+                elif policy == "isolate":
                     for v in desc.vcpus:
                         if v in paired or v not in pins or pins[v] not in cpus:
                             continue

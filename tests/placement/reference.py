@@ -10,8 +10,10 @@ The rules, as this module reads them:
   (not eligible); the core's other threads stay idle; an `isolate` vCPU takes one free thread of such a core and its other threads stay
   idle; a `prefer` vCPU and the emulator PU (`emulator_threads: isolate`, on the node of the first
   cpu-set) take any free thread of a core not kept idle that way; `require` pairs the unpaired vCPUs in
-  order (an odd one out is isolated) and needs a host with SMT; a plain VM is one cpu-set, `prefer`
-  unless it sets `cpu_thread_policy`;
+  order and needs a host with SMT: a whole core holds p of its pairs and o of its odd vCPUs (at most
+  one), 2p + o <= its threads; with no odd vCPU its other threads stay idle, with one they stay free
+  (for `prefer` vCPUs and the emulator PU); a plain VM is one cpu-set, `prefer` unless it sets
+  `cpu_thread_policy`;
 - hugepages of the asked size from the node's free pool (a size `large`/`any`: the largest pool
   size whose free pages hold the cpu-set's whole memory exactly, as if alone on the node; `any`
   falls back to normal memory); the rest of the memory from the node's free
@@ -36,6 +38,7 @@ import itertools
 from collections.abc import Iterator
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import Any
 
 from nfvplace.models.chd import ComputeHostDescriptor, NumaNode
 from nfvplace.models.vmd import CpuSet, Interface, VmDescriptor
@@ -61,6 +64,7 @@ class _Set:
     floating: int = 0  # vCPUs floating over the node's shared pool
     choice: str | None = None  # a page size chosen on the node ("large" or "any")
     memory_mib: int = 0
+    packed: bool = False  # `require`: pairs and the odd vCPU (`isolate` counts it) share cores
 
 
 def _sets(vm: VmDescriptor) -> list[_Set]:
@@ -77,7 +81,7 @@ def _sets(vm: VmDescriptor) -> list[_Set]:
         isolate = prefer = 0
         if str(policy) == "require":
             pairs += singles // 2
-            isolate = singles % 2
+            isolate = singles % 2  # the odd vCPU, of a packed set
         elif str(policy) == "isolate":
             isolate = singles
         else:
@@ -100,6 +104,7 @@ def _sets(vm: VmDescriptor) -> list[_Set]:
                 len(cs.vcpus) if cs.floating else 0,
                 str(hp.size) if hp and hp.choice else None,
                 cs.memory_mib,
+                str(policy) == "require" and not cs.floating,
             )
         )
     return out
@@ -126,30 +131,71 @@ def _cores(node: NumaNode, host: ComputeHostDescriptor) -> list[tuple[int, bool]
     return out
 
 
-def _cpu_fits(cores: list[tuple[int, bool]], pairs: int, isolate: int, threads: int) -> bool:
-    """Some choice of cores for the pairs and isolated vCPUs leaves `threads` free threads."""
-    total = sum(f for f, _ in cores)
-    idx = range(len(cores))
-    for pair_cores in itertools.combinations(idx, pairs):
-        if any(cores[c][1] or cores[c][0] < 2 for c in pair_cores):
-            continue
-        rest = [c for c in idx if c not in pair_cores]
-        for iso_cores in itertools.combinations(rest, isolate):
-            if any(cores[c][1] for c in iso_cores):
-                continue
-            taken = sum(cores[c][0] for c in (*pair_cores, *iso_cores))
-            if total - taken >= threads:
+def _roles(free: int, used: bool, packed: list[tuple[int, int]]) -> Iterator[tuple[Any, int]]:
+    """What one core can hold (a role, and the threads it leaves for `prefer` and the emulator):
+    nothing, a pair, an isolated vCPU, or p pairs and o odd vCPUs of one packed set."""
+    yield None, free
+    if used:
+        return
+    if free >= 2:
+        yield "pair", 0
+    yield "isolate", 0
+    for s, (pairs, odd) in enumerate(packed):
+        for p in range(pairs + 1):
+            for o in range(odd + 1):
+                if p + o and 2 * p + o <= free and free >= 2:
+                    yield (s, p, o), free - 2 * p - o if o else 0
+
+
+def _cpu_fits(
+    cores: list[tuple[int, bool]],
+    pairs: int,
+    isolate: int,
+    threads: int,
+    packed: list[tuple[int, int]] | None = None,
+) -> bool:
+    """Some choice of roles for the cores holds the pairs, the isolated vCPUs and each packed
+    set's pairs and odd vCPU, and leaves `threads` free threads."""
+    need = {"pair": pairs, "isolate": isolate}
+    left = [list(p) for p in packed or []]
+
+    def search(k: int, spare: int) -> bool:
+        if k == len(cores):
+            done = not any(need.values()) and not any(any(p) for p in left)
+            return done and spare >= threads
+        for role, rest in _roles(*cores[k], [(p[0], p[1]) for p in left]):
+            if role in need:
+                if not need[role]:
+                    continue
+                need[role] -= 1
+                found = search(k + 1, spare + rest)
+                need[role] += 1
+            elif role is not None:
+                s, p, o = role
+                left[s][0] -= p
+                left[s][1] -= o
+                found = search(k + 1, spare + rest)
+                left[s][0] += p
+                left[s][1] += o
+            else:
+                found = search(k + 1, spare + rest)
+            if found:
                 return True
-    return False
+        return False
+
+    return search(0, 0)
 
 
 def _node_fits(
     host: ComputeHostDescriptor, node: NumaNode, sets: list[_Set], emulator: int, over: bool
 ) -> bool:
-    pairs = sum(s.pairs for s in sets)
-    isolate = sum(s.isolate for s in sets)
+    pairs = sum(s.pairs for s in sets if not s.packed)
+    isolate = sum(s.isolate for s in sets if not s.packed)
     prefer = sum(s.prefer for s in sets) + emulator
-    if (pairs or isolate or prefer) and not _cpu_fits(_cores(node, host), pairs, isolate, prefer):
+    packed = [(s.pairs, s.isolate) for s in sets if s.packed and (s.pairs or s.isolate)]
+    if (pairs or isolate or prefer or packed) and not _cpu_fits(
+        _cores(node, host), pairs, isolate, prefer, packed
+    ):
         return False
     floating = [s.floating for s in sets if s.floating]
     if len(floating) > 1 or (floating and not _pool_fits(_pool(node), floating[0])):

@@ -64,7 +64,7 @@ REQUIRE_UNPAIRED = Rule(
     Severity.info,
     FAMILY,
     "Thread policy 'require' with unpaired vCPUs: placement pairs them in order (an odd one out "
-    "takes a core alone, its sibling idle)",
+    "takes a thread of a whole core and leaves its siblings free)",
     "list the pairs in 'howtogroup' to choose them yourself",
     CLAUSE,
 )

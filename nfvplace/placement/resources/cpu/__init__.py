@@ -180,7 +180,39 @@ class CpuKind(Kind[CpuTable, CpuFree]):
         return (c.owner for node in host.numa_nodes for c in node.cpus if c.owner)
 
 
+def _packed_needs(t: CpuTable, cs: CpuSetDemand, emulator: int) -> list[NodeNeed]:
+    """A `require` cpu-set: its vCPUs on the threads of whole cores (pairs two to a core of four
+    threads): as many free threads of whole cores as vCPUs, and the emulator PU a thread."""
+    need = 2 * len(cs.pairs) + len(cs.singles)
+    threads = t.whole_threads
+    out = [
+        NodeNeed(
+            Reason.core_pairs,
+            f"{need} free threads of whole cores for sibling vCPUs",
+            threads >= need,
+            threads,
+            need,
+            "free threads of whole cores",
+        )
+    ]
+    if emulator:
+        spare = t.whole_threads - need + t.half_busy + t.single
+        out.append(
+            NodeNeed(
+                Reason.threads,
+                "a free thread for the emulator PU",
+                spare >= 1,
+                spare,
+                1,
+                "free threads besides the vCPUs",
+            )
+        )
+    return out
+
+
 def _needs(t: CpuTable, cs: CpuSetDemand, emulator: int) -> list[NodeNeed]:
+    if cs.packed:
+        return _packed_needs(t, cs, emulator)
     pairs = len(cs.pairs)
     singles = len(cs.singles)
     out = []

@@ -59,16 +59,30 @@ Pinned = tuple[dict[int, int], list[int], list[int]]
 def _pin_pairs(
     cs: CpuSetDemand, pool: _Pools, count: Callable[[str], int], pins: dict[int, int]
 ) -> list[int]:
+    """The pairs (and a `require` cpu-set's odd vCPU), core by core; the idle threads."""
     reserved: list[int] = []
     pairs = list(cs.pairs)
+    odd = list(cs.singles) if cs.packed else []
     for t in sorted(pool.whole):
-        for _ in range(count(f"pair_w{t}")):
-            a, b = pairs.pop(0)
-            core = pool.core(t)
-            pins[a], pins[b] = core[0], core[1]
-            reserved.extend(core[2:])
-    if pairs:
-        raise AssignmentError(f"cpu-set {cs.id}: pairs {pairs} left without a core")
+        # name -> (pairs on the core, odd vCPUs after them)
+        for name, held, alone in (
+            ("pair_w", 1, 0),
+            ("pair2_w", 2, 0),
+            ("po_w", 1, 1),
+            ("odd_w", 0, 1),
+        ):
+            for _ in range(count(f"{name}{t}")):
+                core = pool.core(t)
+                for k in range(held):
+                    a, b = pairs.pop(0)
+                    pins[a], pins[b] = core[2 * k], core[2 * k + 1]
+                for k in range(alone):
+                    pins[odd.pop(0)] = core[2 * held + k]
+                rest = core[2 * held + alone :]
+                # an odd vCPU leaves its core's other threads free, pairs alone keep them idle
+                (pool.left if alone else reserved).extend(rest)
+    if pairs or odd:
+        raise AssignmentError(f"cpu-set {cs.id}: pairs {pairs} {odd} left without a core")
     return reserved
 
 
@@ -77,7 +91,7 @@ def _pin_cores(cs: CpuSetDemand, pool: _Pools, count: Callable[[str], int]) -> P
     sizes = sorted(pool.whole)
     pins: dict[int, int] = {}
     reserved = _pin_pairs(cs, pool, count, pins)
-    singles = list(cs.singles)
+    singles = [] if cs.packed else list(cs.singles)
     for t in sizes:
         for _ in range(count(f"iso_w{t}")):
             core = pool.core(t)

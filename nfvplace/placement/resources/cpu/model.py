@@ -12,7 +12,12 @@ chosen after the solve (`assign.py`), since cores of one class are interchangeab
 - `prefer`: an unpaired vCPU takes any free thread; up to all threads of a whole core may go to the
   cpu-set's own vCPUs (cheapest for pack), and the threads of a core it leaves free (`left`) may go
   to the emulator PU, to another `prefer` cpu-set on the same node, or later to another VM;
-- `require`: the descriptor's unpaired vCPUs are paired in order (see request.py); needs SMT;
+- `require` (`packed`): the descriptor's unpaired vCPUs are paired in order (see request.py); needs
+  SMT; every vCPU sits on a whole free core with the cpu-set's own vCPUs: a core of t threads
+  holds one pair (`pair_w{t}`), or two pairs when t >= 4 (`pair2_w{t}`), its other threads idle;
+  an odd vCPU takes a thread of a whole core (`odd_w{t}`), or of a core of t >= 3 threads beside
+  one pair (`po_w{t}`), and leaves the core's other threads free (for the VM's emulator PU, its
+  `prefer` cpu-sets, or other VMs), as Nova packs `require` and leaves an odd vCPU's sibling free;
 - the emulator PU (`emulator_threads: isolate`): one extra dedicated PU on the node of the first
   cpu-set. It is housekeeping, so it takes any free thread that no isolated vCPU or pair keeps idle:
   preferably a thread whose sibling is already used (nothing stranded) or a thread a `prefer` vCPU
@@ -68,8 +73,11 @@ def post_cpu_set(ctx: ModelContext, cpu: CpuFree, cs: CpuSetDemand) -> None:
             continue
         tag = f"cs{cs.id}n{node}"
         sizes = cpu.nodes[slot].core_sizes
-        if pairs and not sizes:
+        if (pairs or (cs.packed and singles)) and not sizes:
             ctx.model.add(y == 0)
+            continue
+        if cs.packed:
+            _post_packed(ctx, cs, node, y, sizes, tag)
             continue
         if pairs:
             split = _split(ctx, pairs * y, {f"pair_w{t}": pairs for t in sizes}, tag)
@@ -84,6 +92,44 @@ def post_cpu_set(ctx: ModelContext, cpu: CpuFree, cs: CpuSetDemand) -> None:
             _post_isolate(ctx, cs, node, y, sizes, tag)
         else:
             _post_prefer(ctx, cs, node, y, sizes, tag)
+
+
+def _post_packed(
+    ctx: ModelContext,
+    cs: CpuSetDemand,
+    node: int,
+    y: cp_model.IntVar,
+    sizes: tuple[int, ...],
+    tag: str,
+) -> None:
+    """A `require` cpu-set: its pairs, and its odd vCPU (at most one), on whole cores."""
+    m = ctx.model
+    pairs, odd = len(cs.pairs), len(cs.singles)
+    covered: list[cp_model.LinearExprT] = []
+    odds: list[cp_model.LinearExprT] = []
+    for t in sizes:
+        # name -> (pairs it holds, odd vCPUs, threads left free, threads kept idle)
+        shapes = {f"pair_w{t}": (1, 0, 0, t - 2)}
+        if t >= 4 and pairs >= 2:
+            shapes[f"pair2_w{t}"] = (2, 0, 0, t - 4)
+        if odd:
+            shapes[f"odd_w{t}"] = (0, 1, t - 1, 0)
+            if t >= 3 and pairs:
+                shapes[f"po_w{t}"] = (1, 1, t - 3, 0)
+        cores = []
+        for name, (held, alone, left, idle) in shapes.items():
+            var = m.new_int_var(0, pairs if held else 1, f"{name}[{tag}]")
+            ctx.keep(KIND, (name, cs.id, node), var)
+            cores.append(var)
+            covered.append(held * var)
+            odds.append(alone * var)
+            if left:
+                ctx.add_use(node, "left_supply", left * var)
+            if idle or left:
+                ctx.cost("stranded", STRAND * (idle + left) * var)
+        ctx.add_use(node, whole(t), sum(cores))
+    m.add(sum(covered) == pairs * y)
+    m.add(sum(odds) == odd * y)
 
 
 def _post_isolate(
