@@ -52,6 +52,7 @@ class FlavorRequest:
     pci_devices: list[tuple[str, int, int | None]]  # class, count, cell
     disk_gib: int = 0
     warnings: list[str] = field(default_factory=list)
+    pci_affinities: tuple[str, ...] = ()  # the devices' numa_affinity, when the VMD gives one
 
 
 def request_from_vm(vm: VmDescriptor, config: VmConfiguration | None) -> FlavorRequest:
@@ -112,6 +113,9 @@ def request_from_vm(vm: VmDescriptor, config: VmConfiguration | None) -> FlavorR
             for p in vm.pci_devices
         ],
         disk_gib=math.ceil(vm.storage[0].size_gib) if vm.storage else 0,
+        pci_affinities=tuple(
+            sorted({str(p.numa_affinity) for p in vm.pci_devices if p.numa_affinity})
+        ),
     )
 
 

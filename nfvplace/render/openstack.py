@@ -22,6 +22,7 @@ from .flavor_request import FlavorRequest, request_from_config, request_from_vm
 from .nova_names import cpu_flag_trait, nova_page_size
 from .result import RenderResult
 
+STRICTEST = ("required", "legacy", "socket", "preferred")
 VNIC_TYPES: dict[InterfaceMode, str] = {
     InterfaceMode.dedicated: "direct-physical",
     InterfaceMode.sriov: "direct",
@@ -193,7 +194,15 @@ def _port_specs(req: FlavorRequest, specs: dict[str, str]) -> list[dict[str, Any
             "pci_passthrough:alias names a [pci] alias per device class; define the aliases "
             "(vendor and product ids) in nova.conf"
         )
-    if pci_bound:
+    if req.pci_affinities:  # the VMD's own words, Nova's (the strictest when they differ)
+        policy = next(p for p in STRICTEST if p in req.pci_affinities)
+        specs["hw:pci_numa_affinity_policy"] = policy
+        if len(req.pci_affinities) > 1:
+            req.warnings.append(
+                f"PCI devices ask for NUMA affinities {list(req.pci_affinities)}; Nova has one "
+                f"hw:pci_numa_affinity_policy per flavor, rendered {policy}"
+            )
+    elif pci_bound:
         specs["hw:pci_numa_affinity_policy"] = "required"
     elif any(p.mode is not InterfaceMode.vswitch for p in req.ports) or req.pci_devices:
         specs["hw:pci_numa_affinity_policy"] = "preferred"
