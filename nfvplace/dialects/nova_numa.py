@@ -14,9 +14,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from ..models.loading import PathKey
-from .base import DialectError, Page, parse_count, parse_cpu_list, parse_int
+from .base import DialectError, Page, hugepages_of, parse_count, parse_cpu_list, parse_int
 from .base import page_size as base_page_size
 
 TWO_MIB_KIB = 2048
@@ -88,3 +89,31 @@ def page_size(word: str, where: PathKey, nodes: list[GuestNode]) -> Page:
                 where,
             )
     return page
+
+
+def floating_sets(
+    layout: list[GuestNode],
+    page: Page,
+    at: Callable[[str], PathKey],
+    origins: dict[PathKey, PathKey],
+    named: bool,
+) -> dict[str, Any]:
+    """A shared flavor's guest NUMA topology: floating cpu-sets (vCPUs unpinned on each node's
+    shared PUs), with their memory and hugepages on that node; `named`: the flavor says
+    `hw:numa_nodes` (else a page size alone made the topology)."""
+    cpu_sets = []
+    for index, node in enumerate(layout):
+        cpu_set: dict[str, Any] = {
+            "id": index,
+            "vcpus": node.vcpus,
+            "memory_mib": node.memory_mib,
+            "floating": True,
+        }
+        origins[("cpu_sets", index, "vcpus")] = node.vcpus_from
+        origins[("cpu_sets", index, "memory_mib")] = node.memory_from
+        if page:
+            cpu_set["hugepages"] = hugepages_of(page, node.memory_mib)
+            origins[("cpu_sets", index, "hugepages")] = at("hw:mem_page_size")
+        cpu_sets.append(cpu_set)
+    origins[("cpu_sets",)] = at("hw:numa_nodes" if named else "hw:mem_page_size")
+    return {"cpu_sets": cpu_sets}

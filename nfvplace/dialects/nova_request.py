@@ -13,11 +13,10 @@ A Nova scheduling request (what `nfvplace.integrations.nova` sends, and what a u
   is an `sriov` interface (`dedicated` for `type-PF`) on its physical network. Without them, the
   flavor's `pci_passthrough:alias` names the devices by alias name.
 
-Every PCI device of a VM with a guest NUMA topology keeps Nova's NUMA affinity policy
+Every PCI device and port of a VM with a guest NUMA topology keeps Nova's NUMA affinity policy
 (`hw:pci_numa_affinity_policy`, the image's `hw_pci_numa_affinity_policy`, or a PCI request's
-`numa_policy`; Nova's default is `legacy`) as its `numa_affinity`, relative to every guest node.
-A port (a Neutron SR-IOV port) sits on guest node 0's host node: the same as Nova for a one-node
-guest and `required`/`legacy`, stricter otherwise (a note says so).
+`numa_policy`, which for a port is its Neutron `numa_affinity_policy`; Nova's default is `legacy`)
+as its `numa_affinity`, relative to every guest node.
 """
 
 from __future__ import annotations
@@ -114,18 +113,6 @@ def pci_affinity(policy: str, path: PathKey) -> str:
     return policy or "legacy"
 
 
-def port_note(policy: str, nodes: int, path: PathKey) -> Note | None:
-    """Ports sit on guest node 0's host node: a note where Nova allows more."""
-    if nodes == 1 and policy in ("", "legacy", "required"):
-        return None
-    return Note(
-        path,
-        f"SR-IOV ports are kept on guest node 0's host node; Nova's '{policy or 'legacy'}' "
-        f"policy allows more on this {nodes}-node guest (stricter)",
-        ASSUMED,
-    )
-
-
 def alias_devices(alias: str, path: PathKey, notes: list[Note]) -> list[dict[str, Any]]:
     """`pci_passthrough:alias` (`name:count,...`) without the cloud's alias definitions: devices
     named by alias (class `crypto` for QAT-like names, else `other`)."""
@@ -170,6 +157,8 @@ def resolved_requests(
         if request.get("alias_name") is None:
             mode = "dedicated" if spec.get("dev_type") == "type-PF" else "sriov"
             port: dict[str, Any] = {"name": f"port{index}", "mode": mode}
+            if policies[-1]:
+                port["numa_affinity"] = pci_affinity(policies[-1], (*where, "numa_policy"))
             if spec.get("physical_network"):
                 port["physical_network"] = str(spec["physical_network"])
             ports.extend(dict(port, name=f"port{index}-{k}") if k else port for k in range(count))

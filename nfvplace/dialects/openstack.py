@@ -186,7 +186,11 @@ def convert_flavor(
         _check_floating(specs)
         out.update({"vcpus": vcpus, "memory_mib": ram, "cpu_oversubscription": True})
         if numa:
-            out.update(_floating_sets(specs, layout, page, origins))
+            out.update(
+                nova_numa.floating_sets(
+                    layout, page, specs.at, origins, "hw:numa_nodes" in specs.values
+                )
+            )
             if sum(len(n.vcpus) for n in layout) == vcpus:
                 del out["vcpus"]  # derived from the cpu-sets (else lint names the mismatch)
             if sum(n.memory_mib for n in layout) == ram:
@@ -220,34 +224,6 @@ def _check_floating(specs: _Specs) -> None:
             )
 
 
-def _floating_sets(
-    specs: _Specs,
-    layout: list[nova_numa.GuestNode],
-    page: Page,
-    origins: dict[PathKey, PathKey],
-) -> dict[str, Any]:
-    """A shared flavor's guest NUMA topology: floating cpu-sets (vCPUs unpinned on each node's
-    shared PUs), with their memory and hugepages on that node."""
-    cpu_sets = []
-    for index, node in enumerate(layout):
-        cpu_set: dict[str, Any] = {
-            "id": index,
-            "vcpus": node.vcpus,
-            "memory_mib": node.memory_mib,
-            "floating": True,
-        }
-        origins[("cpu_sets", index, "vcpus")] = node.vcpus_from
-        origins[("cpu_sets", index, "memory_mib")] = node.memory_from
-        if page:
-            cpu_set["hugepages"] = hugepages_of(page, node.memory_mib)
-            origins[("cpu_sets", index, "hugepages")] = specs.at("hw:mem_page_size")
-        cpu_sets.append(cpu_set)
-    origins[("cpu_sets",)] = specs.at(
-        "hw:numa_nodes" if "hw:numa_nodes" in specs.values else "hw:mem_page_size"
-    )
-    return {"cpu_sets": cpu_sets}
-
-
 def _pci(
     specs: _Specs,
     request: Mapping[str, Any],
@@ -255,8 +231,8 @@ def _pci(
     origins: dict[PathKey, PathKey],
     notes: list[Note],
 ) -> None:
-    """PCI devices with Nova's NUMA affinity policy for a VM with a guest NUMA topology (and the
-    SR-IOV ports of a request, on guest node 0's host node: `nova_request`)."""
+    """PCI devices and the SR-IOV ports of a request, with Nova's NUMA affinity policy when the VM
+    has a guest NUMA topology (`nova_request`)."""
     policy = specs.get("hw:pci_numa_affinity_policy").lower()
     alias_at = specs.at("pci_passthrough:alias")
     ports: list[dict[str, Any]] = []
@@ -271,20 +247,16 @@ def _pci(
         devices = nova_request.alias_devices(specs.get("pci_passthrough:alias"), where, notes)
     else:
         return
-    cpu_sets = out.get("cpu_sets") or []
-    if cpu_sets and (devices or ports):
+    if out.get("cpu_sets"):
         affinity = nova_request.pci_affinity(policy, where)
         devices = [dict(d, numa_affinity=d.get("numa_affinity", affinity)) for d in devices]
-        if ports:
-            cpu_sets[0]["interfaces"] = ports
-            origins[("cpu_sets", 0, "interfaces")] = where
-            note = nova_request.port_note(policy, len(cpu_sets), where)
-            notes.extend([note] if note else [])
-    elif ports:
+        ports = [dict(p, numa_affinity=p.get("numa_affinity", affinity)) for p in ports]
+    else:  # no guest NUMA topology: Nova applies no PCI NUMA affinity
+        devices = [{k: v for k, v in d.items() if k != "numa_affinity"} for d in devices]
+        ports = [{k: v for k, v in p.items() if k != "numa_affinity"} for p in ports]
+    if ports:
         out["interfaces"] = ports
         origins[("interfaces",)] = where
-    if not cpu_sets:  # no guest NUMA topology: Nova applies no PCI NUMA affinity
-        devices = [{k: v for k, v in d.items() if k != "numa_affinity"} for d in devices]
     if devices:
         out["pci_devices"] = devices
         origins[("pci_devices",)] = where

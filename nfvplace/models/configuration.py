@@ -163,6 +163,12 @@ class VmConfiguration(Model):
         )
 
     @property
+    def floating_cpus(self) -> tuple[int, ...]:
+        """Every shared PU this VM's vCPUs float over (`shared` and its floating cpu-sets)."""
+        shared = self.shared.cpus if self.shared else ()
+        return shared + tuple(pu for cs in self.cpu_sets if cs.floating for pu in cs.floating.cpus)
+
+    @property
     def held_cpus(self) -> tuple[int, ...]:
         """Every PU this VM holds exclusively: pins, emulator PUs and reserved siblings."""
         return self.pinned_cpus + tuple(pu for cs in self.cpu_sets for pu in cs.reserved_siblings)

@@ -108,6 +108,17 @@ class HypervisorRequirements(Model):
         return frozenset(caps)
 
 
+class NumaAffinity(StrEnum):
+    """Where a PCI device or port must sit relative to the VM's NUMA nodes (Nova's
+    `hw:pci_numa_affinity_policy`, a Neutron port's `numa_affinity_policy`): the nodes of its
+    cpu-set, or of every cpu-set when it names none."""
+
+    required = "required"  # on one of those nodes
+    legacy = "legacy"  # the same (nfvplace knows every device's node)
+    preferred = "preferred"  # anywhere, on one of those nodes when one is free there
+    socket = "socket"  # on a node of the same socket as one of those nodes
+
+
 class Interface(Model):
     name: Identifier
     mode: InterfaceMode = InterfaceMode.vswitch
@@ -118,6 +129,11 @@ class Interface(Model):
     )
     physical_network: Text | None = None
     vlan: NonNegativeInt | None = None
+    numa_affinity: NumaAffinity | None = Field(
+        None,
+        description="Locality of a dedicated or SR-IOV port to the VM's NUMA nodes (its cpu-set's, "
+        "or any cpu-set's outside them); none: restricted_to_topology decides",
+    )
 
 
 class PageSizeChoice(StrEnum):
@@ -175,17 +191,6 @@ class Disk(Model):
     size_gib: GiB
     type: DiskType = DiskType.ssd
     dedicated: bool = False
-
-
-class NumaAffinity(StrEnum):
-    """Where a PCI device must sit relative to the VM's NUMA nodes (Nova's
-    `hw:pci_numa_affinity_policy`): the nodes of its `cpu_set`, or of every cpu-set when it names
-    none."""
-
-    required = "required"  # on one of those nodes
-    legacy = "legacy"  # the same (nfvplace knows every device's node)
-    preferred = "preferred"  # anywhere, on one of those nodes when one is free there
-    socket = "socket"  # on a node of the same socket as one of those nodes
 
 
 class PciDeviceRequest(Model):

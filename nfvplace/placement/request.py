@@ -18,6 +18,7 @@ from ..models.vmd import (
     EmulatorThreads,
     Interface,
     InterfaceMode,
+    NumaAffinity,
     PageSizeChoice,
     ThreadPolicy,
     VmDescriptor,
@@ -35,6 +36,7 @@ class InterfaceDemand:
     cpu_set: int | None  # owning cpu-set (None: top-level interface)
     restricted: bool  # must sit on the cpu-set's node
     physical_network: str | None = None
+    affinity: NumaAffinity | None = None  # near the VM's nodes otherwise (`resources/affinity`)
 
     @property
     def bandwidth_kbps(self) -> int:
@@ -152,8 +154,11 @@ def _interface(iface: Interface, cpu_set: int | None) -> InterfaceDemand:
         speed_gbps=speed,
         bandwidth_gbps=float(iface.bandwidth_gbps or 0.0),
         cpu_set=cpu_set,
-        restricted=cpu_set is not None and iface.restricted_to_topology,
+        restricted=cpu_set is not None
+        and iface.restricted_to_topology
+        and iface.numa_affinity in (None, NumaAffinity.required, NumaAffinity.legacy),
         physical_network=iface.physical_network,
+        affinity=iface.numa_affinity,
     )
 
 

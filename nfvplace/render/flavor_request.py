@@ -33,6 +33,7 @@ class PortRequest:
     physical_network: str | None
     vlan: int | None
     vhost_user: bool
+    numa_affinity: str | None = None  # the VMD's, as the Neutron port's numa_affinity_policy
 
 
 @dataclass
@@ -82,11 +83,21 @@ def request_from_vm(vm: VmDescriptor, config: VmConfiguration | None) -> FlavorR
             i.physical_network,
             i.vlan,
             vhost_user,
+            i.numa_affinity,
         )
         for cs in vm.cpu_sets
         for i in cs.interfaces
     ] + [
-        PortRequest(i.name, i.mode, None, i.bandwidth_gbps, i.physical_network, i.vlan, vhost_user)
+        PortRequest(
+            i.name,
+            i.mode,
+            None,
+            i.bandwidth_gbps,
+            i.physical_network,
+            i.vlan,
+            vhost_user,
+            i.numa_affinity,
+        )
         for i in vm.interfaces
     ]
     pinned = {v for cs in vm.cpu_sets for v in cs.vcpus}

@@ -161,6 +161,8 @@ def _port_specs(req: FlavorRequest, specs: dict[str, str]) -> list[dict[str, Any
         entry: dict[str, Any] = {"name": port.name, "binding:vnic_type": VNIC_TYPES[port.mode]}
         if port.physical_network:
             entry["network"] = port.physical_network
+        if port.numa_affinity:  # Neutron's port attribute, which Nova reads as the port's policy
+            entry["numa_affinity_policy"] = str(port.numa_affinity)
         ports.append(entry)
         if port.mode is not InterfaceMode.vswitch:
             pci_bound = pci_bound or port.cell is not None

@@ -194,15 +194,20 @@ def test_conflicts_nova_refuses_are_errors(specs: dict[str, str], props: dict[st
     assert caught.value.path[:2] == ("image", "properties")
 
 
-def test_sriov_port_requests_are_interfaces_on_the_vms_node() -> None:
-    document = _flavor(vcpus=2, ram=2048) | {
-        "pci_requests": [
-            {
-                "alias_name": None,
-                "count": 1,
-                "spec": [{"physical_network": "physnet2", "dev_type": "type-VF"}],
-            }
-        ]
+@pytest.mark.parametrize(
+    ("port_policy", "affinity"), [(None, "legacy"), ("preferred", "preferred")]
+)
+def test_sriov_port_requests_are_interfaces_near_the_vms_nodes(
+    port_policy: str | None, affinity: str
+) -> None:
+    request: dict[str, Any] = {
+        "alias_name": None,
+        "count": 1,
+        "spec": [{"physical_network": "physnet2", "dev_type": "type-VF"}],
     }
-    (interface,) = _vm(document).cpu_sets[0].interfaces
+    if port_policy:
+        request["numa_policy"] = port_policy  # the Neutron port's numa_affinity_policy
+    vm = _vm(_flavor(vcpus=2, ram=2048, hw__numa_nodes="2") | {"pci_requests": [request]})
+    (interface,) = vm.interfaces  # relative to every guest node, as Nova's policy is
     assert (interface.mode.value, interface.physical_network) == ("sriov", "physnet2")
+    assert interface.numa_affinity == affinity

@@ -44,18 +44,37 @@ def _floating(placement: Any, vcpus: set[int], cpus: dict[int, tuple[int, Any]])
     return out
 
 
+def _near(
+    host: ComputeHostDescriptor,
+    nodes: dict[int, int],
+    cpu_set: int | None,
+    affinity: Any,
+    node: int,
+) -> bool:
+    """`node` allowed by a NUMA affinity: the cpu-set's node (or any cpu-set's: `required`,
+    `legacy`), a node of the same socket (`socket`), anywhere (`preferred`, or no affinity and
+    no cpu-set)."""
+    near = [nodes[cpu_set]] if cpu_set is not None else list(nodes.values())
+    policy = affinity.value if affinity else None
+    if policy == "preferred" or not nodes or (policy is None and cpu_set is None):
+        return True
+    if policy == "socket":
+        socket = {
+            n.id: frozenset({c.package for c in n.cpus})
+            if len({c.package for c in n.cpus}) == 1
+            else frozenset({-1 - n.id})
+            for n in host.numa_nodes
+        }
+        return any(socket[node] == socket[n] for n in near)
+    return node in near
+
+
 def _devices(host: ComputeHostDescriptor, vm: VmDescriptor, config: Any) -> list[str]:
     """Every PCI device free, eligible, of a class asked, once, and where its request's NUMA
     affinity allows: the cpu-set's node (or any cpu-set's: `required`, `legacy`), a node of the
     same socket (`socket`), anywhere (`preferred`, or no affinity and no cpu-set)."""
     out = []
     devices = {d.pci_address: (n, d) for n in host.numa_nodes for d in n.pci_devices}
-    socket = {
-        n.id: (
-            {c.package for c in n.cpus} if len({c.package for c in n.cpus}) == 1 else {-1 - n.id}
-        )
-        for n in host.numa_nodes
-    }
     nodes = {cs.id: cs.numa_node for cs in config.cpu_sets}
     if len(config.pci_devices) != sum(w.count for w in vm.pci_devices):
         out.append(f"{len(config.pci_devices)} PCI devices for {vm.pci_devices}")
@@ -67,16 +86,7 @@ def _devices(host: ComputeHostDescriptor, vm: VmDescriptor, config: Any) -> list
             out.append(f"PCI device {got.pci_address} not free on {host.id}")
             continue
         wants = [w for w in vm.pci_devices if str(w.device_class) == str(device.device_class)]
-        ok = False
-        for want in wants:
-            near = [nodes[want.cpu_set]] if want.cpu_set is not None else list(nodes.values())
-            affinity = want.numa_affinity.value if want.numa_affinity else None
-            if affinity == "preferred" or not nodes or (affinity is None and want.cpu_set is None):
-                ok = True
-            elif affinity == "socket":
-                ok = ok or any(socket[node.id] == socket[n] for n in near)
-            else:
-                ok = ok or node.id in near
+        ok = any(_near(host, nodes, w.cpu_set, w.numa_affinity, node.id) for w in wants)
         if not ok:
             out.append(f"PCI device {got.pci_address} on node {node.id}: not where asked")
     return out
@@ -295,8 +305,13 @@ def violations(
                 used_pci[(host.id, "port:" + pf)] = "vf"
             if (iface.speed_gbps or 0) > port.speed_gbps:
                 out.append(f"{name}: port speed {port.speed_gbps} < {iface.speed_gbps}")
-            if cs_id is not None and iface.restricted_to_topology and node_id != cs_node.get(cs_id):
-                out.append(f"{name}: on node {node_id}, cpu-set {cs_id} on {cs_node.get(cs_id)}")
+            if iface.numa_affinity is not None:
+                if not _near(host, cs_node, cs_id, iface.numa_affinity, node_id):
+                    out.append(f"{name}: on node {node_id}, not {iface.numa_affinity} to the VM")
+            elif (
+                cs_id is not None and iface.restricted_to_topology and node_id != cs_node.get(cs_id)
+            ):
+                out.append(f"{name}: on node {node_id}, cpu-set {cs_id} elsewhere")
     for (host_id, node_id, size), count in huge.items():
         node = by_id[host_id].node(node_id)
         pool = node.memory.pool(size)

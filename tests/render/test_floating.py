@@ -80,6 +80,12 @@ def test_openstack_keeps_the_devices_pci_numa_affinity() -> None:
     assert specs["hw:pci_numa_affinity_policy"] == "socket"
 
 
+def test_openstack_gives_a_port_its_numa_affinity_policy() -> None:
+    vm = _vm(interfaces=[{"name": "e0", "mode": "sriov", "numa_affinity": "preferred"}])
+    (port,) = yaml.safe_load(render_openstack(_config(), vm).text)["ports"]
+    assert port["numa_affinity_policy"] == "preferred"
+
+
 def test_vmware_gives_floating_vcpus_their_node_set() -> None:
     text = render_vmx(_config()).text
     assert 'sched.vcpu2.affinity = "0,8"' in text

@@ -44,9 +44,9 @@ AFFINITY_WITHOUT_NODES = Rule(
     "NFV504",
     Severity.warning,
     FAMILY,
-    "A PCI device asks for NUMA affinity, but the VM has no NUMA node to be near (no cpu-sets, "
-    "and its vCPUs float): the affinity is ignored, as Nova ignores it without a guest NUMA "
-    "topology",
+    "A PCI device or port asks for NUMA affinity, but the VM has no NUMA node to be near (no "
+    "cpu-sets, and its vCPUs float): the affinity is ignored, as Nova ignores it without a guest "
+    "NUMA topology",
     "give the VM floating cpu-sets (a NUMA layout), or drop 'numa_affinity'",
     "8.2.2.4",
 )
@@ -105,10 +105,11 @@ def check_configuration(config: VmConfiguration) -> Iterator[Hit]:
 def check_vmd(vm: VmDescriptor) -> Iterator[Hit]:
     if vm.cpu_sets or not vm.cpu_oversubscription:
         return  # a pinned plain VM is one cpu-set on one node
-    for index, device in enumerate(vm.pci_devices):
-        if device.numa_affinity is not None:
+    asked = [("pci_devices", k, d.numa_affinity) for k, d in enumerate(vm.pci_devices)]
+    asked += [("interfaces", k, i.numa_affinity) for k, i in enumerate(vm.interfaces)]
+    for field, index, affinity in asked:
+        if affinity is not None:
             yield AFFINITY_WITHOUT_NODES.hit(
-                ("pci_devices", index, "numa_affinity"),
-                f"numa_affinity is {device.numa_affinity}, and the VM's vCPUs float with no "
-                "NUMA layout",
+                (field, index, "numa_affinity"),
+                f"numa_affinity is {affinity}, and the VM's vCPUs float with no NUMA layout",
             )

@@ -24,6 +24,7 @@ from ...models.configuration import VmConfiguration
 from ...models.vmd import NumaAffinity, PciDeviceRequest
 from ..reasons import Reason
 from ..request import CpuSetDemand, Part, Request
+from . import affinity
 from .base import HostFree, IndexedFleet, IntArray, Table, Vocabulary
 from .draft import AssignmentError, ConfigurationDraft, HostDraft, touch
 from .filtering import FilterInput, HostCheck, NodeNeed, detail
@@ -69,25 +70,12 @@ def describe(want: PciDeviceRequest) -> str:
     )
 
 
-LOCAL = (None, NumaAffinity.required, NumaAffinity.legacy)
-REMOTE_COST = 1000  # a device off the VM's nodes (`preferred`): worth ten stranded threads
-
-
-def _sockets(host: ComputeHostDescriptor) -> tuple[int, ...]:
-    """The socket of each node (by slot): its PUs' package, else a socket of its own."""
-    out = []
-    for node in host.numa_nodes:
-        packages = {cpu.package for cpu in node.cpus if cpu.package is not None}
-        out.append(packages.pop() if len(packages) == 1 else -1 - node.id)
-    return tuple(out)
-
-
 class DevicesKind(Kind[DevicesTable, DevicesFree]):
     name = "devices"
     reasons = (Reason.pci_device,)
     check_order = 20
     blame = (1, "PCI devices (a device serves one request)")
-    costs = {"pci_remote": "PCI devices off the VM's NUMA nodes (preferred affinity, 1000 each)"}
+    costs = {affinity.COST: affinity.COST_TEXT}
 
     def new_table(self, hosts: int, nodes: int, vocab: Vocabulary) -> DevicesTable:
         return DevicesTable({})
@@ -118,7 +106,7 @@ class DevicesKind(Kind[DevicesTable, DevicesFree]):
             )
             for node in host.numa_nodes
         )
-        return DevicesFree(nodes, _sockets(host))
+        return DevicesFree(nodes, affinity.sockets(host))
 
     def host_checks(self, inp: FilterInput) -> list[HostCheck]:
         out = []
@@ -145,7 +133,7 @@ class DevicesKind(Kind[DevicesTable, DevicesFree]):
             return []
         out = []
         for want in inp.request.vm.pci_devices:
-            if want.cpu_set != part.id or want.numa_affinity not in LOCAL:
+            if want.cpu_set != part.id or want.numa_affinity not in affinity.LOCAL:
                 continue
             counts = self.counted(inp.fleet, want)
             out.append(
@@ -183,13 +171,13 @@ class DevicesKind(Kind[DevicesTable, DevicesFree]):
         for k, want in enumerate(ctx.request.vm.pci_devices):
             chosen = []
             for slot, node in enumerate(ctx.free.node_ids):
-                near = _near(ctx, want, slot, free.sockets)
+                near = affinity.near(ctx, want.cpu_set, want.numa_affinity, node, free.sockets)
                 if near == [] and want.numa_affinity is not NumaAffinity.preferred:
                     continue  # no cpu-set of the VM can make this node near
                 for dev in free.nodes[slot]:
                     if matches(dev, want):
                         x = ctx.model.new_bool_var(f"device[{k}->{dev.pci_address}]")
-                        _locality(ctx, want, x, near)
+                        affinity.post_locality(ctx, want.numa_affinity, x, near)
                         ctx.keep(self.name, (k, dev.pci_address, node), x)
                         takers.setdefault(dev.pci_address, []).append(x)
                         chosen.append(x)
@@ -259,34 +247,6 @@ class DevicesKind(Kind[DevicesTable, DevicesFree]):
 
     def owners(self, host: ComputeHostDescriptor) -> Iterable[str]:
         return (d.owner for node in host.numa_nodes for d in node.pci_devices if d.owner)
-
-
-def _near(
-    ctx: ModelContext, want: PciDeviceRequest, slot: int, sockets: tuple[int, ...]
-) -> list[Any] | None:
-    """The placement variables that make node `slot` near enough for `want` (None: any node
-    is: no affinity and no cpu-set, or a VM without cpu-sets)."""
-    if (want.numa_affinity is None and want.cpu_set is None) or not ctx.request.cpu_sets:
-        return None
-    sets = [want.cpu_set] if want.cpu_set is not None else [cs.id for cs in ctx.request.cpu_sets]
-    nodes = [ctx.free.node_ids[slot]]
-    if want.numa_affinity is NumaAffinity.socket:
-        nodes = [n for s, n in enumerate(ctx.free.node_ids) if sockets[s] == sockets[slot]]
-    found = (ctx.placed(cs, node) for cs in sets for node in nodes)
-    return [y for y in found if y is not None]
-
-
-def _locality(ctx: ModelContext, want: PciDeviceRequest, x: Any, near: list[Any] | None) -> None:
-    """Device variable `x` near the VM's nodes: required, or (`preferred`) a cost when not."""
-    if near is None:
-        return
-    if want.numa_affinity is not NumaAffinity.preferred:
-        ctx.model.add(x <= sum(near))
-        return
-    local = ctx.model.new_bool_var(f"{x.name}.local")
-    ctx.model.add(local <= x)
-    ctx.model.add(local <= sum(near))
-    ctx.cost("pci_remote", REMOTE_COST * (x - local))
 
 
 DEVICES = DevicesKind()
