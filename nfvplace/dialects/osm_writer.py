@@ -14,7 +14,14 @@ from typing import Any
 from ..models.vmd import VmDescriptor
 from ..models.vnf import AntiAffinityScope, VnfTemplate
 from .base import Note
-from .vm_parts import not_said, one_page_size, one_thread_policy, page_of, vm_size
+from .vm_parts import (
+    interface_affinity_notes,
+    not_said,
+    one_page_size,
+    one_thread_policy,
+    page_of,
+    vm_size,
+)
 
 OSM_MODES = {"sriov": "SR-IOV", "dedicated": "PCI-PASSTHROUGH", "vswitch": "PARAVIRT"}
 OSM_PAGES: dict[int | str, str] = {
@@ -151,7 +158,7 @@ def _sol006_vdu(vm: VmDescriptor, vdu_id: str) -> tuple[dict[str, Any], dict[str
 def _vm_notes(vm: VmDescriptor, target: str) -> list[Note]:
     notes = not_said(vm, target, OSM_SAID | {"vcpus", "memory_mib"})
     notes += one_thread_policy(vm, target) + one_page_size(vm, target) + _odd_page_note(vm)
-    return notes + _osm_interface_notes(vm)
+    return notes + _osm_interface_notes(vm) + interface_affinity_notes(vm, "OSM")
 
 
 def to_osm(vm: VmDescriptor) -> tuple[dict[str, Any], list[Note]]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
-from ..models.vmd import Hugepages, VmDescriptor
+from ..models.vmd import Hugepages, Interface, VmDescriptor
 from .base import DROPPED, Note, Page
 
 
@@ -70,3 +70,21 @@ def one_page_size(vm: VmDescriptor, target: str) -> list[Note]:
 
 def _page_text(page: Page) -> str:
     return f"{page} KiB" if isinstance(page, int) else f"'{page}'"
+
+
+def interface_affinity_notes(vm: VmDescriptor, target: str) -> list[Note]:
+    """A note for each interface's `numa_affinity` (a Nova/Neutron policy `target` has no word
+    for: read back, the interface stays on its cpu-set's node, or anywhere outside one)."""
+    where: list[tuple[tuple[str | int, ...], Interface]] = [
+        (("cpu_sets", k, "interfaces", j), i)
+        for k, cs in enumerate(vm.cpu_sets)
+        for j, i in enumerate(cs.interfaces)
+    ]
+    where += [(("interfaces", j), i) for j, i in enumerate(vm.interfaces)]
+    return [
+        Note(
+            (*path, "numa_affinity"), f"not carried: {target} has no NUMA affinity policy", DROPPED
+        )
+        for path, i in where
+        if i.numa_affinity is not None
+    ]

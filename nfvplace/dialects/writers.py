@@ -18,7 +18,14 @@ from ..models.vnf import VnfTemplate
 from .base import DROPPED, Note, as_mapping
 from .openstack import TRAIT_FLAGS
 from .osm_writer import to_osm, to_osm_vnf, to_sol006, to_sol006_vnf
-from .vm_parts import not_said, one_page_size, one_thread_policy, page_of, vm_size
+from .vm_parts import (
+    interface_affinity_notes,
+    not_said,
+    one_page_size,
+    one_thread_policy,
+    page_of,
+    vm_size,
+)
 
 Writer = Callable[[VmDescriptor], tuple[dict[str, Any], list[Note]]]
 VnfWriter = Callable[[VnfTemplate], tuple[dict[str, Any], list[Note]]]
@@ -133,7 +140,7 @@ def to_openvim(vm: VmDescriptor) -> tuple[dict[str, Any], list[Note]]:
     ]
     if bridges:
         out["bridge-ifaces"] = bridges
-    return out, notes
+    return out, notes + interface_affinity_notes(vm, "OpenVIM")
 
 
 def _openvim_interface(interface: Interface) -> dict[str, Any]:

@@ -47,9 +47,10 @@ def cpu_set(
         part = draw(st.sampled_from((1, 1, 1, 2)))  # now and then pages for half the memory
         out["hugepages"] = {"size": f"{page}KiB", "count": memory * 1024 // page // part}
     if draw(st.booleans()) and draw(st.booleans()):
-        out["interfaces"] = [
-            {"name": f"if{index}", "mode": draw(st.sampled_from(("sriov", "dedicated")))}
-        ]
+        interface = {"name": f"if{index}", "mode": draw(st.sampled_from(("sriov", "dedicated")))}
+        if draw(st.integers(0, 3)) == 0:
+            interface["numa_affinity"] = draw(st.sampled_from(("required", "preferred", "socket")))
+        out["interfaces"] = [interface]
     if draw(st.integers(0, 9)) == 0 and not floating:
         out["thread_policy"] = draw(st.sampled_from(POLICIES))
     return out
@@ -131,12 +132,14 @@ def placement_form(vm: VmDescriptor) -> dict[Key, Any]:
         form[("cpu_sets", k, "floating")] = cs.floating
         pages = cs.hugepages
         form[("cpu_sets", k, "hugepages")] = (pages.size, pages.count) if pages else None
-        form[("cpu_sets", k, "interfaces")] = sorted(i.mode.value for i in cs.interfaces)
+        form[("cpu_sets", k, "interfaces")] = sorted(
+            (i.mode.value, str(i.numa_affinity)) for i in cs.interfaces
+        )
     return form
 
 
 def _covered(key: Key, notes: set[Key]) -> bool:
-    """A note at the field, above it, or on a field it derives from (the policy of a cpu-set's
+    """A note at the field, above or below it, or on a field it derives from (the policy of a cpu-set's
     single vCPUs and the pairs `require` makes derive from its pairs and both policies)."""
     prefixes = {key[:n] for n in range(1, len(key) + 1)}
     if key[-1] in ("thread_policy", "howtogroup"):
@@ -147,7 +150,7 @@ def _covered(key: Key, notes: set[Key]) -> bool:
         }
     if key[-1] == "interfaces":  # an interface the dialect cannot tie moves to another cpu-set
         prefixes |= {n for n in notes if n[-1:] == ("interfaces",)}
-    return bool(prefixes & notes)
+    return bool(prefixes & notes) or any(n[: len(key)] == key for n in notes)  # or below it
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
