@@ -6,10 +6,13 @@ A class is named by the first test that explains a disagreement:
   keyed on guest cell ids it overwrites (a stale pinning, or a fit missed); a failed try that
   leaves its page size on the guest cell (`any`/`large` then means the first host cell's size);
   `isolate` on SMT hosts with `cpu_dedicated_set` (bug #1889633).
+- Nova's errors a counterfactual shows (the cause taken away on both sides, the flavor or the
+  host changed, and both asked again; the class holds when they then agree): a shared guest's
+  memory checked against the cell's whole memory, free hugepages and reserved pages included; in
+  the legacy `vcpu_pin_set` layout, floating vCPUs on CPUs other guests pinned.
 - A flavor one side refuses.
-- Readings that differ: each takes its cause away on both sides (the flavor or the host changed)
-  and asks both again; the class holds when they then agree. These are the phase-2 items of
-  issue 21 (and the PCI affinity nfvplace keeps stricter on multi-node guests).
+- A reading nfvplace keeps on purpose: `require` never puts a vCPU on a core whose other threads
+  another VM or the host uses (Nova does on SMT4, with two or three free threads a core).
 """
 
 from __future__ import annotations
@@ -19,8 +22,9 @@ from collections.abc import Callable
 from typing import Any
 
 NOVA_WRONG = "nova wrong"
-PHASE_2 = "reads differently (phase 2)"
 DIFFERENT = "reads differently"
+KEPT = "reads differently (decided)"
+REQUIRE_SHARED_CORE = "require on an SMT4 core another VM or the host uses"
 
 SIDE = {
     "nova fit cache: stale pinning": NOVA_WRONG,
@@ -28,18 +32,12 @@ SIDE = {
     "nova: a failed try fixes the guest cell's page size": NOVA_WRONG,
     "nova bug #1889633: isolate with cpu_dedicated_set": NOVA_WRONG,
     "nova: both bugs": NOVA_WRONG,
+    "nova: a shared guest's memory checked against hugepages and reserved memory": NOVA_WRONG,
+    "nova (vcpu_pin_set): floating vCPUs on pinned CPUs": NOVA_WRONG,
     "Nova refuses the flavor": DIFFERENT,
     "nfvplace refuses the flavor": "nfvplace wrong",
-    "mem_page_size=any": PHASE_2,
-    "mem_page_size=large": PHASE_2,
-    "shared flavor with a guest NUMA topology": PHASE_2,
-    "shared VM overcommitting against itself": PHASE_2,
-    "pci_numa_affinity_policy preferred/socket": PHASE_2,
-    "PCI device on a multi-node guest": PHASE_2,
-    "require on more than 2 threads per core": PHASE_2,
-    "require with an odd vCPU count": DIFFERENT,
-    "core with a host-reserved thread (isolate/require)": PHASE_2,
-    "several phase-2 causes": PHASE_2,
+    REQUIRE_SHARED_CORE: KEPT,
+    "several causes": KEPT,
 }
 
 Flavor = dict[str, Any]
@@ -52,45 +50,49 @@ def _specs(flavor: Flavor) -> dict[str, str]:
     return specs
 
 
-def _page_any(flavor: Flavor, view: View) -> tuple[Flavor, View] | None:
-    if _specs(flavor).get("hw:mem_page_size") != "any":
-        return None
-    out = copy.deepcopy(flavor)
-    del out["extra_specs"]["hw:mem_page_size"]
-    return out, view
-
-
-def _page_large(flavor: Flavor, view: View) -> tuple[Flavor, View] | None:
-    if _specs(flavor).get("hw:mem_page_size") != "large":
-        return None
-    out = copy.deepcopy(flavor)
-    nodes = int(_specs(flavor).get("hw:numa_nodes", "1"))
-    mems = [
-        int(_specs(flavor).get(f"hw:numa_mem.{k}", flavor["ram"] // nodes)) for k in range(nodes)
-    ]
-    out["extra_specs"]["hw:mem_page_size"] = "1GB" if all(m % 1024 == 0 for m in mems) else "2MB"
-    return out, view
-
-
-def _pci_policy(flavor: Flavor, view: View) -> tuple[Flavor, View] | None:
-    if _specs(flavor).get("hw:pci_numa_affinity_policy") not in ("preferred", "socket"):
-        return None
-    out = copy.deepcopy(flavor)
-    out["extra_specs"]["hw:pci_numa_affinity_policy"] = "required"
-    return out, view
-
-
-def _pci_multinode(flavor: Flavor, view: View) -> tuple[Flavor, View] | None:
+def _shared_hugepage_memory(flavor: Flavor, view: View) -> tuple[Flavor, View] | None:
+    """Nova checks an unpinned guest cell's memory against the host cell's whole memory less its
+    usage: free hugepages and reserved small pages count as free normal memory (nfvplace takes
+    normal memory from what is free of it). The host without free hugepages and without reserved
+    small pages (the small pool shrunk by them: the same free normal memory) asks both the same."""
     specs = _specs(flavor)
-    if "pci_passthrough:alias" not in specs or int(specs.get("hw:numa_nodes", "1")) < 2:
+    if specs.get("hw:cpu_policy", "shared") != "shared" or specs.get("hw:mem_page_size"):
         return None
-    out = copy.deepcopy(flavor)
-    del out["extra_specs"]["pci_passthrough:alias"]
-    out["extra_specs"].pop("hw:pci_numa_affinity_policy", None)
-    return out, view
+    out = copy.deepcopy(view)
+    changed = False
+    for cell in out["cells"]:
+        for pool in cell["mempages"]:
+            unused = pool["total"] - pool["used"]  # free and reserved hugepages
+            if pool["size_kb"] > 4 and unused > 0:
+                pool["total"], pool["reserved"] = pool["used"], 0
+                cell["memory"] -= unused * pool["size_kb"] // 1024
+                changed = True
+            if pool["size_kb"] == 4 and pool.get("reserved"):
+                pool["total"] -= pool["reserved"]
+                cell["memory"] -= pool["reserved"] * 4 // 1024
+                pool["reserved"] = 0
+                changed = True
+    return (flavor, out) if changed else None
+
+
+def _legacy_floating(flavor: Flavor, view: View) -> tuple[Flavor, View] | None:
+    """In the legacy layout (`cpuset == pcpuset`) Nova floats an unpinned guest over the whole
+    cpuset, CPUs pinned by other guests included (counting them against its vCPUs); nfvplace
+    keeps it off pinned PUs. The host without its pinned CPUs (Nova's answer unchanged)."""
+    if _specs(flavor).get("hw:cpu_policy", "shared") != "shared":
+        return None
+    out = copy.deepcopy(view)
+    changed = False
+    for cell in out["cells"]:
+        if cell["pinned_cpus"] and set(cell["cpuset"]) == set(cell["pcpuset"]):
+            cell["pinned_cpus"] = []
+            changed = True
+    return (flavor, out) if changed else None
 
 
 def _smt4(flavor: Flavor, view: View) -> tuple[Flavor, View] | None:
+    """The host with each SMT4 core split in two SMT2 ones: a core's two free threads beside a
+    thread in use then make a whole core, for nfvplace's `require` as for Nova's."""
     wide = any(len(s) > 2 for c in view["cells"] for s in c["siblings"])
     if _specs(flavor).get("hw:cpu_thread_policy") != "require" or not wide:
         return None
@@ -100,57 +102,13 @@ def _smt4(flavor: Flavor, view: View) -> tuple[Flavor, View] | None:
     return flavor, out
 
 
-def _reserved_thread(flavor: Flavor, view: View) -> tuple[Flavor, View] | None:
-    if _specs(flavor).get("hw:cpu_thread_policy") not in ("isolate", "require"):
-        return None
-    out = copy.deepcopy(view)
-    changed = False
-    for cell in out["cells"]:
-        usable = set(cell["pcpuset"]) | set(cell["cpuset"])
-        for core in cell["siblings"]:
-            if set(core) - usable and set(core) & set(cell["pcpuset"]):
-                cell["pcpuset"] = [pu for pu in cell["pcpuset"] if pu not in core]
-                cell["pinned_cpus"] = [pu for pu in cell["pinned_cpus"] if pu not in core]
-                changed = True
-    return (flavor, out) if changed else None
-
-
-def _odd_require(flavor: Flavor, view: View) -> tuple[Flavor, View] | None:
-    """Nova's `require` leaves the sibling of an odd vCPU free (for the emulator thread, or other
-    VMs); nfvplace isolates it. Taken away on nfvplace's side: the odd vCPU may share its core."""
-    specs = _specs(flavor)
-    nodes = int(specs.get("hw:numa_nodes", "1"))
-    sizes = [
-        len(specs[f"hw:numa_cpus.{k}"].split(",")) if f"hw:numa_cpus.{k}" in specs else 0
-        for k in range(nodes)
-    ]
-    odd = any(n % 2 for n in sizes) or (not any(sizes) and (flavor["vcpus"] // nodes) % 2)
-    if specs.get("hw:cpu_thread_policy") != "require" or not odd:
-        return None
-    return {**flavor, "relax": "odd_require"}, view
-
-
-def relax(vm: Any, how: str | None) -> Any:
-    """nfvplace's side of a one-sided counterfactual (`_odd_require`)."""
-    if how != "odd_require":
-        return vm
-    from nfvplace.models.vmd import ThreadPolicy
-
-    sets = [
-        cs.model_copy(update={"thread_policy": ThreadPolicy.prefer}) if cs.single_vcpus else cs
-        for cs in vm.cpu_sets
-    ]
-    return vm.model_copy(update={"cpu_sets": tuple(sets)})
-
-
 COUNTERFACTUALS: tuple[tuple[str, Transform], ...] = (
-    ("require with an odd vCPU count", _odd_require),
-    ("mem_page_size=any", _page_any),
-    ("mem_page_size=large", _page_large),
-    ("pci_numa_affinity_policy preferred/socket", _pci_policy),
-    ("PCI device on a multi-node guest", _pci_multinode),
-    ("require on more than 2 threads per core", _smt4),
-    ("core with a host-reserved thread (isolate/require)", _reserved_thread),
+    (
+        "nova: a shared guest's memory checked against hugepages and reserved memory",
+        _shared_hugepage_memory,
+    ),
+    ("nova (vcpu_pin_set): floating vCPUs on pinned CPUs", _legacy_floating),
+    (REQUIRE_SHARED_CORE, _smt4),
 )
 
 
@@ -181,25 +139,7 @@ def _direct(row: dict[str, Any], flavor: Flavor, view: View) -> str | None:
         return "Nova refuses the flavor"
     if row["nfvplace_refused"]:
         return "nfvplace refuses the flavor"
-    if _specs(flavor).get("hw:cpu_policy") == "shared":
-        if row["nfvplace"] and _self_overcommit(flavor, view):
-            return "shared VM overcommitting against itself"
-        return "shared flavor with a guest NUMA topology"
     return None
-
-
-def _self_overcommit(flavor: Flavor, view: View) -> bool:
-    """A guest cell with more vCPUs than any host cell has shared CPUs: Nova never lets an
-    instance overcommit against itself, nfvplace's floating vCPUs may."""
-    nodes = int(_specs(flavor).get("hw:numa_nodes", "1"))
-    widest = max((len(c["cpuset"]) for c in view["cells"]), default=0)
-    counts = [
-        len(_specs(flavor)[f"hw:numa_cpus.{k}"].split(","))
-        if f"hw:numa_cpus.{k}" in _specs(flavor)
-        else flavor["vcpus"] // nodes
-        for k in range(nodes)
-    ]
-    return max(counts) > widest
 
 
 def classify(
@@ -230,7 +170,7 @@ def classify(
         if entry["class"] is not None:
             continue
         tries = []
-        for name, transform in (*COUNTERFACTUALS, ("several phase-2 causes", _all_of)):
+        for name, transform in (*COUNTERFACTUALS, ("several causes", _all_of)):
             got = transform(flavor, view)
             if got is not None:
                 tries.append((name, len(asked)))

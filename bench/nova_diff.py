@@ -64,7 +64,7 @@ def run_nova(data: dict[str, Any]) -> list[dict[str, Any]]:
 def request_document(flavor: dict[str, Any], alias: dict[str, Any]) -> dict[str, Any]:
     """The Nova request document the scheduler filter sends for a flavor (its PCI alias resolved
     as Nova resolves it, with the flavor's NUMA affinity policy)."""
-    document: dict[str, Any] = {"flavor": {k: v for k, v in flavor.items() if k != "relax"}}
+    document: dict[str, Any] = {"flavor": dict(flavor)}
     wanted = flavor["extra_specs"].get("pci_passthrough:alias")
     if wanted:
         name, _, count = wanted.partition(":")
@@ -96,7 +96,6 @@ def run_nfvplace(data: dict[str, Any]) -> list[dict[str, Any]]:
         hosts = [ComputeHostDescriptor.model_validate(chd_of(v)) for v in case["hosts"]]
         try:
             vm = load_document(SourceDocument(data=document, source="flavor"))
-            vm = nova_classes.relax(vm, case["flavor"].get("relax"))
             answers = nfvplace.evaluate(hosts, vm)
         except NfvplaceError as exc:
             out.append({"refused": f"{exc.code}: {exc}", "hosts": []})
@@ -167,7 +166,6 @@ def table(result: dict[str, Any]) -> str:
     agree = sum(r["nova"] == r["nfvplace"] for r in rows)
     both = sum(r["nova"] and r["nfvplace"] for r in rows)
     invalid = [r for r in rows if r.get("invalid")]
-    reserved = sum(all(nova_rules.RESERVED in v for v in r["invalid"]) for r in invalid)
     counts = Counter(c["class"] for c in result["classes"])
     nova_wrong = sum(n for c, n in counts.items() if nova_classes.SIDE.get(c) == "nova wrong")
     lines = [
@@ -181,7 +179,6 @@ def table(result: dict[str, Any]) -> str:
         f"({100 * agree / max(len(rows) - nova_wrong, 1):.1f} %) |",
         f"| both fit | {both} |",
         f"| nfvplace placements Nova's rules refuse | {len(invalid)} |",
-        f"| ... on a core with {nova_rules.RESERVED} (phase 2) | {reserved} |",
         "",
         "| disagreement class | side | Nova fits | nfvplace fits | pairs |",
         "|---|---|---|---|---|",

@@ -174,8 +174,33 @@ def identifier(value: Any, fallback: str) -> str:
     return text[:253]
 
 
+Page = int | str | None
+"""A page size as the VM Descriptor says it: KiB, a word chosen on the host node (`large`,
+`any`), or None (normal memory, small pages)."""
+
+
+def page_size(value: Any, path: PathKey = ()) -> Page:
+    """Nova/OSM page size words and sizes: `large` (OSM `LARGE`) and `any` (OSM `PREFER_LARGE`)
+    stay words, `2MB` is 2048 KiB, `small` is None."""
+    text = str(value).strip().lower() if value is not None else ""
+    if text == "large":
+        return "large"
+    if text in ("any", "prefer_large"):
+        return "any"
+    return page_size_kib(value, path)
+
+
+def hugepages_of(page: Page, memory_mib: int) -> dict[str, object] | None:
+    """A cpu-set's `hugepages` for its whole memory in `page` (None: normal memory)."""
+    if isinstance(page, str):
+        return {"size": page}
+    if not page:
+        return None
+    return {"size": f"{page}KiB", "count": memory_mib * 1024 // page}
+
+
 def page_size_kib(value: Any, path: PathKey = ()) -> int | None:
-    """Nova/OSM page size words and sizes in KiB: `large` -> 1 GiB, `2MB` -> 2048, `small` -> None.
+    """Nova/OSM page sizes in KiB: `2MB` -> 2048, `small` -> None (words: `page_size`).
 
     A size must be a power of two of at least 4 KiB (the sizes MMUs have): `3MB` is refused.
     """
@@ -184,10 +209,8 @@ def page_size_kib(value: Any, path: PathKey = ()) -> int | None:
     if value is None:
         return None
     text = str(value).strip().lower().replace("size_", "")
-    if text in ("small", "any", "4kb", "4k", "4096"):
+    if text in ("small", "4kb", "4k", "4096"):
         return None
-    if text in ("large", "prefer_large"):
-        return 1024 * 1024
     words = "use 'small', 'large', 'any' or a power-of-two size such as '2MB' or '1GB'"
     try:
         kib = parse_memory_kib(text, "kib")

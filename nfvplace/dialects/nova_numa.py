@@ -3,21 +3,23 @@
 - `hw:numa_nodes` alone splits vCPUs and memory evenly; a count that does not divide both is
   refused, as Nova refuses it (`ImageNUMATopologyAsymmetric`). `hw:numa_cpus.N`/`hw:numa_mem.N`
   give the split by hand.
-- `hw:mem_page_size` by number (KiB), unit (`2MB`) or word: `small` is normal memory; `large` is
-  1 GiB pages when every guest node's memory is a whole number of GiB (Nova never fits 1 GiB pages
-  otherwise), else 2 MiB pages; `any` is read as small pages. Memory per guest node that is not a
-  whole number of the asked pages is refused, as Nova never fits it.
+- `hw:mem_page_size` by number (KiB), unit (`2MB`) or word: `small` is normal memory; `large` and
+  `any` are the VM Descriptor's page size words (chosen on the host node: the largest size whose
+  free pages hold the guest node's memory; `any` falls back to small pages). Memory per guest node
+  that is not a whole number of the asked pages (of 2 MiB for `large`) is refused, as Nova never
+  fits it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from ..models.loading import PathKey
-from .base import ASSUMED, DialectError, Note, page_size_kib, parse_count, parse_cpu_list, parse_int
+from .base import DialectError, Page, hugepages_of, parse_count, parse_cpu_list, parse_int
+from .base import page_size as base_page_size
 
-GIB_KIB = 1024 * 1024
 TWO_MIB_KIB = 2048
 
 
@@ -68,46 +70,50 @@ def guest_nodes(
     return out
 
 
-def page_size(word: str, where: PathKey, nodes: list[GuestNode], notes: list[Note]) -> int | None:
-    """The hugepage size (KiB) every guest node's memory is made of, or None for normal memory."""
+def page_size(word: str, where: PathKey, nodes: list[GuestNode]) -> Page:
+    """The page size every guest node's memory is made of."""
+    page = base_page_size(word or None, where)
+    if page is None or page == "any":
+        return page
+    kib = TWO_MIB_KIB if page == "large" else int(page)
     text = word.strip().lower()
-    if text == "any":
-        notes.append(
-            Note(
-                where,
-                "mem_page_size 'any' read as small pages: Nova takes the largest size with "
-                "enough free pages (1 GiB, 2 MiB, then 4 KiB); nfvplace cannot say 'any size' "
-                "yet, so it asks for normal memory",
-                ASSUMED,
-            )
-        )
-        return None
-    if text == "large":
-        whole_gib = all(n.memory_mib * 1024 % GIB_KIB == 0 for n in nodes)
-        kib = GIB_KIB if whole_gib else TWO_MIB_KIB
-        notes.append(
-            Note(
-                where,
-                f"mem_page_size 'large' read as {'1 GiB' if whole_gib else '2 MiB'} pages"
-                + (
-                    ": Nova falls back to 2 MiB pages where 1 GiB pages are short; nfvplace "
-                    "cannot say 'any large size' yet"
-                    if whole_gib
-                    else " (the guest memory is not whole GiB, so Nova can only use 2 MiB pages)"
-                ),
-                ASSUMED,
-            )
-        )
-    else:
-        kib = page_size_kib(word or None, where) or 0
-    if not kib:
-        return None
     for index, node in enumerate(nodes):
         if node.memory_mib * 1024 % kib:
+            size = (
+                "2 MiB pages (the smallest large size)" if text == "large" else f"{kib} KiB pages"
+            )
             raise DialectError(
                 f"hw:mem_page_size={word}: guest NUMA node {index} has {node.memory_mib} MiB, "
-                f"not a whole number of {kib} KiB pages; Nova never fits such a flavor: give "
-                "memory in multiples of the page size",
+                f"not a whole number of {size}; Nova never fits such a flavor: give memory in "
+                "multiples of the page size",
                 where,
             )
-    return kib
+    return page
+
+
+def floating_sets(
+    layout: list[GuestNode],
+    page: Page,
+    at: Callable[[str], PathKey],
+    origins: dict[PathKey, PathKey],
+    named: bool,
+) -> dict[str, Any]:
+    """A shared flavor's guest NUMA topology: floating cpu-sets (vCPUs unpinned on each node's
+    shared PUs), with their memory and hugepages on that node; `named`: the flavor says
+    `hw:numa_nodes` (else a page size alone made the topology)."""
+    cpu_sets = []
+    for index, node in enumerate(layout):
+        cpu_set: dict[str, Any] = {
+            "id": index,
+            "vcpus": node.vcpus,
+            "memory_mib": node.memory_mib,
+            "floating": True,
+        }
+        origins[("cpu_sets", index, "vcpus")] = node.vcpus_from
+        origins[("cpu_sets", index, "memory_mib")] = node.memory_from
+        if page:
+            cpu_set["hugepages"] = hugepages_of(page, node.memory_mib)
+            origins[("cpu_sets", index, "hugepages")] = at("hw:mem_page_size")
+        cpu_sets.append(cpu_set)
+    origins[("cpu_sets",)] = at("hw:numa_nodes" if named else "hw:mem_page_size")
+    return {"cpu_sets": cpu_sets}

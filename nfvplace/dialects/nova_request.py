@@ -13,10 +13,10 @@ A Nova scheduling request (what `nfvplace.integrations.nova` sends, and what a u
   is an `sriov` interface (`dedicated` for `type-PF`) on its physical network. Without them, the
   flavor's `pci_passthrough:alias` names the devices by alias name.
 
-Every PCI device and port of a pinned VM keeps Nova's NUMA affinity: Nova's default (`legacy`) and
-`required` put it on one of the guest's NUMA nodes; nfvplace puts it on guest node 0's, which is
-the same for a one-node guest and stricter for several. `preferred` and `socket` are read as
-`required` (stricter: nfvplace has no preferred or socket locality yet), with a note.
+Every PCI device and port of a VM with a guest NUMA topology keeps Nova's NUMA affinity policy
+(`hw:pci_numa_affinity_policy`, the image's `hw_pci_numa_affinity_policy`, or a PCI request's
+`numa_policy`, which for a port is its Neutron `numa_affinity_policy`; Nova's default is `legacy`)
+as its `numa_affinity`, relative to every guest node.
 """
 
 from __future__ import annotations
@@ -103,33 +103,14 @@ def _image_wins(spec: str, flavor: str | None, image: str, key: str, where: Path
     return False
 
 
-def pci_affinity(policy: str, nodes: int, path: PathKey, notes: list[Note]) -> int:
-    """The cpu-set whose node holds a device or port of a pinned VM (Nova's `numa_policy`)."""
+def pci_affinity(policy: str, path: PathKey) -> str:
+    """A device's `numa_affinity` for Nova's `numa_policy` (absent: Nova's default, `legacy`)."""
     if policy not in ("", *PCI_POLICIES):
         raise DialectError(
             f"hw:pci_numa_affinity_policy must be one of {', '.join(PCI_POLICIES)}, got {policy!r}",
             path,
         )
-    if policy in ("preferred", "socket"):
-        notes.append(
-            Note(
-                path,
-                f"PCI NUMA affinity '{policy}' read as 'required': the device goes on guest "
-                "node 0's host node (nfvplace has no preferred or socket locality yet), so "
-                "hosts whose only free devices are elsewhere are refused",
-                ASSUMED,
-            )
-        )
-    if nodes > 1:
-        notes.append(
-            Note(
-                path,
-                f"Nova takes a PCI device on any of the guest's {nodes} NUMA nodes; nfvplace "
-                "keeps it on guest node 0's (stricter)",
-                ASSUMED,
-            )
-        )
-    return 0
+    return policy or "legacy"
 
 
 def alias_devices(alias: str, path: PathKey, notes: list[Note]) -> list[dict[str, Any]]:
@@ -176,11 +157,17 @@ def resolved_requests(
         if request.get("alias_name") is None:
             mode = "dedicated" if spec.get("dev_type") == "type-PF" else "sriov"
             port: dict[str, Any] = {"name": f"port{index}", "mode": mode}
+            if policies[-1]:
+                port["numa_affinity"] = pci_affinity(policies[-1], (*where, "numa_policy"))
             if spec.get("physical_network"):
                 port["physical_network"] = str(spec["physical_network"])
             ports.extend(dict(port, name=f"port{index}-{k}") if k else port for k in range(count))
             continue
         device = {"class": "other", "count": count}
+        if policies[
+            -1
+        ]:  # this request's own policy (a port's numa_affinity_policy, or the flavor's)
+            device["numa_affinity"] = pci_affinity(policies[-1], (*where, "numa_policy"))
         device |= {"vendor": str(spec["vendor_id"])} if spec.get("vendor_id") else {}
         device |= {"model": str(spec["product_id"])} if spec.get("product_id") else {}
         devices.append(device)

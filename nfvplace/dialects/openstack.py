@@ -4,7 +4,8 @@ Accepts `{flavor: {...}}` (the Nova API), a bare flavor, or the output of
 `openstack flavor show -f yaml|json` (`properties` as a mapping or as the `k='v', ...` string);
 `{flavor, image, pci_requests}` is a whole Nova request (`nova_request`: image properties merged
 by Nova's rules, resolved PCI requests). Dedicated-CPU flavors become cpu-sets, one per guest NUMA
-node; shared flavors become plain cloud VMs that allow oversubscription. Values outside Nova's
+node; shared flavors become plain cloud VMs that allow oversubscription, with floating cpu-sets
+(unpinned vCPUs, memory and pages on one node each) when they give a guest NUMA topology. Values outside Nova's
 vocabulary, and flavors Nova itself refuses (an uneven automatic NUMA split, memory that is not a
 whole number of the asked pages, thread policies on shared CPUs), are errors naming the key; every
 extra spec that bears on placement is carried or reported as a note.
@@ -24,6 +25,8 @@ from .base import (
     Conversion,
     DialectError,
     Note,
+    Page,
+    hugepages_of,
     identifier,
     one_of,
     parse_count,
@@ -38,13 +41,7 @@ CPU_POLICIES = ("shared", "dedicated", "mixed")
 THREAD_POLICIES = ("prefer", "isolate", "require")
 EMULATOR_POLICIES = ("share", "isolate")
 NOVA_DEFAULT_THREAD_POLICY = "prefer"
-THREAD_READINGS = {  # where nfvplace's engine means something else than Nova for the same word
-    "isolate": "thread policy 'isolate': nfvplace counts a core whose other threads are "
-    "host-reserved as free, Nova needs every thread of the core in its dedicated set",
-    "require": "thread policy 'require' read as vCPU pairs, each on a whole core (an odd vCPU "
-    "isolated): Nova packs pairs on any core with two free threads (on SMT4, two pairs a core), "
-    "leaves an odd vCPU's sibling free, and, as for 'isolate', needs no host-reserved thread",
-}
+NUMA_KEYS = ("hw:numa_nodes", "hw:numa_cpus.", "hw:numa_mem.", "hw:mem_page_size")
 HANDLED = {
     "hw:cpu_policy",
     "hw:cpu_thread_policy",
@@ -178,19 +175,29 @@ def convert_flavor(
     dedicated = policy in ("dedicated", "mixed") or realtime
     layout = nova_numa.guest_nodes(specs.get, specs.at, specs.values.__contains__, vcpus, ram)
     word = specs.get("hw:mem_page_size")
-    # on shared CPUs the page size is checked (Nova refuses what it never fits), not carried
-    page_notes = notes if dedicated else []
-    page_kib = nova_numa.page_size(word, specs.at("hw:mem_page_size"), layout, page_notes)
+    page = nova_numa.page_size(word, specs.at("hw:mem_page_size"), layout)
+    # Nova gives a shared flavor a guest NUMA topology when it names nodes or a page size
+    numa = any(k.startswith(NUMA_KEYS) for k in specs.values)
     if dedicated:
-        out.update(_cpu_sets(specs, vcpus, ram, layout, page_kib, origins, notes))
+        out.update(_cpu_sets(specs, vcpus, ram, layout, page, origins, notes))
         if policy == "mixed":
             notes.append(_mixed_note(specs, vcpus))
     else:
+        _check_floating(specs)
         out.update({"vcpus": vcpus, "memory_mib": ram, "cpu_oversubscription": True})
-        notes.extend(_floating(specs))
+        if numa:
+            out.update(
+                nova_numa.floating_sets(
+                    layout, page, specs.at, origins, "hw:numa_nodes" in specs.values
+                )
+            )
+            if sum(len(n.vcpus) for n in layout) == vcpus:
+                del out["vcpus"]  # derived from the cpu-sets (else lint names the mismatch)
+            if sum(n.memory_mib for n in layout) == ram:
+                del out["memory_mib"]
     required = ["cpu_pinning"] if dedicated else []
-    if dedicated and page_kib:
-        required += ["numa_memory_pinning", "hugepage_numa_pinning"]
+    if numa or (dedicated and page):
+        required += ["numa_memory_pinning"] + (["hugepage_numa_pinning"] if page else [])
     if required:
         out["hypervisor"] = {"type": "kvm", "required_capabilities": required}
     if specs.word("hw:emulator_threads_policy", EMULATOR_POLICIES, "share") == "isolate":
@@ -205,9 +212,9 @@ def convert_flavor(
     return out, origins, notes
 
 
-def _floating(specs: _Specs) -> list[Note]:
-    """A flavor whose vCPUs float: what Nova refuses on it (CPUThreadPolicyConfigurationInvalid,
-    BadRequirementEmulatorThreadsPolicy) is an error, its guest NUMA layout and page size a note."""
+def _check_floating(specs: _Specs) -> None:
+    """What Nova refuses on a flavor whose vCPUs float (CPUThreadPolicyConfigurationInvalid,
+    BadRequirementEmulatorThreadsPolicy) is an error."""
     for name, allowed in (("hw:cpu_thread_policy", ""), ("hw:emulator_threads_policy", "share")):
         if specs.get(name, allowed) != allowed:
             raise DialectError(
@@ -215,17 +222,6 @@ def _floating(specs: _Specs) -> list[Note]:
                 "it on shared CPUs",
                 specs.at(name),
             )
-    return [
-        Note(
-            specs.at(name),
-            f"{name} on a shared-CPU flavor is not carried: nfvplace keeps NUMA layout and page "
-            "sizes on cpu-sets, which pin their vCPUs; its floating vCPUs may also overcommit one "
-            "node's shared PUs, which Nova never lets an instance do against itself",
-        )
-        for name in sorted(specs.values)
-        if name in ("hw:numa_nodes", "hw:mem_page_size")
-        or name.startswith(("hw:numa_cpus.", "hw:numa_mem."))
-    ]
 
 
 def _pci(
@@ -235,8 +231,8 @@ def _pci(
     origins: dict[PathKey, PathKey],
     notes: list[Note],
 ) -> None:
-    """PCI devices (and the SR-IOV ports of a request), on guest node 0's host node for a pinned
-    VM as Nova's NUMA affinity wants (`nova_request.pci_affinity`)."""
+    """PCI devices and the SR-IOV ports of a request, with Nova's NUMA affinity policy when the VM
+    has a guest NUMA topology (`nova_request`)."""
     policy = specs.get("hw:pci_numa_affinity_policy").lower()
     alias_at = specs.at("pci_passthrough:alias")
     ports: list[dict[str, Any]] = []
@@ -251,14 +247,14 @@ def _pci(
         devices = nova_request.alias_devices(specs.get("pci_passthrough:alias"), where, notes)
     else:
         return
-    cpu_sets = out.get("cpu_sets") or []
-    if cpu_sets and (devices or ports):
-        node = nova_request.pci_affinity(policy, len(cpu_sets), where, notes)
-        devices = [dict(d, cpu_set=cpu_sets[node]["id"]) for d in devices]
-        if ports:
-            cpu_sets[node]["interfaces"] = ports
-            origins[("cpu_sets", node, "interfaces")] = where
-    elif ports:
+    if out.get("cpu_sets"):
+        affinity = nova_request.pci_affinity(policy, where)
+        devices = [dict(d, numa_affinity=d.get("numa_affinity", affinity)) for d in devices]
+        ports = [dict(p, numa_affinity=p.get("numa_affinity", affinity)) for p in ports]
+    else:  # no guest NUMA topology: Nova applies no PCI NUMA affinity
+        devices = [{k: v for k, v in d.items() if k != "numa_affinity"} for d in devices]
+        ports = [{k: v for k, v in p.items() if k != "numa_affinity"} for p in ports]
+    if ports:
         out["interfaces"] = ports
         origins[("interfaces",)] = where
     if devices:
@@ -333,7 +329,7 @@ def _cpu_sets(
     vcpus: int,
     ram: int,
     layout: list[nova_numa.GuestNode],
-    page_kib: int | None,
+    page: Page,
     origins: dict[PathKey, PathKey],
     notes: list[Note],
 ) -> dict[str, Any]:
@@ -348,9 +344,8 @@ def _cpu_sets(
             ids = node.vcpus
             cpu_set["howtogroup"] = [ids[i : i + 2] for i in range(0, len(ids) - 1, 2)]
             origins[("cpu_sets", index, "howtogroup")] = at("hw:cpu_thread_policy")
-        if page_kib:
-            count = node.memory_mib * 1024 // page_kib
-            cpu_set["hugepages"] = {"size": f"{page_kib}KiB", "count": count}
+        if page:
+            cpu_set["hugepages"] = hugepages_of(page, node.memory_mib)
             origins[("cpu_sets", index, "hugepages")] = at("hw:mem_page_size")
         cpu_sets.append(cpu_set)
     out: dict[str, Any] = {"cpu_sets": cpu_sets, "cpu_thread_policy": thread}
@@ -366,8 +361,6 @@ def _cpu_sets(
                 ASSUMED,
             )
         )
-    elif thread in THREAD_READINGS:
-        notes.append(Note(at("hw:cpu_thread_policy"), THREAD_READINGS[thread], ASSUMED))
     if specs.get("hw:cpu_realtime").lower() in TRUE:
         mask = specs.get("hw:cpu_realtime_mask")
         where = at("hw:cpu_realtime_mask")

@@ -12,9 +12,10 @@ from .base import (
     MISSING,
     DialectError,
     Note,
+    Page,
     as_mapping,
     one_of,
-    page_size_kib,
+    page_size,
     parse_count,
     parse_int,
 )
@@ -139,24 +140,15 @@ def compute_vm(
 
     policy = word("cpu-pinning-policy", PINNING_POLICIES, "any")
     page_word = word("mempage-size", PAGE_SIZES, "")
-    page_kib = page_size_kib(page_word or None, where.get("mempage-size", vdu_path))
-    if page_word in ("large", "prefer_large"):
-        notes.append(
-            Note(
-                where["mempage-size"],
-                f"mempage-size {epa['mempage-size']} (any large page) read as 1GiB pages, the "
-                "size OpenStack tries first; hosts with only 2MiB pages are not used",
-                ASSUMED,
-            )
-        )
+    page = page_size(page_word or None, where.get("mempage-size", vdu_path))
     thread_word = word("cpu-thread-pinning-policy", tuple(THREAD_POLICY), "")
     if policy == "dedicated":
         if memory is None or not dedicated_vm(
-            epa, where, vcpus, memory, sizes, page_kib, thread_word, out, origins, notes
+            epa, where, vcpus, memory, sizes, page, thread_word, out, origins, notes
         ):
             missing_sizes(vcpus, memory, vdu_path, notes)
     else:
-        shared_vm(epa, where, vcpus, memory, sizes, policy, page_kib, vdu_path, out, origins, notes)
+        shared_vm(epa, where, (vcpus, memory, sizes), policy, page, vdu_path, out, origins, notes)
 
 
 def missing_sizes(vcpus: int | None, memory: int | None, path: PathKey, notes: list[Note]) -> bool:
@@ -175,30 +167,50 @@ def missing_sizes(vcpus: int | None, memory: int | None, path: PathKey, notes: l
 def shared_vm(
     epa: Mapping[str, Any],
     where: Mapping[str, PathKey],
-    vcpus: int | None,
-    memory: int | None,
-    sizes: Mapping[str, PathKey],
+    found: tuple[int | None, int | None, Mapping[str, PathKey]],
     policy: str,
-    page_kib: int | None,
+    page: Page,
     vdu_path: PathKey,
     out: dict[str, Any],
     origins: dict[PathKey, PathKey],
     notes: list[Note],
 ) -> None:
-    if missing_sizes(vcpus, memory, vdu_path, notes):
+    """A VDU whose vCPUs float: a plain VM, or floating cpu-sets when it says a NUMA layout or
+    a page size (as OpenStack gives such a flavor a guest NUMA topology)."""
+    vcpus, memory, sizes = found
+    if missing_sizes(vcpus, memory, vdu_path, notes) or memory is None:
         return
     out.update({"vcpus": vcpus, "memory_mib": memory, "cpu_oversubscription": policy == "shared"})
     origins[("vcpus",)] = sizes["vcpus"]
     origins[("memory_mib",)] = sizes["memory"]
-    for key in ("numa-node-policy", "mempage-size", "cpu-thread-pinning-policy"):
-        if key in epa and (key != "mempage-size" or page_kib):
-            notes.append(
-                Note(
-                    where[key],
-                    f"{key} is not carried: nfvplace keeps NUMA layout, page sizes and thread "
-                    "policy on cpu-sets, which need cpu-pinning-policy DEDICATED",
-                )
+    if "cpu-thread-pinning-policy" in epa:
+        notes.append(
+            Note(
+                where["cpu-thread-pinning-policy"],
+                "cpu-thread-pinning-policy is not carried: floating vCPUs have no thread policy "
+                "(it needs cpu-pinning-policy DEDICATED)",
             )
+        )
+    if "numa-node-policy" in epa or page:
+        numa = as_mapping(epa.get("numa-node-policy"))
+        numa_path = where.get("numa-node-policy", where.get("mempage-size", vdu_path))
+        at = sizes.get("memory", numa_path)
+        sets = numa_cpu_sets(numa, numa_path, vcpus, (memory, at), page, origins) or []
+        for index, cpu_set in enumerate(sets):
+            cpu_set["floating"] = True
+            if cpu_set.pop("howtogroup", None):
+                notes.append(
+                    Note(
+                        (*numa_path, "node", index),
+                        "paired threads are not carried: the vCPUs float (cpu-pinning-policy "
+                        "is not DEDICATED)",
+                    )
+                )
+        if sets:
+            out["cpu_sets"] = sets
+            origins[("cpu_sets",)] = numa_path
+            required = ["numa_memory_pinning"] + (["hugepage_numa_pinning"] if page else [])
+            out["hypervisor"] = {"required_capabilities": required}
 
 
 def dedicated_vm(
@@ -207,7 +219,7 @@ def dedicated_vm(
     vcpus: int | None,
     memory: int,
     sizes: Mapping[str, PathKey],
-    page_kib: int | None,
+    page: Page,
     thread_word: str,
     out: dict[str, Any],
     origins: dict[PathKey, PathKey],
@@ -217,12 +229,12 @@ def dedicated_vm(
     numa = as_mapping(epa.get("numa-node-policy"))
     numa_path = where.get("numa-node-policy", where["cpu-pinning-policy"])
     memory_at = sizes.get("memory", numa_path)
-    sets = numa_cpu_sets(numa, numa_path, vcpus, (memory, memory_at), page_kib, origins)
+    sets = numa_cpu_sets(numa, numa_path, vcpus, (memory, memory_at), page, origins)
     if sets is None:
         return False
     out["cpu_sets"] = sets
     origins[("cpu_sets",)] = numa_path
-    out["hypervisor"] = {"required_capabilities": _required(numa, numa_path, page_kib, notes)}
+    out["hypervisor"] = {"required_capabilities": _required(numa, numa_path, page, notes)}
     origins[("hypervisor",)] = where["cpu-pinning-policy"]
     total = sum(len(cs["vcpus"]) for cs in sets)
     if vcpus is not None and total != vcpus:
@@ -246,7 +258,7 @@ def dedicated_vm(
 
 
 def _required(
-    numa: Mapping[str, Any], numa_path: PathKey, page_kib: int | None, notes: list[Note]
+    numa: Mapping[str, Any], numa_path: PathKey, page: Page, notes: list[Note]
 ) -> list[str]:
     """The hypervisor capabilities a DEDICATED VDU needs: pinning, NUMA memory pinning unless
     mem-policy is PREFERRED, and hugepage NUMA pinning with a page size."""
@@ -268,6 +280,6 @@ def _required(
                 ASSUMED,
             )
         )
-    if page_kib:
+    if page:
         required.append("hugepage_numa_pinning")
     return required

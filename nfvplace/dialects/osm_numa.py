@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..models.loading import PathKey
-from .base import DialectError, as_list, as_mapping, parse_count, parse_int
+from .base import DialectError, Page, as_list, as_mapping, hugepages_of, parse_count, parse_int
 
 
 def numa_cpu_sets(
@@ -19,7 +19,7 @@ def numa_cpu_sets(
     numa_path: PathKey,
     vcpus: int | None,
     memory: tuple[int, PathKey],
-    page_kib: int | None,
+    page: Page,
     origins: dict[PathKey, PathKey],
 ) -> list[dict[str, Any]] | None:
     """One cpu-set per NUMA node; None when neither the VDU nor the nodes say the vCPU count.
@@ -46,10 +46,10 @@ def numa_cpu_sets(
     if count > len(nodes):
         cnt_path = (*numa_path, "node-cnt") if "node-cnt" in numa else numa_path
         cpu_sets += _unlisted(cpu_sets, count, cnt_path, vcpus, memory, origins)
-    if page_kib:
-        for cpu_set in cpu_sets:
-            size = cpu_set["memory_mib"] * 1024 // page_kib
-            cpu_set["hugepages"] = {"size": f"{page_kib}KiB", "count": size}
+    for cpu_set in cpu_sets:
+        pages = hugepages_of(page, cpu_set["memory_mib"])
+        if pages is not None:
+            cpu_set["hugepages"] = pages
     return cpu_sets
 
 

@@ -14,9 +14,22 @@ from typing import Any
 from ..models.vmd import VmDescriptor
 from ..models.vnf import AntiAffinityScope, VnfTemplate
 from .base import Note
-from .vm_parts import not_said, one_page_size, one_thread_policy, page_kib, vm_size
+from .vm_parts import (
+    interface_affinity_notes,
+    not_said,
+    one_page_size,
+    one_thread_policy,
+    page_of,
+    vm_size,
+)
 
 OSM_MODES = {"sriov": "SR-IOV", "dedicated": "PCI-PASSTHROUGH", "vswitch": "PARAVIRT"}
+OSM_PAGES: dict[int | str, str] = {
+    2048: "SIZE_2MB",
+    1024 * 1024: "SIZE_1GB",
+    "large": "LARGE",
+    "any": "PREFER_LARGE",
+}
 
 
 def _osm_numa(vm: VmDescriptor) -> dict[str, Any]:
@@ -37,18 +50,37 @@ def _osm_numa(vm: VmDescriptor) -> dict[str, Any]:
     return {"node-cnt": len(nodes), "mem-policy": "STRICT", "node": nodes}
 
 
+def _floats(vm: VmDescriptor) -> bool:
+    return bool(vm.cpu_sets) and all(cs.floating for cs in vm.cpu_sets)
+
+
 def _osm_epa(vm: VmDescriptor) -> dict[str, Any]:
+    """guest-epa: SHARED with a NUMA layout for floating cpu-sets; a page size OSM has no word
+    for (not 2 MiB or 1 GiB) is written `LARGE`, any large size (a note says so)."""
+    shared = "SHARED" if vm.cpu_oversubscription else "ANY"
     if not vm.cpu_sets:
-        return {"cpu-pinning-policy": "SHARED" if vm.cpu_oversubscription else "ANY"}
-    epa: dict[str, Any] = {
-        "cpu-pinning-policy": "DEDICATED",
-        "cpu-thread-pinning-policy": vm.cpu_thread_policy.value.upper(),
-        "numa-node-policy": _osm_numa(vm),
-    }
-    page = page_kib(vm)
+        return {"cpu-pinning-policy": shared}
+    epa: dict[str, Any] = {"cpu-pinning-policy": shared if _floats(vm) else "DEDICATED"}
+    if not _floats(vm):
+        epa["cpu-thread-pinning-policy"] = vm.cpu_thread_policy.value.upper()
+    epa["numa-node-policy"] = _osm_numa(vm)
+    page = page_of(vm)
     if page:
-        epa["mempage-size"] = {2048: "SIZE_2MB", 1024 * 1024: "SIZE_1GB"}.get(page, "LARGE")
+        epa["mempage-size"] = OSM_PAGES.get(page, "LARGE")
     return epa
+
+
+def _odd_page_note(vm: VmDescriptor) -> list[Note]:
+    page = page_of(vm)
+    if not page or page in OSM_PAGES:
+        return []
+    return [
+        Note(
+            ("cpu_sets",),
+            f"{page} KiB pages written as mempage-size LARGE (OSM has no word for the size): "
+            "read back, any large page size",
+        )
+    ]
 
 
 def _osm_interface_notes(vm: VmDescriptor) -> list[Note]:
@@ -108,13 +140,14 @@ def _sol006_vdu(vm: VmDescriptor, vdu_id: str) -> tuple[dict[str, Any], dict[str
     epa = _osm_epa(vm)
     cpu: dict[str, Any] = {"num-virtual-cpu": vcpus}
     mem: dict[str, Any] = {"size": memory / 1024}
-    if vm.cpu_sets:
+    if vm.cpu_sets and not _floats(vm):
         cpu["pinning"] = {"policy": "static", "thread-policy": epa["cpu-thread-pinning-policy"]}
+    else:
+        cpu["pinning"] = {"policy": "dynamic"}
+    if vm.cpu_sets:
         mem["numa-node-policy"] = epa["numa-node-policy"]
         if "mempage-size" in epa:
             mem["mempage-size"] = epa["mempage-size"]
-    else:
-        cpu["pinning"] = {"policy": "dynamic"}
     vdu: dict[str, Any] = {"id": vdu_id, "virtual-compute-desc": f"{vdu_id}-compute"}
     interfaces = _osm_interfaces(vm)
     if interfaces:
@@ -124,8 +157,8 @@ def _sol006_vdu(vm: VmDescriptor, vdu_id: str) -> tuple[dict[str, Any], dict[str
 
 def _vm_notes(vm: VmDescriptor, target: str) -> list[Note]:
     notes = not_said(vm, target, OSM_SAID | {"vcpus", "memory_mib"})
-    notes += one_thread_policy(vm, target) + one_page_size(vm, target)
-    return notes + _osm_interface_notes(vm)
+    notes += one_thread_policy(vm, target) + one_page_size(vm, target) + _odd_page_note(vm)
+    return notes + _osm_interface_notes(vm) + interface_affinity_notes(vm, "OSM")
 
 
 def to_osm(vm: VmDescriptor) -> tuple[dict[str, Any], list[Note]]:

@@ -167,6 +167,10 @@ def _vdu(
             )
         )
     _static_pinning(cpu, compute_path, specs, where)
+    if memory.get("numa_enabled") and "hw:numa_nodes" not in specs:
+        # a guest NUMA topology of one node (floating cpu-set when the vCPUs are not pinned)
+        specs["hw:numa_nodes"] = "1"
+        where["hw:numa_nodes"] = (*compute_path, "virtual_memory", "numa_enabled")
     flavor = {
         "name": vm_name,
         "vcpus": cpu["num_virtual_cpu"],
@@ -176,13 +180,6 @@ def _vdu(
     vm, origins, flavor_notes = openstack.convert_flavor(flavor, ())
     if str(memory.get("virtual_mem_oversubscription_policy", "")).lower() == "true":
         vm["memory_oversubscription"] = True
-    if memory.get("numa_enabled") and "cpu_sets" not in vm:
-        notes.append(
-            Note(
-                (*compute_path, "virtual_memory", "numa_enabled"),
-                "numa_enabled without static pinning is not carried",
-            )
-        )
     if props.get("description"):
         vm["description"] = str(props["description"])
     sources: dict[PathKey, PathKey] = {("vcpus",): cpu_path, ("ram",): mem_path, ("name",): path}

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
-from ..models.vmd import VmDescriptor
-from .base import DROPPED, Note
+from ..models.vmd import Hugepages, Interface, VmDescriptor
+from .base import DROPPED, Note, Page
 
 
 def not_said(descriptor: BaseModel, target: str, said: set[str]) -> list[Note]:
@@ -25,8 +25,13 @@ def vm_size(vm: VmDescriptor) -> tuple[int, int]:
     return vcpus, memory
 
 
-def page_kib(vm: VmDescriptor) -> int | None:
-    pages = {cs.hugepages.size_kib for cs in vm.cpu_sets if cs.hugepages is not None}
+def _page(pages: Hugepages) -> Page:
+    return pages.choice.value if pages.choice is not None else pages.size_kib
+
+
+def page_of(vm: VmDescriptor) -> Page:
+    """The one page size of the VM's cpu-sets: KiB, `large`/`any`, or None (none, or several)."""
+    pages = {_page(cs.hugepages) for cs in vm.cpu_sets if cs.hugepages is not None}
     return pages.pop() if len(pages) == 1 else None
 
 
@@ -45,18 +50,41 @@ def one_thread_policy(vm: VmDescriptor, target: str) -> list[Note]:
 def one_page_size(vm: VmDescriptor, target: str) -> list[Note]:
     """`target` has one page size for all of the VM's memory: hugepages that cover part of a
     cpu-set's memory, or sizes that differ between cpu-sets, are not carried."""
-    page = page_kib(vm)
+    page = page_of(vm)
     notes = []
     for index, cs in enumerate(vm.cpu_sets):
         pages = cs.hugepages
         if page is None and pages is None:
             continue
-        if pages is None or pages.size_kib != page or pages.total_mib != cs.memory_mib:
+        whole = pages is not None and (pages.choice or pages.total_mib == cs.memory_mib)
+        if pages is None or _page(pages) != page or not whole:
             notes.append(
                 Note(
                     ("cpu_sets", index, "hugepages"),
                     f"not carried: {target} backs all of its memory with one page size "
-                    f"({'none' if page is None else f'{page} KiB'} written)",
+                    f"({'none' if page is None else _page_text(page)} written)",
                 )
             )
     return notes
+
+
+def _page_text(page: Page) -> str:
+    return f"{page} KiB" if isinstance(page, int) else f"'{page}'"
+
+
+def interface_affinity_notes(vm: VmDescriptor, target: str) -> list[Note]:
+    """A note for each interface's `numa_affinity` (a Nova/Neutron policy `target` has no word
+    for: read back, the interface stays on its cpu-set's node, or anywhere outside one)."""
+    where: list[tuple[tuple[str | int, ...], Interface]] = [
+        (("cpu_sets", k, "interfaces", j), i)
+        for k, cs in enumerate(vm.cpu_sets)
+        for j, i in enumerate(cs.interfaces)
+    ]
+    where += [(("interfaces", j), i) for j, i in enumerate(vm.interfaces)]
+    return [
+        Note(
+            (*path, "numa_affinity"), f"not carried: {target} has no NUMA affinity policy", DROPPED
+        )
+        for path, i in where
+        if i.numa_affinity is not None
+    ]

@@ -18,7 +18,14 @@ from ..models.vnf import VnfTemplate
 from .base import DROPPED, Note, as_mapping
 from .openstack import TRAIT_FLAGS
 from .osm_writer import to_osm, to_osm_vnf, to_sol006, to_sol006_vnf
-from .vm_parts import not_said, one_page_size, one_thread_policy, page_kib, vm_size
+from .vm_parts import (
+    interface_affinity_notes,
+    not_said,
+    one_page_size,
+    one_thread_policy,
+    page_of,
+    vm_size,
+)
 
 Writer = Callable[[VmDescriptor], tuple[dict[str, Any], list[Note]]]
 VnfWriter = Callable[[VnfTemplate], tuple[dict[str, Any], list[Note]]]
@@ -41,14 +48,17 @@ def to_nova(vm: VmDescriptor) -> tuple[dict[str, Any], list[Note]]:
     said = {"vcpus", "memory_mib", "cpu_oversubscription", "storage", "emulator_threads"}
     if vm.cpu_sets:
         said |= {"cpu_sets", "cpu_thread_policy", "hypervisor", "realtime_vcpus"}
-        specs["hw:cpu_policy"] = "dedicated"
-        specs["hw:cpu_thread_policy"] = _nova_thread_policy(vm)
+        if all(cs.floating for cs in vm.cpu_sets):  # a shared flavor with a NUMA topology
+            specs["hw:cpu_policy"] = "shared"
+        else:
+            specs["hw:cpu_policy"] = "dedicated"
+            specs["hw:cpu_thread_policy"] = _nova_thread_policy(vm)
         specs["hw:numa_nodes"] = str(len(vm.cpu_sets))
         for index, cs in enumerate(vm.cpu_sets):
             specs[f"hw:numa_cpus.{index}"] = ",".join(str(v) for v in cs.vcpus)
             specs[f"hw:numa_mem.{index}"] = str(cs.memory_mib)
-        if page_kib(vm):
-            specs["hw:mem_page_size"] = str(page_kib(vm))
+        if page_of(vm):
+            specs["hw:mem_page_size"] = str(page_of(vm))
     if vm.emulator_threads.value == "isolate":
         specs["hw:emulator_threads_policy"] = "isolate"
     if vm.realtime_vcpus:
@@ -76,7 +86,7 @@ def to_nova(vm: VmDescriptor) -> tuple[dict[str, Any], list[Note]]:
                     "direct-physical), not part of a Nova flavor",
                 )
             )
-        if cs.howtogroup and specs["hw:cpu_thread_policy"] != "require":
+        if cs.howtogroup and specs.get("hw:cpu_thread_policy") != "require":
             notes.append(
                 Note(
                     ("cpu_sets", index, "howtogroup"),
@@ -105,6 +115,8 @@ def to_openvim(vm: VmDescriptor) -> tuple[dict[str, Any], list[Note]]:
             numa["paired-threads-id"] = pairs
         if singles:  # OpenVIM `threads` may share their core (prefer), `cores` may not
             numa["threads" if policy == "prefer" else "cores"] = len(singles)
+        if cs.floating:
+            notes.append(Note(("cpu_sets", index), "floating not carried: OpenVIM pins vCPUs"))
         pages = cs.hugepages
         if pages is None or pages.size_kib != 1024 * 1024 or pages.total_mib != cs.memory_mib:
             notes.append(
@@ -128,7 +140,7 @@ def to_openvim(vm: VmDescriptor) -> tuple[dict[str, Any], list[Note]]:
     ]
     if bridges:
         out["bridge-ifaces"] = bridges
-    return out, notes
+    return out, notes + interface_affinity_notes(vm, "OpenVIM")
 
 
 def _openvim_interface(interface: Interface) -> dict[str, Any]:

@@ -41,6 +41,14 @@ class CacheWaysPlacement(Model):
         return ((1 << self.ways) - 1) << self.first_way
 
 
+class FloatingVcpus(Model):
+    """The vCPUs of a floating cpu-set, spread evenly over shared PUs of its node (one PU each at
+    least: a VM never overcommits against itself); each PU is charged vCPUs / PUs of its ratio."""
+
+    vcpus: tuple[NonNegativeInt, ...] = Field(min_length=1, description="The cpu-set's vCPU ids")
+    cpus: tuple[NonNegativeInt, ...] = Field(description="Host PUs the vCPUs float over")
+
+
 class CpuSetPlacement(Model):
     id: NonNegativeInt
     numa_node: NonNegativeInt
@@ -63,6 +71,11 @@ class CpuSetPlacement(Model):
     )
     cache_ways: CacheWaysPlacement | None = Field(
         None, description="L3 cache ways reserved exclusively for the cpu-set's vCPUs"
+    )
+    floating: FloatingVcpus | None = Field(
+        None,
+        description="A floating cpu-set's vCPUs and the shared PUs of its node they float over "
+        "(its vcpu_pins are empty)",
     )
 
     @property
@@ -148,6 +161,12 @@ class VmConfiguration(Model):
         return tuple(pu for cs in self.cpu_sets for pu in cs.vcpu_pins.values()) + tuple(
             self.emulator_pins
         )
+
+    @property
+    def floating_cpus(self) -> tuple[int, ...]:
+        """Every shared PU this VM's vCPUs float over (`shared` and its floating cpu-sets)."""
+        shared = self.shared.cpus if self.shared else ()
+        return shared + tuple(pu for cs in self.cpu_sets if cs.floating for pu in cs.floating.cpus)
 
     @property
     def held_cpus(self) -> tuple[int, ...]:

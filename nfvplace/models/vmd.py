@@ -108,6 +108,17 @@ class HypervisorRequirements(Model):
         return frozenset(caps)
 
 
+class NumaAffinity(StrEnum):
+    """Where a PCI device or port must sit relative to the VM's NUMA nodes (Nova's
+    `hw:pci_numa_affinity_policy`, a Neutron port's `numa_affinity_policy`): the nodes of its
+    cpu-set, or of every cpu-set when it names none."""
+
+    required = "required"  # on one of those nodes
+    legacy = "legacy"  # the same (nfvplace knows every device's node)
+    preferred = "preferred"  # anywhere, on one of those nodes when one is free there
+    socket = "socket"  # on a node of the same socket as one of those nodes
+
+
 class Interface(Model):
     name: Identifier
     mode: InterfaceMode = InterfaceMode.vswitch
@@ -118,19 +129,61 @@ class Interface(Model):
     )
     physical_network: Text | None = None
     vlan: NonNegativeInt | None = None
+    numa_affinity: NumaAffinity | None = Field(
+        None,
+        description="Locality of a dedicated or SR-IOV port to the VM's NUMA nodes (its cpu-set's, "
+        "or any cpu-set's outside them); none: restricted_to_topology decides",
+    )
+
+
+class PageSizeChoice(StrEnum):
+    """A page size the placement chooses on the node, for the cpu-set's whole memory (Nova's
+    `hw:mem_page_size` words): the largest size whose free pages on the node hold it."""
+
+    large = "large"  # a hugepage size
+    any = "any"  # a hugepage size, else normal memory (small pages)
 
 
 class Hugepages(Model):
-    size: PageSize
-    count: NonNegativeInt
+    size: PageSize | PageSizeChoice = Field(
+        description="A page size ('1GiB', '2MiB'), or 'large'/'any': the size is chosen on the "
+        "node (the largest whose free pages hold the cpu-set's memory; 'any' falls back to "
+        "normal memory), and the configuration records it"
+    )
+    count: NonNegativeInt | None = Field(
+        None, description="Pages of a given size; none with 'large'/'any' (the whole memory)"
+    )
+
+    @model_validator(mode="after")
+    def _count_matches_size(self) -> Hugepages:
+        if isinstance(self.size, PageSizeChoice):
+            if self.count is not None:
+                raise ValueError(
+                    f"size '{self.size}' backs the cpu-set's whole memory: give no count"
+                )
+        elif self.count is None:
+            raise ValueError("give the number of pages ('count') of that size")
+        return self
 
     @property
-    def size_kib(self) -> int:
-        return self.size
+    def choice(self) -> PageSizeChoice | None:
+        """The size word ('large'/'any') when the size is chosen at placement."""
+        return self.size if isinstance(self.size, PageSizeChoice) else None
+
+    @property
+    def size_kib(self) -> int | None:
+        """The page size in KiB (None: chosen at placement)."""
+        return None if isinstance(self.size, PageSizeChoice) else self.size
+
+    @property
+    def pages(self) -> int:
+        """Pages of a given size (0 for a size chosen at placement)."""
+        return self.count or 0
 
     @property
     def total_mib(self) -> int:
-        return self.count * self.size // 1024
+        """Memory in pages of a given size (0 for a size chosen at placement)."""
+        return self.pages * (self.size_kib or 0) // 1024
 
 
 class Disk(Model):
@@ -146,6 +199,11 @@ class PciDeviceRequest(Model):
     vendor: Text | None = None
     model: Text | None = None
     cpu_set: NonNegativeInt | None = Field(None, description="Cpu-set whose node must hold it")
+    numa_affinity: NumaAffinity | None = Field(
+        None,
+        description="Locality to the VM's NUMA nodes (the cpu-set's, or any cpu-set's); none: "
+        "on the cpu-set's node when it names one, else anywhere",
+    )
 
 
 class CpuSet(Model):
@@ -166,6 +224,11 @@ class CpuSet(Model):
     cache_ways: PositiveInt | None = Field(
         None,
         description="L3 cache ways reserved exclusively for this cpu-set's vCPUs (Intel RDT CAT)",
+    )
+    floating: bool = Field(
+        False,
+        description="The vCPUs float (unpinned) over the shared PUs of the cpu-set's NUMA node, "
+        "at most one vCPU per PU; memory, hugepages and interfaces stay on that node",
     )
 
     @property

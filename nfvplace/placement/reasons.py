@@ -60,7 +60,13 @@ class Reason(StrEnum):
         "no NUMA node has enough free threads for the cpu-set's vCPUs (and the emulator PU)",
         "cores",
     )
-    # oversubscribed vCPUs (resources/shared.py)
+    # floating vCPUs (resources/shared.py)
+    shared_pus = (
+        "shared_pus",
+        "no NUMA node's shared pool has a PU with room for each floating vCPU (a VM never "
+        "overcommits against itself)",
+        "shared cores",
+    )
     shared_cpu = (
         "shared_cpu",
         "no NUMA node's shared pool has room for the vCPUs spread evenly within each PU's ratio",

@@ -3,7 +3,8 @@
 A `Request` is the descriptor reduced to numbers the filter and the solver compare with a host's free
 counts: for each cpu-set the howtogroup pairs (each needs one whole free core), the unpaired vCPUs and the
 thread policy that says what their siblings may become, hugepages, normal memory and interfaces. Plain
-cloud VMs (no `cpu_sets`) become one synthetic cpu-set (pinned) or a shared demand (oversubscribed).
+cloud VMs (no `cpu_sets`) become one synthetic cpu-set (pinned) or a shared demand (oversubscribed);
+a floating cpu-set has no pinned vCPUs (the shared kind places them on its node's shared pool).
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ from ..models.vmd import (
     EmulatorThreads,
     Interface,
     InterfaceMode,
+    NumaAffinity,
+    PageSizeChoice,
     ThreadPolicy,
     VmDescriptor,
 )
@@ -33,6 +36,7 @@ class InterfaceDemand:
     cpu_set: int | None  # owning cpu-set (None: top-level interface)
     restricted: bool  # must sit on the cpu-set's node
     physical_network: str | None = None
+    affinity: NumaAffinity | None = None  # near the VM's nodes otherwise (`resources/affinity`)
 
     @property
     def bandwidth_kbps(self) -> int:
@@ -45,13 +49,22 @@ class CpuSetDemand:
     vcpus: tuple[int, ...]
     pairs: tuple[tuple[int, int], ...]
     singles: tuple[int, ...]
-    policy: ThreadPolicy  # isolate or prefer (require is turned into pairs + isolate)
+    policy: ThreadPolicy  # isolate or prefer (require is turned into pairs, `packed`)
     requires_smt: bool
     memory_mib: int
     hugepage_size_kib: int | None
     hugepage_count: int
     memory_bandwidth_kbps: int
     synthetic: bool = False
+    floating: bool = False  # vCPUs float over the node's shared pool (the shared kind's)
+    page_choice: PageSizeChoice | None = None  # the memory kind picks the page size per node
+    # `require`: its pairs may share a core of 4 threads or more, its odd vCPU takes a thread of a
+    # whole core (beside one of its pairs on a larger core) and leaves the others free, as Nova
+    packed: bool = False
+
+    @property
+    def floating_vcpus(self) -> int:
+        return len(self.vcpus) if self.floating else 0
 
     @property
     def hugepage_mib(self) -> int:
@@ -61,6 +74,9 @@ class CpuSetDemand:
 
     @property
     def normal_mib(self) -> int:
+        """Normal memory of a given page size (0 when the page size is chosen on the node)."""
+        if self.page_choice is not None:
+            return 0
         return max(self.memory_mib - self.hugepage_mib, 0)
 
 
@@ -70,6 +86,10 @@ class SharedDemand:
 
     vcpus: int
     memory_mib: int
+
+    @property
+    def floating_vcpus(self) -> int:
+        return self.vcpus
 
     @property
     def id(self) -> int:
@@ -134,8 +154,11 @@ def _interface(iface: Interface, cpu_set: int | None) -> InterfaceDemand:
         speed_gbps=speed,
         bandwidth_gbps=float(iface.bandwidth_gbps or 0.0),
         cpu_set=cpu_set,
-        restricted=cpu_set is not None and iface.restricted_to_topology,
+        restricted=cpu_set is not None
+        and iface.restricted_to_topology
+        and iface.numa_affinity in (None, NumaAffinity.required, NumaAffinity.legacy),
         physical_network=iface.physical_network,
+        affinity=iface.numa_affinity,
     )
 
 
@@ -144,9 +167,10 @@ def _cpu_set(cs: CpuSet, vm_policy: ThreadPolicy, synthetic: bool = False) -> Cp
     pairs = list(cs.howtogroup)
     singles = list(cs.single_vcpus)
     requires_smt = bool(pairs)
-    if policy is ThreadPolicy.require:
-        # every vCPU on a core shared only with the VM itself: pair the unpaired ones in order,
-        # an odd one out takes a whole core with its sibling kept idle
+    if cs.floating:  # nothing pinned (lint refuses pairs and thread policies on floating sets)
+        pairs, singles, policy, requires_smt = [], [], ThreadPolicy.prefer, False
+    elif policy is ThreadPolicy.require:
+        # vCPUs on sibling threads of their own: pair the unpaired ones in order (see `packed`)
         while len(singles) >= 2:
             pairs.append((singles.pop(0), singles.pop(0)))
         policy = ThreadPolicy.isolate
@@ -161,9 +185,12 @@ def _cpu_set(cs: CpuSet, vm_policy: ThreadPolicy, synthetic: bool = False) -> Cp
         requires_smt=requires_smt,
         memory_mib=cs.memory_mib,
         hugepage_size_kib=hp.size_kib if hp and hp.count else None,
-        hugepage_count=hp.count if hp else 0,
+        hugepage_count=hp.pages if hp else 0,
         memory_bandwidth_kbps=kbps(cs.memory_bandwidth_gbps),
         synthetic=synthetic,
+        floating=cs.floating,
+        page_choice=hp.choice if hp else None,
+        packed=(cs.thread_policy or vm_policy) is ThreadPolicy.require and not cs.floating,
     )
 
 
@@ -197,7 +224,8 @@ def build_request(vm: VmDescriptor, variant: str | None = None) -> Request:
         cpu_sets=tuple(cpu_sets),
         shared=shared,
         interfaces=tuple(interfaces),
-        emulator=vm.emulator_threads is EmulatorThreads.isolate and bool(cpu_sets),
+        emulator=vm.emulator_threads is EmulatorThreads.isolate
+        and any(not cs.floating for cs in cpu_sets),
         distinct_nodes=not vm.cpu_sets_may_share_node,
         links=tuple(vm.cpu_set_bandwidth),
         memory_oversubscription=vm.memory_oversubscription,

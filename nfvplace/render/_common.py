@@ -6,7 +6,7 @@ Everything here is pure: it reads models and returns new values.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from .. import errors
 from ..errors import Issue, NfvplaceError
@@ -86,6 +86,8 @@ class GuestLayout:
     cpu_sets: tuple[CpuSetPlacement, ...]  # sorted by id; guest NUMA cell i is cpu_sets[i]
     shared_vcpus: tuple[int, ...]  # unpinned vCPUs (on config.shared.cpus when given)
     pins: dict[int, int]  # pinned vCPU -> host PU
+    floating: dict[int, tuple[int, ...]] = field(default_factory=dict)  # vCPU -> its cpu-set's
+    # shared PUs (a floating cpu-set)
 
     @property
     def pinned_pus(self) -> tuple[int, ...]:
@@ -93,9 +95,14 @@ class GuestLayout:
 
     def cell_of(self, vcpu: int) -> int | None:
         for index, cs in enumerate(self.cpu_sets):
-            if vcpu in cs.vcpu_pins:
+            if vcpu in cell_vcpus(cs):
                 return index
         return None
+
+
+def cell_vcpus(cs: CpuSetPlacement) -> tuple[int, ...]:
+    """The vCPUs of a placed cpu-set: pinned, or floating."""
+    return tuple(sorted(cs.vcpu_pins)) or (cs.floating.vcpus if cs.floating else ())
 
 
 def cache_ways_warnings(config: VmConfiguration, target: str) -> list[str]:
@@ -120,17 +127,19 @@ def guest_layout(config: VmConfiguration) -> GuestLayout:
     if len(set_ids) != len(set(set_ids)):
         issues.append(Issue(f"cpu-set ids repeat: {set_ids}", path="cpu_sets", hint="renumber"))
     pins = _pins(config, issues)
+    floating = {v: cs.floating.cpus for cs in cpu_sets if cs.floating for v in cs.floating.vcpus}
+    placed = dict.fromkeys([*pins, *floating])
     shared_count = config.shared.vcpus if config.shared else 0
-    total = config.vcpus if config.vcpus is not None else len(pins) + shared_count
-    _check_numbering(config, pins, total, issues)
+    total = config.vcpus if config.vcpus is not None else len(placed) + shared_count
+    _check_numbering(config, placed, total, issues)
     if issues:
         raise NfvplaceError(
             errors.RENDER_INVALID,
             f"VM Configuration {config.vm} on {config.host} cannot be rendered",
             issues=tuple(issues),
         )
-    shared = tuple(v for v in range(total) if v not in pins)
-    return GuestLayout(total_vcpus=total, cpu_sets=cpu_sets, shared_vcpus=shared, pins=pins)
+    shared = tuple(v for v in range(total) if v not in placed)
+    return GuestLayout(total, cpu_sets, shared, pins, floating)
 
 
 def _pins(config: VmConfiguration, issues: list[Issue]) -> dict[int, int]:
@@ -172,14 +181,15 @@ def _pins(config: VmConfiguration, issues: list[Issue]) -> dict[int, int]:
 
 
 def _check_numbering(
-    config: VmConfiguration, pins: dict[int, int], total: int, issues: list[Issue]
+    config: VmConfiguration, pins: dict[int, None], total: int, issues: list[Issue]
 ) -> None:
-    """vCPU ids 0..total-1, as many as the configuration says, and shared vCPUs with PUs."""
+    """vCPU ids 0..total-1, as many as the configuration says, and shared vCPUs with PUs; `pins`
+    are the vCPUs of the cpu-sets (pinned or floating)."""
     shared_count = config.shared.vcpus if config.shared else 0
     if config.vcpus is not None and len(pins) + shared_count > config.vcpus:
         issues.append(
             Issue(
-                f"vcpus is {config.vcpus} but the cpu-sets pin {len(pins)} and shared holds "
+                f"vcpus is {config.vcpus} but the cpu-sets hold {len(pins)} and shared holds "
                 f"{shared_count}",
                 path="vcpus",
                 hint="vcpus counts every vCPU: the pinned plus the shared ones",

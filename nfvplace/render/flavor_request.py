@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 from ..models.configuration import VmConfiguration
 from ..models.vmd import EmulatorThreads, InterfaceMode, ThreadPolicy, VmDescriptor
-from ._common import guest_layout
+from ._common import cell_vcpus, guest_layout
 
 
 @dataclass(frozen=True, slots=True)
@@ -20,6 +20,8 @@ class FlavorCell:
     pairs: tuple[tuple[int, int], ...]
     thread_policy: ThreadPolicy | None
     host_node: int | None
+    floating: bool = False  # unpinned vCPUs with a NUMA layout (Nova: a shared flavor)
+    page_word: str | None = None  # a page size chosen on the host node (`large`, `any`)
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,6 +33,7 @@ class PortRequest:
     physical_network: str | None
     vlan: int | None
     vhost_user: bool
+    numa_affinity: str | None = None  # the VMD's, as the Neutron port's numa_affinity_policy
 
 
 @dataclass
@@ -50,6 +53,7 @@ class FlavorRequest:
     pci_devices: list[tuple[str, int, int | None]]  # class, count, cell
     disk_gib: int = 0
     warnings: list[str] = field(default_factory=list)
+    pci_affinities: tuple[str, ...] = ()  # the devices' numa_affinity, when the VMD gives one
 
 
 def request_from_vm(vm: VmDescriptor, config: VmConfiguration | None) -> FlavorRequest:
@@ -63,6 +67,8 @@ def request_from_vm(vm: VmDescriptor, config: VmConfiguration | None) -> FlavorR
             pairs=tuple(cs.howtogroup),
             thread_policy=cs.thread_policy,
             host_node=nodes.get(cs.id),
+            floating=cs.floating,
+            page_word=cs.hugepages.choice.value if cs.hugepages and cs.hugepages.choice else None,
         )
         for cs in sorted(vm.cpu_sets, key=lambda c: c.id)
     ]
@@ -77,11 +83,21 @@ def request_from_vm(vm: VmDescriptor, config: VmConfiguration | None) -> FlavorR
             i.physical_network,
             i.vlan,
             vhost_user,
+            i.numa_affinity,
         )
         for cs in vm.cpu_sets
         for i in cs.interfaces
     ] + [
-        PortRequest(i.name, i.mode, None, i.bandwidth_gbps, i.physical_network, i.vlan, vhost_user)
+        PortRequest(
+            i.name,
+            i.mode,
+            None,
+            i.bandwidth_gbps,
+            i.physical_network,
+            i.vlan,
+            vhost_user,
+            i.numa_affinity,
+        )
         for i in vm.interfaces
     ]
     pinned = {v for cs in vm.cpu_sets for v in cs.vcpus}
@@ -108,6 +124,9 @@ def request_from_vm(vm: VmDescriptor, config: VmConfiguration | None) -> FlavorR
             for p in vm.pci_devices
         ],
         disk_gib=math.ceil(vm.storage[0].size_gib) if vm.storage else 0,
+        pci_affinities=tuple(
+            sorted({str(p.numa_affinity) for p in vm.pci_devices if p.numa_affinity})
+        ),
     )
 
 
@@ -115,13 +134,14 @@ def request_from_config(config: VmConfiguration) -> FlavorRequest:
     layout = guest_layout(config)
     cells = [
         FlavorCell(
-            vcpus=tuple(sorted(cs.vcpu_pins)),
+            vcpus=cell_vcpus(cs),
             memory_mib=cs.memory_mib,
             page_size_kib=cs.hugepages.size_kib if cs.hugepages and cs.hugepages.count else None,
             page_mib=cs.hugepages.total_mib if cs.hugepages else 0,
             pairs=tuple(cs.howtogroup),
             thread_policy=cs.thread_policy,
             host_node=cs.numa_node,
+            floating=cs.floating is not None,
         )
         for cs in layout.cpu_sets
     ]

@@ -78,7 +78,7 @@ def _isolated_and_housekeeping(
     configs: Sequence[VmConfiguration], host: ComputeHostDescriptor | None, warnings: list[str]
 ) -> tuple[tuple[int, ...], tuple[int, ...], dict[int, int]]:
     held = {pu for c in configs for pu in c.held_cpus}
-    shared = {pu for c in configs if c.shared for pu in c.shared.cpus}
+    shared = {pu for c in configs for pu in c.floating_cpus}
     if host is None:
         warnings.append(
             "no host descriptor: isolating only the PUs these configurations hold, and the "

@@ -17,6 +17,7 @@ from ..models.vmd import InterfaceMode, VmDescriptor
 from ._common import (
     GuestLayout,
     Pci,
+    cell_vcpus,
     check_host,
     check_vm,
     cpu_list,
@@ -65,7 +66,7 @@ def guest_cells(config: VmConfiguration, layout: GuestLayout) -> tuple[GuestCell
     for index, cs in enumerate(layout.cpu_sets):
         total_kib = cs.memory_mib * 1024
         huge_kib = cs.hugepages.count * cs.hugepages.size_kib if cs.hugepages else 0
-        vcpus = tuple(sorted(cs.vcpu_pins))
+        vcpus = cell_vcpus(cs)
         if huge_kib and cs.hugepages is not None:
             cpu_cells.append(GuestCell(index, vcpus, huge_kib, cs.numa_node, cs.hugepages.size_kib))
             if total_kib > huge_kib:
@@ -138,18 +139,26 @@ def _emulator_pus(config: VmConfiguration, layout: GuestLayout, dom: _Domain) ->
             "every vCPU is realtime and the configuration has no emulator_pins: the emulator "
             "threads share the realtime vCPUs' PUs (set emulator_threads: isolate in the VMD)"
         )
-    return tuple(layout.pins.values()) + shared_pus
+    floating = tuple(sorted({pu for pus in layout.floating.values() for pu in pus}))
+    return tuple(layout.pins.values()) + shared_pus + floating
 
 
 def _cputune(
     root: etree._Element, config: VmConfiguration, layout: GuestLayout, dom: _Domain
 ) -> None:
-    if not layout.pins and not (config.shared and config.shared.cpus):
+    if not layout.pins and not layout.floating and not (config.shared and config.shared.cpus):
         return
     cputune = _sub(root, "cputune")
     shared_cpus = cpu_list(config.shared.cpus) if config.shared else ""
     for vcpu in range(layout.total_vcpus):
-        cpuset = str(layout.pins[vcpu]) if vcpu in layout.pins else shared_cpus
+        # a floating vCPU may run on any shared PU of its cell's node: a set, not one PU
+        cpuset = (
+            str(layout.pins[vcpu])
+            if vcpu in layout.pins
+            else cpu_list(layout.floating[vcpu])
+            if vcpu in layout.floating
+            else shared_cpus
+        )
         if cpuset:  # an unpinned vCPU without shared PUs floats anywhere
             _sub(cputune, "vcpupin", vcpu=str(vcpu), cpuset=cpuset)
     emulator = _emulator_pus(config, layout, dom)

@@ -22,6 +22,7 @@ from .flavor_request import FlavorRequest, request_from_config, request_from_vm
 from .nova_names import cpu_flag_trait, nova_page_size
 from .result import RenderResult
 
+STRICTEST = ("required", "legacy", "socket", "preferred")
 VNIC_TYPES: dict[InterfaceMode, str] = {
     InterfaceMode.dedicated: "direct-physical",
     InterfaceMode.sriov: "direct",
@@ -30,8 +31,8 @@ VNIC_TYPES: dict[InterfaceMode, str] = {
 
 
 def _cpu_specs(req: FlavorRequest, specs: dict[str, str]) -> None:
-    pinned = [v for cell in req.cells for v in cell.vcpus]
-    if pinned and req.shared_vcpus:
+    pinned = [v for cell in req.cells if not cell.floating for v in cell.vcpus]
+    if pinned and (req.shared_vcpus or any(cell.floating for cell in req.cells)):
         specs["hw:cpu_policy"] = "mixed"
         specs["hw:cpu_dedicated_mask"] = cpu_list(pinned)
     elif pinned:
@@ -96,6 +97,15 @@ def _numa_specs(req: FlavorRequest, specs: dict[str, str]) -> None:
 
 
 def _memory_specs(req: FlavorRequest, specs: dict[str, str]) -> None:
+    words = sorted({c.page_word for c in req.cells if c.page_word})
+    if words:  # chosen on the host node: Nova's own words
+        specs["hw:mem_page_size"] = "large" if "large" in words else words[0]
+        if len(words) > 1 or any(not c.page_word for c in req.cells):
+            req.warnings.append(
+                f"cpu-sets use different page sizes; Nova has one hw:mem_page_size per flavor, "
+                f"rendered {specs['hw:mem_page_size']}"
+            )
+        return
     sizes = sorted({c.page_size_kib for c in req.cells if c.page_size_kib})
     if not sizes:
         if any(p.vhost_user for p in req.ports if p.mode is InterfaceMode.vswitch):
@@ -151,6 +161,8 @@ def _port_specs(req: FlavorRequest, specs: dict[str, str]) -> list[dict[str, Any
         entry: dict[str, Any] = {"name": port.name, "binding:vnic_type": VNIC_TYPES[port.mode]}
         if port.physical_network:
             entry["network"] = port.physical_network
+        if port.numa_affinity:  # Neutron's port attribute, which Nova reads as the port's policy
+            entry["numa_affinity_policy"] = str(port.numa_affinity)
         ports.append(entry)
         if port.mode is not InterfaceMode.vswitch:
             pci_bound = pci_bound or port.cell is not None
@@ -184,7 +196,15 @@ def _port_specs(req: FlavorRequest, specs: dict[str, str]) -> list[dict[str, Any
             "pci_passthrough:alias names a [pci] alias per device class; define the aliases "
             "(vendor and product ids) in nova.conf"
         )
-    if pci_bound:
+    if req.pci_affinities:  # the VMD's own words, Nova's (the strictest when they differ)
+        policy = next(p for p in STRICTEST if p in req.pci_affinities)
+        specs["hw:pci_numa_affinity_policy"] = policy
+        if len(req.pci_affinities) > 1:
+            req.warnings.append(
+                f"PCI devices ask for NUMA affinities {list(req.pci_affinities)}; Nova has one "
+                f"hw:pci_numa_affinity_policy per flavor, rendered {policy}"
+            )
+    elif pci_bound:
         specs["hw:pci_numa_affinity_policy"] = "required"
     elif any(p.mode is not InterfaceMode.vswitch for p in req.ports) or req.pci_devices:
         specs["hw:pci_numa_affinity_policy"] = "preferred"

@@ -111,10 +111,14 @@ def _cpu_affinity(
     out: _Vmx, config: VmConfiguration, vm: VmDescriptor | None, layout: GuestLayout
 ) -> None:
     shared_pus = tuple(config.shared.cpus) if config.shared else ()
-    if layout.pins or shared_pus:
+    if layout.pins or shared_pus or layout.floating:
         out.comment("vCPU affinity: one host PU per pinned vCPU, the shared PUs for the others")
         for vcpu in range(layout.total_vcpus):
-            pus = (layout.pins[vcpu],) if vcpu in layout.pins else shared_pus
+            pus = (
+                (layout.pins[vcpu],)
+                if vcpu in layout.pins
+                else layout.floating.get(vcpu, shared_pus)
+            )
             if pus:
                 out.setting(f"sched.vcpu{vcpu}.affinity", _esxi_cpus(pus))
     dedicated = bool(layout.pins) and not layout.shared_vcpus

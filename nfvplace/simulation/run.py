@@ -89,7 +89,7 @@ class Run:
 def stranded(fleet: FleetIndex) -> tuple[int, float, int, float]:
     """Half-used cores, GiB of hugepages and VFs on nodes with no free thread, share of used threads."""
     cpu, memory = fleet.table(CPU), fleet.table(MEMORY)
-    free = cpu.whole + cpu.single + cpu.half_iso + cpu.half_busy
+    free = cpu.whole + cpu.single + cpu.half_busy
     dead = (free == 0) & (fleet.node_id >= 0)
     sizes = np.asarray(fleet.vocab.values("page_sizes") or [0], dtype=np.float64)
     pages = (memory.hugepages * sizes[: memory.hugepages.shape[2]]).sum(axis=2) / GIB_KIB

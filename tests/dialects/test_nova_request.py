@@ -25,23 +25,40 @@ def _messages(document: dict[str, Any]) -> list[str]:
     return [note.message for note in convert(document).notes]
 
 
-def test_pci_alias_keeps_nova_numa_affinity() -> None:
-    vm = _vm(_flavor(hw__pci_numa_affinity_policy="required", pci_passthrough__alias="qat:2"))
-    (device,) = vm.pci_devices
-    assert (device.cpu_set, device.count, device.model) == (0, 2, "qat")
+@pytest.mark.parametrize("policy", ["required", "legacy", "preferred", "socket", None])
+@pytest.mark.parametrize("nodes", ["1", "2"])
+def test_pci_alias_keeps_nova_numa_affinity_policy(policy: str | None, nodes: str) -> None:
+    specs = {"hw__numa_nodes": nodes, "pci_passthrough__alias": "qat:2"}
+    if policy:
+        specs["hw__pci_numa_affinity_policy"] = policy
+    document = _flavor(**specs)
+    (device,) = _vm(document).pci_devices
+    # relative to every guest node; Nova's default is legacy
+    assert (device.cpu_set, device.numa_affinity, device.count) == (None, policy or "legacy", 2)
+    assert not any("PCI" in m for m in _messages(document))
 
 
-def test_pci_alias_on_a_multi_node_guest_is_on_node_0_and_says_so() -> None:
-    document = _flavor(hw__numa_nodes="2", pci_passthrough__alias="qat:1")
-    assert _vm(document).pci_devices[0].cpu_set == 0
-    assert any("any of the guest's 2 NUMA nodes" in m for m in _messages(document))
+def test_an_image_and_a_port_say_the_pci_numa_affinity_too() -> None:
+    image = {"properties": {"hw_pci_numa_affinity_policy": "socket"}}
+    (device,) = _vm(_flavor(pci_passthrough__alias="qat:1") | {"image": image}).pci_devices
+    assert device.numa_affinity == "socket"
+    spec = [{"vendor_id": "8086", "product_id": "0443"}]
+    requests = [{"alias_name": "qat", "count": 1, "numa_policy": "preferred", "spec": spec}]
+    (device,) = _vm(_flavor() | {"pci_requests": requests}).pci_devices
+    assert device.numa_affinity == "preferred"
 
 
-@pytest.mark.parametrize("policy", ["preferred", "socket"])
-def test_looser_pci_policies_are_read_as_required_with_a_note(policy: str) -> None:
-    document = _flavor(hw__pci_numa_affinity_policy=policy, pci_passthrough__alias="qat:1")
-    assert _vm(document).pci_devices[0].cpu_set == 0
-    assert any(f"'{policy}' read as 'required'" in m for m in _messages(document))
+def test_a_shared_flavor_without_numa_topology_has_no_pci_affinity() -> None:
+    document = {
+        "flavor": {
+            "name": "s",
+            "vcpus": 2,
+            "ram": 1024,
+            "extra_specs": {"pci_passthrough:alias": "qat:1"},
+        }
+    }
+    (device,) = _vm(document).pci_devices
+    assert device.numa_affinity is None
 
 
 def test_a_device_lands_on_the_vms_node() -> None:
@@ -85,19 +102,18 @@ def test_memory_that_is_not_whole_pages_is_an_error_naming_the_key() -> None:
     assert caught.value.path == ("flavor", "extra_specs", "hw:mem_page_size")
 
 
-def test_large_pages_are_1_gib_when_the_memory_is_whole_gib_else_2_mib() -> None:
-    (whole,) = _vm(_flavor(ram=4096, hw__mem_page_size="large")).cpu_sets
-    (part,) = _vm(_flavor(ram=1536, hw__mem_page_size="large")).cpu_sets
-    assert whole.hugepages is not None
-    assert part.hugepages is not None
-    assert (whole.hugepages.size_kib, whole.hugepages.count) == (1048576, 4)
-    assert (part.hugepages.size_kib, part.hugepages.count) == (2048, 768)
+@pytest.mark.parametrize("word", ["large", "any"])
+def test_large_and_any_are_page_sizes_chosen_on_the_host_node(word: str) -> None:
+    document = _flavor(ram=1536, hw__mem_page_size=word)
+    (cpu_set,) = _vm(document).cpu_sets
+    assert cpu_set.hugepages is not None
+    assert (cpu_set.hugepages.size, cpu_set.hugepages.count) == (word, None)
+    assert not any("page" in m for m in _messages(document))
 
 
-def test_any_page_size_is_read_as_small_pages_and_says_so() -> None:
-    document = _flavor(hw__mem_page_size="any")
-    assert _vm(document).cpu_sets[0].hugepages is None
-    assert any("'any' read as small pages" in m for m in _messages(document))
+def test_large_pages_for_memory_no_large_page_holds_are_refused() -> None:
+    with pytest.raises(DialectError, match="not a whole number of 2 MiB pages"):
+        convert(_flavor(ram=1025, hw__mem_page_size="large"))
 
 
 def test_an_uneven_automatic_split_is_refused_as_nova_refuses_it() -> None:
@@ -178,15 +194,20 @@ def test_conflicts_nova_refuses_are_errors(specs: dict[str, str], props: dict[st
     assert caught.value.path[:2] == ("image", "properties")
 
 
-def test_sriov_port_requests_are_interfaces_on_the_vms_node() -> None:
-    document = _flavor(vcpus=2, ram=2048) | {
-        "pci_requests": [
-            {
-                "alias_name": None,
-                "count": 1,
-                "spec": [{"physical_network": "physnet2", "dev_type": "type-VF"}],
-            }
-        ]
+@pytest.mark.parametrize(
+    ("port_policy", "affinity"), [(None, "legacy"), ("preferred", "preferred")]
+)
+def test_sriov_port_requests_are_interfaces_near_the_vms_nodes(
+    port_policy: str | None, affinity: str
+) -> None:
+    request: dict[str, Any] = {
+        "alias_name": None,
+        "count": 1,
+        "spec": [{"physical_network": "physnet2", "dev_type": "type-VF"}],
     }
-    (interface,) = _vm(document).cpu_sets[0].interfaces
+    if port_policy:
+        request["numa_policy"] = port_policy  # the Neutron port's numa_affinity_policy
+    vm = _vm(_flavor(vcpus=2, ram=2048, hw__numa_nodes="2") | {"pci_requests": [request]})
+    (interface,) = vm.interfaces  # relative to every guest node, as Nova's policy is
     assert (interface.mode.value, interface.physical_network) == ("sriov", "physnet2")
+    assert interface.numa_affinity == affinity

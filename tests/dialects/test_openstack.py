@@ -76,8 +76,7 @@ def test_openstack_cli_properties_string() -> None:
     conversion = convert(data)
     vm = VmDescriptor.model_validate(conversion.data)
     assert vm.cpu_sets[0].hugepages is not None
-    assert vm.cpu_sets[0].hugepages.size_kib == 1024 * 1024
-    assert any("large" in note.message for note in conversion.notes)
+    assert vm.cpu_sets[0].hugepages.size == "large"  # chosen on the host node
 
 
 def test_numa_cpus_mismatch_is_reported_against_the_flavor_line() -> None:
@@ -184,13 +183,27 @@ def test_mixed_policy_names_the_floating_vcpus() -> None:
     assert note.kind == "assumed"
 
 
-def test_numa_nodes_on_shared_cpus_is_reported() -> None:
-    conversion = convert(
-        {"flavor": {"name": "f", "vcpus": 1, "ram": 2048, "extra_specs": {"hw:numa_nodes": "1"}}}
-    )
-    (note,) = conversion.notes
-    assert note.path == ("flavor", "extra_specs", "hw:numa_nodes")
-    assert "not carried" in note.message
+def test_a_shared_flavor_keeps_its_guest_numa_topology_as_floating_cpu_sets() -> None:
+    specs = {
+        "hw:numa_nodes": "2",
+        "hw:numa_cpus.0": "0",
+        "hw:numa_cpus.1": "1,2",
+        "hw:numa_mem.0": "1024",
+        "hw:numa_mem.1": "2048",
+        "hw:mem_page_size": "2MB",
+    }
+    conversion = convert({"flavor": {"name": "f", "vcpus": 3, "ram": 3072, "extra_specs": specs}})
+    assert conversion.notes == ()
+    data = conversion.data
+    assert data["cpu_oversubscription"] is True
+    assert [(cs["vcpus"], cs["memory_mib"], cs["floating"]) for cs in data["cpu_sets"]] == [
+        ([0], 1024, True),
+        ([1, 2], 2048, True),
+    ]
+    assert data["cpu_sets"][1]["hugepages"] == {"size": "2048KiB", "count": 1024}
+    assert "vcpus" not in data  # derived from the cpu-sets
+    plain = convert({"flavor": {"name": "p", "vcpus": 2, "ram": 1024, "extra_specs": {}}}).data
+    assert "cpu_sets" not in plain
 
 
 def test_assumptions_are_info_findings() -> None:

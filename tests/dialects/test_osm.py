@@ -94,7 +94,7 @@ def test_bad_numa_policy_is_reported_at_the_source_node() -> None:
         "vnfd-catalog:\n  vnfd:\n    - id: v\n      vdu:\n        - id: a\n"
         "          vm-flavor: {vcpu-count: 2, memory-mb: 1024}\n"
         "          guest-epa:\n            cpu-pinning-policy: DEDICATED\n"
-        "            mempage-size: LARGE\n"
+        "            mempage-size: SIZE_1GB\n"
         "            numa-node-policy:\n              node-cnt: 1\n              node:\n"
         "                - id: 0\n                  memory-mb: 512\n"
     )
@@ -104,6 +104,25 @@ def test_bad_numa_policy_is_reported_at_the_source_node() -> None:
     # 512 MiB holds no 1 GiB page, and the node's memory is not the flavor's 1024 MiB.
     assert found["NFV206"] == (f"{vdu}.guest-epa.numa-node-policy.node[0]", 13)
     assert found["NFV202"] == (f"{vdu}.vm-flavor.memory-mb", 6)
+
+
+@pytest.mark.parametrize(("word", "size"), [("LARGE", "large"), ("PREFER_LARGE", "any")])
+@pytest.mark.parametrize("pinning", ["DEDICATED", "SHARED"])
+def test_large_page_words_are_page_sizes_chosen_on_the_host_node(
+    word: str, size: str, pinning: str
+) -> None:
+    text = (
+        "vnfd-catalog:\n  vnfd:\n    - id: v\n      vdu:\n        - id: a\n"
+        "          vm-flavor: {vcpu-count: 2, memory-mb: 2048}\n"
+        f"          guest-epa:\n            cpu-pinning-policy: {pinning}\n"
+        f"            mempage-size: {word}\n"
+        "            numa-node-policy:\n              node-cnt: 2\n"
+    )
+    result = lint_text(text, "v.yaml")
+    vm = VmDescriptor.model_validate(convert(yaml.safe_load(text)).data)
+    assert [(cs.hugepages.size if cs.hugepages else None) for cs in vm.cpu_sets] == [size] * 2
+    assert [cs.floating for cs in vm.cpu_sets] == [pinning == "SHARED"] * 2
+    assert not [f for f in result.findings if f.severity.value == "error"]
 
 
 def _vdu(**extra: object) -> dict[str, object]:

@@ -77,3 +77,19 @@ def test_decimal_memory_units_are_flagged() -> None:
     (note,) = [f for f in result.findings if f.rule == "NFV006"]
     assert note.line == 11
     assert "TOSCA defines GB" in note.message
+
+
+def test_numa_enabled_without_pinning_is_one_floating_cpu_set(tmp_path: Path) -> None:
+    path = tmp_path / "t.yaml"
+    path.write_text(
+        "tosca_definitions_version: tosca_simple_yaml_1_3\n"
+        "topology_template:\n  node_templates:\n"
+        "    a:\n      type: tosca.nodes.nfv.Vdu.Compute\n      capabilities:\n"
+        "        virtual_compute:\n          properties:\n"
+        "            virtual_cpu: {num_virtual_cpu: 2}\n"
+        "            virtual_memory: {virtual_mem_size: 2 GiB, numa_enabled: true}\n"
+    )
+    vm = nfvplace.load(path)
+    assert isinstance(vm, VmDescriptor)
+    (cpu_set,) = vm.cpu_sets
+    assert (cpu_set.vcpus, cpu_set.memory_mib, cpu_set.floating) == ((0, 1), 2048, True)

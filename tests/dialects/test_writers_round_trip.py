@@ -1,8 +1,9 @@
 """nfvplace -> dialect -> nfvplace keeps what bears on placement, or the writer says what it drops.
 
 Hypothesis draws VM Descriptors (cpu-sets with paired and single vCPUs, thread policies, hugepages
-of one or several sizes covering all or part of the memory, interfaces, emulator threads, realtime
-vCPUs, required flags and capabilities, plain shared VMs); each is written in every dialect and
+of one or several sizes covering all or part of the memory, page sizes chosen on the node
+(`large`, `any`), interfaces, emulator threads, realtime vCPUs, required flags and capabilities,
+plain shared VMs, floating cpu-sets); each is written in every dialect and
 read back. Every difference in what placement looks at (per cpu-set: vCPU count, pairs, the
 policy of the single vCPUs, memory, hugepages, interfaces; and the VM's totals, flags,
 capabilities, devices) must be covered by a note of the writer at that field or above it.
@@ -25,7 +26,9 @@ Key = tuple[str | int, ...]
 
 
 @st.composite
-def cpu_set(draw: st.DrawFn, index: int, first: int, page: int | None) -> dict[str, Any]:
+def cpu_set(
+    draw: st.DrawFn, index: int, first: int, page: int | str | None, floating: bool = False
+) -> dict[str, Any]:
     count = draw(st.integers(1, 6))
     vcpus = list(range(first, first + count))
     pairs = draw(st.sampled_from(("none", "all", "some")))
@@ -34,16 +37,21 @@ def cpu_set(draw: st.DrawFn, index: int, first: int, page: int | None) -> dict[s
         groups = groups[:1]
     memory = draw(st.integers(1, 8)) * 1024
     out: dict[str, Any] = {"id": index, "vcpus": vcpus, "memory_mib": memory}
-    if pairs != "none" and groups:
+    if floating:
+        out["floating"] = True
+    elif pairs != "none" and groups:
         out["howtogroup"] = groups
-    if page:
+    if isinstance(page, str):
+        out["hugepages"] = {"size": page}
+    elif page:
         part = draw(st.sampled_from((1, 1, 1, 2)))  # now and then pages for half the memory
         out["hugepages"] = {"size": f"{page}KiB", "count": memory * 1024 // page // part}
     if draw(st.booleans()) and draw(st.booleans()):
-        out["interfaces"] = [
-            {"name": f"if{index}", "mode": draw(st.sampled_from(("sriov", "dedicated")))}
-        ]
-    if draw(st.integers(0, 9)) == 0:
+        interface = {"name": f"if{index}", "mode": draw(st.sampled_from(("sriov", "dedicated")))}
+        if draw(st.integers(0, 3)) == 0:
+            interface["numa_affinity"] = draw(st.sampled_from(("required", "preferred", "socket")))
+        out["interfaces"] = [interface]
+    if draw(st.integers(0, 9)) == 0 and not floating:
         out["thread_policy"] = draw(st.sampled_from(POLICIES))
     return out
 
@@ -60,10 +68,15 @@ def vms(draw: st.DrawFn) -> dict[str, Any]:
         }
     sets = []
     first = 0
-    page_sizes = draw(st.sampled_from(((None,), (1048576,), (2048,), (1048576, 2048))))
+    page_sizes = draw(
+        st.sampled_from(
+            ((None,), (1048576,), (2048,), (1048576, 2048), ("large",), ("any",), ("large", 2048))
+        )
+    )
+    floating = draw(st.integers(0, 4)) == 0
     for index in range(draw(st.integers(1, 3))):
         page = page_sizes[index % len(page_sizes)]
-        sets.append(draw(cpu_set(index, first, page)))
+        sets.append(draw(cpu_set(index, first, page, floating)))
         first += len(sets[-1]["vcpus"])
     caps = ["cpu_pinning"] + (
         ["numa_memory_pinning", "hugepage_numa_pinning"] if page_sizes != (None,) else []
@@ -77,6 +90,12 @@ def vms(draw: st.DrawFn) -> dict[str, Any]:
         "cpu_thread_policy": draw(st.sampled_from(POLICIES)),
         "cpu_sets": sets,
     }
+    if floating:
+        vm["cpu_oversubscription"] = True
+        caps.remove("cpu_pinning")
+        if "numa_memory_pinning" not in caps:
+            caps.insert(0, "numa_memory_pinning")
+        return vm
     if draw(st.integers(0, 5)) == 0:
         vm["emulator_threads"] = "isolate"
     if draw(st.integers(0, 5)) == 0:
@@ -104,18 +123,23 @@ def placement_form(vm: VmDescriptor) -> dict[Key, Any]:
         pairs, singles = len(cs.howtogroup), len(cs.single_vcpus)
         if policy == "require":  # pairs the single vCPUs in order; an odd one out is isolated
             pairs, singles, policy = pairs + singles // 2, singles % 2, "isolate"
+        if cs.floating:  # nothing pinned: no pairs, no thread policy
+            pairs, singles = 0, 0
         form[("cpu_sets", k, "vcpus")] = len(cs.vcpus)
         form[("cpu_sets", k, "howtogroup")] = pairs
         form[("cpu_sets", k, "thread_policy")] = policy if singles else None
         form[("cpu_sets", k, "memory_mib")] = cs.memory_mib
+        form[("cpu_sets", k, "floating")] = cs.floating
         pages = cs.hugepages
-        form[("cpu_sets", k, "hugepages")] = (pages.size_kib, pages.count) if pages else None
-        form[("cpu_sets", k, "interfaces")] = sorted(i.mode.value for i in cs.interfaces)
+        form[("cpu_sets", k, "hugepages")] = (pages.size, pages.count) if pages else None
+        form[("cpu_sets", k, "interfaces")] = sorted(
+            (i.mode.value, str(i.numa_affinity)) for i in cs.interfaces
+        )
     return form
 
 
 def _covered(key: Key, notes: set[Key]) -> bool:
-    """A note at the field, above it, or on a field it derives from (the policy of a cpu-set's
+    """A note at the field, above or below it, or on a field it derives from (the policy of a cpu-set's
     single vCPUs and the pairs `require` makes derive from its pairs and both policies)."""
     prefixes = {key[:n] for n in range(1, len(key) + 1)}
     if key[-1] in ("thread_policy", "howtogroup"):
@@ -126,7 +150,7 @@ def _covered(key: Key, notes: set[Key]) -> bool:
         }
     if key[-1] == "interfaces":  # an interface the dialect cannot tie moves to another cpu-set
         prefixes |= {n for n in notes if n[-1:] == ("interfaces",)}
-    return bool(prefixes & notes)
+    return bool(prefixes & notes) or any(n[: len(key)] == key for n in notes)  # or below it
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -224,6 +224,56 @@ CASES = [
         vmd("realtime_vcpus: [1]\ncpu_sets:\n  - {id: 0, vcpus: [0, 1], memory_mib: 1024}\n"),
     ),
     Case(
+        "NFV504",
+        "pci_devices[0].numa_affinity",
+        "schema: nfvplace/vmd/v1\nname: t\nvcpus: 2\nmemory_mib: 512\ncpu_oversubscription: true\n"
+        "pci_devices:\n  - class: crypto\n    numa_affinity: preferred #<\n",
+        "schema: nfvplace/vmd/v1\nname: t\nvcpus: 2\nmemory_mib: 512\ncpu_oversubscription: true\n"
+        "pci_devices:\n  - class: crypto\n",
+    ),
+    Case(
+        "NFV118",
+        "cpu_sets[0].floating",
+        vmd(
+            "cpu_sets:\n  - id: 0\n    vcpus: [0, 1]\n    howtogroup: [[0, 1]]\n"
+            "    memory_mib: 1024\n    floating: true #<\n"
+        ),
+        vmd("cpu_sets:\n  - {id: 0, vcpus: [0, 1], memory_mib: 1024, floating: true}\n"),
+    ),
+    Case(
+        "NFV119",
+        "cpu_sets",
+        vmd(
+            "cpu_sets: #<\n  - {id: 0, vcpus: [0], memory_mib: 1024, floating: true}\n"
+            "  - {id: 1, vcpus: [1], memory_mib: 1024}\n"
+        ),
+        vmd(
+            "cpu_sets:\n  - {id: 0, vcpus: [0], memory_mib: 1024, floating: true}\n"
+            "  - {id: 1, vcpus: [1], memory_mib: 1024, floating: true}\n"
+        ),
+    ),
+    Case(
+        "NFV120",
+        "emulator_threads",
+        vmd(
+            "emulator_threads: isolate #<\n"
+            "cpu_sets:\n  - {id: 0, vcpus: [0, 1], memory_mib: 1024, floating: true}\n"
+        ),
+        vmd(
+            "emulator_threads: share\n"
+            "cpu_sets:\n  - {id: 0, vcpus: [0, 1], memory_mib: 1024, floating: true}\n"
+        ),
+    ),
+    Case(
+        "NFV207",
+        "cpu_sets[0].hugepages.size",
+        vmd(
+            "cpu_sets:\n  - id: 0\n    vcpus: [0]\n    memory_mib: 1025\n"
+            "    hugepages:\n      size: large #<\n"
+        ),
+        vmd("cpu_sets:\n  - {id: 0, vcpus: [0], memory_mib: 1024, hugepages: {size: large}}\n"),
+    ),
+    Case(
         "NFV201",
         "cpu_sets[0].hugepages",
         vmd(

@@ -19,6 +19,79 @@ def _cpus(host: ComputeHostDescriptor) -> dict[int, tuple[int, Any]]:
     return {cpu.id: (node.id, cpu) for node in host.numa_nodes for cpu in node.cpus}
 
 
+def _floating(placement: Any, vcpus: set[int], cpus: dict[int, tuple[int, Any]]) -> list[str]:
+    """A floating cpu-set: its vCPUs over shared PUs of its node, at least one PU each, within
+    each PU's ratio."""
+    floating = placement.floating
+    if placement.vcpu_pins or floating is None or set(floating.vcpus) != vcpus:
+        return [f"floating cpu-set {placement.id} placed as {placement}"]
+    out = []
+    if len(floating.cpus) < len(vcpus):
+        out.append(f"cpu-set {placement.id}: {len(vcpus)} vCPUs over {len(floating.cpus)} PUs")
+    share = len(vcpus) / max(len(floating.cpus), 1)
+    for pu in floating.cpus:
+        cpu = cpus.get(pu)
+        if cpu is None or not cpu[1].eligible or cpu[1].state.value == "dedicated":
+            out.append(f"floating PU {pu} not shareable")
+            continue
+        ratio = cpu[1].oversubscription_ratio or 1.0
+        if cpu[1].state.value == "free" and not cpu[1].oversubscription_ratio:
+            out.append(f"floating PU {pu} not in the shared pool")
+        if (cpu[1].usage_ratio or 0.0) + share / ratio > 1 + 1e-9:
+            out.append(f"floating PU {pu} over its ratio")
+        if cpu[0] != placement.numa_node:
+            out.append(f"floating PU {pu} not on node {placement.numa_node}")
+    return out
+
+
+def _near(
+    host: ComputeHostDescriptor,
+    nodes: dict[int, int],
+    cpu_set: int | None,
+    affinity: Any,
+    node: int,
+) -> bool:
+    """`node` allowed by a NUMA affinity: the cpu-set's node (or any cpu-set's: `required`,
+    `legacy`), a node of the same socket (`socket`), anywhere (`preferred`, or no affinity and
+    no cpu-set)."""
+    near = [nodes[cpu_set]] if cpu_set is not None else list(nodes.values())
+    policy = affinity.value if affinity else None
+    if policy == "preferred" or not nodes or (policy is None and cpu_set is None):
+        return True
+    if policy == "socket":
+        socket = {
+            n.id: frozenset({c.package for c in n.cpus})
+            if len({c.package for c in n.cpus}) == 1
+            else frozenset({-1 - n.id})
+            for n in host.numa_nodes
+        }
+        return any(socket[node] == socket[n] for n in near)
+    return node in near
+
+
+def _devices(host: ComputeHostDescriptor, vm: VmDescriptor, config: Any) -> list[str]:
+    """Every PCI device free, eligible, of a class asked, once, and where its request's NUMA
+    affinity allows: the cpu-set's node (or any cpu-set's: `required`, `legacy`), a node of the
+    same socket (`socket`), anywhere (`preferred`, or no affinity and no cpu-set)."""
+    out = []
+    devices = {d.pci_address: (n, d) for n in host.numa_nodes for d in n.pci_devices}
+    nodes = {cs.id: cs.numa_node for cs in config.cpu_sets}
+    if len(config.pci_devices) != sum(w.count for w in vm.pci_devices):
+        out.append(f"{len(config.pci_devices)} PCI devices for {vm.pci_devices}")
+    if len({d.pci_address for d in config.pci_devices}) != len(config.pci_devices):
+        out.append("a PCI device given twice")
+    for got in config.pci_devices:
+        node, device = devices.get(got.pci_address, (None, None))
+        if device is None or node is None or device.in_use or not device.eligible:
+            out.append(f"PCI device {got.pci_address} not free on {host.id}")
+            continue
+        wants = [w for w in vm.pci_devices if str(w.device_class) == str(device.device_class)]
+        ok = any(_near(host, nodes, w.cpu_set, w.numa_affinity, node.id) for w in wants)
+        if not ok:
+            out.append(f"PCI device {got.pci_address} on node {node.id}: not where asked")
+    return out
+
+
 def violations(
     hosts: list[ComputeHostDescriptor],
     vm: VmDescriptor,
@@ -82,7 +155,9 @@ def violations(
         for placement in config.cpu_sets:
             desc = wanted.get(placement.id)
             vcpus = set(desc.vcpus) if desc else set(range(vm.vcpus or 0))
-            if set(placement.vcpu_pins) != vcpus:
+            if desc and desc.floating:
+                out.extend(_floating(placement, vcpus, cpus))
+            elif set(placement.vcpu_pins) != vcpus:
                 out.append(f"cpu-set {placement.id} pins {sorted(placement.vcpu_pins)} not {vcpus}")
             pins = placement.vcpu_pins
             for v, pu in pins.items():
@@ -100,7 +175,15 @@ def violations(
                     if ca and cb and (ca[1].core != cb[1].core or pins[a] == pins[b]):
                         out.append(f"pair {a},{b} not on two threads of one core")
                 policy = (desc.thread_policy or vm.cpu_thread_policy).value
-                if policy in ("isolate", "require"):
+                if policy == "require":  # the odd vCPU on a whole core, its siblings left free
+                    for v in desc.vcpus:
+                        if v in paired or v not in pins or pins[v] not in cpus:
+                            continue
+                        for sib in cpus[pins[v]][1].siblings:
+                            c = cpus.get(sib)
+                            if c is None or not c[1].eligible or c[1].state.value != "free":
+                                out.append(f"require: odd vCPU {v} on a core with a busy thread")
+                elif policy == "isolate":
                     for v in desc.vcpus:
                         if v in paired or v not in pins or pins[v] not in cpus:
                             continue
@@ -109,7 +192,14 @@ def violations(
                                 continue
                             if sib in cpus and cpus[sib][1].eligible:
                                 out.append(f"isolated vCPU {v}: sibling {sib} not kept idle")
-                if desc.hugepages and desc.hugepages.count:
+                if desc.hugepages and desc.hugepages.choice:
+                    hp = placement.hugepages
+                    held = hp.count * hp.size_kib if hp else 0
+                    if held not in (0, desc.memory_mib * 1024) or (
+                        hp is None and desc.hugepages.choice.value != "any"
+                    ):
+                        out.append(f"cpu-set {placement.id} pages {hp} for size word")
+                elif desc.hugepages and desc.hugepages.count:
                     hp = placement.hugepages
                     if (
                         hp is None
@@ -153,8 +243,11 @@ def violations(
                     out.append(f"shared PU {pu} not on node {config.shared.numa_node}")
             if not vm.cpu_oversubscription:
                 out.append("shared PUs for a VM that does not allow oversubscription")
+            if len(config.shared.cpus) < config.shared.vcpus:
+                out.append(f"{config.shared.vcpus} shared vCPUs over {len(config.shared.cpus)} PUs")
         elif vm.cpu_oversubscription and not vm.cpu_sets:
             out.append("oversubscribed plain VM placed without shared PUs")
+        out.extend(_devices(host, vm, config))
         ports = {
             port.pci_address: (node.id, port)
             for node in host.numa_nodes
@@ -212,8 +305,13 @@ def violations(
                 used_pci[(host.id, "port:" + pf)] = "vf"
             if (iface.speed_gbps or 0) > port.speed_gbps:
                 out.append(f"{name}: port speed {port.speed_gbps} < {iface.speed_gbps}")
-            if cs_id is not None and iface.restricted_to_topology and node_id != cs_node.get(cs_id):
-                out.append(f"{name}: on node {node_id}, cpu-set {cs_id} on {cs_node.get(cs_id)}")
+            if iface.numa_affinity is not None:
+                if not _near(host, cs_node, cs_id, iface.numa_affinity, node_id):
+                    out.append(f"{name}: on node {node_id}, not {iface.numa_affinity} to the VM")
+            elif (
+                cs_id is not None and iface.restricted_to_topology and node_id != cs_node.get(cs_id)
+            ):
+                out.append(f"{name}: on node {node_id}, cpu-set {cs_id} elsewhere")
     for (host_id, node_id, size), count in huge.items():
         node = by_id[host_id].node(node_id)
         pool = node.memory.pool(size)

@@ -6,13 +6,17 @@ shared PUs. Only for small hosts (the differential fuzzer's); exponential on any
 
 The rules, as this module reads them:
 - a cpu-set sits on one NUMA node, distinct cpu-sets on distinct nodes unless the VM allows sharing;
-- a howtogroup pair takes two free threads of a core on which no thread is used; the core's other
-  threads stay idle; an `isolate` vCPU takes one free thread of such a core and its other threads stay
+- a howtogroup pair takes two free threads of a core on which no thread is used or host-reserved
+  (not eligible); the core's other threads stay idle; an `isolate` vCPU takes one free thread of such a core and its other threads stay
   idle; a `prefer` vCPU and the emulator PU (`emulator_threads: isolate`, on the node of the first
   cpu-set) take any free thread of a core not kept idle that way; `require` pairs the unpaired vCPUs in
-  order (an odd one out is isolated) and needs a host with SMT; a plain VM is one cpu-set, `prefer`
-  unless it sets `cpu_thread_policy`;
-- hugepages of the asked size from the node's free pool; the rest of the memory from the node's free
+  order and needs a host with SMT: a whole core holds p of its pairs and o of its odd vCPUs (at most
+  one), 2p + o <= its threads; with no odd vCPU its other threads stay idle, with one they stay free
+  (for `prefer` vCPUs and the emulator PU); a plain VM is one cpu-set, `prefer` unless it sets
+  `cpu_thread_policy`;
+- hugepages of the asked size from the node's free pool (a size `large`/`any`: the largest pool
+  size whose free pages hold the cpu-set's whole memory exactly, as if alone on the node; `any`
+  falls back to normal memory); the rest of the memory from the node's free
   normal memory (its oversubscription ratio only when the VM allows oversubscription); memory bandwidth
   within the node's free bandwidth; `cpu_set_bandwidth` within the free bandwidth of a described link
   between two different nodes;
@@ -22,15 +26,19 @@ The rules, as this module reads them:
   either one dedicated interface or VFs; a NIC's interfaces within its PCIe budget; `physical_network`
   equal; an interface inside a cpu-set on that cpu-set's node;
 - a plain VM with `cpu_oversubscription` floats over a set S of one node's shared PUs (state shared, or
-  free with a ratio) with vCPUs / |S| <= (1 - usage) x ratio for each PU of S, its memory from that node.
+  free with a ratio) with |S| >= vCPUs (never two of its vCPUs on one PU) and vCPUs / |S| <=
+  (1 - usage) x ratio for each PU of S, its memory from that node; a floating cpu-set likewise over
+  its own node's pool (one floating cpu-set per node), its memory and hugepages as a cpu-set's.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from collections.abc import Iterator
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import Any
 
 from nfvplace.models.chd import ComputeHostDescriptor, NumaNode
 from nfvplace.models.vmd import CpuSet, Interface, VmDescriptor
@@ -53,6 +61,10 @@ class _Set:
     normal_mib: int
     membw: Fraction
     needs_smt: bool
+    floating: int = 0  # vCPUs floating over the node's shared pool
+    choice: str | None = None  # a page size chosen on the node ("large" or "any")
+    memory_mib: int = 0
+    packed: bool = False  # `require`: pairs and the odd vCPU (`isolate` counts it) share cores
 
 
 def _sets(vm: VmDescriptor) -> list[_Set]:
@@ -69,11 +81,13 @@ def _sets(vm: VmDescriptor) -> list[_Set]:
         isolate = prefer = 0
         if str(policy) == "require":
             pairs += singles // 2
-            isolate = singles % 2
+            isolate = singles % 2  # the odd vCPU, of a packed set
         elif str(policy) == "isolate":
             isolate = singles
         else:
             prefer = singles
+        if cs.floating:
+            pairs = isolate = prefer = 0
         hp = cs.hugepages
         huge_mib = hp.count * hp.size // 1024 if hp and hp.count else 0
         out.append(
@@ -83,17 +97,22 @@ def _sets(vm: VmDescriptor) -> list[_Set]:
                 isolate,
                 prefer,
                 hp.size if hp and hp.count else None,
-                hp.count if hp else 0,
+                hp.pages if hp else 0,
                 max(cs.memory_mib - huge_mib, 0),
                 _q(cs.memory_bandwidth_gbps),
-                bool(cs.howtogroup) or str(policy) == "require",
+                not cs.floating and (bool(cs.howtogroup) or str(policy) == "require"),
+                len(cs.vcpus) if cs.floating else 0,
+                str(hp.size) if hp and hp.choice else None,
+                cs.memory_mib,
+                str(policy) == "require" and not cs.floating,
             )
         )
     return out
 
 
 def _cores(node: NumaNode, host: ComputeHostDescriptor) -> list[tuple[int, bool]]:
-    """(free threads, any thread used) of every core of `node` with a free thread."""
+    """(free threads, any thread used or host-reserved) of every core of `node` with a free
+    thread."""
     by_id = {c.id: c for n in host.numa_nodes for c in n.cpus}
     seen: set[tuple[int, ...]] = set()
     out = []
@@ -104,47 +123,96 @@ def _cores(node: NumaNode, host: ComputeHostDescriptor) -> list[tuple[int, bool]
         seen.add(key)
         threads = [by_id[t] for t in key if t in by_id]
         free = sum(1 for t in threads if t.eligible and t.state.value == "free")
-        used = any(t.eligible and t.state.value != "free" for t in threads)
+        used = len(threads) < len(key) or any(
+            not t.eligible or t.state.value != "free" for t in threads
+        )
         if free:
             out.append((free, used))
     return out
 
 
-def _cpu_fits(cores: list[tuple[int, bool]], pairs: int, isolate: int, threads: int) -> bool:
-    """Some choice of cores for the pairs and isolated vCPUs leaves `threads` free threads."""
-    total = sum(f for f, _ in cores)
-    idx = range(len(cores))
-    for pair_cores in itertools.combinations(idx, pairs):
-        if any(cores[c][1] or cores[c][0] < 2 for c in pair_cores):
-            continue
-        rest = [c for c in idx if c not in pair_cores]
-        for iso_cores in itertools.combinations(rest, isolate):
-            if any(cores[c][1] for c in iso_cores):
-                continue
-            taken = sum(cores[c][0] for c in (*pair_cores, *iso_cores))
-            if total - taken >= threads:
+def _roles(free: int, used: bool, packed: list[tuple[int, int]]) -> Iterator[tuple[Any, int]]:
+    """What one core can hold (a role, and the threads it leaves for `prefer` and the emulator):
+    nothing, a pair, an isolated vCPU, or p pairs and o odd vCPUs of one packed set."""
+    yield None, free
+    if used:
+        return
+    if free >= 2:
+        yield "pair", 0
+    yield "isolate", 0
+    for s, (pairs, odd) in enumerate(packed):
+        for p in range(pairs + 1):
+            for o in range(odd + 1):
+                if p + o and 2 * p + o <= free and free >= 2:
+                    yield (s, p, o), free - 2 * p - o if o else 0
+
+
+def _cpu_fits(
+    cores: list[tuple[int, bool]],
+    pairs: int,
+    isolate: int,
+    threads: int,
+    packed: list[tuple[int, int]] | None = None,
+) -> bool:
+    """Some choice of roles for the cores holds the pairs, the isolated vCPUs and each packed
+    set's pairs and odd vCPU, and leaves `threads` free threads."""
+    need = {"pair": pairs, "isolate": isolate}
+    left = [list(p) for p in packed or []]
+
+    def search(k: int, spare: int) -> bool:
+        if k == len(cores):
+            done = not any(need.values()) and not any(any(p) for p in left)
+            return done and spare >= threads
+        for role, rest in _roles(*cores[k], [(p[0], p[1]) for p in left]):
+            if role in need:
+                if not need[role]:
+                    continue
+                need[role] -= 1
+                found = search(k + 1, spare + rest)
+                need[role] += 1
+            elif role is not None:
+                s, p, o = role
+                left[s][0] -= p
+                left[s][1] -= o
+                found = search(k + 1, spare + rest)
+                left[s][0] += p
+                left[s][1] += o
+            else:
+                found = search(k + 1, spare + rest)
+            if found:
                 return True
-    return False
+        return False
+
+    return search(0, 0)
 
 
 def _node_fits(
     host: ComputeHostDescriptor, node: NumaNode, sets: list[_Set], emulator: int, over: bool
 ) -> bool:
-    pairs = sum(s.pairs for s in sets)
-    isolate = sum(s.isolate for s in sets)
+    pairs = sum(s.pairs for s in sets if not s.packed)
+    isolate = sum(s.isolate for s in sets if not s.packed)
     prefer = sum(s.prefer for s in sets) + emulator
-    if (pairs or isolate or prefer) and not _cpu_fits(_cores(node, host), pairs, isolate, prefer):
+    packed = [(s.pairs, s.isolate) for s in sets if s.packed and (s.pairs or s.isolate)]
+    if (pairs or isolate or prefer or packed) and not _cpu_fits(
+        _cores(node, host), pairs, isolate, prefer, packed
+    ):
+        return False
+    floating = [s.floating for s in sets if s.floating]
+    if len(floating) > 1 or (floating and not _pool_fits(_pool(node), floating[0])):
         return False
     mem = node.memory
+    normal = mem.total_mib - sum(p.total * p.size_kib // 1024 for p in mem.hugepages)
+    normal -= mem.normal.reserved_mib
+    capacity = int(normal * mem.normal.oversubscription_ratio) if over else normal
+    sets = [_resolved(s, mem, capacity - mem.normal.used_mib) for s in sets]
+    if any(s is None for s in sets):
+        return False
     for size in {s.hugepage_size for s in sets if s.hugepage_size}:
         pool = next((p for p in mem.hugepages if p.size_kib == size), None)
         if sum(s.hugepages for s in sets if s.hugepage_size == size) > (
             pool.total - pool.used if pool else 0
         ):
             return False
-    normal = mem.total_mib - sum(p.total * p.size_kib // 1024 for p in mem.hugepages)
-    normal -= mem.normal.reserved_mib
-    capacity = int(normal * mem.normal.oversubscription_ratio) if over else normal
     if sum(s.normal_mib for s in sets) > capacity - mem.normal.used_mib:
         return False
     need_bw = sum(s.membw for s in sets)
@@ -153,6 +221,21 @@ def _node_fits(
         and mem.bandwidth_gbps is not None
         and need_bw > _q(mem.bandwidth_gbps) - _q(mem.bandwidth_used_gbps)
     )
+
+
+def _resolved(s: _Set, mem: object, normal_free: int) -> _Set:
+    """A set whose page size is chosen on the node, with the size it gets there alone."""
+    if s.choice is None:
+        return s
+    kib = s.memory_mib * 1024
+    for pool in sorted(mem.hugepages, key=lambda p: -p.size_kib):  # type: ignore[attr-defined]
+        if kib % pool.size_kib == 0 and pool.total - pool.used >= kib // pool.size_kib:
+            return dataclasses.replace(
+                s, hugepage_size=pool.size_kib, hugepages=kib // pool.size_kib, normal_mib=0
+            )
+    if s.choice == "any" and normal_free >= s.memory_mib:
+        return dataclasses.replace(s, normal_mib=s.memory_mib)
+    return None  # type: ignore[return-value]
 
 
 def _ports(host: ComputeHostDescriptor) -> list[tuple[int, int, object]]:
@@ -292,6 +375,25 @@ def _pinned_fits(host: ComputeHostDescriptor, vm: VmDescriptor) -> bool:
     return False
 
 
+def _pool(node: NumaNode) -> list[Fraction]:
+    """The room (vCPUs) of each PU of the node's shared pool."""
+    return [
+        (1 - _q(c.usage_ratio)) * (_q(c.oversubscription_ratio) or 1)
+        for c in node.cpus
+        if c.eligible
+        and (c.state.value == "shared" or (c.state.value == "free" and c.oversubscription_ratio))
+    ]
+
+
+def _pool_fits(pool: list[Fraction], vcpus: int) -> bool:
+    """Some set S of the pool, |S| >= vcpus, with vcpus / |S| within each PU's room."""
+    for size in range(max(vcpus, 1), len(pool) + 1):
+        for chosen in itertools.combinations(pool, size):
+            if all(Fraction(vcpus, size) <= room for room in chosen):
+                return True
+    return False
+
+
 def _shared_fits(host: ComputeHostDescriptor, vm: VmDescriptor) -> bool:
     vcpus = vm.vcpus or 1
     if not _interfaces_fit(host, vm, {}):
@@ -304,18 +406,8 @@ def _shared_fits(host: ComputeHostDescriptor, vm: VmDescriptor) -> bool:
             normal = int(normal * mem.normal.oversubscription_ratio)
         if (vm.memory_mib or 0) > normal - mem.normal.used_mib:
             continue
-        pool = [
-            (1 - _q(c.usage_ratio)) * (_q(c.oversubscription_ratio) or 1)
-            for c in node.cpus
-            if c.eligible
-            and (
-                c.state.value == "shared" or (c.state.value == "free" and c.oversubscription_ratio)
-            )
-        ]
-        for size in range(1, len(pool) + 1):
-            for chosen in itertools.combinations(pool, size):
-                if all(Fraction(vcpus, size) <= room for room in chosen):
-                    return True
+        if _pool_fits(_pool(node), vcpus):
+            return True
     return False
 
 

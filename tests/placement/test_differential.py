@@ -151,8 +151,8 @@ def interfaces(draw: st.DrawFn, prefix: str, most: int) -> list[dict[str, Any]]:
 @st.composite
 def vmds(draw: st.DrawFn) -> VmDescriptor:
     data: dict[str, Any] = {"schema": "nfvplace/vmd/v1", "name": "fz"}
-    kind = draw(st.sampled_from(["sets", "sets", "sets", "plain", "shared"]))
-    if kind != "sets":
+    kind = draw(st.sampled_from(["sets", "sets", "sets", "plain", "shared", "floating"]))
+    if kind in ("plain", "shared"):
         data.update(vcpus=draw(st.integers(1, 6)), memory_mib=draw(st.sampled_from([256, 2048])))
         data["cpu_oversubscription"] = kind == "shared"
         if kind == "plain" and draw(st.booleans()):
@@ -171,16 +171,23 @@ def vmds(draw: st.DrawFn) -> VmDescriptor:
             "memory_mib": draw(st.sampled_from([512, 2048])),
         }
         policy = draw(st.sampled_from([None, "isolate", "prefer", "require"]))
-        if policy:
+        if kind == "floating":
+            cs["floating"] = True
+            policy = "floating"  # no thread policy, no pairs
+        elif policy:
             cs["thread_policy"] = policy
-        if policy != "require" and draw(st.booleans()):
+        if policy not in ("require", "floating") and draw(st.booleans()):
             cs["howtogroup"] = [[ids[i], ids[i + 1]] for i in range(0, n - 1, 2)][
                 : draw(st.integers(0, n // 2))
             ]
         elif policy == "require":
             cs["howtogroup"] = [[ids[i], ids[i + 1]] for i in range(0, n - 1, 2)]
         pages = draw(st.integers(0, 2))
-        if pages:
+        word = draw(st.sampled_from([None, None, "large", "any"]))
+        if pages and word:  # the whole memory in pages of a size chosen on the node
+            cs["hugepages"] = {"size": word}
+            cs["memory_mib"] = pages * 1024 + draw(st.sampled_from([0, 0, 512]))
+        elif pages:
             cs["hugepages"] = {"size": "1GiB", "count": pages}
             cs["memory_mib"] += pages * 1024
         if draw(st.integers(0, 3)) == 0:
@@ -190,6 +197,9 @@ def vmds(draw: st.DrawFn) -> VmDescriptor:
     data["cpu_sets"] = sets
     data["cpu_thread_policy"] = draw(st.sampled_from(["isolate", "prefer"]))
     data["emulator_threads"] = draw(st.sampled_from(["share", "isolate"]))
+    if kind == "floating":
+        data["emulator_threads"] = "share"
+        data["cpu_oversubscription"] = draw(st.booleans())
     data["cpu_sets_may_share_node"] = draw(st.booleans())
     if len(sets) == 2 and draw(st.booleans()):
         data["cpu_set_bandwidth"] = [{"cpu_sets": [0, 1], "bandwidth_mbps": 100}]

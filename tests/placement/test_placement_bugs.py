@@ -65,7 +65,7 @@ CASES = [
     ),
     Case(
         "oversubscribed VM with an SR-IOV VF",
-        [host(nodes=[NodeSpec(ports=[PortSpec()])], shared={0: (4.0, 0.0)})],
+        [host(nodes=[NodeSpec(ports=[PortSpec()])], shared={0: (4.0, 0.0), 1: (4.0, 0.0)})],
         vm(
             vcpus=2,
             memory_mib=1024,
@@ -76,7 +76,7 @@ CASES = [
     ),
     Case(
         "oversubscribed VM with a passthrough port",
-        [host(nodes=[NodeSpec(ports=[PortSpec()])], shared={0: (4.0, 0.0)})],
+        [host(nodes=[NodeSpec(ports=[PortSpec()])], shared={0: (4.0, 0.0), 1: (4.0, 0.0)})],
         vm(
             vcpus=2,
             memory_mib=1024,

@@ -46,16 +46,18 @@ def test_fragmented_pairs() -> None:
     assert violations([h], v, result.configurations) == []
 
 
-def test_isolated_vcpus_fill_half_cores_first() -> None:
-    # node 0 has 2 free threads whose siblings are host-reserved, and 4 whole cores: the two unpaired
-    # isolated vCPUs take the half cores (nothing stranded), keeping the whole cores for pairs
+def test_isolated_vcpus_never_sit_next_to_host_reserved_threads() -> None:
+    # node 0 has 2 free threads whose siblings are host-reserved (housekeeping: noisy), and 4
+    # whole cores: the two unpaired isolated vCPUs take whole cores, their siblings kept idle;
+    # with 5 vCPUs the node has no 5 whole cores and the VM does not fit there
     h = host(nodes=[NodeSpec(cores=6), NodeSpec(cores=0)], ineligible=(6, 7))
     v = vm(cpu_sets=[cpu_set(0, 2, pairs=False)])
     result = place([h], v)
     assert result.ok
     placement = result.configuration.cpu_sets[0]
-    assert sorted(placement.vcpu_pins.values()) == [0, 1]
-    assert placement.reserved_siblings == ()
+    assert not {0, 1} & set(placement.vcpu_pins.values())
+    assert len(placement.reserved_siblings) == 2
+    assert not place([h], vm(cpu_sets=[cpu_set(0, 5, pairs=False)])).ok
 
 
 def test_vf_pairing_on_the_right_node_across_hosts() -> None:

@@ -6,7 +6,8 @@ Two steps, both plain data and the standard library only:
   its NUMA cells (`cpuset` shared, `pcpuset` dedicated, `pinned_cpus`, `siblings`, `memory`,
   `memory_usage`, `cpu_usage`, `mempages`, `socket`), its PCI pools by NUMA node, its allocation
   ratios and CPU flags. The differential bench generates host views directly.
-- `chd_of(view)` writes the CHD: a node per cell; a PU per CPU of the cell, dedicated-capable
+- `chd_of(view)` writes the CHD: a node per cell (its socket as its PUs' package); a PU per CPU of
+  the cell, dedicated-capable
   (`pcpuset`: free, or dedicated when pinned), shared (`cpuset`: state shared with the cell's CPU
   allocation ratio and usage) or host-reserved (in neither set: not eligible); the smallest page
   pool as normal memory and the others as hugepage pools (reserved pages counted as used); PCI
@@ -14,7 +15,9 @@ Two steps, both plain data and the standard library only:
   as a port with that many free VFs.
 
 A cell whose `cpuset` equals its `pcpuset` is Nova's legacy `vcpu_pin_set` configuration: its free
-PUs take pinned and floating vCPUs alike (free, with the allocation ratio).
+PUs take pinned and floating vCPUs alike (free, with the allocation ratio), and hold the cell's
+whole room for floating vCPUs (Nova lets floating vCPUs run on pinned CPUs there; nfvplace does
+not).
 """
 
 from __future__ import annotations
@@ -172,12 +175,14 @@ def _node(
     pinned = set(cell.get("pinned_cpus") or ())
     ratio = float(view.get("cpu_allocation_ratio") or 1.0)
     legacy = bool(shared) and shared == dedicated
-    usage = _usage(cell, ratio)
+    usage = _usage(cell, ratio, len(shared - pinned) if legacy else len(shared))
     cpus = []
     pus = set(shared) | dedicated | {pu for s in cell.get("siblings") or () for pu in s}
     for pu in sorted(pus):
         core, siblings = core_of.get(pu, (pu, (pu,)))
         cpu: dict[str, Any] = {"id": pu, "core": core, "siblings": list(siblings)}
+        if cell.get("socket") is not None:  # the socket PCI affinity `socket` asks about
+            cpu["package"] = int(cell["socket"])
         if pu in dedicated:
             if pu in pinned:
                 cpu.update(state="dedicated", owner="nova")
@@ -198,9 +203,14 @@ def _node(
     return node
 
 
-def _usage(cell: Mapping[str, Any], ratio: float) -> float:
-    capacity = len(cell["cpuset"]) * ratio
-    return min(cell.get("cpu_usage", 0) / capacity, 1.0) if capacity else 0.0
+def _usage(cell: Mapping[str, Any], ratio: float, pool: int) -> float:
+    """The usage of each of the `pool` PUs that take floating vCPUs, such that their room adds up
+    to Nova's count for the cell: `len(cpuset) x ratio - cpu_usage` vCPUs (in the legacy layout
+    the pinned CPUs are in the cpuset but take no floating vCPU, so the others hold the room)."""
+    room = len(cell["cpuset"]) * ratio - float(cell.get("cpu_usage", 0))
+    if not pool:
+        return 0.0
+    return min(max(1.0 - room / (pool * ratio), 0.0), 1.0)
 
 
 def _memory(cell: Mapping[str, Any], view: Mapping[str, Any]) -> dict[str, Any]:

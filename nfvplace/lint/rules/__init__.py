@@ -14,6 +14,7 @@ from . import (
     configuration,
     cpu,
     document,
+    floating,
     information,
     interfaces,
     memory,
@@ -28,6 +29,7 @@ ALL_RULES: tuple[Rule, ...] = tuple(
         (
             *document.RULES,
             *cpu.RULES,
+            *floating.RULES,
             *memory.RULES,
             *interfaces.RULES,
             *topology.RULES,
@@ -46,8 +48,10 @@ RULES_BY_ID: dict[str, Rule] = {rule.id: rule for rule in ALL_RULES}
 
 VMD_CHECKS: tuple[Callable[[VmDescriptor], Iterable[Hit]], ...] = (
     cpu.check_vmd,
+    floating.check_vmd,
     memory.check_vmd,
     interfaces.check_vmd,
+    pci.check_vmd,
     capabilities.check_vmd,
     information.check_vmd,
 )

@@ -64,7 +64,7 @@ REQUIRE_UNPAIRED = Rule(
     Severity.info,
     FAMILY,
     "Thread policy 'require' with unpaired vCPUs: placement pairs them in order (an odd one out "
-    "takes a core alone, its sibling idle)",
+    "takes a thread of a whole core and leaves its siblings free)",
     "list the pairs in 'howtogroup' to choose them yourself",
     CLAUSE,
 )
@@ -219,7 +219,7 @@ def _check_sets(vm: VmDescriptor) -> Iterator[Hit]:
             yield VCPU_IDS_GAP.hit(
                 ("cpu_sets",), f"{len(ids)} vCPUs are numbered {ids[0]}..{ids[-1]} ({detail})"
             )
-    if vm.cpu_sets and vm.cpu_oversubscription:
+    if vm.cpu_oversubscription and any(not cs.floating for cs in vm.cpu_sets):
         yield PINNED_OVERSUBSCRIBED.hit(
             ("cpu_oversubscription",),
             f"{len(vm.cpu_sets)} cpu-set(s) ask for pinned vCPUs, yet cpu_oversubscription is true",

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from ...models.chd import ComputeHostDescriptor
 from ...models.units import format_memory_kib
-from ...models.vmd import VmDescriptor
+from ...models.vmd import PageSizeChoice, VmDescriptor
 from ..finding import Severity
 from ..findings import Hit, Rule
 
@@ -61,6 +61,15 @@ ZERO_HUGEPAGES = Rule(
     FAMILY,
     "A cpu-set declares hugepages with count 0",
     "remove 'hugepages' or give the number of pages",
+    "8.2.2.4",
+)
+LARGE_PAGES_ODD_MEMORY = Rule(
+    "NFV207",
+    Severity.warning,
+    FAMILY,
+    "Hugepages of size 'large' for a memory that is not a whole number of 2 MiB: no large page "
+    "size of x86_64 holds it",
+    "give memory_mib in multiples of 2 MiB (of 1024 MiB for 1 GiB pages)",
     "8.2.2.4",
 )
 HOST_HUGEPAGES_USED = Rule(
@@ -122,6 +131,7 @@ RULES = (
     HOST_HUGEPAGES_USED,
     HOST_HUGEPAGES_EXCEED,
     HOST_NORMAL_OVERUSED,
+    LARGE_PAGES_ODD_MEMORY,
     HOST_POOL_DUPLICATE,
     HOST_RATIO_BELOW_ONE,
     HOST_MEMORY_BW_OVERUSED,
@@ -136,25 +146,34 @@ def check_vmd(vm: VmDescriptor) -> Iterator[Hit]:
         pages = cs.hugepages
         if pages is None:
             continue
-        uses_hugepages = uses_hugepages or pages.count > 0
-        if pages.count == 0:
+        if pages.choice is not None:
+            uses_hugepages = uses_hugepages or pages.choice is PageSizeChoice.large
+            if pages.choice is PageSizeChoice.large and cs.memory_mib % 2:
+                yield LARGE_PAGES_ODD_MEMORY.hit(
+                    ("cpu_sets", index, "hugepages", "size"),
+                    f"cpu-set {cs.id} has {cs.memory_mib} MiB, not a whole number of 2 MiB pages",
+                )
+            continue
+        size = pages.size_kib or 1  # a given size (the model has it when no word is given)
+        uses_hugepages = uses_hugepages or pages.pages > 0
+        if pages.pages == 0:
             yield ZERO_HUGEPAGES.hit(
                 ("cpu_sets", index, "hugepages", "count"),
-                f"cpu-set {cs.id} declares {format_memory_kib(pages.size)} pages but count is 0",
+                f"cpu-set {cs.id} declares {format_memory_kib(size)} pages but count is 0",
             )
-        if pages.size not in KNOWN_PAGE_SIZES_KIB:
+        if size not in KNOWN_PAGE_SIZES_KIB:
             yield UNUSUAL_PAGE_SIZE.hit(
                 ("cpu_sets", index, "hugepages", "size"),
-                f"page size {format_memory_kib(pages.size)} is not a size Linux offers",
+                f"page size {format_memory_kib(size)} is not a size Linux offers",
             )
-        huge_kib = pages.count * pages.size
+        huge_kib = pages.pages * size
         if huge_kib > cs.memory_mib * 1024:
             yield HUGEPAGES_EXCEED_MEMORY.hit(
                 ("cpu_sets", index, "hugepages"),
-                f"{pages.count} x {format_memory_kib(pages.size)} = {huge_kib // 1024} MiB of "
+                f"{pages.pages} x {format_memory_kib(size)} = {huge_kib // 1024} MiB of "
                 f"hugepages, more than the cpu-set's memory_mib {cs.memory_mib}",
                 f"raise memory_mib to at least {-(-huge_kib // 1024)}, or use at most "
-                f"{cs.memory_mib * 1024 // pages.size} pages",
+                f"{cs.memory_mib * 1024 // size} pages",
             )
     if vm.cpu_sets and vm.memory_mib is not None:
         total = sum(cs.memory_mib for cs in vm.cpu_sets)

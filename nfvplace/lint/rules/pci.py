@@ -1,4 +1,5 @@
-"""PCI address rules: well formed and unique (clause 8.1.1.4, annex A) (NFV501-NFV509)."""
+"""PCI rules: addresses well formed and unique (clause 8.1.1.4, annex A), a device's NUMA
+affinity with nodes to be near (NFV501-NFV509)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from ...models.base import PCI_ADDRESS_PATTERN
 from ...models.chd import ComputeHostDescriptor
 from ...models.configuration import VmConfiguration
 from ...models.loading import PathKey, format_path
+from ...models.vmd import VmDescriptor
 from ..finding import Severity
 from ..findings import Hit, Rule
 
@@ -38,7 +40,18 @@ VF_IS_PORT = Rule(
     "8.1.1.4",
 )
 
-RULES = (MALFORMED, DUPLICATE, VF_IS_PORT)
+AFFINITY_WITHOUT_NODES = Rule(
+    "NFV504",
+    Severity.warning,
+    FAMILY,
+    "A PCI device or port asks for NUMA affinity, but the VM has no NUMA node to be near (no "
+    "cpu-sets, and its vCPUs float): the affinity is ignored, as Nova ignores it without a guest "
+    "NUMA topology",
+    "give the VM floating cpu-sets (a NUMA layout), or drop 'numa_affinity'",
+    "8.2.2.4",
+)
+
+RULES = (MALFORMED, DUPLICATE, VF_IS_PORT, AFFINITY_WITHOUT_NODES)
 
 PATTERN = PCI_ADDRESS_PATTERN
 
@@ -87,3 +100,16 @@ def check_configuration(config: VmConfiguration) -> Iterator[Hit]:
     for d, device in enumerate(config.pci_devices):
         addresses.append((("pci_devices", d), device.pci_address))
     yield from _check_unique(addresses)
+
+
+def check_vmd(vm: VmDescriptor) -> Iterator[Hit]:
+    if vm.cpu_sets or not vm.cpu_oversubscription:
+        return  # a pinned plain VM is one cpu-set on one node
+    asked = [("pci_devices", k, d.numa_affinity) for k, d in enumerate(vm.pci_devices)]
+    asked += [("interfaces", k, i.numa_affinity) for k, i in enumerate(vm.interfaces)]
+    for field, index, affinity in asked:
+        if affinity is not None:
+            yield AFFINITY_WITHOUT_NODES.hit(
+                (field, index, "numa_affinity"),
+                f"numa_affinity is {affinity}, and the VM's vCPUs float with no NUMA layout",
+            )

@@ -53,7 +53,7 @@ def host_keys(
         score = -(cpu.free_threads * 1_000_000 // cpu.total_threads)
     else:
         need = request.cpu_sets[0] if request.cpu_sets else None
-        threads = cpu.whole * 2 + cpu.single + cpu.half_iso + cpu.half_busy
+        threads = cpu.whole * 2 + cpu.single + cpu.half_busy
         ok = node_ok.get(need.id if need else -1)
         vcpus = len(need.vcpus) if need else (request.shared.vcpus if request.shared else 0)
         leftover = np.where(ok if ok is not None else fleet.node_id >= 0, threads - vcpus, 1 << 20)

@@ -1,6 +1,10 @@
 """PCI devices other than NICs (e.g. crypto accelerators, annex A of the seed): a request naming a
 cpu-set needs that many free eligible devices of its class (and vendor/model when given) on the
-cpu-set's node; the others on any node.
+cpu-set's node; the others on any node. A request's `numa_affinity` (Nova's PCI NUMA affinity
+policies) says it relative to the nodes of its cpu-set, or of every cpu-set when it names none:
+`required`/`legacy` on one of them, `socket` on a node of the same socket (the package of the
+node's PUs; a node without one is a socket of its own), `preferred` anywhere with a cost for
+each device off them (`pci_remote`), so that a local device is taken when one is free.
 
 The filter counts matching devices per host and per node (reason `pci_device`, with the numbers); the
 exact model has a boolean per (request, matching device) so that requests that could take the same
@@ -17,9 +21,10 @@ import numpy as np
 
 from ...models.chd import ComputeHostDescriptor
 from ...models.configuration import VmConfiguration
-from ...models.vmd import PciDeviceRequest
+from ...models.vmd import NumaAffinity, PciDeviceRequest
 from ..reasons import Reason
 from ..request import CpuSetDemand, Part, Request
+from . import affinity
 from .base import HostFree, IndexedFleet, IntArray, Table, Vocabulary
 from .draft import AssignmentError, ConfigurationDraft, HostDraft, touch
 from .filtering import FilterInput, HostCheck, NodeNeed, detail
@@ -33,6 +38,12 @@ class FreeDevice:
     device_class: str
     vendor: str | None
     model: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class DevicesFree:
+    nodes: tuple[tuple[FreeDevice, ...], ...]  # by node slot
+    sockets: tuple[int, ...]  # the socket of each node slot (`_sockets`)
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,11 +70,12 @@ def describe(want: PciDeviceRequest) -> str:
     )
 
 
-class DevicesKind(Kind[DevicesTable, tuple[tuple[FreeDevice, ...], ...]]):
+class DevicesKind(Kind[DevicesTable, DevicesFree]):
     name = "devices"
     reasons = (Reason.pci_device,)
     check_order = 20
     blame = (1, "PCI devices (a device serves one request)")
+    costs = {affinity.COST: affinity.COST_TEXT}
 
     def new_table(self, hosts: int, nodes: int, vocab: Vocabulary) -> DevicesTable:
         return DevicesTable({})
@@ -78,15 +90,15 @@ class DevicesKind(Kind[DevicesTable, tuple[tuple[FreeDevice, ...], ...]]):
     ) -> None:
         found = [
             (j, d.device_class, (d.vendor or "").lower(), (d.model or "").lower())
-            for j, node in enumerate(free.of(self))
+            for j, node in enumerate(free.of(self).nodes)
             for d in node
         ]
         t.devices.pop(i, None)
         if found:
             t.devices[i] = tuple(found)
 
-    def free(self, host: ComputeHostDescriptor) -> tuple[tuple[FreeDevice, ...], ...]:
-        return tuple(
+    def free(self, host: ComputeHostDescriptor) -> DevicesFree:
+        nodes = tuple(
             tuple(
                 FreeDevice(d.pci_address, str(d.device_class), d.vendor, d.model)
                 for d in node.pci_devices
@@ -94,6 +106,7 @@ class DevicesKind(Kind[DevicesTable, tuple[tuple[FreeDevice, ...], ...]]):
             )
             for node in host.numa_nodes
         )
+        return DevicesFree(nodes, affinity.sockets(host))
 
     def host_checks(self, inp: FilterInput) -> list[HostCheck]:
         out = []
@@ -120,7 +133,7 @@ class DevicesKind(Kind[DevicesTable, tuple[tuple[FreeDevice, ...], ...]]):
             return []
         out = []
         for want in inp.request.vm.pci_devices:
-            if want.cpu_set != part.id:
+            if want.cpu_set != part.id or want.numa_affinity not in affinity.LOCAL:
                 continue
             counts = self.counted(inp.fleet, want)
             out.append(
@@ -151,29 +164,27 @@ class DevicesKind(Kind[DevicesTable, tuple[tuple[FreeDevice, ...], ...]]):
         return bool(request.vm.pci_devices)
 
     def post_limits(self, ctx: ModelContext) -> None:
-        """x[k, d]: request k takes device d; each device once, each request its count, on its
-        cpu-set's node when it names one."""
-        m = ctx.model
+        """x[k, d]: request k takes device d; each device once, each request its count, near the
+        VM's nodes as its affinity says."""
         takers: dict[str, list[Any]] = {}
+        free = ctx.free.of(self)
         for k, want in enumerate(ctx.request.vm.pci_devices):
             chosen = []
             for slot, node in enumerate(ctx.free.node_ids):
-                y = ctx.placed(want.cpu_set, node) if want.cpu_set is not None else None
-                if want.cpu_set is not None and y is None:
-                    continue
-                for dev in ctx.free.of(self)[slot]:
-                    if not matches(dev, want):
-                        continue
-                    x = m.new_bool_var(f"device[{k}->{dev.pci_address}]")
-                    if y is not None:
-                        m.add_implication(x, y)
-                    ctx.keep(self.name, (k, dev.pci_address, node), x)
-                    takers.setdefault(dev.pci_address, []).append(x)
-                    chosen.append(x)
-            m.add(sum(chosen) == want.count) if chosen else m.add_bool_or([])
+                near = affinity.near(ctx, want.cpu_set, want.numa_affinity, node, free.sockets)
+                if near == [] and want.numa_affinity is not NumaAffinity.preferred:
+                    continue  # no cpu-set of the VM can make this node near
+                for dev in free.nodes[slot]:
+                    if matches(dev, want):
+                        x = ctx.model.new_bool_var(f"device[{k}->{dev.pci_address}]")
+                        affinity.post_locality(ctx, want.numa_affinity, x, near)
+                        ctx.keep(self.name, (k, dev.pci_address, node), x)
+                        takers.setdefault(dev.pci_address, []).append(x)
+                        chosen.append(x)
+            ctx.model.add(sum(chosen) == want.count) if chosen else ctx.model.add_bool_or([])
         for users in takers.values():
             if len(users) > 1:
-                m.add_at_most_one(users)
+                ctx.model.add_at_most_one(users)
 
     def assign(
         self,
@@ -184,7 +195,7 @@ class DevicesKind(Kind[DevicesTable, tuple[tuple[FreeDevice, ...], ...]]):
         decisions: Decisions,
     ) -> None:
         """The devices the model chose, in request order."""
-        classes = {d.pci_address: d.device_class for node in free.of(self) for d in node}
+        classes = {d.pci_address: d.device_class for node in free.of(self).nodes for d in node}
         kept = layout.of(self.name) if layout else {}
         chosen: list[tuple[int, str, int]] = sorted(key for key, v in kept.items() if v)  # type: ignore[misc]
         out = []

@@ -1,6 +1,7 @@
 """Hugepages, normal memory and memory bandwidth of each cpu-set (and of shared vCPUs), per node.
 
 - hugepages of the requested size come from the node's pool of that size (never oversubscribed);
+  a size chosen on the node (`large`/`any`) is resolved per node (`page_choice.backing`);
 - the rest of the part's memory comes from the node's free normal memory; the node's
   `normal.oversubscription_ratio` only counts when the VM allows memory oversubscription too;
 - `memory_bandwidth_gbps` of a cpu-set is charged to its node when the node states its bandwidth
@@ -23,10 +24,11 @@ from ...models.units import format_memory_kib
 from ..reasons import Reason
 from ..request import CpuSetDemand, Part, Request, SharedDemand
 from .base import UNLIMITED_KBPS, HostFree, IndexedFleet, IntArray, Table, Vocabulary
-from .draft import ConfigurationDraft, HostDraft
+from .draft import AssignmentError, ConfigurationDraft, HostDraft
 from .filtering import FilterInput, NodeNeed
 from .kind import Decisions, Kind, RelaxModel
 from .model import Layout, ModelContext
+from .page_choice import Backing, backing, choice_need
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,6 +121,9 @@ class MemoryKind(Kind[MemoryTable, tuple[MemoryNode, ...]]):
         if isinstance(part, SharedDemand):
             return [_memory_need(part.memory_mib, free_mem)] if part.memory_mib else []
         out = []
+        if part.page_choice is not None:
+            sizes = list(inp.fleet.vocab.values("page_sizes"))
+            out.append(choice_need(part, sizes, t.hugepages, free_mem))
         if part.hugepage_size_kib is not None and part.hugepage_count:
             out.append(_pages_need(inp, t, part.hugepage_size_kib, part.hugepage_count))
         if part.normal_mib:
@@ -140,11 +145,22 @@ class MemoryKind(Kind[MemoryTable, tuple[MemoryNode, ...]]):
     def post_limits(self, ctx: ModelContext) -> None:
         req = ctx.request
         for slot, node_id in enumerate(ctx.free.node_ids):
-            on_node = [(cs, ctx.placed(cs.id, node_id)) for cs in req.cpu_sets]
-            placed = [(cs, y) for cs, y in on_node if y is not None]
-            if len(placed) < 2:
-                continue  # a lone cpu-set's node already passed the filter's count checks
-            _post_node(ctx, ctx.free.of(self)[slot], placed)
+            node = ctx.free.of(self)[slot]
+            placed: list[tuple[Backing, CpuSetDemand, cp_model.IntVar]] = []
+            for cs in req.cpu_sets:
+                y = ctx.placed(cs.id, node_id)
+                if y is None:
+                    continue
+                backed = backing(cs, node.hugepages_free, _normal_free(node, req))
+                if backed is None:
+                    ctx.model.add(y == 0)
+                else:
+                    placed.append((backed, cs, y))
+            if len(placed) >= 2:  # a lone cpu-set's node already passed the filter's checks
+                _post_node(ctx, node, placed)
+
+    def counts(self, request: Request) -> bool:
+        return all(cs.page_choice is None for cs in request.cpu_sets)
 
     def assign(
         self,
@@ -154,12 +170,17 @@ class MemoryKind(Kind[MemoryTable, tuple[MemoryNode, ...]]):
         layout: Layout | None,
         decisions: Decisions,
     ) -> None:
+        nodes = free.of(self)
         for cs in request.cpu_sets:
+            node = nodes[free.slot(draft.cpu_sets[cs.id]["numa_node"])]
+            backed = backing(cs, node.hugepages_free, _normal_free(node, request))
+            if backed is None:
+                raise AssignmentError(f"cpu-set {cs.id}: no page size of its node holds it")
             draft.cpu_sets[cs.id].update(
                 memory_mib=cs.memory_mib,
                 hugepages=(
-                    {"size_kib": cs.hugepage_size_kib, "count": cs.hugepage_count}
-                    if cs.hugepage_size_kib is not None
+                    {"size_kib": backed.size_kib, "count": backed.pages}
+                    if backed.size_kib is not None
                     else None
                 ),
                 memory_bandwidth_gbps=(cs.memory_bandwidth_kbps / KBPS_PER_GBPS) or None,
@@ -278,22 +299,24 @@ def _memory_need(mib: int, free_mem: IntArray) -> NodeNeed:
     )
 
 
+def _normal_free(node: MemoryNode, request: Request) -> int:
+    return node.normal_free_over_mib if request.memory_oversubscription else node.normal_free_mib
+
+
 def _post_node(
-    ctx: ModelContext, node: MemoryNode, placed: list[tuple[CpuSetDemand, cp_model.IntVar]]
+    ctx: ModelContext, node: MemoryNode, placed: list[tuple[Backing, CpuSetDemand, cp_model.IntVar]]
 ) -> None:
+    """The cpu-sets that may share the node within its pages, memory and bandwidth (a page size
+    chosen on the node is the one the cpu-set takes there alone, as Nova takes it)."""
     m = ctx.model
-    sizes = {cs.hugepage_size_kib for cs, _ in placed if cs.hugepage_size_kib}
-    for size in sizes:
+    for size in {b.size_kib for b, _, _ in placed if b.size_kib}:
         m.add(
-            sum(cs.hugepage_count * y for cs, y in placed if cs.hugepage_size_kib == size)
+            sum(b.pages * y for b, _, y in placed if b.size_kib == size)
             <= node.hugepages_free.get(size, 0)
         )
-    free = (
-        node.normal_free_over_mib if ctx.request.memory_oversubscription else node.normal_free_mib
-    )
-    m.add(sum(cs.normal_mib * y for cs, y in placed) <= free)
+    m.add(sum(b.normal_mib * y for b, _, y in placed) <= _normal_free(node, ctx.request))
     if node.bandwidth_free_kbps is not None:
-        m.add(sum(cs.memory_bandwidth_kbps * y for cs, y in placed) <= node.bandwidth_free_kbps)
+        m.add(sum(cs.memory_bandwidth_kbps * y for _, cs, y in placed) <= node.bandwidth_free_kbps)
 
 
 def _claim_pages(

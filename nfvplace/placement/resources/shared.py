@@ -1,11 +1,16 @@
-"""Oversubscribed plain VMs: vCPUs floating over shared PUs of one node.
+"""Floating vCPUs: oversubscribed plain VMs, and floating cpu-sets, over shared PUs of one node.
 
 A node's shared pool is its eligible PUs in state `shared` plus free PUs that carry an
 `oversubscription_ratio` (PUs the operator designated for sharing). A PU with ratio r and usage u has
-room for (1 - u) * r more vCPUs. The VM's V vCPUs are spread evenly over the largest set of pool PUs
-on which V / |set| fits every PU's room (so shared load stays spread), and its memory comes from the
-node's normal memory (the memory kind). Nothing to optimise beyond the choice of node, so this kind
-decides before the exact model (`decide`) and builds no CP-SAT variables.
+room for (1 - u) * r more vCPUs. V floating vCPUs are spread evenly over the largest set of pool PUs
+on which V / |set| fits every PU's room (so shared load stays spread), and never over fewer than V
+PUs: a VM does not overcommit against itself (two of its vCPUs time-sharing one PU), which Nova
+refuses too. Their memory comes from the node (the memory kind).
+
+A plain VM has nothing to optimise beyond the choice of node, so this kind decides it before the
+exact model (`decide`). A floating cpu-set's node is chosen by the exact model with its memory,
+hugepages and interfaces: the kind keeps it off nodes whose pool cannot take it, and off a node
+another floating cpu-set of the VM took (each spreads over a pool of its own).
 """
 
 from __future__ import annotations
@@ -23,13 +28,13 @@ from ...models.chd import ComputeHostDescriptor, CpuState, NumaNode
 from ...models.configuration import VmConfiguration
 from ..options import Options, Policy
 from ..reasons import Reason
-from ..request import Part, Request, SharedDemand
+from ..request import Part, Request
 from ..result import ExplainRow
-from .base import FloatArray, HostFree, IndexedFleet, Table, Vocabulary
-from .draft import ConfigurationDraft, HostDraft
+from .base import FloatArray, HostFree, IndexedFleet, IntArray, Table, Vocabulary
+from .draft import AssignmentError, ConfigurationDraft, HostDraft
 from .filtering import FilterInput, NodeNeed
 from .kind import Decisions, Kind, Refusal, RelaxModel
-from .model import Layout
+from .model import Layout, ModelContext
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,14 +68,20 @@ def shared_pus(node: NumaNode) -> Pool:
     return tuple(shared)
 
 
-def choose_pus(shared: Sequence[SharedPu], demand: SharedDemand) -> Pool | None:
-    """The PUs of a node's shared pool the VM's vCPUs are spread over (None: no set fits)."""
+def choose_pus(shared: Sequence[SharedPu], vcpus: int) -> Pool | None:
+    """The PUs of a node's shared pool `vcpus` floating vCPUs are spread over, at least one PU
+    each (None: no set fits)."""
     pool = sorted(shared, key=lambda p: (-p.spare_vcpus, p.pu))
-    for size in range(len(pool), 0, -1):
+    for size in range(len(pool), max(vcpus, 1) - 1, -1):
         chosen = pool[:size]
-        if Fraction(demand.vcpus, size) <= chosen[-1].spare_vcpus:  # exact: no rounding
+        if Fraction(vcpus, size) <= chosen[-1].spare_vcpus:  # exact: no rounding
             return tuple(sorted(chosen, key=lambda p: p.pu))
     return None
+
+
+def floating_vcpus(part: Part) -> int:
+    """The vCPUs of a part that float over its node's shared pool (0: a pinned cpu-set)."""
+    return part.floating_vcpus
 
 
 def charge(shared: Sequence[SharedPu], chosen: Sequence[SharedPu], vcpus: int) -> list[SharedPu]:
@@ -92,14 +103,18 @@ class SharedChoice:
 @dataclass(frozen=True, slots=True)
 class SharedTable(Table):
     spare: FloatArray  # hosts x node slots: spare vCPUs of the shared pool
+    pus: IntArray  # hosts x node slots: PUs of the shared pool with room
 
 
 class SharedKind(Kind[SharedTable, tuple[Pool, ...]]):
     name = "shared"
-    reasons = (Reason.shared_cpu,)
+    reasons = (Reason.shared_pus, Reason.shared_cpu)
+    blame = (5, "shared PUs of the nodes of the floating cpu-sets")
 
     def new_table(self, hosts: int, nodes: int, vocab: Vocabulary) -> SharedTable:
-        return SharedTable(np.zeros((hosts, nodes), dtype=np.float64))
+        return SharedTable(
+            np.zeros((hosts, nodes), dtype=np.float64), np.zeros((hosts, nodes), dtype=np.int64)
+        )
 
     def fill(
         self,
@@ -110,25 +125,36 @@ class SharedKind(Kind[SharedTable, tuple[Pool, ...]]):
         vocab: Vocabulary,
     ) -> None:
         table.spare[i] = 0.0
+        table.pus[i] = 0
         for j, pool in enumerate(free.of(self)):
             table.spare[i, j] = float(spare(pool))
+            table.pus[i, j] = sum(1 for p in pool if p.spare_vcpus > 0)
 
     def free(self, host: ComputeHostDescriptor) -> tuple[Pool, ...]:
         return tuple(shared_pus(node) for node in host.numa_nodes)
 
     def node_needs(self, inp: FilterInput, part: Part) -> list[NodeNeed]:
-        if not isinstance(part, SharedDemand):
+        vcpus = floating_vcpus(part)
+        if not vcpus:
             return []
-        room = inp.fleet.table(self).spare
+        table = inp.fleet.table(self)
         return [
             NodeNeed(
+                Reason.shared_pus,
+                f"{vcpus} shared PUs with room (one for each floating vCPU at least)",
+                table.pus >= vcpus,
+                table.pus,
+                vcpus,
+                "shared PUs with room",
+            ),
+            NodeNeed(
                 Reason.shared_cpu,
-                f"room for {part.vcpus} vCPUs on shared PUs",
-                room >= part.vcpus - 1e-9,
-                room,
-                part.vcpus,
+                f"room for {vcpus} vCPUs on shared PUs",
+                table.spare >= vcpus - 1e-9,
+                table.spare,
+                vcpus,
                 "vCPUs of spare shared capacity",
-            )
+            ),
         ]
 
     def decide(
@@ -145,7 +171,7 @@ class SharedKind(Kind[SharedTable, tuple[Pool, ...]]):
         nodes = [(spare(pools[j]), n, pools[j]) for j, n in enumerate(free.node_ids) if n in ok]
         spread = options.policy is Policy.spread
         for room, node, pool in sorted(nodes, key=lambda e: ((-e[0] if spread else e[0]), e[1])):
-            pus = choose_pus(pool, request.shared)
+            pus = choose_pus(pool, request.shared.vcpus)
             if pus is not None:
                 return SharedChoice(node, pus, room)
         return Refusal(
@@ -155,6 +181,25 @@ class SharedKind(Kind[SharedTable, tuple[Pool, ...]]):
             "vCPUs spread evenly within each PU's ratio",
         )
 
+    def in_model(self, request: Request) -> bool:
+        return any(cs.floating for cs in request.cpu_sets)
+
+    def post_limits(self, ctx: ModelContext) -> None:
+        """A floating cpu-set only on a node whose pool takes it, one such cpu-set per node."""
+        pools = ctx.free.of(self)
+        for slot, node in enumerate(ctx.free.node_ids):
+            here = []
+            for cs in ctx.request.cpu_sets:
+                y = ctx.placed(cs.id, node)
+                if not cs.floating or y is None:
+                    continue
+                if choose_pus(pools[slot], len(cs.vcpus)) is None:
+                    ctx.model.add(y == 0)
+                else:
+                    here.append(y)
+            if len(here) > 1:
+                ctx.model.add(sum(here) <= 1)
+
     def assign(
         self,
         draft: ConfigurationDraft,
@@ -163,6 +208,8 @@ class SharedKind(Kind[SharedTable, tuple[Pool, ...]]):
         layout: Layout | None,
         decisions: Decisions,
     ) -> None:
+        if layout is not None:
+            _assign_floating(draft, free.of(self), free, request, layout)
         choice = decisions.get(self.name)
         if not isinstance(choice, SharedChoice) or request.shared is None:
             return
@@ -179,7 +226,7 @@ class SharedKind(Kind[SharedTable, tuple[Pool, ...]]):
     ) -> list[ExplainRow]:
         choice = decisions.get(self.name)
         if not isinstance(choice, SharedChoice) or request.shared is None:
-            return []
+            return _explain_floating(free.of(self), free, request, layout)
         return [
             ExplainRow(
                 "shared CPUs",
@@ -190,6 +237,9 @@ class SharedKind(Kind[SharedTable, tuple[Pool, ...]]):
             )
         ]
 
+    def counts(self, request: Request) -> bool:
+        return not self.in_model(request)  # floating cpu-sets: capacity places them one by one
+
     def count_state(
         self, fleet: IndexedFleet, i: int, slot: int, request: Request
     ) -> object | None:
@@ -199,7 +249,7 @@ class SharedKind(Kind[SharedTable, tuple[Pool, ...]]):
 
     def count_take(self, state: Any, request: Request, spread: bool) -> Reason | None:
         assert request.shared is not None
-        chosen = choose_pus(state[0], request.shared)
+        chosen = choose_pus(state[0], request.shared.vcpus)
         if chosen is None:
             return Reason.shared_cpu
         state[0] = charge(state[0], chosen, request.shared.vcpus)
@@ -210,9 +260,10 @@ class SharedKind(Kind[SharedTable, tuple[Pool, ...]]):
     ) -> bool:
         """A node's pool takes one instance spread evenly (the filter only compares its total
         room): some m of its PUs each with room for vCPUs / m."""
-        if not isinstance(part, SharedDemand):
+        vcpus = floating_vcpus(part)
+        if not vcpus:
             return True
-        return choose_pus(shared_pus(fleet.hosts[i].numa_nodes[slot]), part) is not None
+        return choose_pus(shared_pus(fleet.hosts[i].numa_nodes[slot]), vcpus) is not None
 
     def relax_add(
         self,
@@ -223,36 +274,83 @@ class SharedKind(Kind[SharedTable, tuple[Pool, ...]]):
         request: Request,
         part: Part | None,
     ) -> None:
-        if isinstance(part, SharedDemand) and part.vcpus:
-            model.use(self.name, host, slot, "shared", part.vcpus * x)
+        if part is not None and floating_vcpus(part):
+            model.use(self.name, host, slot, "shared", floating_vcpus(part) * x)
 
     def relax_capacity(self, fleet: IndexedFleet, host: int, slot: int, name: str) -> int | None:
         room = np.floor(fleet.table(self).spare[host, slot]).astype(np.int64)
         return int(room) if fleet.node_id[host, slot] >= 0 else 0
 
     def claim(self, draft: HostDraft, config: VmConfiguration, sign: int) -> None:
-        if config.shared is None or not config.shared.cpus:
-            return
-        share = Fraction(config.shared.vcpus, len(config.shared.cpus))
-        for pu in config.shared.cpus:
-            cpu = draft.cpu(pu)
-            if cpu is None:
-                draft.fail(f"PU {pu} does not exist on {draft.host.id}", "shared.cpus")
-                continue
-            state = str(cpu.get("state", "free"))
-            if sign > 0 and (not cpu.get("eligible", True) or state == "dedicated"):
-                draft.fail(f"PU {pu} cannot be shared ({state})", "shared.cpus")
-                continue
-            _charge_pu(draft, cpu, pu, state, sign * share)
+        if config.shared is not None and config.shared.cpus:
+            _charge(draft, config.shared.vcpus, config.shared.cpus, sign, "shared.cpus")
+        for cs in config.cpu_sets:
+            if cs.floating is not None and cs.floating.cpus:
+                where = f"cpu_sets[{cs.id}].floating.cpus"
+                _charge(draft, len(cs.floating.vcpus), cs.floating.cpus, sign, where)
 
 
-def _charge_pu(draft: HostDraft, cpu: dict[str, Any], pu: int, state: str, share: Fraction) -> None:
+def _assign_floating(
+    draft: ConfigurationDraft,
+    pools: tuple[Pool, ...],
+    free: HostFree,
+    request: Request,
+    layout: Layout,
+) -> None:
+    for cs in request.cpu_sets:
+        if not cs.floating:
+            continue
+        pus = choose_pus(pools[free.slot(layout.nodes[cs.id])], len(cs.vcpus))
+        if pus is None:
+            raise AssignmentError(f"cpu-set {cs.id}: no shared PUs on its node take its vCPUs")
+        floating = {"vcpus": cs.vcpus, "cpus": tuple(p.pu for p in pus)}
+        draft.cpu_sets[cs.id].update(vcpu_pins={}, floating=floating)
+
+
+def _explain_floating(
+    pools: tuple[Pool, ...], free: HostFree, request: Request, layout: Layout | None
+) -> list[ExplainRow]:
+    rows = []
+    for cs in request.cpu_sets:
+        if not cs.floating or layout is None:
+            continue
+        node = layout.nodes[cs.id]
+        pool = pools[free.slot(node)]
+        pus = choose_pus(pool, len(cs.vcpus)) or ()
+        rows.append(
+            ExplainRow(
+                f"cpu-set {cs.id}",
+                f"{len(cs.vcpus)} floating vCPUs over {len(pus)} shared PUs of NUMA node {node}",
+                f"the node's shared pool had {len(pool)} PUs with room for "
+                f"{float(spare(pool)):g} more vCPUs",
+            )
+        )
+    return rows
+
+
+def _charge(draft: HostDraft, vcpus: int, pus: tuple[int, ...], sign: int, where: str) -> None:
+    share = Fraction(vcpus, len(pus))
+    for pu in pus:
+        cpu = draft.cpu(pu)
+        if cpu is None:
+            draft.fail(f"PU {pu} does not exist on {draft.host.id}", where)
+            continue
+        state = str(cpu.get("state", "free"))
+        if sign > 0 and (not cpu.get("eligible", True) or state == "dedicated"):
+            draft.fail(f"PU {pu} cannot be shared ({state})", where)
+            continue
+        _charge_pu(draft, cpu, pu, state, sign * share, where)
+
+
+def _charge_pu(
+    draft: HostDraft, cpu: dict[str, Any], pu: int, state: str, share: Fraction, where: str
+) -> None:
     ratio = cpu.get("oversubscription_ratio") or 1.0
     # exact: the stored ratios read as the fractions they stand for (5/6, not 0.833333333)
     exact = rational(cpu.get("usage_ratio")) + share / (rational(ratio) or 1)
     usage = float(exact)
     if share > 0 and exact > 1:
-        draft.fail(f"PU {pu} would be used {usage:.2f} of its ratio {ratio}", "shared.cpus")
+        draft.fail(f"PU {pu} would be used {usage:.2f} of its ratio {ratio}", where)
     usage = max(usage, 0.0)
     cpu.update(
         state="shared" if usage > 1e-9 or state == "shared" else "free",
@@ -270,5 +368,6 @@ __all__ = [
     "SharedPu",
     "charge",
     "choose_pus",
+    "floating_vcpus",
     "shared_pus",
 ]

@@ -12,15 +12,18 @@ from nfvplace.placement.resources.model import Layout
 from nfvplace.placement.resources.nics.assign import chosen_ports
 
 
-def test_counts_prefer_half_cores_for_isolated_vcpus() -> None:
+def test_a_host_reserved_sibling_is_for_prefer_never_for_isolate() -> None:
     h = host(nodes=[NodeSpec(cores=4), NodeSpec(cores=0)], ineligible=(4,))  # PU 0's sibling
     request = build_request(vm(cpu_sets=[cpu_set(0, 1, pairs=False)]))
     layout = solve(free_of(h), request, {0: {0}}, Options())
     assert isinstance(layout, Layout)
     assert layout.nodes == {0: 0}
-    assert layout.of("cpu")[("iso_half", 0, 0)] == 1
-    assert layout.of("cpu")[("iso_w2", 0, 0)] == 0
+    assert layout.of("cpu")[("iso_w2", 0, 0)] == 1  # a whole core: PU 0 has a noisy sibling
     assert layout.optimal
+    loose = build_request(vm(cpu_sets=[cpu_set(0, 1, pairs=False, thread_policy="prefer")]))
+    layout = solve(free_of(h), loose, {0: {0}}, Options())
+    assert isinstance(layout, Layout)
+    assert layout.of("cpu")[("pre_half_busy", 0, 0)] == 1  # nothing stranded
 
 
 def test_port_choice_and_blame() -> None:

@@ -117,6 +117,8 @@ class CpuKind(Kind[CpuTable, CpuFree]):
             return []
         rows = []
         for cs in request.cpu_sets:
+            if cs.floating:
+                continue
             node = free.of(self).nodes[free.slot(layout.nodes[cs.id])]
             rows.append(
                 ExplainRow(
@@ -124,8 +126,8 @@ class CpuKind(Kind[CpuTable, CpuFree]):
                     f"NUMA node {layout.nodes[cs.id]}",
                     f"{len(cs.pairs)} pairs and {len(cs.singles)} unpaired vCPUs ({cs.policy}); "
                     f"the node had {len(node.whole_cores)} free cores with no thread used and "
-                    f"{len(node.half_isolated) + len(node.half_busy)} free threads next to a used "
-                    "or host-reserved one",
+                    f"{len(node.half_busy)} free threads next to a used or host-reserved "
+                    "one",
                 )
             )
         return rows
@@ -178,7 +180,39 @@ class CpuKind(Kind[CpuTable, CpuFree]):
         return (c.owner for node in host.numa_nodes for c in node.cpus if c.owner)
 
 
+def _packed_needs(t: CpuTable, cs: CpuSetDemand, emulator: int) -> list[NodeNeed]:
+    """A `require` cpu-set: its vCPUs on the threads of whole cores (pairs two to a core of four
+    threads): as many free threads of whole cores as vCPUs, and the emulator PU a thread."""
+    need = 2 * len(cs.pairs) + len(cs.singles)
+    threads = t.whole_threads
+    out = [
+        NodeNeed(
+            Reason.core_pairs,
+            f"{need} free threads of whole cores for sibling vCPUs",
+            threads >= need,
+            threads,
+            need,
+            "free threads of whole cores",
+        )
+    ]
+    if emulator:
+        spare = t.whole_threads - need + t.half_busy + t.single
+        out.append(
+            NodeNeed(
+                Reason.threads,
+                "a free thread for the emulator PU",
+                spare >= 1,
+                spare,
+                1,
+                "free threads besides the vCPUs",
+            )
+        )
+    return out
+
+
 def _needs(t: CpuTable, cs: CpuSetDemand, emulator: int) -> list[NodeNeed]:
+    if cs.packed:
+        return _packed_needs(t, cs, emulator)
     pairs = len(cs.pairs)
     singles = len(cs.singles)
     out = []
@@ -195,9 +229,9 @@ def _needs(t: CpuTable, cs: CpuSetDemand, emulator: int) -> list[NodeNeed]:
         )
     spare = np.maximum(t.whole - pairs, 0)
     # an upper bound (pairs take at least two threads of their core): necessary, exact on SMT2
-    threads = np.maximum(t.whole_threads - 2 * pairs, 0) + t.half_iso + t.half_busy + t.single
+    threads = np.maximum(t.whole_threads - 2 * pairs, 0) + t.half_busy + t.single
     if singles and cs.policy.value == "isolate":
-        isolated = spare + t.half_iso + t.single
+        isolated = spare + t.single
         out.append(
             NodeNeed(
                 Reason.cores,

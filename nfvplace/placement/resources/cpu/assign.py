@@ -22,7 +22,6 @@ class _Pools:
 
     whole: dict[int, list[tuple[int, ...]]]  # core size -> cores
     single: list[int]
-    half_iso: list[int]
     half_busy: list[int]
     left: list[int]
 
@@ -34,7 +33,6 @@ class _Pools:
         return cls(
             whole,
             sorted(node.single_cores),
-            sorted(node.half_isolated),
             sorted(node.half_busy),
             [],
         )
@@ -61,16 +59,30 @@ Pinned = tuple[dict[int, int], list[int], list[int]]
 def _pin_pairs(
     cs: CpuSetDemand, pool: _Pools, count: Callable[[str], int], pins: dict[int, int]
 ) -> list[int]:
+    """The pairs (and a `require` cpu-set's odd vCPU), core by core; the idle threads."""
     reserved: list[int] = []
     pairs = list(cs.pairs)
+    odd = list(cs.singles) if cs.packed else []
     for t in sorted(pool.whole):
-        for _ in range(count(f"pair_w{t}")):
-            a, b = pairs.pop(0)
-            core = pool.core(t)
-            pins[a], pins[b] = core[0], core[1]
-            reserved.extend(core[2:])
-    if pairs:
-        raise AssignmentError(f"cpu-set {cs.id}: pairs {pairs} left without a core")
+        # name -> (pairs on the core, odd vCPUs after them)
+        for name, held, alone in (
+            ("pair_w", 1, 0),
+            ("pair2_w", 2, 0),
+            ("po_w", 1, 1),
+            ("odd_w", 0, 1),
+        ):
+            for _ in range(count(f"{name}{t}")):
+                core = pool.core(t)
+                for k in range(held):
+                    a, b = pairs.pop(0)
+                    pins[a], pins[b] = core[2 * k], core[2 * k + 1]
+                for k in range(alone):
+                    pins[odd.pop(0)] = core[2 * held + k]
+                rest = core[2 * held + alone :]
+                # an odd vCPU leaves its core's other threads free, pairs alone keep them idle
+                (pool.left if alone else reserved).extend(rest)
+    if pairs or odd:
+        raise AssignmentError(f"cpu-set {cs.id}: pairs {pairs} {odd} left without a core")
     return reserved
 
 
@@ -79,7 +91,7 @@ def _pin_cores(cs: CpuSetDemand, pool: _Pools, count: Callable[[str], int]) -> P
     sizes = sorted(pool.whole)
     pins: dict[int, int] = {}
     reserved = _pin_pairs(cs, pool, count, pins)
-    singles = list(cs.singles)
+    singles = [] if cs.packed else list(cs.singles)
     for t in sizes:
         for _ in range(count(f"iso_w{t}")):
             core = pool.core(t)
@@ -92,10 +104,8 @@ def _pin_cores(cs: CpuSetDemand, pool: _Pools, count: Callable[[str], int]) -> P
                     pins[singles.pop(0)] = thread
                 pool.left.extend(core[k:])  # free for the VM's emulator or others
     for name, source in (
-        ("iso_half", "half_iso"),
         ("iso_single", "single"),
         ("pre_half_busy", "half_busy"),
-        ("pre_half_iso", "half_iso"),
         ("pre_single", "single"),
     ):
         for _ in range(count(name)):
@@ -118,6 +128,8 @@ def assign_cpus(
     pools = {node: _Pools.of(cpu.nodes[slot]) for slot, node in enumerate(node_ids)}
     pinned: dict[int, Pinned] = {}
     for cs in request.cpu_sets:
+        if cs.floating:
+            continue  # the shared kind's
         node_id = nodes[cs.id]
 
         def count(name: str, cs_id: int = cs.id, node_id: int = node_id) -> int:
@@ -128,12 +140,12 @@ def assign_cpus(
     if request.emulator and request.cpu_sets:
         first = request.cpu_sets[0].id
         pool = pools[nodes[first]]
-        for name in ["left", "half_busy", "half_iso", "single"] + [
-            f"whole{t}" for t in sorted(pool.whole)
-        ]:
+        for name in ["left", "half_busy", "single"] + [f"whole{t}" for t in sorted(pool.whole)]:
             if counts.get((f"emu_{name}", first, nodes[first]), 0):
                 emulator_pins.append(pool.thread(name))
     for cs in request.cpu_sets:
+        if cs.floating:
+            continue
         pins, reserved, later = pinned[cs.id]
         for vcpu in later:
             pins[vcpu] = pools[nodes[cs.id]].thread("left")

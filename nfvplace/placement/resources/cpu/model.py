@@ -2,18 +2,22 @@
 
 Counts, not threads: per node the model has the number of free cores with no thread used (`whole`,
 grouped by how many free threads they have: 2 on SMT2 hosts, 4 on SMT4), free single-thread cores,
-free threads whose siblings no VM can get (`half_iso`) and free threads whose sibling a VM uses
-(`half_busy`). Per cpu-set and node it decides how many of each its vCPUs take; the exact PU ids are
+and free threads whose sibling is used by a VM or host-reserved (`half_busy`). Per cpu-set and node it decides how many of each its vCPUs take; the exact PU ids are
 chosen after the solve (`assign.py`), since cores of one class are interchangeable.
 
 - a howtogroup pair takes one whole free core (two of its threads; any others are kept idle); on a
   host without SMT it cannot fit;
 - `isolate` (default): an unpaired vCPU takes a whole core and keeps its siblings idle (reserved for
-  the VM), or a free thread whose siblings are host-reserved, or a single-thread core;
+  the VM), or a single-thread core (never a thread next to a busy or host-reserved one);
 - `prefer`: an unpaired vCPU takes any free thread; up to all threads of a whole core may go to the
   cpu-set's own vCPUs (cheapest for pack), and the threads of a core it leaves free (`left`) may go
   to the emulator PU, to another `prefer` cpu-set on the same node, or later to another VM;
-- `require`: the descriptor's unpaired vCPUs are paired in order (see request.py); needs SMT;
+- `require` (`packed`): the descriptor's unpaired vCPUs are paired in order (see request.py); needs
+  SMT; every vCPU sits on a whole free core with the cpu-set's own vCPUs: a core of t threads
+  holds one pair (`pair_w{t}`), or two pairs when t >= 4 (`pair2_w{t}`), its other threads idle;
+  an odd vCPU takes a thread of a whole core (`odd_w{t}`), or of a core of t >= 3 threads beside
+  one pair (`po_w{t}`), and leaves the core's other threads free (for the VM's emulator PU, its
+  `prefer` cpu-sets, or other VMs), as Nova packs `require` and leaves an odd vCPU's sibling free;
 - the emulator PU (`emulator_threads: isolate`): one extra dedicated PU on the node of the first
   cpu-set. It is housekeeping, so it takes any free thread that no isolated vCPU or pair keeps idle:
   preferably a thread whose sibling is already used (nothing stranded) or a thread a `prefer` vCPU
@@ -69,8 +73,11 @@ def post_cpu_set(ctx: ModelContext, cpu: CpuFree, cs: CpuSetDemand) -> None:
             continue
         tag = f"cs{cs.id}n{node}"
         sizes = cpu.nodes[slot].core_sizes
-        if pairs and not sizes:
+        if (pairs or (cs.packed and singles)) and not sizes:
             ctx.model.add(y == 0)
+            continue
+        if cs.packed:
+            _post_packed(ctx, cs, node, y, sizes, tag)
             continue
         if pairs:
             split = _split(ctx, pairs * y, {f"pair_w{t}": pairs for t in sizes}, tag)
@@ -87,6 +94,44 @@ def post_cpu_set(ctx: ModelContext, cpu: CpuFree, cs: CpuSetDemand) -> None:
             _post_prefer(ctx, cs, node, y, sizes, tag)
 
 
+def _post_packed(
+    ctx: ModelContext,
+    cs: CpuSetDemand,
+    node: int,
+    y: cp_model.IntVar,
+    sizes: tuple[int, ...],
+    tag: str,
+) -> None:
+    """A `require` cpu-set: its pairs, and its odd vCPU (at most one), on whole cores."""
+    m = ctx.model
+    pairs, odd = len(cs.pairs), len(cs.singles)
+    covered: list[cp_model.LinearExprT] = []
+    odds: list[cp_model.LinearExprT] = []
+    for t in sizes:
+        # name -> (pairs it holds, odd vCPUs, threads left free, threads kept idle)
+        shapes = {f"pair_w{t}": (1, 0, 0, t - 2)}
+        if t >= 4 and pairs >= 2:
+            shapes[f"pair2_w{t}"] = (2, 0, 0, t - 4)
+        if odd:
+            shapes[f"odd_w{t}"] = (0, 1, t - 1, 0)
+            if t >= 3 and pairs:
+                shapes[f"po_w{t}"] = (1, 1, t - 3, 0)
+        cores = []
+        for name, (held, alone, left, idle) in shapes.items():
+            var = m.new_int_var(0, pairs if held else 1, f"{name}[{tag}]")
+            ctx.keep(KIND, (name, cs.id, node), var)
+            cores.append(var)
+            covered.append(held * var)
+            odds.append(alone * var)
+            if left:
+                ctx.add_use(node, "left_supply", left * var)
+            if idle or left:
+                ctx.cost("stranded", STRAND * (idle + left) * var)
+        ctx.add_use(node, whole(t), sum(cores))
+    m.add(sum(covered) == pairs * y)
+    m.add(sum(odds) == odd * y)
+
+
 def _post_isolate(
     ctx: ModelContext,
     cs: CpuSetDemand,
@@ -97,12 +142,11 @@ def _post_isolate(
 ) -> None:
     singles = len(cs.singles)
     parts = {f"iso_w{t}": singles for t in sizes}
-    parts.update(iso_half=singles, iso_single=singles)
+    parts.update(iso_single=singles)
     split = _split(ctx, singles * y, parts, tag)
     for t in sizes:
         ctx.add_use(node, whole(t), split[f"iso_w{t}"])
         ctx.cost("stranded", STRAND * (t - 1) * split[f"iso_w{t}"])  # the siblings idle
-    ctx.add_use(node, "half_iso", split["iso_half"])
     ctx.add_use(node, "single", split["iso_single"])
     for name, expr in split.items():
         _count(ctx, name, cs.id, node, expr)
@@ -118,11 +162,10 @@ def _post_prefer(
 ) -> None:
     m = ctx.model
     singles = len(cs.singles)
-    hi = m.new_int_var(0, singles, f"pre_half_iso[{tag}]")
     hb = m.new_int_var(0, singles, f"pre_half_busy[{tag}]")
     sg = m.new_int_var(0, singles, f"pre_single[{tag}]")
     left = m.new_int_var(0, singles, f"pre_left[{tag}]")
-    taken: list[cp_model.LinearExprT] = [hi, hb, sg, left]
+    taken: list[cp_model.LinearExprT] = [hb, sg, left]
     for t in sizes:
         cores = []
         for k in range(1, min(t, singles) + 1):
@@ -135,7 +178,6 @@ def _post_prefer(
                 ctx.cost("stranded", STRAND * (t - k) * w)  # a half-used core
         ctx.add_use(node, whole(t), sum(cores))
     m.add(sum(taken) == singles * y)
-    ctx.add_use(node, "half_iso", hi)
     ctx.add_use(node, "half_busy", hb)
     ctx.add_use(node, "single", sg)
     ctx.add_use(node, "left", left)
@@ -143,7 +185,6 @@ def _post_prefer(
     # directly (pre_w2x2) wins over the same layout written as pre_w2x1 + pre_left
     ctx.cost("stranded", -(STRAND - 1) * left)
     for name, var in (
-        ("pre_half_iso", hi),
         ("pre_half_busy", hb),
         ("pre_single", sg),
         ("pre_left", left),
@@ -161,7 +202,7 @@ def post_emulator(ctx: ModelContext, cpu: CpuFree) -> None:
         # pool -> objective weight: a whole core strands the threads it leaves; a thread a
         # `prefer` vCPU left free is no longer stranded
         pools = {whole(t): STRAND * (t - 1) for t in cpu.nodes[slot].core_sizes}
-        pools.update(single=0, half_iso=0, half_busy=0, left=-(STRAND - 1))
+        pools.update(single=0, half_busy=0, left=-(STRAND - 1))
         parts = []
         for pool, weight in pools.items():
             var = ctx.model.new_bool_var(f"emulator_{pool}[n{node}]")
@@ -180,7 +221,6 @@ def post_capacity(ctx: ModelContext, cpu: CpuFree) -> None:
         pools = cpu.nodes[slot]
         sizes: dict[str, int] = {
             "single": len(pools.single_cores),
-            "half_iso": len(pools.half_isolated),
             "half_busy": len(pools.half_busy),
         }
         for t in pools.core_sizes:

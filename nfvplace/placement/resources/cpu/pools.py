@@ -2,8 +2,10 @@
 
 For every NUMA node: free cores with no thread used (`whole_cores`, with their free threads: a
 howtogroup pair, an isolated vCPU with its siblings kept idle, or up to that many `prefer` vCPUs),
-free single-thread cores (no SMT), free threads whose siblings no VM can get (host-reserved: fine even
-for `isolate`), and free threads whose sibling is used by a VM (only for `prefer`).
+free single-thread cores (no SMT), and free threads whose siblings are busy (only for `prefer` and
+the emulator PU): used by a VM, or host-reserved. A host-reserved sibling runs the host's
+housekeeping, the noisy neighbour `isolate` and `require` exist to avoid (as in Nova, which needs
+every thread of such a core in its dedicated set and free).
 """
 
 from __future__ import annotations
@@ -17,18 +19,12 @@ from ....models.chd import ComputeHostDescriptor, Cpu, CpuState
 class CpuNode:
     whole_cores: tuple[tuple[int, ...], ...]  # free threads of each core with no thread used
     single_cores: tuple[int, ...]  # PUs of free cores that have one thread
-    half_isolated: tuple[int, ...]  # free threads whose siblings no VM can get
-    half_busy: tuple[int, ...]  # free threads whose sibling is used by a VM
+    half_busy: tuple[int, ...]  # free threads whose sibling is used by a VM or host-reserved
     eligible_threads: int
 
     @property
     def free_threads(self) -> int:
-        return (
-            sum(len(c) for c in self.whole_cores)
-            + len(self.single_cores)
-            + len(self.half_isolated)
-            + len(self.half_busy)
-        )
+        return sum(len(c) for c in self.whole_cores) + len(self.single_cores) + len(self.half_busy)
 
     @property
     def core_sizes(self) -> tuple[int, ...]:
@@ -48,7 +44,6 @@ class CpuFree:
 def _classify(node_cpus: tuple[Cpu, ...], cpu_by_id: dict[int, Cpu]) -> CpuNode:
     whole: dict[tuple[int, ...], None] = {}
     single: list[int] = []
-    half_iso: list[int] = []
     half_busy: list[int] = []
     eligible = 0
     for cpu in node_cpus:
@@ -58,27 +53,23 @@ def _classify(node_cpus: tuple[Cpu, ...], cpu_by_id: dict[int, Cpu]) -> CpuNode:
         if cpu.state is not CpuState.free:
             continue
         free = [cpu.id]
-        has_other = any_used = False
+        has_other = any_busy = False
         for s in cpu.siblings:
             if s == cpu.id:
                 continue
             has_other = True
             other = cpu_by_id.get(s)
-            if other is None or not other.eligible:
-                continue
-            if other.state is CpuState.free:
+            if other is not None and other.eligible and other.state is CpuState.free:
                 free.append(s)
             else:
-                any_used = True
+                any_busy = True  # used by a VM, or host-reserved
         if not has_other:
             single.append(cpu.id)
-        elif any_used:
+        elif any_busy:
             half_busy.append(cpu.id)
-        elif len(free) >= 2:
-            whole[tuple(sorted(free))] = None
         else:
-            half_iso.append(cpu.id)
-    return CpuNode(tuple(whole), tuple(single), tuple(half_iso), tuple(half_busy), eligible)
+            whole[tuple(sorted(free))] = None
+    return CpuNode(tuple(whole), tuple(single), tuple(half_busy), eligible)
 
 
 def cpu_free(host: ComputeHostDescriptor) -> CpuFree:

@@ -16,8 +16,7 @@ class CpuTable(Table):
     whole: IntArray  # free cores with no thread used
     whole_threads: IntArray  # their free threads
     single: IntArray  # free single-thread cores
-    half_iso: IntArray  # free threads whose siblings no VM can get
-    half_busy: IntArray  # free threads whose sibling a VM uses
+    half_busy: IntArray  # free threads whose sibling a VM uses or the host reserves
     eligible: IntArray  # threads VMs may use
     # per host
     smt: BoolArray
@@ -33,7 +32,6 @@ class CpuTable(Table):
             whole=grid(),
             whole_threads=grid(),
             single=grid(),
-            half_iso=grid(),
             half_busy=grid(),
             eligible=grid(),
             smt=np.zeros(hosts, dtype=np.bool_),
@@ -46,7 +44,6 @@ class CpuTable(Table):
             self.whole,
             self.whole_threads,
             self.single,
-            self.half_iso,
             self.half_busy,
             self.eligible,
         ):
@@ -55,7 +52,6 @@ class CpuTable(Table):
             self.whole[i, j] = len(node.whole_cores)
             self.whole_threads[i, j] = sum(len(c) for c in node.whole_cores)
             self.single[i, j] = len(node.single_cores)
-            self.half_iso[i, j] = len(node.half_isolated)
             self.half_busy[i, j] = len(node.half_busy)
             self.eligible[i, j] = node.eligible_threads
         self.smt[i] = cpu.smt

@@ -11,6 +11,7 @@
 - `vswitch` needs the host's vSwitch (accelerated when the descriptor asks, of an accepted type) with
   `bandwidth_gbps` to spare; it does not bind to a node;
 - an interface outside every cpu-set (or with `restricted_to_topology: false`) may use any node;
+  one with a `numa_affinity` stays near the VM's nodes as that says (`resources/affinity.py`);
 - an interface naming a `physical_network` only takes ports cabled to it.
 """
 
@@ -28,6 +29,7 @@ from ....models.vmd import InterfaceMode
 from ...options import Policy
 from ...reasons import Reason
 from ...request import CpuSetDemand, Part, Request
+from .. import affinity
 from ..base import UNLIMITED_KBPS, HostFree, IndexedFleet, Vocabulary
 from ..draft import ConfigurationDraft, HostDraft
 from ..filtering import FilterInput, HostCheck, NodeNeed
@@ -64,7 +66,8 @@ class NicsKind(Kind[NicsTable, NicsFree]):
     costs = {
         "ports": "spare Gbps of the chosen ports (dedicated: speed beyond what is asked; SR-IOV: "
         "bandwidth left on each port the VM's VFs use, negated under spread), plus the Gbps left "
-        "on a port whose last free VF is taken"
+        "on a port whose last free VF is taken",
+        affinity.COST: affinity.COST_TEXT,
     }
     seed_terms = {"speeds": (0.0,)}
 

@@ -6,8 +6,9 @@ from __future__ import annotations
 from typing import Any
 
 from ....exact import KBPS_PER_GBPS
-from ....models.vmd import InterfaceMode
+from ....models.vmd import InterfaceMode, NumaAffinity
 from ...request import InterfaceDemand
+from .. import affinity
 from ..model import ModelContext
 from .ports import FreePort, NicsFree, port_takes, vfs_for
 
@@ -31,9 +32,15 @@ def post_interfaces(ctx: ModelContext, free: NicsFree, spread: bool) -> None:
                 y = ctx.placed(iface.cpu_set, port.node)
                 if y is None:
                     continue
+            near = None
+            if iface.affinity is not None and not iface.restricted:
+                near = affinity.near(ctx, iface.cpu_set, iface.affinity, port.node, free.sockets)
+                if near == [] and iface.affinity is not NumaAffinity.preferred:
+                    continue
             var = m.new_bool_var(f"port[{iface.name}->{port.pci_address}]")
             if y is not None:
                 m.add_implication(var, y)
+            affinity.post_locality(ctx, iface.affinity, var, near)
             ctx.keep(KIND, (iface.name, port.pci_address), var)
             by_port.setdefault(port.pci_address, []).append((iface, var))
             choices.append(var)

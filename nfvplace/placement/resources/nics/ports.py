@@ -11,6 +11,7 @@ from ....exact import kbps
 from ....models.chd import ComputeHostDescriptor, Nic, NumaNode, Port, PortUsage
 from ....models.vmd import InterfaceMode
 from ...request import InterfaceDemand
+from .. import affinity
 from ..base import EPS
 
 # usable bandwidth per PCIe lane by generation (Gbps, after line encoding: 8b/10b up to gen 2,
@@ -56,6 +57,7 @@ class NicsFree:
     nodes: tuple[NodePorts, ...]  # by node slot
     vswitch_free_kbps: int | None  # None: no bandwidth figure (not limited)
     vswitch_accelerated: bool = False  # vswitch interfaces are vhost-user ports
+    sockets: tuple[int, ...] = ()  # the socket of each node slot (ports' NUMA affinity `socket`)
 
 
 def _port(node: NumaNode, port: Port, key: str) -> FreePort:
@@ -98,7 +100,8 @@ def nics_free(host: ComputeHostDescriptor) -> NicsFree:
         else max(kbps(vswitch.bandwidth_gbps) - kbps(vswitch.bandwidth_used_gbps), 0)
     )
     nodes = tuple(node_ports(node) for node in host.numa_nodes)
-    return NicsFree(nodes, vswitch_free, bool(vswitch and vswitch.accelerated))
+    accelerated = bool(vswitch and vswitch.accelerated)
+    return NicsFree(nodes, vswitch_free, accelerated, affinity.sockets(host))
 
 
 def fitting_vf(
