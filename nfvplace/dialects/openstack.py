@@ -184,17 +184,7 @@ def convert_flavor(
             notes.append(_mixed_note(specs, vcpus))
     else:
         _check_floating(specs)
-        out.update({"vcpus": vcpus, "memory_mib": ram, "cpu_oversubscription": True})
-        if numa:
-            out.update(
-                nova_numa.floating_sets(
-                    layout, page, specs.at, origins, "hw:numa_nodes" in specs.values
-                )
-            )
-            if sum(len(n.vcpus) for n in layout) == vcpus:
-                del out["vcpus"]  # derived from the cpu-sets (else lint names the mismatch)
-            if sum(n.memory_mib for n in layout) == ram:
-                del out["memory_mib"]
+        out.update(_floating(specs, vcpus, ram, layout if numa else [], page, origins))
     required = ["cpu_pinning"] if dedicated else []
     if numa or (dedicated and page):
         required += ["numa_memory_pinning"] + (["hugepage_numa_pinning"] if page else [])
@@ -210,6 +200,27 @@ def convert_flavor(
         out["processor"] = {"required_flags": flags}
         origins[("processor",)] = specs.path
     return out, origins, notes
+
+
+def _floating(
+    specs: _Specs,
+    vcpus: int,
+    ram: int,
+    layout: list[nova_numa.GuestNode],
+    page: Page,
+    origins: dict[PathKey, PathKey],
+) -> dict[str, Any]:
+    """A shared flavor: floating vCPUs, in floating cpu-sets when it has a guest NUMA `layout`."""
+    out: dict[str, Any] = {"vcpus": vcpus, "memory_mib": ram, "cpu_oversubscription": True}
+    if not layout:
+        return out
+    named = "hw:numa_nodes" in specs.values
+    out.update(nova_numa.floating_sets(layout, page, specs.at, origins, named))
+    if sum(len(n.vcpus) for n in layout) == vcpus:
+        del out["vcpus"]  # derived from the cpu-sets (else lint names the mismatch)
+    if sum(n.memory_mib for n in layout) == ram:
+        del out["memory_mib"]
+    return out
 
 
 def _check_floating(specs: _Specs) -> None:

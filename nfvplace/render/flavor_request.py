@@ -73,33 +73,7 @@ def request_from_vm(vm: VmDescriptor, config: VmConfiguration | None) -> FlavorR
         for cs in sorted(vm.cpu_sets, key=lambda c: c.id)
     ]
     cell_index = {cs.id: i for i, cs in enumerate(sorted(vm.cpu_sets, key=lambda c: c.id))}
-    vhost_user = bool(vm.hypervisor and vm.hypervisor.vswitch and vm.hypervisor.vswitch.accelerated)
-    ports = [
-        PortRequest(
-            i.name,
-            i.mode,
-            cell_index[cs.id],
-            i.bandwidth_gbps,
-            i.physical_network,
-            i.vlan,
-            vhost_user,
-            i.numa_affinity,
-        )
-        for cs in vm.cpu_sets
-        for i in cs.interfaces
-    ] + [
-        PortRequest(
-            i.name,
-            i.mode,
-            None,
-            i.bandwidth_gbps,
-            i.physical_network,
-            i.vlan,
-            vhost_user,
-            i.numa_affinity,
-        )
-        for i in vm.interfaces
-    ]
+    ports = _vm_ports(vm, cell_index)
     pinned = {v for cs in vm.cpu_sets for v in cs.vcpus}
     shared = tuple(v for v in range(vm.total_vcpus) if v not in pinned) if vm.cpu_sets else ()
     if not vm.cpu_sets:
@@ -128,6 +102,25 @@ def request_from_vm(vm: VmDescriptor, config: VmConfiguration | None) -> FlavorR
             sorted({str(p.numa_affinity) for p in vm.pci_devices if p.numa_affinity})
         ),
     )
+
+
+def _vm_ports(vm: VmDescriptor, cell_index: dict[int, int]) -> list[PortRequest]:
+    """The VMD's interfaces: a cpu-set's on its guest cell, the others on none."""
+    vhost_user = bool(vm.hypervisor and vm.hypervisor.vswitch and vm.hypervisor.vswitch.accelerated)
+    placed = [(cell_index[cs.id], i) for cs in vm.cpu_sets for i in cs.interfaces]
+    return [
+        PortRequest(
+            i.name,
+            i.mode,
+            cell,
+            i.bandwidth_gbps,
+            i.physical_network,
+            i.vlan,
+            vhost_user,
+            i.numa_affinity,
+        )
+        for cell, i in [*placed, *((None, i) for i in vm.interfaces)]
+    ]
 
 
 def request_from_config(config: VmConfiguration) -> FlavorRequest:

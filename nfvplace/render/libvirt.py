@@ -308,6 +308,29 @@ def _interface(
     _sub(element, "alias", name=user_alias(iface.name))
 
 
+def _domain_name(owner: str, dom: _Domain) -> str:
+    if "/" not in owner:
+        return owner
+    name = owner.replace("/", "_")
+    dom.warnings.append(f"libvirt names cannot hold '/': the domain is named {name!r}")
+    return name
+
+
+def _os_and_features(root: etree._Element, arch: str, realtime: bool) -> None:
+    """`<os>` (q35 on x86_64) and `<features>` (no PMU for realtime guests: its NMIs add jitter)."""
+    os_element = _sub(root, "os")
+    type_attrs = {"arch": arch}
+    if arch == "x86_64":
+        type_attrs["machine"] = "q35"
+    _sub(os_element, "type", "hvm", **type_attrs)
+    features = _sub(root, "features")
+    _sub(features, "acpi")
+    if arch in ("x86_64", "i686"):
+        _sub(features, "apic")
+    if realtime:
+        _sub(features, "pmu", state="off")
+
+
 def render_libvirt(
     config: VmConfiguration,
     vm: VmDescriptor | None = None,
@@ -332,14 +355,9 @@ def render_libvirt(
         dom.warnings.append(why)
     arch = (host.processor.architecture if host else None) or "x86_64"
 
-    name = config.owner
-    if "/" in name:
-        name = name.replace("/", "_")
-        dom.warnings.append(f"libvirt names cannot hold '/': the domain is named {name!r}")
-
     root = etree.Element("domain", type="kvm")
     root.append(etree.Comment(f" nfvplace: VM Configuration of {config.vm} on host {config.host} "))
-    _sub(root, "name", name)
+    _sub(root, "name", _domain_name(config.owner, dom))
     memory_kib = sum(c.memory_kib for c in cells) if cells else total_memory_mib(config) * 1024
     if cells and config.memory_mib is not None and config.memory_mib * 1024 != memory_kib:
         dom.warnings.append(
@@ -351,17 +369,7 @@ def render_libvirt(
     _sub(root, "vcpu", str(layout.total_vcpus), placement="static")
     _cputune(root, config, layout, dom)
     _numatune(root, config, cells)
-    os_element = _sub(root, "os")
-    type_attrs = {"arch": arch}
-    if arch == "x86_64":
-        type_attrs["machine"] = "q35"
-    _sub(os_element, "type", "hvm", **type_attrs)
-    features = _sub(root, "features")
-    _sub(features, "acpi")
-    if arch in ("x86_64", "i686"):
-        _sub(features, "apic")
-    if realtime:
-        _sub(features, "pmu", state="off")
+    _os_and_features(root, arch, realtime)
     _guest_cpu(root, layout, cells, threads, vhost_user)
     _sub(root, "clock", offset="utc")
     devices = _sub(root, "devices")
