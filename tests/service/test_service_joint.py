@@ -21,7 +21,7 @@ def test_batch_is_placed_and_claimed_at_once(client: TestClient) -> None:
 
 
 def test_batch_that_cannot_fit_whole_is_409_and_claims_nothing(client: TestClient) -> None:
-    client.put("/v1/hosts/h1", json=host("h1", pages_1g=2))
+    client.put("/v1/hosts/h1", json=host("h1", cores=5, pages_1g=2))  # pages for 4: 2 a node
     before = client.get("/v1/hosts/h1").json()
     body = {"batch": [{"vm": vm(pages=1), "count": 5}]}
     answer = client.post("/v1/placements", json=body, headers=auth("placer"))

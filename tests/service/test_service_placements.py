@@ -115,8 +115,9 @@ def test_idempotency_key_replays_first_answer(client: TestClient) -> None:
 
 
 def test_vnf_places_every_member(client: TestClient) -> None:
-    client.put("/v1/hosts/h1", json=host("h1"))
-    client.put("/v1/hosts/h2", json=host("h2"))
+    # 5 cores a node: 4 whole ones besides the host-reserved PU 0's core for each 4-vCPU member
+    client.put("/v1/hosts/h1", json=host("h1", cores=5))
+    client.put("/v1/hosts/h2", json=host("h2", cores=5))
     vnf = {
         "schema": "nfvplace/vnf/v1",
         "name": "upf",
@@ -133,7 +134,7 @@ def test_vnf_places_every_member(client: TestClient) -> None:
 
 
 def test_fleet_fills_up_then_no_fit(client: TestClient, placer: Placer) -> None:
-    chd = host("h1", cores=2, pages_1g=8, vfs=8)
+    chd = host("h1", cores=3, pages_1g=8, vfs=8)  # node 0: PU 0's core is never whole
     client.put("/v1/hosts/h1", json=chd)
     placed = []
     while True:

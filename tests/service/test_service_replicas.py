@@ -20,8 +20,9 @@ def test_a_placement_through_one_replica_is_respected_by_the_other(
     db = str(request.getfixturevalue(f"{database}_url"))
     first, second = serve(db), serve(db)
     one_vm = vm(vcpus=2, pages=1, sriov=1)
-    # room for exactly one such VM: one node, PU 0 host-reserved, two free cores, one page
-    only = host("h1", nodes=1, cores=2, pages_1g=1, vfs=2)
+    # room for exactly one such VM: one node, PU 0 host-reserved (its core never whole: `isolate`
+    # takes neither thread), two whole free cores, one page
+    only = host("h1", nodes=1, cores=3, pages_1g=1, vfs=2)
     with (
         httpx.Client(base_url=first.url, headers=auth("admin")) as a,
         httpx.Client(base_url=second.url, headers=auth("admin")) as b,
