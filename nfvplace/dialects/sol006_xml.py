@@ -14,6 +14,7 @@ from typing import Any
 from .. import errors
 from ..errors import DescriptorError, Issue
 from ..models.loading import PathKey, SourceDocument
+from ..xml_safety import untrusted_parser
 
 MAX_XML_BYTES = 8 * 1024 * 1024
 MAX_ELEMENTS = 200_000
@@ -68,18 +69,8 @@ def _root(data: bytes, source: str) -> Any:
         raise _fail(source, f"document is larger than {MAX_XML_BYTES} bytes")
     if b"<!entity" in data.lower() or b"<!doctype" in data.lower():
         raise _fail(source, "the XML declares a DTD or entities; refused (unsafe input)")
-    parser = etree.XMLParser(
-        resolve_entities=False,
-        no_network=True,
-        load_dtd=False,
-        dtd_validation=False,
-        huge_tree=False,
-        remove_comments=True,
-        remove_pis=True,
-        collect_ids=False,
-    )
     try:
-        root = etree.fromstring(data, parser)
+        root = etree.fromstring(data, untrusted_parser())
     except etree.XMLSyntaxError as exc:
         raise _fail(source, f"not well-formed XML: {exc.msg}", exc.lineno) from exc
     except (ValueError, MemoryError) as exc:

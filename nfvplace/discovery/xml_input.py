@@ -11,6 +11,7 @@ from lxml import etree
 
 from .. import errors
 from ..errors import DiscoveryError, Issue
+from ..xml_safety import untrusted_parser
 
 MAX_XML_BYTES = 64 * 1024 * 1024
 
@@ -51,18 +52,8 @@ def safe_root(data: bytes, source: str) -> etree._Element:
             "the XML declares entities, which hwloc exports never do; refused (unsafe input)",
             hint="export the topology again with `lstopo --of xml`",
         )
-    parser = etree.XMLParser(
-        resolve_entities=False,
-        no_network=True,
-        load_dtd=False,
-        dtd_validation=False,
-        huge_tree=False,
-        remove_comments=True,
-        remove_pis=True,
-        collect_ids=False,
-    )
     try:
-        root = etree.fromstring(data, parser)
+        root = etree.fromstring(data, untrusted_parser())
     except etree.XMLSyntaxError as exc:
         raise xml_failure(
             source,
