@@ -63,14 +63,12 @@ def serve_command(
     ] = "7d",
 ) -> None:
     """Run the placement REST API (see docs/service.md)."""
-    import uvicorn
-
     from ..errors import NfvplaceError
     from ..service import logs
     from ..service.app import SETTINGS_ENV
     from ..service.retention import parse_duration
     from ..service.settings import Settings, SettingsError, resolve_tokens
-    from ..service.workers import MASTER_ENV, wait_for_port
+    from ..service.workers import MASTER_ENV, serve, wait_for_port
     from ..store import Store, default_url
     from .common import fail, usage_error
 
@@ -114,18 +112,12 @@ def serve_command(
     if workers > 1 and not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
         metrics_dir = tempfile.mkdtemp(prefix="nfvplace-metrics-")
         os.environ["PROMETHEUS_MULTIPROC_DIR"] = metrics_dir
-    if workers > 1:
-        # The workers share one listening socket. Without this, the first worker to wake takes
-        # every connection waiting (a burst of 8 keep-alive clients could all land on one worker,
-        # the other idle); libuv (uvloop, the event loop uvicorn picks) then accepts one at a time.
-        os.environ.setdefault("UV_TCP_SINGLE_ACCEPT", "1")
     try:
-        uvicorn.run(
+        serve(
             "nfvplace.service.app:app_from_env",
-            factory=True,
-            host=host,
-            port=port,
-            workers=workers,
+            host,
+            port,
+            workers,
             log_config=None,
             access_log=False,
             timeout_graceful_shutdown=10,

@@ -3,10 +3,13 @@ lives on to serve or hold the port, and a server started at once on the same por
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
+import socket
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 import httpx
 import pytest
@@ -42,3 +45,71 @@ def test_workers_die_with_their_master_whatever_the_signal(
             f"{server.url}/v1/hosts/h{k}", json=host(f"h{k}"), headers=auth("host-agent")
         )
         assert answer.status_code == 201, answer.text
+
+
+def _cmdline(pid: int) -> bytes:
+    with contextlib.suppress(OSError):
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    return b""
+
+
+def _connection_owners(port: int, client_ports: set[int], pids: list[int]) -> dict[int, int]:
+    """For each client port, the pid of the worker holding the server side of its connection
+    (/proc/net/tcp gives the socket's inode, /proc/PID/fd which process holds it)."""
+    inodes: dict[str, int] = {}
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        with contextlib.suppress(OSError):
+            for line in Path(table).read_text().splitlines()[1:]:
+                fields = line.split()
+                local, remote, inode = fields[1], fields[2], fields[9]
+                if int(local.rsplit(":", 1)[1], 16) == port:
+                    peer = int(remote.rsplit(":", 1)[1], 16)
+                    if peer in client_ports:
+                        inodes[f"socket:[{inode}]"] = peer
+    owners: dict[int, int] = {}
+    for pid in pids:
+        with contextlib.suppress(OSError):
+            for fd in Path(f"/proc/{pid}/fd").iterdir():
+                with contextlib.suppress(OSError):
+                    target = os.readlink(fd)
+                    if target in inodes:
+                        owners[inodes[target]] = pid
+    return owners
+
+
+def test_connections_waiting_while_the_workers_are_busy_go_to_every_worker(
+    sqlite_url: str, serve: Callable[..., Server]
+) -> None:
+    # uvicorn's workers share one socket, and the first to be free takes every connection
+    # waiting: keep-alive clients that connect while the workers are busy (a burst, a restart)
+    # can all stay on one worker for good, the other idle. Each worker has a socket of its own
+    # (SO_REUSEPORT), and the kernel hashes connections to them as they arrive (16 here: all on
+    # one worker by chance once in 32,768 runs). The workers are stopped to hold them busy.
+    server = serve(sqlite_url, workers=2)
+    children = [p for p in server.worker_pids() if b"resource_tracker" not in _cmdline(p)]
+    assert len(children) == 2
+    for pid in children:
+        os.kill(pid, signal.SIGSTOP)
+    connections = []
+    try:
+        for _ in range(16):
+            sock = socket.create_connection(("127.0.0.1", server.port))
+            sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+            connections.append(sock)
+        os.kill(children[0], signal.SIGCONT)  # one worker free first: it takes what it can
+        time.sleep(0.5)
+        for pid in children[1:]:
+            os.kill(pid, signal.SIGCONT)
+        for sock in connections:
+            sock.settimeout(30)
+            assert sock.recv(4096).startswith(b"HTTP/1.1 200")
+        ports = {sock.getsockname()[1] for sock in connections}
+        owners = _connection_owners(server.port, ports, children)
+        assert set(owners) == ports
+        assert len(set(owners.values())) == 2, owners
+    finally:
+        for pid in children:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGCONT)
+        for sock in connections:
+            sock.close()
