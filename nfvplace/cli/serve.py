@@ -122,6 +122,9 @@ def serve_command(
             access_log=False,
             timeout_graceful_shutdown=10,
         )
+    except OSError as exc:  # the workers' sockets could not be bound (uvicorn reports its own)
+        typer.echo(f"error: cannot listen on {host}:{port}: {exc.strerror or exc}", err=True)
+        raise typer.Exit(1) from None
     finally:
         if metrics_dir is not None:
             shutil.rmtree(metrics_dir, ignore_errors=True)

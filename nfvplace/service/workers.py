@@ -85,8 +85,10 @@ def serve(app: str, host: str, port: int, workers: int, **options: Any) -> None:
     if workers <= 1:
         uvicorn.run(app, factory=True, host=host, port=port, **options)
         return
+    sockets = [listening_socket(host, port)]
+    port = sockets[0].getsockname()[1]  # the port the system chose, when asked for port 0
+    sockets += [listening_socket(host, port) for _ in range(workers - 1)]
     config = uvicorn.Config(app, factory=True, host=host, port=port, workers=workers, **options)
-    sockets = [listening_socket(host, port) for _ in range(workers)]
     try:
         BalancedWorkers(config, sockets).run()
     finally:

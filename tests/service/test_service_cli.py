@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from service_support import ROOT
+import yaml
+from service_support import ROOT, TOKENS
 from typer.testing import CliRunner
 
 from nfvplace.cli import _register, app
@@ -46,3 +47,18 @@ def test_openapi_command_writes_the_published_document(runner: CliRunner, tmp_pa
     result = runner.invoke(app, ["openapi", "-o", str(target)])
     assert result.exit_code == 0, result.output
     assert target.read_text() == (ROOT / "api" / "openapi.json").read_text()
+
+
+def test_serve_says_in_a_line_when_its_workers_cannot_listen(
+    runner: CliRunner, tmp_path: Path
+) -> None:
+    tokens = tmp_path / "tokens.yaml"
+    tokens.write_text(yaml.safe_dump(TOKENS))
+    tokens.chmod(0o600)
+    db = f"sqlite:///{tmp_path / 'x.db'}"
+    args = ["serve", "--tokens", str(tokens), "--db", db, "--workers", "2"]
+    # 192.0.2.1 is a documentation address (RFC 5737): no machine has it, so it cannot be bound
+    result = runner.invoke(app, [*args, "--host", "192.0.2.1", "--port", "8123"])
+    assert result.exit_code == 1, result.output
+    assert "error: cannot listen on 192.0.2.1:8123" in result.output
+    assert "Traceback" not in result.output
