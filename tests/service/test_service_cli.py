@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -50,8 +51,14 @@ def test_openapi_command_writes_the_published_document(runner: CliRunner, tmp_pa
 
 
 def test_serve_says_in_a_line_when_its_workers_cannot_listen(
-    runner: CliRunner, tmp_path: Path
+    runner: CliRunner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    from nfvplace.service import logs
+
+    # serve sets up logging and variables for its workers: here, on copies, so that the tests
+    # that run after this one in the same process keep theirs
+    monkeypatch.setattr(logs, "configure", lambda *_a: None)
+    monkeypatch.setattr(os, "environ", dict(os.environ))
     tokens = tmp_path / "tokens.yaml"
     tokens.write_text(yaml.safe_dump(TOKENS))
     tokens.chmod(0o600)
