@@ -18,6 +18,7 @@ from starlette.responses import JSONResponse
 from .. import __version__
 from ..errors import NfvplaceError
 from ..store import Store, default_url
+from ..store.parsed import ParsedHosts
 from .auth import TokenTable, require
 from .faults import FaultEpisodes, Readiness
 from .metrics import Metrics
@@ -78,6 +79,7 @@ def create_app(settings: Settings, *, placer: Placer | None = None) -> FastAPI:
         app.state.store = store
         app.state.readiness = Readiness(store, app.state.episodes)
         app.state.placements = Placements(store, app.state.placer, metrics, settings.max_attempts)
+        app.state.parsed_hosts = ParsedHosts(store)  # the extender's nodes, kept parsed
         await run_in_threadpool(app.state.placements.live.refresh)  # the index, before /readyz
         pruner = asyncio.create_task(
             prune_forever(store, settings.keep_released_s, app.state.episodes)

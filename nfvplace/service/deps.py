@@ -8,6 +8,7 @@ from typing import Annotated
 from fastapi import Depends, Request
 
 from ..store import Store
+from ..store.parsed import ParsedHosts
 from .metrics import Metrics
 from .placing import Placements
 
@@ -24,6 +25,12 @@ async def get_placements(request: Request) -> Placements:
     return placements
 
 
+async def get_parsed_hosts(request: Request) -> ParsedHosts:
+    request.state.store_used = True
+    hosts: ParsedHosts = request.app.state.parsed_hosts
+    return hosts
+
+
 async def get_metrics(request: Request) -> Metrics:
     metrics: Metrics = request.app.state.metrics
     return metrics
@@ -32,3 +39,4 @@ async def get_metrics(request: Request) -> Metrics:
 StoreDep = Annotated[Store, Depends(get_store)]
 PlacementsDep = Annotated[Placements, Depends(get_placements)]
 MetricsDep = Annotated[Metrics, Depends(get_metrics)]
+ParsedHostsDep = Annotated[ParsedHosts, Depends(get_parsed_hosts)]

@@ -233,6 +233,17 @@ class Store(PlacementStore):
                     newest[host_id] = (int(change), None if generation is None else int(generation))
         return Changes(top, {h: g for h, (_c, g) in newest.items()})
 
+    def generations(self, host_ids: Iterable[str]) -> dict[str, int]:
+        """The generation of each host of `host_ids` that exists (nothing parsed)."""
+        ids = sorted(set(host_ids))
+        out: dict[str, int] = {}
+        with self.engine.connect() as conn:
+            for start in range(0, len(ids), CHUNK):
+                chunk = ids[start : start + CHUNK]
+                query = select(HOSTS.c.id, HOSTS.c.generation).where(HOSTS.c.id.in_(chunk))
+                out.update((host_id, int(g)) for host_id, g in conn.execute(query))
+        return out
+
     def availability(self, host_ids: Iterable[str]) -> dict[str, tuple[int, ComputeHostDescriptor]]:
         """Generation and availability of each host that still exists (parsed)."""
         return {h: (g, chd) for h, g, chd in self.iter_availability(host_ids)}

@@ -1,5 +1,6 @@
 """The extender's two calls over the store: the nodes' CHDs (each read from its NodeResourceTopology
-by `PUT /v1/hosts/{node}`) and the assumed pods every worker and replica shares."""
+by `PUT /v1/hosts/{node}`, kept parsed while unchanged: `store/parsed.py`) and the assumed pods
+every worker and replica shares."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from typing import Any
 from ...models.chd import ComputeHostDescriptor
 from ...store import Store
 from ...store.assumed import AssumedPod, AssumedPods, Outcome, SeenNode
+from ...store.parsed import ParsedHosts
 from ...store.records import utc_now
 from .extender import (
     ExtenderArgs,
@@ -24,13 +26,15 @@ from .extender import (
 from .state import node_state
 
 
-def filter_call(store: Store, args: ExtenderArgs, assume_s: float) -> dict[str, Any]:
+def filter_call(
+    store: Store, nodes: ParsedHosts, args: ExtenderArgs, assume_s: float
+) -> dict[str, Any]:
     """`ExtenderFilterResult` for `args`; the pod is assumed on every node that takes it (for
     `assume_s` seconds at most), in place of what it was assumed on before."""
     uid, now = pod_key(args.pod), utc_now()
 
     def compute(pods: list[AssumedPod], views: dict[str, SeenNode]) -> Outcome[dict[str, Any]]:
-        read = store.availability(args.node_names)
+        read = nodes.read(args.node_names)
         hosts: dict[str, ComputeHostDescriptor] = {h: chd for h, (_g, chd) in read.items()}
         seen = Seen()
         for node, (generation, host) in read.items():
@@ -55,9 +59,11 @@ def filter_call(store: Store, args: ExtenderArgs, assume_s: float) -> dict[str, 
     return AssumedPods(store.engine).decide(uid, args.node_names, now, compute)
 
 
-def prioritize_call(store: Store, args: ExtenderArgs, policy: str) -> list[dict[str, Any]]:
+def prioritize_call(
+    store: Store, nodes: ParsedHosts, args: ExtenderArgs, policy: str
+) -> list[dict[str, Any]]:
     """`HostPriorityList` for `args`: the engine's score around the other assumed pods."""
     uid = pod_key(args.pod)
     pods = [p for p in AssumedPods(store.engine).live(utc_now()) if p.uid != uid]
-    hosts = {h: chd for h, (_g, chd) in store.availability(args.node_names).items()}
+    hosts = {h: chd for h, (_g, chd) in nodes.read(args.node_names).items()}
     return scores(args, hosts, pods, policy)

@@ -21,7 +21,7 @@ from ...store.assumed import AssumedPods
 from ...store.records import utc_now
 from ..auth import require
 from ..body import read_document
-from ..deps import StoreDep
+from ..deps import ParsedHostsDep, StoreDep
 from ..problems import ProblemError
 from .common import problems
 
@@ -106,6 +106,7 @@ def _empty(error: str) -> dict[str, Any]:
 async def extender_filter(
     request: Request,
     store: StoreDep,
+    nodes: ParsedHostsDep,
     assume_s: Annotated[
         float,
         Query(ge=0, le=86400, description="How long a pod stays assumed at most (0: never)"),
@@ -119,7 +120,7 @@ async def extender_filter(
         args = read_args(document.data)
     except ExtenderInputError as exc:
         return JSONResponse(_empty(str(exc)))
-    return JSONResponse(await run_in_threadpool(filter_call, store, args, assume_s))
+    return JSONResponse(await run_in_threadpool(filter_call, store, nodes, args, assume_s))
 
 
 @router.post(
@@ -132,6 +133,7 @@ async def extender_filter(
 async def extender_prioritize(
     request: Request,
     store: StoreDep,
+    nodes: ParsedHostsDep,
     policy: Annotated[
         Literal["pack", "spread", "least-fragmentation"],
         Query(description="nfvplace's placement policy the nodes are scored by"),
@@ -143,7 +145,7 @@ async def extender_prioritize(
         args = read_args(document.data)
     except ExtenderInputError as exc:
         raise ProblemError(422, errors.SERVICE_INVALID_REQUEST, str(exc)) from exc
-    return JSONResponse(await run_in_threadpool(prioritize_call, store, args, policy))
+    return JSONResponse(await run_in_threadpool(prioritize_call, store, nodes, args, policy))
 
 
 @router.get(
