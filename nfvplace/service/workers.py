@@ -29,6 +29,7 @@ import time
 from typing import Any
 
 import uvicorn
+from uvicorn.config import STARTUP_FAILURE
 from uvicorn.supervisors.multiprocess import Multiprocess, Process
 
 MASTER_ENV = "NFVPLACE_SERVE_MASTER"  # pid of the `nfvplace serve` process, set for its workers
@@ -128,6 +129,10 @@ class BalancedWorkers(Multiprocess):
                 continue
             process.kill()
             process.join()
+            if process.exitcode == STARTUP_FAILURE:  # it would fail the same way every time
+                LOGGER.error(f"Child process [{process.pid}] failed to start; stopping")
+                self.should_exit.set()
+                return
             if self.should_exit.is_set():
                 return
             LOGGER.info(f"Child process [{process.pid}] died")
