@@ -60,8 +60,9 @@ def _osm_epa(vm: VmDescriptor) -> dict[str, Any]:
     shared = "SHARED" if vm.cpu_oversubscription else "ANY"
     if not vm.cpu_sets:
         return {"cpu-pinning-policy": shared}
-    epa: dict[str, Any] = {"cpu-pinning-policy": shared if _floats(vm) else "DEDICATED"}
-    if not _floats(vm):
+    floats = _floats(vm)
+    epa: dict[str, Any] = {"cpu-pinning-policy": shared if floats else "DEDICATED"}
+    if not floats:
         epa["cpu-thread-pinning-policy"] = vm.cpu_thread_policy.value.upper()
     epa["numa-node-policy"] = _osm_numa(vm)
     page = page_of(vm)

@@ -57,8 +57,9 @@ def to_nova(vm: VmDescriptor) -> tuple[dict[str, Any], list[Note]]:
         for index, cs in enumerate(vm.cpu_sets):
             specs[f"hw:numa_cpus.{index}"] = ",".join(str(v) for v in cs.vcpus)
             specs[f"hw:numa_mem.{index}"] = str(cs.memory_mib)
-        if page_of(vm):
-            specs["hw:mem_page_size"] = str(page_of(vm))
+        page = page_of(vm)
+        if page:
+            specs["hw:mem_page_size"] = str(page)
     if vm.emulator_threads.value == "isolate":
         specs["hw:emulator_threads_policy"] = "isolate"
     if vm.realtime_vcpus:
