@@ -32,7 +32,7 @@ from .problems import (
     on_problem,
     on_validation_error,
 )
-from .retention import prune_forever
+from .retention import catch_up_forever, prune_forever, write_back_forever
 from .routers import (
     capacity,
     convert,
@@ -81,13 +81,16 @@ def create_app(settings: Settings, *, placer: Placer | None = None) -> FastAPI:
         app.state.placements = Placements(store, app.state.placer, metrics, settings.max_attempts)
         app.state.parsed_hosts = ParsedHosts(store)  # the extender's nodes, kept parsed
         await run_in_threadpool(app.state.placements.live.refresh)  # the index, before /readyz
-        pruner = asyncio.create_task(
-            prune_forever(store, settings.keep_released_s, app.state.episodes)
-        )
+        upkeep = [
+            asyncio.create_task(prune_forever(store, settings.keep_released_s, app.state.episodes)),
+            asyncio.create_task(write_back_forever(app.state.placements.live, app.state.episodes)),
+            asyncio.create_task(catch_up_forever(store, app.state.episodes)),
+        ]
         try:
             yield
         finally:
-            pruner.cancel()
+            for task in upkeep:
+                task.cancel()
             store.close()
 
     app = FastAPI(

@@ -73,8 +73,7 @@ class Decision:
     """A placement decided on the index: what to commit, at which generations, after what."""
 
     result: PlacementResult
-    base: Snapshot  # generations the commit expects (hosts: empty, the claim is in `claimed`)
-    claimed: Mapping[str, ComputeHostDescriptor]
+    base: Snapshot  # generations the commit expects (hosts: empty, the index claimed already)
     after: tuple[_Pending, ...] = ()
     mine: Mapping[str, _Pending] = field(default_factory=dict)
 
@@ -97,6 +96,7 @@ class LiveIndex:
         self._stale: dict[str, float] = {}  # host -> since when (monotonic) another changed it
         self._seq = -1
         self._avoid: dict[str, float] = {}  # host -> until when (monotonic) this worker avoids it
+        self._committed: set[str] = set()  # hosts of this worker's commits, not written back yet
         self.hosts_read = 0  # hosts (re)read from the database, for metrics and benchmarks
 
     def __len__(self) -> int:
@@ -220,7 +220,7 @@ class LiveIndex:
                 result = place(self._fleet(), frozenset())
             clock.spent("engine")
             if not claim or not result.ok:
-                return Decision(result, Snapshot({}, {}), {})
+                return Decision(result, Snapshot({}, {}))
             expected: dict[str, int] = {}
             after: list[_Pending] = []
             mine: dict[str, _Pending] = {}
@@ -236,7 +236,7 @@ class LiveIndex:
                 self._generation[host_id] += 1
                 self._fleet().update(chd)
             clock.spent("index")
-            return Decision(result, Snapshot({}, expected), dict(result.hosts), tuple(after), mine)
+            return Decision(result, Snapshot({}, expected), tuple(after), mine)
 
     def settle(self, decision: Decision, commit: Callable[[], T]) -> T:
         """Commit `decision` once the earlier commits it builds on have landed; StaleSnapshot if
@@ -252,8 +252,32 @@ class LiveIndex:
         finally:
             self._finish(decision, ok)
 
+    def write_back(self) -> int:
+        """Store the index's availability of the hosts this worker committed on (commits write
+        only claim rows): each as exact at the generation its last commit made, unless another
+        writer moved the host on since; how many were written."""
+        return self.store.write_back(self._committed_documents())
+
+    def _committed_documents(self) -> list[tuple[str, int, ComputeHostDescriptor]]:
+        """(id, generation, availability) of the hosts committed on since the last call whose
+        commits have all landed; hosts another worker changed, or to be read again, are left to
+        their writer (or to the store's catch-up)."""
+        with self._lock:
+            landed = {h for h in self._committed if h not in self._pending}
+            self._committed -= landed
+            if self._index is None:
+                return []
+            exact = landed - self._dirty - self._stale.keys()
+            return [
+                (h, self._generation[h], self._index.host(h))
+                for h in sorted(exact)
+                if h in self._generation and h in self._index.index
+            ]
+
     def _finish(self, decision: Decision, ok: bool) -> None:
         with self._lock:
+            if ok:
+                self._committed.update(decision.mine)
             for host_id, pending in decision.mine.items():
                 pending.ok = ok
                 pending.done.set()

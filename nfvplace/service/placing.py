@@ -267,7 +267,6 @@ class Placements:
                 configurations=decision.result.configurations,
                 configurations_json=JsonText(stored[1].decode()),
                 snapshot=decision.base,
-                claimed=decision.claimed,
                 name=target_name(request.descriptor)[:255],
                 descriptor=request.stored_descriptor,
             )

@@ -1,9 +1,17 @@
-"""Retention: placements released more than `keep` ago are forgotten, a small batch at a time.
+"""The store's upkeep, in each worker: retention of released placements, and availability written
+back.
+
+Retention: placements released more than `keep` ago are forgotten, a small batch at a time.
 
 A released placement keeps only its id, Idempotency-Key and request hash (its documents are dropped
 at release), so that a client replaying the key is told it was released. After `keep` (the
 `--keep-released` option, 7 days by default) even that goes: under steady churn the database holds
 the live placements and one `keep` of released ones, and does not grow without bound.
+
+Write-back: a placement's commit stores claim rows and moves its hosts' generations on, not their
+availability documents (see `store/current.py`). Every `WRITE_BACK_S` a worker stores, from its own
+index, the availability of the hosts it committed on; every `CATCH_UP_S` it also catches up the
+documents nobody wrote back (hosts quiet for `CATCH_UP_QUIET_S`) by replaying what was committed.
 """
 
 from __future__ import annotations
@@ -11,16 +19,23 @@ from __future__ import annotations
 import asyncio
 import re
 import time
+from collections.abc import Callable
 from datetime import timedelta
+from functools import partial
 
 from starlette.concurrency import run_in_threadpool
 
 from ..store import Store
 from ..store.records import utc_now
 from .faults import FaultEpisodes
+from .live import LiveIndex
 from .logs import LOGGER
 
 PRUNE_BATCH = 200  # placements forgotten per transaction
+WRITE_BACK_S = 2.0  # how often a worker stores the availability of the hosts it committed on
+CATCH_UP_S = 15.0  # how often it looks for documents that nobody wrote back
+CATCH_UP_QUIET_S = 30.0  # ... on hosts no commit touched for this long
+CATCH_UP_BATCH = 100  # hosts written back per round (one short transaction each)
 BATCH_PAUSE_S = 0.05  # between batches: commits are not held up behind a long prune
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw]?)\s*$")
@@ -53,16 +68,38 @@ def prune(store: Store, keep_s: float) -> int:
 
 async def prune_forever(store: Store, keep_s: float, episodes: FaultEpisodes) -> None:
     """The worker's retention loop (a task of its lifespan)."""
+    await _repeat(store, episodes, prune_every_s(keep_s), lambda: prune(store, keep_s), "pruned")
+
+
+async def write_back_forever(live: LiveIndex, episodes: FaultEpisodes) -> None:
+    """The worker's loop that stores the availability of the hosts it committed on, from its
+    index (commits write only claim rows; a reader claims on a host's stored document what was
+    committed since, so the less there is, the quicker a host is read)."""
+    await _repeat(live.store, episodes, WRITE_BACK_S, live.write_back, "")
+
+
+async def catch_up_forever(store: Store, episodes: FaultEpisodes) -> None:
+    """The loop that writes back the documents no worker wrote back (a worker that died, a
+    commit made outside the service), replaying what was committed since."""
+    work = partial(store.catch_up, CATCH_UP_BATCH, CATCH_UP_QUIET_S)
+    await _repeat(store, episodes, CATCH_UP_S, work, "")
+
+
+async def _repeat(
+    store: Store, episodes: FaultEpisodes, every_s: float, work: Callable[[], int], done: str
+) -> None:
+    """Run `work` every `every_s` in the thread pool; log its count as `done` (if named), its
+    database faults once per episode, and anything else with its traceback."""
     while True:
-        await asyncio.sleep(prune_every_s(keep_s))
+        await asyncio.sleep(every_s)
         try:
-            count = await run_in_threadpool(prune, store, keep_s)
+            count = await run_in_threadpool(work)
         except Exception as exc:
             fault = store.fault(exc)
             if fault is None:
-                LOGGER.exception("pruning released placements failed")
+                LOGGER.exception("store upkeep failed", extra={"upkeep": done or "catch up"})
             else:
                 episodes.fault(fault)  # logged once per episode, with the requests' faults
             continue
-        if count:
-            LOGGER.info("released placements pruned", extra={"pruned": count})
+        if count and done:
+            LOGGER.info(f"released placements {done}", extra={done: count})

@@ -10,6 +10,7 @@ from sqlalchemy import Engine, select
 from ..models.chd import ComputeHostDescriptor
 from ..models.configuration import VmConfiguration
 from .availability import derive
+from .current import HOST_STATE, read_current, stored_hosts
 from .records import CLAIMS, HOSTS, INSTANCES, PAGE_CLAIMS, PLACEMENT_HOSTS, PLACEMENTS, POOLS
 from .resources import held_resources, hugepages_held
 
@@ -31,6 +32,8 @@ def audit(engine: Engine) -> list[str]:
         page_claims = conn.execute(select(PAGE_CLAIMS)).mappings().all()
         pools = conn.execute(select(POOLS)).mappings().all()
         hosts = conn.execute(select(HOSTS)).mappings().all()
+        states = stored_hosts(conn.execute(select(*HOST_STATE).order_by(HOSTS.c.id)))
+        available = {host.id: chd for host, chd in read_current(conn, states)}
         links = conn.execute(select(PLACEMENT_HOSTS)).mappings().all()
         instances = conn.execute(select(INSTANCES)).mappings().all()
     problems = _claim_rows(placements, claims)
@@ -43,11 +46,28 @@ def audit(engine: Engine) -> list[str]:
         problems.append("placement_instances differ from the live configurations")
     problems.extend(_pages(placements, page_claims, pools))
     for host in hosts:
-        on_host = [c for cs in placements.values() for c in cs if c.host == host["id"]]
-        derived = derive(ComputeHostDescriptor.model_validate(host["chd"]), on_host)
-        expected = derived.available.model_dump(mode="json", by_alias=True)
-        if _normal(expected) != _normal(dict(host["available"])):
-            problems.append(f"host {host['id']}: availability differs from CHD + live claims")
+        problems.extend(_availability(host, placements, available.get(host["id"])))
+    return problems
+
+
+def _availability(
+    host: Any,
+    placements: dict[str, list[VmConfiguration]],
+    read: ComputeHostDescriptor | None,  # as readers see it (the document + recent claims)
+) -> list[str]:
+    """The host's availability as read, and its stored document once exact, against its report
+    with every live placement claimed."""
+    if host["available_generation"] > host["generation"]:
+        return [f"host {host['id']}: availability ahead of the host's generation"]
+    on_host = [c for cs in placements.values() for c in cs if c.host == host["id"]]
+    derived = derive(ComputeHostDescriptor.model_validate(host["chd"]), on_host)
+    expected = _normal(derived.available.model_dump(mode="json", by_alias=True))
+    problems = []
+    if read is None or _normal(read.model_dump(mode="json", by_alias=True)) != expected:
+        problems.append(f"host {host['id']}: availability differs from CHD + live claims")
+    exact = host["available_generation"] == host["generation"]
+    if exact and _normal(dict(host["available"])) != expected:
+        problems.append(f"host {host['id']}: stored availability differs from CHD + live claims")
     return problems
 
 

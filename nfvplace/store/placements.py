@@ -124,32 +124,31 @@ class PlacementStore:
         response: Mapping[str, Any] | JsonText,
         configurations: Sequence[VmConfiguration],
         snapshot: Snapshot,
-        claimed: Mapping[str, ComputeHostDescriptor] | None = None,
         name: str | None = None,
         descriptor: Mapping[str, Any] | JsonText | None = None,
         configurations_json: JsonText | None = None,
     ) -> None:
         """Store `configurations`, computed on hosts at `snapshot.generations`, atomically.
 
-        `claimed` holds each touched host with the configurations claimed (what the engine hands
-        back); without it they are claimed here on `snapshot.hosts` (ClaimConflictError if they do
-        not fit). Documents may come serialised already (`JsonText`; `configurations_json` is
-        `configurations` as JSON). Raises StaleSnapshot when a touched host changed since (or a
-        resource is held already), IdempotentReplayError when another request with the same key
-        committed first.
+        The hosts' availability documents are not written: their generations move on, and readers
+        claim the placements committed since on the stored document (`current.py`). The claim
+        rows and hugepage counters refuse a resource held already. With `snapshot.hosts` given,
+        the configurations are first claimed on them (ClaimConflictError if they do not fit); the
+        service gives only generations (its index claimed them already). Documents may come
+        serialised already (`JsonText`; `configurations_json` is `configurations` as JSON).
+        Raises StaleSnapshot when a touched host changed since (or a resource is held already),
+        IdempotentReplayError when another request with the same key committed first.
         """
         by_host: dict[str, list[VmConfiguration]] = defaultdict(list)
         for config in configurations:
             by_host[config.host].append(config)
         if any(h not in snapshot.generations for h in by_host):
             raise StaleSnapshot(sorted(set(by_host) - set(snapshot.generations))[0])
-        updated = dict(claimed) if claimed is not None else {}
         for host_id, configs in by_host.items():
-            if host_id not in updated:
+            if host_id in snapshot.hosts:  # tools and tests: the claims must fit first
                 chd = snapshot.hosts[host_id]
                 for config in configs:
                     chd = claim(chd, config)
-                updated[host_id] = chd
         if configurations_json is None:
             dumped = CONFIGURATIONS.dump_json(
                 list(configurations), by_alias=True, exclude_none=True
@@ -168,10 +167,7 @@ class PlacementStore:
         }
         try:
             with db.transaction(self.engine) as conn:
-                steps.run(
-                    conn,
-                    commit_steps(row, configurations, {h: updated[h] for h in by_host}, snapshot),
-                )
+                steps.run(conn, commit_steps(row, configurations, sorted(by_host), snapshot))
         except IntegrityError as exc:
             if idempotency_key is not None:
                 first = self.find_by_key(idempotency_key)
@@ -257,29 +253,24 @@ def _text(document: Mapping[str, Any] | JsonText) -> JsonText:
 def commit_steps(
     row: Mapping[str, Any],
     configurations: Sequence[VmConfiguration],
-    claimed: Mapping[str, ComputeHostDescriptor],
+    host_ids: Sequence[str],
     snapshot: Snapshot,
 ) -> list[steps.Step]:
-    """The writes of one placement (`row` of the placements table), in lock order: the hosts'
-    compare-and-swap first, the change counter last (as every other write takes them)."""
+    """The writes of one placement (`row` of the placements table) on `host_ids` (sorted), in lock
+    order: the hosts' compare-and-swap first, the change counter last (as every other write takes
+    them). Each host's generation moves on; its availability document stays as it was (see
+    `current.py`): the placement's host rows say which generation it made."""
     placement_id = row["id"]
     now = row["created_at"]
+    made = {h: snapshot.generations[h] + 1 for h in host_ids}
     swaps = [
         steps.Step(
             SWAP,
-            [
-                {
-                    "b_id": host_id,
-                    "b_seen": snapshot.generations[host_id],
-                    "b_next": snapshot.generations[host_id] + 1,
-                    "b_available": chd_json(chd),
-                    "b_now": now,
-                }
-            ],
-            stale=host_id,
+            [{"b_id": h, "b_seen": snapshot.generations[h], "b_next": made[h], "b_now": now}],
+            stale=h,
             barrier=True,
         )
-        for host_id, chd in sorted(claimed.items())
+        for h in host_ids
     ]
     held = sorted({h for config in configurations for h in held_resources(config)})
     pages = sorted(hugepages_held(configurations).items())
@@ -288,7 +279,7 @@ def commit_steps(
         steps.Step(INSERT_PLACEMENT, [row]),
         steps.Step(
             INSERT_PLACEMENT_HOST,
-            [{"placement_id": placement_id, "host_id": h} for h in sorted(claimed)],
+            [{"placement_id": placement_id, "host_id": h, "generation": made[h]} for h in host_ids],
         ),
         steps.Step(
             INSERT_INSTANCE,
@@ -331,7 +322,7 @@ def commit_steps(
             ],
         ),
         steps.Step(BUMP_COUNTER, [{}]),
-        steps.Step(MARK_CHANGED, [{"b_id": h} for h in sorted(claimed)]),
+        steps.Step(MARK_CHANGED, [{"b_id": h} for h in host_ids]),
     ]
 
 

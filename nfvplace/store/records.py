@@ -62,10 +62,16 @@ REPORT = (
 STAMP_AVAILABLE = (
     update(HOSTS)
     .where(HOSTS.c.id == bindparam("b_id"))
-    .values(available=bindparam("b_available"), change_seq=bindparam("b_seq"))
+    .values(
+        available=bindparam("b_available"),
+        available_generation=HOSTS.c.generation,
+        change_seq=bindparam("b_seq"),
+    )
 )
 SET_AVAILABLE = (
-    update(HOSTS).where(HOSTS.c.id == bindparam("b_id")).values(available=bindparam("b_available"))
+    update(HOSTS)
+    .where(HOSTS.c.id == bindparam("b_id"))
+    .values(available=bindparam("b_available"), available_generation=HOSTS.c.generation)
 )
 SLIM_RELEASED = (
     update(PLACEMENTS)
@@ -76,11 +82,7 @@ PROBE = update(READINESS).where(READINESS.c.id == 1).values(probed_at=bindparam(
 SWAP = (
     update(HOSTS)
     .where(HOSTS.c.id == bindparam("b_id"), HOSTS.c.generation == bindparam("b_seen"))
-    .values(
-        generation=bindparam("b_next"),
-        available=bindparam("b_available"),
-        updated_at=bindparam("b_now"),
-    )
+    .values(generation=bindparam("b_next"), updated_at=bindparam("b_now"))
 )
 
 # A placement's commit (`placements.commit_steps`): every value a bind parameter, so that each
@@ -89,7 +91,9 @@ INSERT_PLACEMENT = insert(PLACEMENTS).values(
     {c: bindparam(c) for c in PLACEMENTS.c.keys()}  # noqa: SIM118 - a Table's column keys
 )
 INSERT_PLACEMENT_HOST = insert(PLACEMENT_HOSTS).values(
-    placement_id=bindparam("placement_id"), host_id=bindparam("host_id")
+    placement_id=bindparam("placement_id"),
+    host_id=bindparam("host_id"),
+    generation=bindparam("generation"),
 )
 INSERT_INSTANCE = insert(INSTANCES).values(
     {c: bindparam(c) for c in ("placement_id", "owner", "host_id", "vm")}
@@ -195,7 +199,7 @@ def utc_now() -> datetime:
 
 
 def chd_json(chd: ComputeHostDescriptor) -> JsonText:
-    """A host as the JSON columns store it, serialised once (a commit writes the claimed host)."""
+    """A host as the JSON columns store it, serialised once."""
     return JsonText(chd.model_dump_json(by_alias=True))
 
 

@@ -15,14 +15,13 @@ number k has seen every change up to k.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Iterator, Sequence
-from typing import Any
 
 from sqlalchemy import (
     BigInteger,
     Connection,
     Engine,
-    Text,
     bindparam,
     delete,
     insert,
@@ -41,6 +40,15 @@ from ..models.chd import ComputeHostDescriptor
 from ..models.configuration import VmConfiguration
 from . import db, steps
 from .availability import derive
+from .current import (
+    HOST_STATE,
+    catch_up,
+    current,
+    read_current,
+    since,
+    stored_hosts,
+    write_back,
+)
 from .faults import LOW_DISK_BYTES, StoreFault, StoreFaultError, classify
 from .placements import PlacementStore
 from .records import (
@@ -95,11 +103,6 @@ ADD_POOL = insert(POOLS).values(
 )
 
 
-def as_text(column: Any) -> Any:
-    """A JSON column read as its text (SQLite keeps text; PostgreSQL prints its `json`)."""
-    return sql_cast(column, Text)
-
-
 class Store(PlacementStore):
     """Repository over one database (SQLite or PostgreSQL)."""
 
@@ -137,16 +140,30 @@ class Store(PlacementStore):
     # --- hosts --------------------------------------------------------------------------------
 
     def list_hosts(self) -> list[HostRecord]:
-        with self.engine.connect() as conn:
-            rows = conn.execute(select(HOSTS).order_by(HOSTS.c.id)).mappings().all()
-        return [HostRecord(r["id"], r["generation"], r["chd"], r["available"]) for r in rows]
+        return self._host_records(None)
 
     def get_host(self, host_id: str) -> HostRecord | None:
+        found = self._host_records(host_id)
+        return found[0] if found else None
+
+    def _host_records(self, host_id: str | None) -> list[HostRecord]:
+        """Every host (or the one given) as reported and as available at its generation."""
+        query = select(*HOST_STATE, HOSTS.c.chd).order_by(HOSTS.c.id)
+        if host_id is not None:
+            query = query.where(HOSTS.c.id == host_id)
         with self.engine.connect() as conn:
-            row = conn.execute(select(HOSTS).where(HOSTS.c.id == host_id)).mappings().first()
-        if row is None:
-            return None
-        return HostRecord(row["id"], row["generation"], row["chd"], row["available"])
+            rows = conn.execute(query).all()
+            hosts = stored_hosts(rows)
+            available = [
+                json.loads(host.available)
+                if host.exact
+                else chd.model_dump(mode="json", by_alias=True)
+                for host, chd in read_current(conn, hosts)
+            ]
+        return [
+            HostRecord(host.id, host.generation, row[-1], document)
+            for host, row, document in zip(hosts, rows, available, strict=True)
+        ]
 
     def put_host(self, chd: ComputeHostDescriptor) -> HostPut:
         """Store what a host reports; live claims are kept and re-applied, conflicts reported."""
@@ -258,20 +275,24 @@ class Store(PlacementStore):
         ids = sorted(set(host_ids))
         with self.engine.connect() as conn:
             for start in range(0, len(ids), CHUNK):
-                rows: list[Any] = list(
-                    conn.execute(
-                        select(HOSTS.c.id, HOSTS.c.generation, as_text(HOSTS.c.available)).where(
-                            HOSTS.c.id.in_(ids[start : start + CHUNK])
-                        )
-                    )
-                )
-                for k, (host_id, generation, available) in enumerate(rows):
-                    rows[k] = None  # drop each host's JSON as soon as it is parsed
-                    yield (
-                        host_id,
-                        int(generation),
-                        ComputeHostDescriptor.model_validate_json(available),
-                    )
+                chunk = ids[start : start + CHUNK]
+                query = select(*HOST_STATE).where(HOSTS.c.id.in_(chunk)).order_by(HOSTS.c.id)
+                hosts = stored_hosts(conn.execute(query))
+                recent = since(conn, hosts)
+                hosts.reverse()
+                while hosts:  # each host's JSON dropped as soon as it is parsed
+                    host = hosts.pop()
+                    yield host.id, host.generation, current(host, recent.get(host.id, ()))
+
+    def write_back(self, documents: Iterable[tuple[str, int, ComputeHostDescriptor]]) -> int:
+        """Store hosts' availability `(id, generation, document)` as exact at that generation where
+        their document is behind (see `current.py`); how many were written."""
+        return write_back(self.engine, documents)
+
+    def catch_up(self, limit: int, quiet_s: float = 0.0) -> int:
+        """Write back the availability of up to `limit` hosts whose document is behind and that no
+        commit touched for `quiet_s`, replaying the placements since; how many were written."""
+        return catch_up(self.engine, limit, quiet_s)
 
     def snapshot(self) -> Snapshot:
         """Every host's availability with its generation (a full read: tools and tests)."""

@@ -41,7 +41,10 @@ class Base(DeclarativeBase):
 
 
 class HostRow(Base):
-    """A host: the CHD its agent reported, its availability after claims, and its generation."""
+    """A host: the CHD its agent reported, its availability after claims, and its generation.
+
+    `available` is exact as of `available_generation`; placements committed since (their
+    `placement_hosts.generation` is higher) are claimed on it when it is read (`current.py`)."""
 
     __tablename__ = "hosts"
 
@@ -49,6 +52,9 @@ class HostRow(Base):
     chd: Mapped[dict[str, Any]] = mapped_column(JsonType, nullable=False)
     available: Mapped[dict[str, Any]] = mapped_column(JsonType, nullable=False)
     generation: Mapped[int] = mapped_column(BigInteger, nullable=False)
+    available_generation: Mapped[int] = mapped_column(
+        BigInteger, nullable=False, server_default="0"
+    )
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
     change_seq: Mapped[int] = mapped_column(
@@ -104,6 +110,8 @@ class PlacementHostRow(Base):
     host_id: Mapped[str] = mapped_column(
         String(255), ForeignKey("hosts.id"), primary_key=True, index=True
     )
+    # the host generation the placement's commit made (see HostRow.available_generation)
+    generation: Mapped[int] = mapped_column(BigInteger, nullable=False, server_default="0")
 
 
 class PlacementInstanceRow(Base):

@@ -132,3 +132,47 @@ def test_hosts_that_come_and_go_are_streamed_into_the_index(
         assert placed_on(worker, dry_run=True) in {"h0", "h1", "h2", "h5"}
     finally:
         store.close()
+
+
+def behind(store: Store, host_id: str) -> bool:
+    from sqlalchemy import select
+
+    from nfvplace.store.records import HOSTS
+
+    with store.engine.connect() as conn:
+        generation, written = conn.execute(
+            select(HOSTS.c.generation, HOSTS.c.available_generation).where(HOSTS.c.id == host_id)
+        ).one()
+    return bool(written < generation)
+
+
+def test_a_worker_writes_back_what_it_committed_from_its_index(roomy: list[Placements]) -> None:
+    a, b = roomy
+    first = placed_on(a)
+    assert placed_on(a) == first  # a packs its lane
+    assert behind(a.store, first)  # commits wrote claim rows only
+    assert a.live.write_back() == 1
+    assert not behind(a.store, first)
+    assert a.live.write_back() == 0  # nothing committed since
+    stored = a.store.availability([first])[first][1]
+    assert stored == a.live._fleet().host(first)  # the document is the index's
+    assert a.store.audit() == []
+    b.live.refresh()
+    b.live._read_stale()
+    assert b.live._fleet().host(first) == stored
+
+
+def test_a_worker_does_not_write_back_a_host_another_worker_changed_since(
+    single: list[Placements],
+) -> None:
+    a, b = single
+    host_id = placed_on(a)
+    b.live.refresh()
+    b.live._read_stale()
+    assert placed_on(b) == host_id  # b commits on it after a
+    a.live.refresh()  # a learns that b changed the host: stale for a
+    assert a.live.write_back() == 0
+    assert behind(a.store, host_id)
+    assert b.live.write_back() == 1  # b's index has both placements
+    assert not behind(a.store, host_id)
+    assert a.store.audit() == []

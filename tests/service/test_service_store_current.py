@@ -1,0 +1,182 @@
+"""Commits write claim rows only; a host's availability is its stored document with the placements
+committed since claimed (nfvplace/store/current.py), on SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+import tempfile
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from service_hosts import host
+from sqlalchemy import select
+from test_service_store import commit, config
+
+from nfvplace.claims import claim
+from nfvplace.models.chd import ComputeHostDescriptor
+from nfvplace.models.configuration import VmConfiguration
+from nfvplace.store import Store
+from nfvplace.store import current as current_module
+from nfvplace.store.audit import _normal
+from nfvplace.store.records import HOSTS
+
+# configurations that can all be live at once on host("h1"): PUs, VFs and 1 GiB pages of node 0
+CONFIGS = [([1, 2], "0000:18:02.0"), ([3, 4], "0000:18:02.1"), ([5, 6], None), ([7], None)]
+
+
+@pytest.fixture
+def store(db_url: str) -> Iterator[Store]:
+    opened = Store.open(db_url)
+    yield opened
+    opened.close()
+
+
+def row(store: Store, host_id: str = "h1") -> Any:
+    with store.engine.connect() as conn:
+        return (
+            conn.execute(
+                select(HOSTS.c.generation, HOSTS.c.available_generation).where(
+                    HOSTS.c.id == host_id
+                )
+            )
+            .mappings()
+            .one()
+        )
+
+
+def reported() -> ComputeHostDescriptor:
+    return ComputeHostDescriptor.model_validate(host("h1"))
+
+
+def claimed(configs: list[VmConfiguration]) -> dict[str, Any]:
+    """What the commits of before wrote: the report with each configuration claimed in turn."""
+    chd = reported()
+    for c in configs:
+        chd = claim(chd, c)
+    return chd.model_dump(mode="json", by_alias=True)
+
+
+def test_commits_leave_the_document_behind_and_reads_claim_what_is_recent(store: Store) -> None:
+    store.put_host(reported())
+    configs = [config(f"p{k}/vm", pus, vf) for k, (pus, vf) in enumerate(CONFIGS[:3])]
+    for k, c in enumerate(configs):
+        commit(store, f"p{k}", [c])
+    state = row(store)
+    assert (state["generation"], state["available_generation"]) == (4, 1)  # written at the report
+    record = store.get_host("h1")
+    assert record is not None and record.generation == 4
+    assert record.available == claimed(configs)
+    assert store.list_hosts()[0].available == claimed(configs)
+    generation, chd = store.availability(["h1"])["h1"]
+    assert generation == 4 and chd.model_dump(mode="json", by_alias=True) == claimed(configs)
+    assert store.audit() == []
+
+
+def test_catch_up_writes_the_same_document_back_and_changes_nothing_else(store: Store) -> None:
+    store.put_host(reported())
+    configs = [config(f"p{k}/vm", pus, vf) for k, (pus, vf) in enumerate(CONFIGS[:2])]
+    for k, c in enumerate(configs):
+        commit(store, f"p{k}", [c])
+    seq = store.changes_since(-1).seq
+    before = store.get_host("h1")
+    assert store.catch_up(10) == 1
+    assert store.catch_up(10) == 0  # nothing behind any more
+    assert dict(row(store)) == {"generation": 3, "available_generation": 3}
+    assert store.get_host("h1") == before
+    assert store.changes_since(seq).hosts == {}  # workers have nothing to read again
+    commit(store, "p2", [config("p2/vm", *CONFIGS[2])])  # claimed on the written-back document
+    after = store.get_host("h1")
+    assert after is not None
+    assert after.available == claimed([*configs, config("p2/vm", *CONFIGS[2])])
+    assert store.audit() == []
+
+
+def test_catch_up_leaves_a_host_that_changed_meanwhile(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store.put_host(reported())
+    commit(store, "p0", [config("p0/vm", *CONFIGS[0])])
+    real = current_module.chd_json
+
+    def commit_meanwhile(chd: ComputeHostDescriptor) -> Any:
+        monkeypatch.setattr(current_module, "chd_json", real)
+        commit(store, "p1", [config("p1/vm", *CONFIGS[1])])  # after the read, before the write
+        return real(chd)
+
+    monkeypatch.setattr(current_module, "chd_json", commit_meanwhile)
+    assert store.catch_up(10) == 0  # its compare-and-swap lost: the host is at generation 3
+    assert dict(row(store)) == {"generation": 3, "available_generation": 1}
+    both = [config("p0/vm", *CONFIGS[0]), config("p1/vm", *CONFIGS[1])]
+    record = store.get_host("h1")
+    assert record is not None and record.available == claimed(both)
+    assert store.audit() == []
+
+
+def test_releases_and_reports_write_the_document_whole(store: Store) -> None:
+    store.put_host(reported())
+    commit(store, "p0", [config("p0/vm", *CONFIGS[0])])
+    commit(store, "p1", [config("p1/vm", *CONFIGS[1])])
+    assert store.release_placement("p0")
+    assert dict(row(store)) == {"generation": 4, "available_generation": 4}
+    commit(store, "p2", [config("p2/vm", *CONFIGS[2])])
+    store.put_host(reported())
+    assert dict(row(store)) == {"generation": 6, "available_generation": 6}
+    assert store.audit() == []
+
+
+def test_a_stale_document_is_reported_by_the_audit(store: Store) -> None:
+    store.put_host(reported())
+    commit(store, "p0", [config("p0/vm", *CONFIGS[0])])
+    with store.engine.begin() as conn:  # a document said exact at generation 2 without p0
+        conn.execute(HOSTS.update().values(available_generation=2))
+    assert store.audit() == [
+        "host h1: availability differs from CHD + live claims",
+        "host h1: stored availability differs from CHD + live claims",
+    ]
+    with store.engine.begin() as conn:
+        conn.execute(HOSTS.update().values(available_generation=3))
+    assert store.audit() == ["host h1: availability ahead of the host's generation"]
+
+
+OPS = st.lists(
+    st.one_of(
+        st.tuples(st.sampled_from(["commit", "release"]), st.integers(0, len(CONFIGS) - 1)),
+        st.tuples(st.sampled_from(["catch up", "report"]), st.just(0)),
+    ),
+    max_size=14,
+)
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(ops=OPS)
+def test_reads_equal_every_live_claim_whatever_the_order_of_writes(
+    ops: list[tuple[str, int]],
+) -> None:
+    """Any mix of commits, releases, write-backs and reports: the availability read (and the
+    stored one, once exact) is the report with every live placement claimed (the audit)."""
+    folder = Path(tempfile.mkdtemp(prefix="current-"))
+    store = Store.open(f"sqlite:///{folder}/{uuid.uuid4().hex}.db")
+    try:
+        store.put_host(reported())
+        live: dict[int, str] = {}
+        for n, (op, k) in enumerate(ops):
+            if op == "commit" and k not in live:
+                live[k] = f"p{n}"
+                commit(store, live[k], [config(f"p{n}/vm", *CONFIGS[k])])
+            elif op == "release" and k in live:
+                assert store.release_placement(live.pop(k))
+            elif op == "catch up":
+                store.catch_up(10)
+            elif op == "report":
+                assert store.put_host(reported()).conflicts == ()
+            assert store.audit() == []
+        record = store.get_host("h1")
+        assert record is not None
+        in_order = [config(f"{live[k]}/vm", *CONFIGS[k]) for k in sorted(live, key=live.get)]
+        assert _normal(dict(record.available)) == _normal(claimed(in_order))
+    finally:
+        store.close()
