@@ -32,7 +32,7 @@ from .live import LiveIndex
 from .logs import LOGGER
 
 PRUNE_BATCH = 200  # placements forgotten per transaction
-WRITE_BACK_S = 2.0  # how often a worker stores the availability of the hosts it committed on
+WRITE_BACK_S = 0.5  # how often a worker stores the availability of the hosts it committed on
 CATCH_UP_S = 15.0  # how often it looks for documents that nobody wrote back
 CATCH_UP_QUIET_S = 30.0  # ... on hosts no commit touched for this long
 CATCH_UP_BATCH = 100  # hosts written back per round (one short transaction each)

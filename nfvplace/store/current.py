@@ -25,7 +25,7 @@ from typing import Any
 from sqlalchemy import Connection, Engine, Text, and_, bindparam, or_, select, update
 from sqlalchemy import cast as sql_cast
 
-from ..claims import claim_what_fits
+from ..claims import claim_all
 from ..models.chd import ComputeHostDescriptor
 from ..models.configuration import VmConfiguration
 from . import db
@@ -96,10 +96,7 @@ def since(conn: Connection, hosts: Sequence[StoredHost]) -> dict[str, list[VmCon
 def current(host: StoredHost, recent: Sequence[VmConfiguration]) -> ComputeHostDescriptor:
     """`host`'s availability at its generation: its document with `recent` claimed (each was
     checked against the claim rows when it committed, so none conflicts)."""
-    chd = ComputeHostDescriptor.model_validate_json(host.available)
-    for config in recent:
-        chd, _conflicts = claim_what_fits(chd, config)
-    return chd
+    return claim_all(ComputeHostDescriptor.model_validate_json(host.available), recent)[0]
 
 
 def read_current(

@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import nfvplace
-from nfvplace.claims import claim
+from nfvplace.claims import claim, claim_all
 from nfvplace.placement import place  # the engine door: these cases probe the engine, lint aside
 
 SETTINGS = settings(
@@ -217,3 +217,24 @@ def test_no_fit_only_when_brute_force_finds_nothing(
     assert result.ok == feasible, result.diagnosis and result.diagnosis.summary
     if result.ok:
         assert violations(fleet, v, result.configurations) == []
+
+
+@SETTINGS
+@given(fleet=hosts(), v=vms(), w=vms())
+def test_claiming_several_at_once_equals_claiming_one_after_another(
+    fleet: list[nfvplace.ComputeHostDescriptor], v: nfvplace.VmDescriptor, w: nfvplace.VmDescriptor
+) -> None:
+    """`claim_all` (a store reader replaying the placements committed since a host's stored
+    document) gives what claims one at a time gave, whatever the kinds each VM holds."""
+    configs = []
+    current = {h.id: h for h in fleet}
+    for k, vm_ in enumerate([v, w, v]):
+        result = place(list(current.values()), vm_, instance=f"p{k}/{vm_.name}")
+        if result.ok:
+            configs.extend(result.configurations)
+            current.update(result.hosts)
+    for host_ in fleet:
+        on_host = [c for c in configs if c.host == host_.id]
+        replayed, issues = claim_all(host_, on_host)
+        assert issues == ()
+        assert replayed == current[host_.id]

@@ -118,7 +118,13 @@ class ImpactKind(Kind[ImpactTable, None]):
             model.model.add(z <= left)
 
     def claim(self, draft: HostDraft, config: VmConfiguration, sign: int) -> None:
-        instances: list[Any] = [i for i in draft.host.instances if i.id != config.owner]
+        # the draft's instances (models as reported, dicts as claimed): one draft may take several
+        # claims in turn (`claims.claim_all`)
+        instances: list[Any] = [
+            i
+            for i in draft.data["instances"]
+            if (i["id"] if isinstance(i, dict) else i.id) != config.owner
+        ]
         if sign > 0:
             instances.append(
                 {
