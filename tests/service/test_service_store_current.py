@@ -68,11 +68,13 @@ def test_commits_leave_the_document_behind_and_reads_claim_what_is_recent(store:
     state = row(store)
     assert (state["generation"], state["available_generation"]) == (4, 1)  # written at the report
     record = store.get_host("h1")
-    assert record is not None and record.generation == 4
+    assert record is not None
+    assert record.generation == 4
     assert record.available == claimed(configs)
     assert store.list_hosts()[0].available == claimed(configs)
     generation, chd = store.availability(["h1"])["h1"]
-    assert generation == 4 and chd.model_dump(mode="json", by_alias=True) == claimed(configs)
+    assert generation == 4
+    assert chd.model_dump(mode="json", by_alias=True) == claimed(configs)
     assert store.audit() == []
 
 
@@ -112,7 +114,8 @@ def test_catch_up_leaves_a_host_that_changed_meanwhile(
     assert dict(row(store)) == {"generation": 3, "available_generation": 1}
     both = [config("p0/vm", *CONFIGS[0]), config("p1/vm", *CONFIGS[1])]
     record = store.get_host("h1")
-    assert record is not None and record.available == claimed(both)
+    assert record is not None
+    assert record.available == claimed(both)
     assert store.audit() == []
 
 
