@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
-from sqlalchemy import Connection, Engine, Text, and_, bindparam, or_, select, update
+from sqlalchemy import Connection, Engine, Text, bindparam, select, update
 from sqlalchemy import cast as sql_cast
 
 from ..claims import claim_all
@@ -66,30 +66,31 @@ def stored_hosts(rows: Iterable[Sequence[Any]]) -> list[StoredHost]:
 def since(conn: Connection, hosts: Sequence[StoredHost]) -> dict[str, list[VmConfiguration]]:
     """The configurations committed on each host of `hosts` after its stored document and up to
     the generation read, in commit order (nothing for hosts whose document is exact)."""
-    behind = [h for h in hosts if not h.exact]
+    behind = {h.id: h for h in hosts if not h.exact}
     if not behind:
         return {}
-    window = or_(
-        *(
-            and_(
-                PLACEMENT_HOSTS.c.host_id == h.id,
-                PLACEMENT_HOSTS.c.generation > h.available_generation,
-                PLACEMENT_HOSTS.c.generation <= h.generation,
-            )
-            for h in behind
-        )
-    )
+    # one IN list, not one condition per host (SQLite bounds an expression's depth); rows outside
+    # a host's window are skipped before their configurations are parsed
     query = (
-        select(PLACEMENT_HOSTS.c.host_id, as_text(PLACEMENTS.c.configurations))
+        select(
+            PLACEMENT_HOSTS.c.host_id,
+            PLACEMENT_HOSTS.c.generation,
+            as_text(PLACEMENTS.c.configurations),
+        )
         .join(PLACEMENTS, PLACEMENTS.c.id == PLACEMENT_HOSTS.c.placement_id)
-        .where(window)
+        .where(
+            PLACEMENT_HOSTS.c.host_id.in_(sorted(behind)),
+            PLACEMENT_HOSTS.c.generation > min(h.available_generation for h in behind.values()),
+        )
         .order_by(PLACEMENT_HOSTS.c.host_id, PLACEMENT_HOSTS.c.generation)
     )
     out: dict[str, list[VmConfiguration]] = defaultdict(list)
-    for host_id, configurations in conn.execute(query):
-        out[host_id].extend(
-            c for c in CONFIGURATIONS.validate_json(configurations) if c.host == host_id
-        )
+    for host_id, generation, configurations in conn.execute(query):
+        host = behind[host_id]
+        if host.available_generation < generation <= host.generation:
+            out[host_id].extend(
+                c for c in CONFIGURATIONS.validate_json(configurations) if c.host == host_id
+            )
     return out
 
 

@@ -52,9 +52,9 @@ def reported() -> ComputeHostDescriptor:
     return ComputeHostDescriptor.model_validate(host("h1"))
 
 
-def claimed(configs: list[VmConfiguration]) -> dict[str, Any]:
+def claimed(configs: list[VmConfiguration], name: str = "h1") -> dict[str, Any]:
     """What the commits of before wrote: the report with each configuration claimed in turn."""
-    chd = reported()
+    chd = ComputeHostDescriptor.model_validate(host(name))
     for c in configs:
         chd = claim(chd, c)
     return chd.model_dump(mode="json", by_alias=True)
@@ -183,3 +183,38 @@ def test_reads_equal_every_live_claim_whatever_the_order_of_writes(
         assert _normal(dict(record.available)) == _normal(claimed(in_order))
     finally:
         store.close()
+
+
+def test_hosts_read_together_each_claim_only_their_own_window(store: Store) -> None:
+    """Hosts behind by different amounts (one exact, one caught up part way, one never written
+    back) read in one query each get their own placements since their own document."""
+    names = ["h1", "h2", "h3"]
+    for name in names:
+        store.put_host(ComputeHostDescriptor.model_validate(host(name)))
+    on: dict[str, list[VmConfiguration]] = {name: [] for name in names}
+
+    def place(name: str, k: int) -> None:
+        c = config(f"{name}-p{k}/vm", *CONFIGS[k]).model_copy(update={"host": name})
+        commit(store, f"{name}-p{k}", [c])
+        on[name].append(c)
+
+    for k in range(2):
+        for name in names:
+            place(name, k)
+    store.write_back([("h2", 3, ComputeHostDescriptor.model_validate(claimed(on["h2"], "h2")))])
+    for name in names:
+        place(name, 2)
+    store.write_back([("h1", 4, ComputeHostDescriptor.model_validate(claimed(on["h1"], "h1")))])
+    assert {
+        r.id: (r.generation, row(store, r.id)["available_generation"]) for r in store.list_hosts()
+    } == {
+        "h1": (4, 4),
+        "h2": (4, 3),
+        "h3": (4, 1),
+    }
+    snapshot = store.snapshot()
+    for name in names:
+        assert snapshot.hosts[name].model_dump(mode="json", by_alias=True) == claimed(
+            on[name], name
+        )
+    assert store.audit() == []
