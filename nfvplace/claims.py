@@ -5,10 +5,11 @@ computes what a claim would conflict with (`conflicts`), one applies it (`claim`
 which applies what fits and reports the rest), one undoes it (`release`, its exact inverse). Each
 resource kind claims and releases its own part (`placement/resources/*`, `claim`) on one draft of the
 host, validated once. The engine claims with them while placing (so the library, the CLI and the
-service get a configuration and the host with it claimed from the same call); the store applies
-nothing a second time: it writes the engine's claimed host, undoes a released placement with
-`release`, and derives a host's availability from what its agent reports with `release` (placements
-the agent already shows) then `claim_what_fits`.
+service get a configuration and the host with it claimed from the same call). The store's commit
+writes claim rows only: a worker writes its claimed hosts back from its index, a reader claims on a
+host's stored document the placements committed since (`claim_all`); the store undoes a released
+placement with `release`, and derives a host's availability from what its agent reports with
+`release` (placements the agent already shows) then `claim_what_fits`.
 """
 
 from __future__ import annotations
