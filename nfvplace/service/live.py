@@ -96,7 +96,9 @@ class LiveIndex:
         self._stale: dict[str, float] = {}  # host -> since when (monotonic) another changed it
         self._seq = -1
         self._avoid: dict[str, float] = {}  # host -> until when (monotonic) this worker avoids it
-        self._committed: set[str] = set()  # hosts of this worker's commits, not written back yet
+        # host -> (generation, availability) its latest commit by this worker made, not yet
+        # written back (see `write_back`)
+        self._landed: dict[str, tuple[int, ComputeHostDescriptor]] = {}
         self.hosts_read = 0  # hosts (re)read from the database, for metrics and benchmarks
 
     def __len__(self) -> int:
@@ -253,31 +255,21 @@ class LiveIndex:
             self._finish(decision, ok)
 
     def write_back(self) -> int:
-        """Store the index's availability of the hosts this worker committed on (commits write
-        only claim rows): each as exact at the generation its last commit made, unless another
-        writer moved the host on since; how many were written."""
-        return self.store.write_back(self._committed_documents())
-
-    def _committed_documents(self) -> list[tuple[str, int, ComputeHostDescriptor]]:
-        """(id, generation, availability) of the hosts committed on since the last call whose
-        commits have all landed; hosts another worker changed, or to be read again, are left to
-        their writer (or to the store's catch-up)."""
+        """Store the availability of the hosts this worker committed on, each as exact at the
+        generation its latest commit here made (commits write only claim rows); how many were
+        written. That document is the host at that generation whatever happened since: the commit
+        was a compare-and-swap on the generation this worker's index had. The store writes it only
+        where the host's document is older."""
         with self._lock:
-            landed = {h for h in self._committed if h not in self._pending}
-            self._committed -= landed
-            if self._index is None:
-                return []
-            exact = landed - self._dirty - self._stale.keys()
-            return [
-                (h, self._generation[h], self._index.host(h))
-                for h in sorted(exact)
-                if h in self._generation and h in self._index.index
-            ]
+            landed, self._landed = self._landed, {}
+        return self.store.write_back((h, g, chd) for h, (g, chd) in sorted(landed.items()))
 
     def _finish(self, decision: Decision, ok: bool) -> None:
         with self._lock:
-            if ok:
-                self._committed.update(decision.mine)
+            for host_id in decision.mine if ok else ():
+                made = decision.base.generations[host_id] + 1
+                if self._landed.get(host_id, (0, None))[0] < made:
+                    self._landed[host_id] = (made, decision.result.hosts[host_id])
             for host_id, pending in decision.mine.items():
                 pending.ok = ok
                 pending.done.set()

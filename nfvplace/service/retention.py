@@ -68,38 +68,43 @@ def prune(store: Store, keep_s: float) -> int:
 
 async def prune_forever(store: Store, keep_s: float, episodes: FaultEpisodes) -> None:
     """The worker's retention loop (a task of its lifespan)."""
-    await _repeat(store, episodes, prune_every_s(keep_s), lambda: prune(store, keep_s), "pruned")
+    await _repeat(
+        store, episodes, prune_every_s(keep_s), partial(_prune_logged, store, keep_s), "pruning"
+    )
+
+
+def _prune_logged(store: Store, keep_s: float) -> None:
+    count = prune(store, keep_s)
+    if count:
+        LOGGER.info("released placements pruned", extra={"pruned": count})
 
 
 async def write_back_forever(live: LiveIndex, episodes: FaultEpisodes) -> None:
     """The worker's loop that stores the availability of the hosts it committed on, from its
     index (commits write only claim rows; a reader claims on a host's stored document what was
     committed since, so the less there is, the quicker a host is read)."""
-    await _repeat(live.store, episodes, WRITE_BACK_S, live.write_back, "")
+    await _repeat(live.store, episodes, WRITE_BACK_S, live.write_back, "writing back")
 
 
 async def catch_up_forever(store: Store, episodes: FaultEpisodes) -> None:
     """The loop that writes back the documents no worker wrote back (a worker that died, a
     commit made outside the service), replaying what was committed since."""
     work = partial(store.catch_up, CATCH_UP_BATCH, CATCH_UP_QUIET_S)
-    await _repeat(store, episodes, CATCH_UP_S, work, "")
+    await _repeat(store, episodes, CATCH_UP_S, work, "catching up")
 
 
 async def _repeat(
-    store: Store, episodes: FaultEpisodes, every_s: float, work: Callable[[], int], done: str
+    store: Store, episodes: FaultEpisodes, every_s: float, work: Callable[[], object], what: str
 ) -> None:
-    """Run `work` every `every_s` in the thread pool; log its count as `done` (if named), its
-    database faults once per episode, and anything else with its traceback."""
+    """Run `work` every `every_s` in the thread pool; its database faults are logged once per
+    episode, anything else with its traceback."""
     while True:
         await asyncio.sleep(every_s)
         try:
-            count = await run_in_threadpool(work)
+            await run_in_threadpool(work)
         except Exception as exc:
             fault = store.fault(exc)
             if fault is None:
-                LOGGER.exception("store upkeep failed", extra={"upkeep": done or "catch up"})
+                LOGGER.exception("store upkeep failed", extra={"upkeep": what})
             else:
                 episodes.fault(fault)  # logged once per episode, with the requests' faults
-            continue
-        if count and done:
-            LOGGER.info(f"released placements {done}", extra={done: count})

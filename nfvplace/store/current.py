@@ -113,7 +113,7 @@ WRITE_BACK = (
     update(HOSTS)
     .where(
         HOSTS.c.id == bindparam("b_id"),
-        HOSTS.c.generation == bindparam("b_seen"),
+        HOSTS.c.generation >= bindparam("b_seen"),
         HOSTS.c.available_generation < bindparam("b_seen"),
     )
     .values(available=bindparam("b_available"), available_generation=bindparam("b_seen"))
@@ -122,8 +122,9 @@ WRITE_BACK = (
 
 def write_back(engine: Engine, documents: Iterable[tuple[str, int, ComputeHostDescriptor]]) -> int:
     """Store each host's availability `(id, generation, document)` as exact at that generation,
-    if the host is still there and its document behind (its generation stays: nothing changes for
-    readers); how many were written. One short transaction per host."""
+    where the host's stored document is older (a document exact at any generation up to the
+    host's is one: readers claim what was committed after it); how many were written. Never the
+    host's generation: nothing changes for readers. One short transaction per host."""
     written = 0
     for host_id, generation, chd in documents:
         values = {"b_id": host_id, "b_seen": generation, "b_available": chd_json(chd)}

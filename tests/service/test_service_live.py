@@ -162,17 +162,48 @@ def test_a_worker_writes_back_what_it_committed_from_its_index(roomy: list[Place
     assert b.live._fleet().host(first) == stored
 
 
-def test_a_worker_does_not_write_back_a_host_another_worker_changed_since(
+def available_generation(store: Store, host_id: str) -> int:
+    from sqlalchemy import select
+
+    from nfvplace.store.records import HOSTS
+
+    with store.engine.connect() as conn:
+        return int(
+            conn.execute(
+                select(HOSTS.c.available_generation).where(HOSTS.c.id == host_id)
+            ).scalar_one()
+        )
+
+
+def test_write_backs_of_two_workers_on_one_host_keep_the_newest_document(
+    single: list[Placements],
+) -> None:
+    """a commits on the host, then b: a's document (exact at the generation a's commit made) is
+    still a document of the host, older than b's; whichever writes back first, the newer stays."""
+    a, b = single
+    host_id = placed_on(a)  # generation 2 (the report made 1)
+    b.live.refresh()
+    b.live._read_stale()
+    assert placed_on(b) == host_id  # generation 3
+    assert b.live.write_back() == 1
+    assert available_generation(a.store, host_id) == 3
+    assert a.live.write_back() == 0  # a's document (generation 2) is older: not written
+    assert available_generation(a.store, host_id) == 3
+    assert not behind(a.store, host_id)
+    assert a.store.audit() == []
+
+
+def test_a_worker_writes_back_its_document_though_another_committed_since(
     single: list[Placements],
 ) -> None:
     a, b = single
-    host_id = placed_on(a)
+    host_id = placed_on(a)  # generation 2
     b.live.refresh()
     b.live._read_stale()
-    assert placed_on(b) == host_id  # b commits on it after a
-    a.live.refresh()  # a learns that b changed the host: stale for a
-    assert a.live.write_back() == 0
+    assert placed_on(b) == host_id  # generation 3
+    assert a.live.write_back() == 1  # exact at 2; b's placement is claimed on it when read
+    assert available_generation(a.store, host_id) == 2
     assert behind(a.store, host_id)
-    assert b.live.write_back() == 1  # b's index has both placements
-    assert not behind(a.store, host_id)
+    b_view = b.live._fleet().host(host_id)
+    assert a.store.availability([host_id])[host_id] == (3, b_view)
     assert a.store.audit() == []
