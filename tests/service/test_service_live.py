@@ -7,6 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 from service_hosts import host, vm
+from service_support import generations
 
 from nfvplace.models.chd import ComputeHostDescriptor
 from nfvplace.models.vmd import VmDescriptor
@@ -135,15 +136,8 @@ def test_hosts_that_come_and_go_are_streamed_into_the_index(
 
 
 def behind(store: Store, host_id: str) -> bool:
-    from sqlalchemy import select
-
-    from nfvplace.store.records import HOSTS
-
-    with store.engine.connect() as conn:
-        generation, written = conn.execute(
-            select(HOSTS.c.generation, HOSTS.c.available_generation).where(HOSTS.c.id == host_id)
-        ).one()
-    return bool(written < generation)
+    generation, written = generations(store, host_id)
+    return written < generation
 
 
 def test_a_worker_writes_back_what_it_committed_from_its_index(roomy: list[Placements]) -> None:
@@ -162,19 +156,6 @@ def test_a_worker_writes_back_what_it_committed_from_its_index(roomy: list[Place
     assert b.live._fleet().host(first) == stored
 
 
-def available_generation(store: Store, host_id: str) -> int:
-    from sqlalchemy import select
-
-    from nfvplace.store.records import HOSTS
-
-    with store.engine.connect() as conn:
-        return int(
-            conn.execute(
-                select(HOSTS.c.available_generation).where(HOSTS.c.id == host_id)
-            ).scalar_one()
-        )
-
-
 def test_write_backs_of_two_workers_on_one_host_keep_the_newest_document(
     single: list[Placements],
 ) -> None:
@@ -186,9 +167,9 @@ def test_write_backs_of_two_workers_on_one_host_keep_the_newest_document(
     b.live._read_stale()
     assert placed_on(b) == host_id  # generation 3
     assert b.live.write_back() == 1
-    assert available_generation(a.store, host_id) == 3
+    assert generations(a.store, host_id)[1] == 3
     assert a.live.write_back() == 0  # a's document (generation 2) is older: not written
-    assert available_generation(a.store, host_id) == 3
+    assert generations(a.store, host_id)[1] == 3
     assert not behind(a.store, host_id)
     assert a.store.audit() == []
 
@@ -202,7 +183,7 @@ def test_a_worker_writes_back_its_document_though_another_committed_since(
     b.live._read_stale()
     assert placed_on(b) == host_id  # generation 3
     assert a.live.write_back() == 1  # exact at 2; b's placement is claimed on it when read
-    assert available_generation(a.store, host_id) == 2
+    assert generations(a.store, host_id)[1] == 2
     assert behind(a.store, host_id)
     b_view = b.live._fleet().host(host_id)
     assert a.store.availability([host_id])[host_id] == (3, b_view)

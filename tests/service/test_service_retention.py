@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 from service_hosts import host, vm
-from service_support import auth
+from service_support import auth, generations
 from sqlalchemy import func, select
 
 from nfvplace.service import retention
@@ -127,22 +127,13 @@ def test_the_server_writes_back_what_it_committed(
 ) -> None:
     """Commits leave the host's availability document behind its generation; the worker's
     upkeep stores it from its index within a round (`WRITE_BACK_S`)."""
-    from nfvplace.store.records import HOSTS
-
-    def generations(store: Store) -> tuple[int, int]:
-        with store.engine.connect() as conn:
-            row = conn.execute(
-                select(HOSTS.c.generation, HOSTS.c.available_generation).where(HOSTS.c.id == "h1")
-            ).one()
-        return int(row[0]), int(row[1])
-
     with TestClient(app_factory(sqlite_url), headers=auth("admin")) as client:
         store: Store = client.app.state.store  # type: ignore[attr-defined]
         client.put("/v1/hosts/h1", json=host("h1"))
         for _ in range(2):
             assert client.post("/v1/placements", json={"vm": VM}).status_code == 201
         deadline = time.monotonic() + 10 * retention.WRITE_BACK_S
-        while generations(store)[1] < 3 and time.monotonic() < deadline:
+        while generations(store, "h1")[1] < 3 and time.monotonic() < deadline:
             time.sleep(0.05)
-        assert generations(store) == (3, 3)
+        assert generations(store, "h1") == (3, 3)
         assert store.audit() == []

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from service_hosts import host
-from sqlalchemy import select
+from service_support import generations
 from test_service_store import commit, config
 
 from nfvplace.claims import claim
@@ -35,17 +35,9 @@ def store(db_url: str) -> Iterator[Store]:
     opened.close()
 
 
-def row(store: Store, host_id: str = "h1") -> Any:
-    with store.engine.connect() as conn:
-        return (
-            conn.execute(
-                select(HOSTS.c.generation, HOSTS.c.available_generation).where(
-                    HOSTS.c.id == host_id
-                )
-            )
-            .mappings()
-            .one()
-        )
+def row(store: Store, host_id: str = "h1") -> dict[str, int]:
+    generation, written = generations(store, host_id)
+    return {"generation": generation, "available_generation": written}
 
 
 def reported() -> ComputeHostDescriptor:
@@ -87,7 +79,7 @@ def test_catch_up_writes_the_same_document_back_and_changes_nothing_else(store: 
     before = store.get_host("h1")
     assert store.catch_up(10) == 1
     assert store.catch_up(10) == 0  # nothing behind any more
-    assert dict(row(store)) == {"generation": 3, "available_generation": 3}
+    assert row(store) == {"generation": 3, "available_generation": 3}
     assert store.get_host("h1") == before
     assert store.changes_since(seq).hosts == {}  # workers have nothing to read again
     commit(store, "p2", [config("p2/vm", *CONFIGS[2])])  # claimed on the written-back document
@@ -113,7 +105,7 @@ def test_catch_up_writes_its_document_though_the_host_changed_meanwhile(
     # exact at generation 2, the host at 3: still newer than the stored document (1), so written;
     # p1 is claimed on it when the host is read
     assert store.catch_up(10) == 1
-    assert dict(row(store)) == {"generation": 3, "available_generation": 2}
+    assert row(store) == {"generation": 3, "available_generation": 2}
     both = [config("p0/vm", *CONFIGS[0]), config("p1/vm", *CONFIGS[1])]
     record = store.get_host("h1")
     assert record is not None
@@ -126,10 +118,10 @@ def test_releases_and_reports_write_the_document_whole(store: Store) -> None:
     commit(store, "p0", [config("p0/vm", *CONFIGS[0])])
     commit(store, "p1", [config("p1/vm", *CONFIGS[1])])
     assert store.release_placement("p0")
-    assert dict(row(store)) == {"generation": 4, "available_generation": 4}
+    assert row(store) == {"generation": 4, "available_generation": 4}
     commit(store, "p2", [config("p2/vm", *CONFIGS[2])])
     store.put_host(reported())
-    assert dict(row(store)) == {"generation": 6, "available_generation": 6}
+    assert row(store) == {"generation": 6, "available_generation": 6}
     assert store.audit() == []
 
 
