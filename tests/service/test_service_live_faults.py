@@ -1,6 +1,7 @@
 """A worker's index after a database failure at each step of a placement (the change feed, a host
-read again, the commit, a commit whose outcome is unknown): the failed request raises, and the next
-ones place exactly what a worker that never failed would, on an index equal to a fresh build."""
+read again, the commit, a commit whose outcome is unknown) and of its upkeep (the write-back): the
+failed step raises, and the next placements are exactly what a worker that never failed would make,
+on an index equal to a fresh build."""
 
 from __future__ import annotations
 
@@ -198,3 +199,36 @@ def test_a_failed_first_read_leaves_no_index(
         assert_index_is_fresh(worker)
     finally:
         store.close()
+
+
+def test_a_failed_write_back_loses_nothing(
+    db_url: str, placer: Placer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The write-back of a worker's committed hosts fails (the database went away): those hosts'
+    documents stay behind their generations, which readers replay, and the next write-backs,
+    placements and reads are what they would have been."""
+    stores = [Store.open(db_url), Store.open(db_url, migrate=False)]
+    try:
+        for chd in HOSTS:
+            stores[0].put_host(ComputeHostDescriptor.model_validate(chd))
+        other, worker = (Placements(s, placer, Metrics(), max_attempts=8) for s in stores)
+        assert place(worker)
+        assert place(other)
+        with monkeypatch.context() as broken:
+            failing = fail_before(worker.store.write_back, partial(lost, worker.store))
+            broken.setattr(worker.store, "write_back", failing)
+            with pytest.raises(OperationalError):
+                worker.live.write_back()
+        assert other.live.write_back() == 1
+        assert worker.live.write_back() == 0  # what failed is not written later: it is replayed
+        assert_index_is_fresh(worker)
+        assert_index_is_fresh(other)
+        while place(worker) | place(other):
+            worker.live.write_back()
+            assert_index_is_fresh(worker)
+        assert worker.store.audit() == []
+        live_count = len(worker.store.list_placements(limit=1000).placements)
+        assert live_count == sequential_count(placer, HOSTS, VM)
+    finally:
+        for store in stores:
+            store.close()
