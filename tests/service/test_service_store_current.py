@@ -212,3 +212,32 @@ def test_hosts_read_together_each_claim_only_their_own_window(store: Store) -> N
             on[name], name
         )
     assert store.audit() == []
+
+
+def test_a_downgrade_writes_every_document_up_to_date_first(store: Store) -> None:
+    """Revisions before 0006 read `available` as exact: going back to one claims what was
+    committed since on every document that is behind, then drops the columns."""
+    import json
+
+    from alembic import command
+    from sqlalchemy import inspect, text
+
+    from nfvplace.store.db import alembic_config, migrate
+
+    store.put_host(reported())
+    configs = [config(f"p{k}/vm", pus, vf) for k, (pus, vf) in enumerate(CONFIGS[:2])]
+    for k, c in enumerate(configs):
+        commit(store, f"p{k}", [c])
+    assert row(store) == {"generation": 3, "available_generation": 1}
+    with store.engine.begin() as connection:
+        settings = alembic_config(store.engine.url.render_as_string(hide_password=False))
+        settings.attributes["connection"] = connection
+        command.downgrade(settings, "0005")
+    with store.engine.connect() as conn:
+        assert "available_generation" not in {c["name"] for c in inspect(conn).get_columns("hosts")}
+        document = conn.execute(text("SELECT available FROM hosts WHERE id = 'h1'")).scalar_one()
+    stored = json.loads(document) if isinstance(document, str) else document
+    assert _normal(stored) == _normal(claimed(configs))
+    migrate(store.engine)  # and up again: every document exact
+    assert row(store) == {"generation": 3, "available_generation": 3}
+    assert store.audit() == []

@@ -11,7 +11,8 @@ generation and writes its own rows, and the availability is kept as of an older 
   placements committed since `available_generation` from those `available` holds already.
 
 Existing rows: every availability is exact (`available_generation` = `generation`), and every
-placement is in it (`placement_hosts.generation` 0).
+placement is in it (`placement_hosts.generation` 0). A downgrade first writes every document that
+is behind up to date, since the revisions before this one read `available` as exact.
 
 Revision ID: 0006
 Revises: 0005
@@ -42,7 +43,18 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
-    with op.batch_alter_table("placement_hosts") as batch:
-        batch.drop_column("generation")
-    with op.batch_alter_table("hosts") as batch:
-        batch.drop_column("available_generation")
+    # the revisions before this one read `available` as exact: bring every document up to date
+    # (the placements committed since claimed on it) before the columns that say otherwise go
+    from nfvplace.store.current import HOST_STATE, read_current, stored_hosts
+    from nfvplace.store.records import HOSTS, chd_json
+
+    conn = op.get_bind()
+    behind = conn.execute(
+        sa.select(*HOST_STATE).where(HOSTS.c.available_generation < HOSTS.c.generation)
+    ).all()
+    for host, chd in read_current(conn, stored_hosts(behind)):
+        conn.execute(sa.update(HOSTS).where(HOSTS.c.id == host.id).values(available=chd_json(chd)))
+    # plain ALTER TABLE ... DROP COLUMN (SQLite ≥ 3.35): a batch operation would copy and drop
+    # `hosts`, which the foreign keys of the placements' tables refuse
+    op.drop_column("placement_hosts", "generation")
+    op.drop_column("hosts", "available_generation")
