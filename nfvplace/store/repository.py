@@ -44,7 +44,6 @@ from .current import (
     HOST_STATE,
     catch_up,
     current,
-    read_current,
     since,
     stored_hosts,
     write_back,
@@ -154,12 +153,14 @@ class Store(PlacementStore):
         with self.engine.connect() as conn:
             rows = conn.execute(query).all()
             hosts = stored_hosts(rows)
-            available = [
-                json.loads(host.available)
-                if host.exact
-                else chd.model_dump(mode="json", by_alias=True)
-                for host, chd in read_current(conn, hosts)
-            ]
+            recent = since(conn, hosts)
+        # an exact document is handed out as stored; only one that is behind is parsed and claimed on
+        available = [
+            json.loads(host.available)
+            if host.exact
+            else current(host, recent.get(host.id, ())).model_dump(mode="json", by_alias=True)
+            for host in hosts
+        ]
         return [
             HostRecord(host.id, host.generation, row[-1], document)
             for host, row, document in zip(hosts, rows, available, strict=True)
