@@ -33,6 +33,7 @@ from .records import (
     INSERT_PLACEMENT,
     INSERT_PLACEMENT_HOST,
     INSTANCES,
+    KEY_USED,
     MARK_CHANGED,
     PAGE_CLAIMS,
     PLACEMENT_HOSTS,
@@ -66,6 +67,8 @@ class PlacementStore:
     def find_by_key(self, key: str) -> PlacementRecord | None:
         """The placement stored under an Idempotency-Key, live or released."""
         with self.engine.connect() as conn:
+            if not steps.fetch(conn, KEY_USED, {"b_key": key}):
+                return None
             row = (
                 conn.execute(select(PLACEMENTS).where(PLACEMENTS.c.idempotency_key == key))
                 .mappings()
@@ -261,19 +264,24 @@ def commit_steps(
     them). Each host's generation moves on; its availability document stays as it was (see
     `current.py`): the placement's host rows say which generation it made."""
     placement_id = row["id"]
-    now = row["created_at"]
     made = {h: snapshot.generations[h] + 1 for h in host_ids}
     swaps = [
         steps.Step(
             SWAP,
-            [{"b_id": h, "b_seen": snapshot.generations[h], "b_next": made[h], "b_now": now}],
+            [
+                {
+                    "b_id": h,
+                    "b_seen": snapshot.generations[h],
+                    "b_next": made[h],
+                    "b_now": row["created_at"],
+                }
+            ],
             stale=h,
             barrier=True,
         )
         for h in host_ids
     ]
     held = sorted({h for config in configurations for h in held_resources(config)})
-    pages = sorted(hugepages_held(configurations).items())
     return [
         *swaps,
         steps.Step(INSERT_PLACEMENT, [row]),
@@ -300,30 +308,35 @@ def commit_steps(
                 for h in held
             ],
         ),
-        *(
-            steps.Step(
-                RAISE_POOL,
-                [{"b_host": host_id, "b_node": node, "b_size": size, "b_count": count}],
-                stale=host_id,
-            )
-            for (host_id, node, size), count in pages
-        ),
-        steps.Step(
-            INSERT_PAGE_CLAIM,
-            [
-                {
-                    "placement_id": placement_id,
-                    "host_id": host_id,
-                    "numa_node": node,
-                    "size_kib": size,
-                    "count": count,
-                }
-                for (host_id, node, size), count in pages
-            ],
-        ),
+        *_page_steps(placement_id, configurations),
         steps.Step(BUMP_COUNTER, [{}]),
         steps.Step(MARK_CHANGED, [{"b_id": h} for h in host_ids]),
     ]
+
+
+def _page_steps(placement_id: str, configurations: Sequence[VmConfiguration]) -> list[steps.Step]:
+    """The hugepage counters raised (each refuses more than its pool holds), and the placement's
+    page claim rows."""
+    pages = sorted(hugepages_held(configurations).items())
+    raises = [
+        steps.Step(
+            RAISE_POOL,
+            [{"b_host": host_id, "b_node": node, "b_size": size, "b_count": count}],
+            stale=host_id,
+        )
+        for (host_id, node, size), count in pages
+    ]
+    claims = [
+        {
+            "placement_id": placement_id,
+            "host_id": host_id,
+            "numa_node": node,
+            "size_kib": size,
+            "count": count,
+        }
+        for (host_id, node, size), count in pages
+    ]
+    return [*raises, steps.Step(INSERT_PAGE_CLAIM, claims)]
 
 
 def _placement(row: Any) -> PlacementRecord:
