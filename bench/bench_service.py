@@ -228,13 +228,19 @@ def register(url: str, hosts: Sequence[dict[str, Any]], clients: int = 4) -> lis
     return times
 
 
+def new_key() -> dict[str, str]:
+    """A POST's own Idempotency-Key: docs/service.md asks MANO integrators to send one with every
+    placement, so the benchmark does too (the server looks each one up before placing)."""
+    return {"Idempotency-Key": uuid.uuid4().hex}
+
+
 def latency(url: str, count: int) -> tuple[list[float], Counter[int]]:
     times: list[float] = []
     statuses: Counter[int] = Counter()
     with httpx.Client(base_url=url, headers=HEADERS, timeout=120) as http:
         for _ in range(count):
             start = time.perf_counter()
-            answer = http.post("/v1/placements", json={"vm": VM})
+            answer = http.post("/v1/placements", json={"vm": VM}, headers=new_key())
             times.append((time.perf_counter() - start) * 1000)
             statuses[answer.status_code] += 1
     return times, statuses
@@ -249,7 +255,7 @@ def throughput(urls: Sequence[str], clients: int, total: int) -> tuple[float, Co
         with httpx.Client(base_url=urls[k % len(urls)], headers=HEADERS, timeout=120) as http:
             for _ in range(per_client):
                 try:
-                    answer = http.post("/v1/placements", json={"vm": VM})
+                    answer = http.post("/v1/placements", json={"vm": VM}, headers=new_key())
                 except httpx.HTTPError:
                     with lock:
                         counts["transport_error"] += 1
@@ -278,19 +284,26 @@ wrk.body = [==[%s]==]
 wrk.headers["Content-Type"] = "application/json"
 wrk.headers["Authorization"] = "Bearer %s"
 local threads = {}
-function setup(thread) table.insert(threads, thread) end
-function init(args) placed = 0; other = 0; failed = 0 end
+function setup(thread) table.insert(threads, thread); thread:set("id", #threads) end
+function init(args) placed = 0; other = 0; failed = 0; replayed = 0; sent = 0 end
+function request()  -- every POST with an Idempotency-Key of its own, as integrators send them
+  sent = sent + 1
+  wrk.headers["Idempotency-Key"] = string.format("%s-%%d-%%d", id, sent)
+  return wrk.format()
+end
 function response(status, headers, body)
-  if status == 201 then placed = placed + 1
+  if status == 201 and headers["Idempotent-Replayed"] then replayed = replayed + 1
+  elseif status == 201 then placed = placed + 1
   elseif status >= 500 then failed = failed + 1
   else other = other + 1 end
 end
 function done(summary, latency, requests)
-  local p, o, f = 0, 0, 0
+  local p, o, f, r = 0, 0, 0, 0
   for _, t in ipairs(threads) do
     p = p + t:get("placed"); o = o + t:get("other"); f = f + t:get("failed")
+    r = r + t:get("replayed")
   end
-  io.write(string.format("NFVPLACE %%d %%d %%d %%d %%f\\n", p, o, f,
+  io.write(string.format("NFVPLACE %%d %%d %%d %%d %%d %%f\\n", p, o, f, r,
     summary.errors.connect + summary.errors.read + summary.errors.write + summary.errors.timeout,
     summary.duration / 1e6))
 end
@@ -302,35 +315,26 @@ def throughput_wrk(
 ) -> tuple[float, Counter[str]]:
     """Placements per second from `wrk` (a load generator in C, in its own process, so that the
     clients do not take the CPU the server needs), `clients` connections spread over the servers."""
-    script = folder / "post.lua"
-    script.write_text(WRK_SCRIPT % (json.dumps({"vm": VM}), TOKEN))
     share = max(clients // len(urls), 1)
-    runs = [
-        subprocess.Popen(
-            [
-                "wrk",
-                "-t1",
-                f"-c{share}",
-                f"-d{seconds:g}s",
-                "-s",
-                str(script),
-                url + "/v1/placements",
-            ],
-            stdout=subprocess.PIPE,
-            text=True,
+    runs = []
+    for url in urls:
+        script = folder / f"post-{uuid.uuid4().hex}.lua"  # a key prefix of its own per wrk
+        script.write_text(WRK_SCRIPT % (json.dumps({"vm": VM}), TOKEN, script.stem))
+        command = ["wrk", "-t1", f"-c{share}", f"-d{seconds:g}s", "-s", str(script)]
+        runs.append(
+            subprocess.Popen([*command, url + "/v1/placements"], stdout=subprocess.PIPE, text=True)
         )
-        for url in urls
-    ]
     counts: Counter[str] = Counter()
     elapsed = 0.0
     for run in runs:
         out, _ = run.communicate()
         for text in out.splitlines():
             if text.startswith("NFVPLACE "):
-                placed, other, failed, transport, took = text.split()[1:]
+                placed, other, failed, replayed, transport, took = text.split()[1:]
                 counts["placed"] += int(placed)
                 counts["not placed (4xx)"] += int(other)
                 counts["5xx"] += int(failed)
+                counts["replayed (a key sent twice: a bug here)"] += int(replayed)
                 counts["transport_error"] += int(transport)
                 elapsed = max(elapsed, float(took))
     return elapsed, counts
