@@ -91,6 +91,7 @@ def create_app(settings: Settings, *, placer: Placer | None = None) -> FastAPI:
         finally:
             for task in upkeep:
                 task.cancel()
+            app.state.placements.close()
             store.close()
 
     app = FastAPI(

@@ -10,7 +10,6 @@ from urllib.parse import urlencode
 from fastapi import APIRouter, Depends, Header, Path, Query, Request, Response
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field
-from starlette.concurrency import run_in_threadpool
 
 from ... import errors
 from ...models.configuration import VmConfiguration
@@ -204,7 +203,7 @@ async def create_placement(
         parsed = parsed_request(raw, media)
     else:
         parsed = placement_request(parse_body(raw, media))
-    answer = await run_in_threadpool(placements.place, parsed, key)
+    answer = await placements.place_off_loop(parsed, key)
     return FastJSONResponse(answer.body, status_code=answer.status, headers=answer.headers)
 
 
