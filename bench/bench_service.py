@@ -3,6 +3,7 @@
     .venv/bin/python bench/bench_service.py                       # 1,000 hosts, every setup
     .venv/bin/python bench/bench_service.py --hosts 10000 --db sqlite --setups 1w --placements 0
     .venv/bin/python bench/bench_service.py --db postgres --setups 1w,2w,2r
+    .venv/bin/python bench/bench_service.py --repeat 3   # 3 interleaved rounds, and their medians
 
 For each database (a fresh one per setup) and each setup (`1w`: one `nfvplace serve` with 1 worker,
 `2w`: 2 workers, `2r`: two separate `nfvplace serve` processes, replicas, over the same database) it
@@ -174,13 +175,17 @@ class Server:
 
     def cpu_s(self) -> float:
         """CPU seconds (user + system) the server's processes have used so far."""
+        return sum(self.cpu_by_pid().values())
+
+    def cpu_by_pid(self) -> dict[int, float]:
+        """CPU seconds (user + system) each of the server's processes has used so far."""
         ticks = os.sysconf("SC_CLK_TCK")
-        total = 0.0
+        out: dict[int, float] = {}
         for pid in self.pids():
             with contextlib.suppress(OSError):
                 fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-                total += (int(fields[11]) + int(fields[12])) / ticks
-        return total
+                out[pid] = (int(fields[11]) + int(fields[12])) / ticks
+        return out
 
     def phase_cpu_s(self) -> dict[str, float]:
         """The workers' CPU seconds of placing by phase (nfvplace_placement_cpu_seconds)."""
@@ -408,6 +413,7 @@ def run_setup(
         times, statuses = latency(servers[0].url, args.latency)
         urls = [s.url for s in servers]
         cpu_before = sum(s.cpu_s() for s in servers)
+        by_pid_before = {p: c for s in servers for p, c in s.cpu_by_pid().items()}
         read_before = sum(s.counter("nfvplace_hosts_read_total") for s in servers)
         phases_before = [s.phase_cpu_s() for s in servers]
         if shutil.which("wrk") and not args.python_clients:
@@ -415,6 +421,13 @@ def run_setup(
         else:
             elapsed, counts = throughput(urls, args.clients, args.placements)
         cpu = sum(s.cpu_s() for s in servers) - cpu_before
+        # how the work was shared: the kernel spreads connections over the workers' sockets by a
+        # hash, and 8 connections may land unevenly (a worker with none idles)
+        spent = sorted(
+            (c - by_pid_before.get(p, 0.0) for s in servers for p, c in s.cpu_by_pid().items()),
+            reverse=True,
+        )
+        busy = [c for c in spent if c > 0.05 * max(cpu, 1e-9)]
         read = sum(s.counter("nfvplace_hosts_read_total") for s in servers) - read_before
         phases: Counter[str] = Counter()
         for server, before in zip(servers, phases_before, strict=True):
@@ -444,6 +457,7 @@ def run_setup(
         "errors_5xx": counts["5xx"] + sum(v for k, v in statuses.items() if k >= 500),
         "server_cpu_ms_per_placement": 1000 * cpu / max(counts["placed"], 1),
         "hosts_read_per_placement": read / max(counts["placed"], 1),
+        "busy_process_cpu_shares": [round(c / max(cpu, 1e-9), 2) for c in busy],
         "phase_cpu_ms_per_placement": {
             **{k: 1000 * v / max(counts["placed"], 1) for k, v in sorted(phases.items())},
             "http and the rest": 1000 * (cpu - sum(phases.values())) / max(counts["placed"], 1),
@@ -473,8 +487,39 @@ def report(label: str, setup: str, result: dict[str, Any], clients: int) -> str:
         f"{' and '.join(f'{v:.2f}' for v in result['engine_cpu_ms_either_side'])}; "
         f"x{engine_share(result):.2f} the engine's inside the server: {split}); first request "
         f"{result['first_request_ms']:.0f} ms; worker RSS {result['max_worker_rss_mib']:.0f} MiB; "
-        f"load {result['load']}"
+        f"load {result['load']}; CPU shares of the busy processes "
+        f"{result['busy_process_cpu_shares']}"
     )
+
+
+def print_medians(results: Sequence[dict[str, Any]], dbs: Sequence[str], rounds: int) -> None:
+    """Per setup of this tree: the median placements/s and CPU per placement (as a ratio to the
+    engine measured either side of each run) over the rounds, and the workers' and replicas'
+    placements/s over one worker's (medians over medians)."""
+    rate: dict[tuple[str, str], float] = {}
+    for (label, setup), runs in _by_setup(results).items():
+        rate[label, setup] = statistics.median(r["placements_per_s"] for r in runs)
+        cpu = statistics.median(r["server_cpu_ms_per_placement"] for r in runs)
+        ratios = [r["server_cpu_ms_per_placement"] / r["engine_cpu_ms"] for r in runs]
+        print(
+            f"{label} {setup}, median of {len(runs)}: {rate[label, setup]:.0f} placements/s, "
+            f"{cpu:.2f} ms of CPU per placement, x{statistics.median(ratios):.2f} the engine "
+            f"(runs: {', '.join(f'x{v:.2f}' for v in ratios)})"
+        )
+    for label in dbs:
+        one = rate.get((label, "1w"))
+        for setup, name in (("2w", "2 workers"), ("2r", "2 replicas")):
+            if one and (label, setup) in rate:
+                median = "medians" if rounds > 1 else "one run each"
+                print(f"{label}: {name} / 1 worker = {rate[label, setup] / one:.2f} ({median})")
+
+
+def _by_setup(results: Sequence[dict[str, Any]]) -> dict[tuple[str, str], list[dict[str, Any]]]:
+    out: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for result in results:
+        if result["tree"] == str(ROOT):
+            out.setdefault((result["db"], result["setup"]), []).append(result)
+    return out
 
 
 def main() -> None:
@@ -498,6 +543,13 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--json", type=Path, help="also write the figures here")
     parser.add_argument(
+        "--repeat",
+        type=int,
+        default=1,
+        help="rounds of every setup, interleaved; medians are printed at the end (this machine's "
+        "speed drifts by up to 2x between minutes: one round can land a setup in a slow spell)",
+    )
+    parser.add_argument(
         "--compare",
         type=Path,
         help="another source tree (e.g. `git archive main | tar -x -C DIR`): each setup runs "
@@ -514,35 +566,31 @@ def main() -> None:
     trees = [args.compare.resolve(), ROOT] if args.compare else [ROOT]
     with contextlib.ExitStack() as stack:
         pg = stack.enter_context(postgres_server()) if "postgres" in args.db else ""
-        for label in args.db.split(","):
-            for setup in args.setups.split(","):
-                for tree in trees:  # the tree compared with first, then this one
-                    if label == "sqlite":
-                        db = f"sqlite:///{tempfile.mkdtemp(prefix='bench-sqlite-')}/nfvplace.db"
-                    else:
-                        db = fresh_postgres(pg)
-                    result = run_setup(label, db, setup, hosts, args, tree)
-                    # the machine's speed drifts (it is shared): the engine is measured again
-                    # right after each setup, and the setup is compared with the mean of the
-                    # measurements either side of it
-                    after_ms, after_cpu_ms = engine_baseline(hosts, args.latency)
-                    result.update(tree=str(tree), engine_p50_ms=(engine_ms + after_ms) / 2)
-                    result["engine_cpu_ms"] = (engine_cpu_ms + after_cpu_ms) / 2
-                    result["engine_cpu_ms_either_side"] = [engine_cpu_ms, after_cpu_ms]
-                    engine_ms, engine_cpu_ms = after_ms, after_cpu_ms
-                    results.append(result)
-                    name = label if tree == ROOT else f"{label} ({tree.name})"
-                    print(report(name, setup, result, args.clients), flush=True)
-    by = {(r["db"], r["setup"]): r for r in results if r["tree"] == str(ROOT)}
-    for label in args.db.split(","):
-        one, two = by.get((label, "1w")), by.get((label, "2w"))
-        if one and two and one["placements_per_s"]:
-            ratio = two["placements_per_s"] / one["placements_per_s"]
-            print(f"{label}: 2 workers / 1 worker = {ratio:.2f}")
-        reps = by.get((label, "2r"))
-        if one and reps and one["placements_per_s"]:
-            ratio = reps["placements_per_s"] / one["placements_per_s"]
-            print(f"{label}: 2 replicas / 1 worker = {ratio:.2f}")
+        rounds = [
+            (label, setup)
+            for _ in range(args.repeat)
+            for label in args.db.split(",")
+            for setup in args.setups.split(",")
+        ]
+        for label, setup in rounds:
+            for tree in trees:  # the tree compared with first, then this one
+                if label == "sqlite":
+                    db = f"sqlite:///{tempfile.mkdtemp(prefix='bench-sqlite-')}/nfvplace.db"
+                else:
+                    db = fresh_postgres(pg)
+                result = run_setup(label, db, setup, hosts, args, tree)
+                # the machine's speed drifts (it is shared): the engine is measured again
+                # right after each setup, and the setup is compared with the mean of the
+                # measurements either side of it
+                after_ms, after_cpu_ms = engine_baseline(hosts, args.latency)
+                result.update(tree=str(tree), engine_p50_ms=(engine_ms + after_ms) / 2)
+                result["engine_cpu_ms"] = (engine_cpu_ms + after_cpu_ms) / 2
+                result["engine_cpu_ms_either_side"] = [engine_cpu_ms, after_cpu_ms]
+                engine_ms, engine_cpu_ms = after_ms, after_cpu_ms
+                results.append(result)
+                name = label if tree == ROOT else f"{label} ({tree.name})"
+                print(report(name, setup, result, args.clients), flush=True)
+    print_medians(results, args.db.split(","), args.repeat)
     if args.json:
         args.json.write_text(json.dumps(results, indent=2))
 
