@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import threading
 from xml.etree import ElementTree
 
 import pytest
@@ -224,3 +225,48 @@ def test_a_body_sent_again_is_parsed_once_and_a_refused_one_never_kept(client: T
     answers = [client.post("/v1/placements", content=body, headers=headers) for _ in range(2)]
     assert [a.status_code for a in answers] == [201, 201]
     assert answers[0].json()["id"] != answers[1].json()["id"]  # two placements, not a replay
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
+def test_sqlite_places_on_one_placing_thread(
+    backend: str, placer: Placer, request: pytest.FixtureRequest
+) -> None:
+    """SQLite takes one writer at a time: a worker's claiming placements run, in turn, on one
+    thread of their own; dry runs, and every placement on PostgreSQL, on the shared pool."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from service_support import TOKENS
+
+    from nfvplace.service.app import create_app
+    from nfvplace.service.settings import Settings
+
+    threads: list[str] = []
+
+    def recording(*args: object, **options: object) -> object:
+        threads.append(threading.current_thread().name)
+        return placer(*args, **options)
+
+    url = str(request.getfixturevalue(f"{backend}_url"))
+    app = create_app(Settings(db_url=url, tokens=TOKENS), placer=recording)  # type: ignore[arg-type]
+    with TestClient(app, headers=auth("admin")) as client:
+        for k in range(6):  # room for the 12 VMs and the dry run
+            client.put(f"/v1/hosts/h{k}", json=host(f"h{k}"))
+        with ThreadPoolExecutor(6) as clients:
+            answers = list(
+                clients.map(lambda _: client.post("/v1/placements", json={"vm": vm()}), range(12))
+            )
+        claiming = set(threads)
+        threads.clear()
+        dry = client.post("/v1/placements", json={"vm": vm(), "dry_run": True})
+        dry_runs = set(threads)
+        assert [a.status_code for a in answers] == [201] * 12, [
+            a.text[:200] for a in answers if a.status_code != 201
+        ]
+        assert dry.status_code == 200
+        assert client.app.state.store.audit() == []  # type: ignore[attr-defined]
+    if backend == "sqlite":
+        assert len(claiming) == 1
+        assert next(iter(claiming)).startswith("nfvplace-placing")
+        assert not any(name.startswith("nfvplace-placing") for name in dry_runs)
+    else:
+        assert not any(name.startswith("nfvplace-placing") for name in claiming | dry_runs)
