@@ -3,8 +3,10 @@ claimed; an answer of "no fit" is checked against a brute-force search where one
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
+import numpy as np
 from builders import NodeSpec, PortSpec, cpu_set, host, vm
 from checker import violations
 from hypothesis import HealthCheck, given, settings
@@ -12,7 +14,10 @@ from hypothesis import strategies as st
 
 import nfvplace
 from nfvplace.claims import claim, claim_all
-from nfvplace.placement import place  # the engine door: these cases probe the engine, lint aside
+from nfvplace.placement import (
+    FleetIndex,
+    place,  # the engine door: these cases probe the engine, lint aside
+)
 
 SETTINGS = settings(
     max_examples=int(__import__("os").environ.get("NFVPLACE_EXAMPLES", "150")),
@@ -238,3 +243,30 @@ def test_claiming_several_at_once_equals_claiming_one_after_another(
         replayed, issues = claim_all(host_, on_host)
         assert issues == ()
         assert replayed == current[host_.id]
+
+
+def _columns(fleet: FleetIndex) -> dict[str, Any]:
+    """Every column of the index (each kind's arrays and mappings), comparable with `==`."""
+    out: dict[str, Any] = {"node_id": fleet.node_id.tolist(), "ids": fleet.ids}
+    for name, table in fleet.tables.items():
+        for field in dataclasses.fields(table):  # type: ignore[arg-type]
+            value = getattr(table, field.name)
+            out[f"{name}.{field.name}"] = value.tolist() if isinstance(value, np.ndarray) else value
+    return out
+
+
+@SETTINGS
+@given(fleet=hosts(), v=vms(), w=vms())
+def test_an_index_kept_up_to_date_equals_one_built_afresh(
+    fleet: list[nfvplace.ComputeHostDescriptor], v: nfvplace.VmDescriptor, w: nfvplace.VmDescriptor
+) -> None:
+    """The service's index is built once and updated with each claimed host (`FleetIndex.update`):
+    its columns must be those of an index built from the hosts as they now are."""
+    index = FleetIndex(fleet)
+    current = {h.id: h for h in fleet}
+    for k, vm_ in enumerate([v, w, v, w]):
+        result = place(index, vm_, instance=f"p{k}/{vm_.name}")
+        if result.ok:
+            index.update_many(result.hosts.values())
+            current.update(result.hosts)
+    assert _columns(index) == _columns(FleetIndex(list(current.values())))

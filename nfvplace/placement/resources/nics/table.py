@@ -54,11 +54,13 @@ class NicsTable(Table):
         self.ded_ports[i] = 0
         self.vfs[i] = 0
         self.vf_bw[i] = 0
-        speeds = np.asarray(vocab.values("speeds"))
+        speeds = vocab.values("speeds")
         net_ports: list[NetPort] = []
         for j, node in enumerate(free.nodes):
+            # a node's counts per speed class summed in Python and stored once: numpy's indexing
+            # per port was most of a claimed host's update in the service's index
+            ded, vfs, bandwidth = [0] * len(speeds), [0] * len(speeds), [0] * len(speeds)
             for port in node.ports:
-                ge = speeds <= port.speed_gbps  # classes this port satisfies
                 usable = min(
                     port.bandwidth_free_kbps,
                     node.nic_free_kbps.get(port.nic, port.bandwidth_free_kbps),
@@ -74,11 +76,16 @@ class NicsTable(Table):
                             usable,
                         )
                     )
+                serves = [k for k, speed in enumerate(speeds) if speed <= port.speed_gbps]
                 if port.dedicable:
-                    self.ded_ports[i, j, ge] += 1
+                    for k in serves:
+                        ded[k] += 1
                 if port.sriov_ok and port.free_vfs:
-                    self.vfs[i, j, ge] += len(port.free_vfs)
-                    self.vf_bw[i, j, ge] = np.maximum(self.vf_bw[i, j, ge], usable)
+                    for k in serves:
+                        vfs[k] += len(port.free_vfs)
+                        bandwidth[k] = max(bandwidth[k], usable)
+            if node.ports:
+                self.ded_ports[i, j], self.vfs[i, j], self.vf_bw[i, j] = ded, vfs, bandwidth
         self.net_ports.pop(i, None)
         if net_ports:
             self.net_ports[i] = tuple(net_ports)
