@@ -64,6 +64,33 @@ def import_placer(path: str) -> Placer:
     return function
 
 
+@asynccontextmanager
+async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+    """The store opened (and migrated), the worker's index read before `/readyz`, and the store's
+    upkeep running, for as long as the app serves; then all of it stopped and closed."""
+    settings: Settings = app.state.settings
+    store = Store.open(settings.db_url or default_url(), migrate=settings.migrate)
+    app.state.store = store
+    episodes = app.state.episodes
+    app.state.readiness = Readiness(store, episodes)
+    placements = Placements(store, app.state.placer, app.state.metrics, settings.max_attempts)
+    app.state.placements = placements
+    app.state.parsed_hosts = ParsedHosts(store)  # the extender's nodes, kept parsed
+    await run_in_threadpool(placements.live.refresh)  # the index, before /readyz
+    upkeep = [
+        asyncio.create_task(prune_forever(store, settings.keep_released_s, episodes)),
+        asyncio.create_task(write_back_forever(placements.live, episodes)),
+        asyncio.create_task(catch_up_forever(store, episodes)),
+    ]
+    try:
+        yield
+    finally:
+        for task in upkeep:
+            task.cancel()
+        placements.close()
+        store.close()
+
+
 def create_app(settings: Settings, *, placer: Placer | None = None) -> FastAPI:
     """The API over the store named by `settings`; opens (and migrates) it on startup.
 
@@ -72,28 +99,6 @@ def create_app(settings: Settings, *, placer: Placer | None = None) -> FastAPI:
     tokens = resolve_tokens(settings)
     public_docs = tokens is None or settings.public_docs
     metrics = Metrics()
-
-    @asynccontextmanager
-    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        store = Store.open(settings.db_url or default_url(), migrate=settings.migrate)
-        app.state.store = store
-        app.state.readiness = Readiness(store, app.state.episodes)
-        app.state.placements = Placements(store, app.state.placer, metrics, settings.max_attempts)
-        app.state.parsed_hosts = ParsedHosts(store)  # the extender's nodes, kept parsed
-        await run_in_threadpool(app.state.placements.live.refresh)  # the index, before /readyz
-        upkeep = [
-            asyncio.create_task(prune_forever(store, settings.keep_released_s, app.state.episodes)),
-            asyncio.create_task(write_back_forever(app.state.placements.live, app.state.episodes)),
-            asyncio.create_task(catch_up_forever(store, app.state.episodes)),
-        ]
-        try:
-            yield
-        finally:
-            for task in upkeep:
-                task.cancel()
-            app.state.placements.close()
-            store.close()
-
     app = FastAPI(
         title="nfvplace",
         version=__version__,

@@ -264,18 +264,12 @@ def commit_steps(
     them). Each host's generation moves on; its availability document stays as it was (see
     `current.py`): the placement's host rows say which generation it made."""
     placement_id = row["id"]
+    now = row["created_at"]
     made = {h: snapshot.generations[h] + 1 for h in host_ids}
     swaps = [
         steps.Step(
             SWAP,
-            [
-                {
-                    "b_id": h,
-                    "b_seen": snapshot.generations[h],
-                    "b_next": made[h],
-                    "b_now": row["created_at"],
-                }
-            ],
+            [{"b_id": h, "b_seen": snapshot.generations[h], "b_next": made[h], "b_now": now}],
             stale=h,
             barrier=True,
         )
