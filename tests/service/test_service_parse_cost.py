@@ -101,11 +101,16 @@ def test_the_worst_bodies_are_refused_quickly_and_cheaply(
     send: Any = sqlite_client.put if route.startswith("/v1/hosts") else sqlite_client.post
     # CPU time of this process (the app runs in a thread of it), which a loaded machine does not
     # inflate as it does wall time, against what reading the body as far as the bounds let any
-    # reader go costs on this machine, measured here
+    # reader go costs on this machine, measured here. The least of three requests: this process's
+    # CPU also counts its other threads (an earlier test's may still be finishing work), and twice
+    # in runs of all the service tests about 1.4 s was charged to a request that takes
+    # milliseconds; a refusal that is slow is slow every time.
     base = bounded_read_cpu(body, yaml_body=headers is YAML)
-    start = time.process_time()
-    answer = send(route, content=body, headers=headers)
-    took = time.process_time() - start
+    took = float("inf")
+    for _ in range(3):
+        start = time.process_time()
+        answer = send(route, content=body, headers=headers)
+        took = min(took, time.process_time() - start)
     assert took < 10 * base + 0.25, f"{label}: {took:.3f} s of CPU, the bounded read {base:.3f} s"
     tracemalloc.start()
     send(route, content=body, headers=headers)
