@@ -102,9 +102,9 @@ def test_the_worst_bodies_are_refused_quickly_and_cheaply(
     # CPU time of this process (the app runs in a thread of it), which a loaded machine does not
     # inflate as it does wall time, against what reading the body as far as the bounds let any
     # reader go costs on this machine, measured here. The least of three requests: this process's
-    # CPU also counts its other threads (an earlier test's may still be finishing work), and twice
-    # in runs of all the service tests about 1.4 s was charged to a request that takes
-    # milliseconds; a refusal that is slow is slow every time.
+    # CPU also counts its other threads (an earlier test's may still be finishing work), and in
+    # runs of all the service tests this failed twice, once charging 1.4 s to a request that
+    # takes milliseconds; a refusal that is slow is slow every time.
     base = bounded_read_cpu(body, yaml_body=headers is YAML)
     took = float("inf")
     for _ in range(3):
