@@ -103,9 +103,14 @@ def current(host: StoredHost, recent: Sequence[VmConfiguration]) -> ComputeHostD
 def read_current(
     conn: Connection, hosts: Sequence[StoredHost]
 ) -> Iterator[tuple[StoredHost, ComputeHostDescriptor]]:
-    """Each host of `hosts` with its availability at the generation read, parsed one at a time."""
+    """Each host of `hosts` with its availability at the generation read, parsed one at a time;
+    given a list no one else keeps, each host's JSON is dropped as soon as it is parsed (a
+    worker's index streams every host through here)."""
     recent = since(conn, hosts)
-    for host in hosts:
+    pending = list(reversed(hosts))
+    del hosts
+    while pending:
+        host = pending.pop()
         yield host, current(host, recent.get(host.id, ()))
 
 

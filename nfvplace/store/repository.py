@@ -44,6 +44,7 @@ from .current import (
     HOST_STATE,
     catch_up,
     current,
+    read_current,
     since,
     stored_hosts,
     write_back,
@@ -278,12 +279,8 @@ class Store(PlacementStore):
             for start in range(0, len(ids), CHUNK):
                 chunk = ids[start : start + CHUNK]
                 query = select(*HOST_STATE).where(HOSTS.c.id.in_(chunk)).order_by(HOSTS.c.id)
-                hosts = stored_hosts(conn.execute(query))
-                recent = since(conn, hosts)
-                hosts.reverse()
-                while hosts:  # each host's JSON dropped as soon as it is parsed
-                    host = hosts.pop()
-                    yield host.id, host.generation, current(host, recent.get(host.id, ()))
+                for host, chd in read_current(conn, stored_hosts(conn.execute(query))):
+                    yield host.id, host.generation, chd
 
     def write_back(self, documents: Iterable[tuple[str, int, ComputeHostDescriptor]]) -> int:
         """Store hosts' availability `(id, generation, document)` as exact at that generation where
