@@ -11,10 +11,12 @@ import psycopg
 import pytest
 from service_hosts import host
 from sqlalchemy import bindparam, insert, select, text, update
+from sqlalchemy.dialects.postgresql import psycopg as pg_psycopg
 from sqlalchemy.exc import IntegrityError
+from sqlalchemy.sql import Executable
 
 from nfvplace.models.chd import ComputeHostDescriptor
-from nfvplace.store import StaleSnapshot, Store, db, steps
+from nfvplace.store import StaleSnapshot, Store, db, records, steps
 from nfvplace.store.records import CLAIMS, HOSTS, PLACEMENTS, utc_now
 
 MARK = update(HOSTS).where(HOSTS.c.id == bindparam("b_id")).values(change_seq=bindparam("b_seq"))
@@ -224,3 +226,52 @@ def test_a_connection_lost_mid_commit_is_an_error_and_not_reused(postgres_url: s
         assert store.get_placement("p1") is None
     finally:
         store.close()
+
+
+STATEMENTS = {
+    name: value
+    for name, value in vars(records).items()
+    if name.isupper() and isinstance(value, Executable)
+}
+
+
+def sample(bind: object) -> object:
+    """A value of the bind's type, as a row of a step gives it."""
+    kind = getattr(getattr(bind, "type", None), "python_type", str)
+    return {int: 7, str: "x", object: db.JsonText('{"a": 1}')}.get(kind, utc_now())
+
+
+def plain(parameters: object) -> object:
+    """Parameters with psycopg's JSON wrappers (compared by identity) unwrapped."""
+
+    def one(value: object) -> object:
+        return value.obj if isinstance(value, psycopg.types.json.Json) else value
+
+    if isinstance(parameters, dict):
+        return {name: one(value) for name, value in parameters.items()}
+    assert isinstance(parameters, list)
+    return [one(value) for value in parameters]
+
+
+@pytest.mark.parametrize("name", sorted(STATEMENTS))
+@pytest.mark.parametrize("dialect_name", ["sqlite", "postgresql"])
+def test_a_rows_parameters_are_what_sqlalchemy_would_send(
+    name: str, dialect_name: str, tmp_path: object
+) -> None:
+    """The binding plan worked out once per statement (`steps._bound`) gives the driver what
+    SQLAlchemy's own `construct_params` and bind processors give, for every statement of the
+    store, on both dialects (with the engines' JSON serialiser)."""
+    engine = db.make_engine(f"sqlite:///{tmp_path}/x.db")
+    dialect = engine.dialect if dialect_name == "sqlite" else pg_psycopg.dialect()
+    dialect._json_serializer = db.serialise_json  # as make_engine sets it for both
+    statement = STATEMENTS[name]
+    compiled = statement.compile(dialect=dialect)  # type: ignore[attr-defined]
+    row = {b.key: sample(b) for b in compiled.binds.values() if b.required}
+    expected = dict(compiled.construct_params(row))
+    for bind_name, process in compiled._bind_processors.items():
+        if callable(process) and expected.get(bind_name) is not None:
+            expected[bind_name] = process(expected[bind_name])
+    order = compiled.positiontup
+    wanted = expected if order is None else [expected[n] for n in order]
+    assert plain(steps._bound(statement, dialect).parameters(row)) == plain(wanted)
+    engine.dispose()
