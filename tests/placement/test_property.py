@@ -18,6 +18,7 @@ from nfvplace.placement import (
     FleetIndex,
     place,  # the engine door: these cases probe the engine, lint aside
 )
+from nfvplace.placement.index import free_of
 
 SETTINGS = settings(
     max_examples=int(__import__("os").environ.get("NFVPLACE_EXAMPLES", "150")),
@@ -261,7 +262,9 @@ def test_an_index_kept_up_to_date_equals_one_built_afresh(
     fleet: list[nfvplace.ComputeHostDescriptor], v: nfvplace.VmDescriptor, w: nfvplace.VmDescriptor
 ) -> None:
     """The service's index is built once and updated with each claimed host (`FleetIndex.update`):
-    its columns must be those of an index built from the hosts as they now are."""
+    its columns must be those of an index built from the hosts as they now are, and the free
+    resources it keeps of each host (kept in part from the host's previous version: `free_again`)
+    those read afresh."""
     index = FleetIndex(fleet)
     current = {h.id: h for h in fleet}
     for k, vm_ in enumerate([v, w, v, w]):
@@ -270,3 +273,5 @@ def test_an_index_kept_up_to_date_equals_one_built_afresh(
             index.update_many(result.hosts.values())
             current.update(result.hosts)
     assert _columns(index) == _columns(FleetIndex(list(current.values())))
+    for i, host_id in enumerate(index.ids):
+        assert index.free(i) == free_of(current[host_id])

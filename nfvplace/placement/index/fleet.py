@@ -112,7 +112,9 @@ class FleetIndex:
         return all(self.vocab.covers(namespace, term) for namespace, term in _terms(host))
 
     def _fill(self, i: int, host: ComputeHostDescriptor) -> None:
-        free = self._remember(i, host, free_of(host))
+        # the host's previous version, if its free resources are still cached: a claimed host
+        # keeps the parts of the nodes the claim did not change
+        free = self._remember(i, host, free_of(host, self._free.get(i)))
         self.node_id[i, :] = -1
         self.node_id[i, : len(free.node_ids)] = free.node_ids
         for kind in KINDS:

@@ -8,9 +8,15 @@ from ..resources import KINDS
 from ..resources.base import HostFree
 
 
-def free_of(host: ComputeHostDescriptor) -> HostFree:
-    return HostFree(
-        id=host.id,
-        node_ids=tuple(node.id for node in host.numa_nodes),
-        parts={kind.name: kind.free(host) for kind in KINDS},
-    )
+def free_of(
+    host: ComputeHostDescriptor, before: tuple[ComputeHostDescriptor, HostFree] | None = None
+) -> HostFree:
+    """`host`'s free resources; with `before` (an earlier version of the host, and its free
+    resources), each kind keeps its parts of the nodes the new version did not change."""
+    node_ids = tuple(node.id for node in host.numa_nodes)
+    if before is None or before[1].node_ids != node_ids:
+        parts = {kind.name: kind.free(host) for kind in KINDS}
+    else:
+        old, free = before
+        parts = {kind.name: kind.free_again(host, old, free.parts[kind.name]) for kind in KINDS}
+    return HostFree(id=host.id, node_ids=node_ids, parts=parts)

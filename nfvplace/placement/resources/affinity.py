@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...models.chd import ComputeHostDescriptor
+from ...models.chd import ComputeHostDescriptor, NumaNode
 from ...models.vmd import NumaAffinity
 from .model import ModelContext
 
@@ -22,11 +22,12 @@ LOCAL = (None, NumaAffinity.required, NumaAffinity.legacy)
 
 def sockets(host: ComputeHostDescriptor) -> tuple[int, ...]:
     """The socket of each node (by slot): its PUs' package, else a socket of its own."""
-    out = []
-    for node in host.numa_nodes:
-        packages = {cpu.package for cpu in node.cpus if cpu.package is not None}
-        out.append(packages.pop() if len(packages) == 1 else -1 - node.id)
-    return tuple(out)
+    return tuple(node_socket(node) for node in host.numa_nodes)
+
+
+def node_socket(node: NumaNode) -> int:
+    packages = {cpu.package for cpu in node.cpus if cpu.package is not None}
+    return packages.pop() if len(packages) == 1 else -1 - node.id
 
 
 def near(

@@ -3,7 +3,8 @@
 - `Vocabulary`: the column vocabularies of the fleet index (page sizes, port speeds, CPU flags,
   names), gathered from the hosts by the kinds that need them;
 - `Table`: a kind's columns in the fleet index (numpy arrays, hosts x NUMA node slots);
-- `HostFree`: one host's free resources as placement counts them, one part per kind;
+- `HostFree`: one host's free resources as placement counts them, one part per kind (`node_parts`:
+  a new version of a host keeps the parts of the nodes it did not change);
 - `IndexedFleet`: what the kinds read of the fleet index (the index implements it; the kinds never import
   the index, which is built on top of them).
 """
@@ -11,14 +12,15 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Hashable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from operator import is_
 from typing import Any, Protocol, Self, cast
 
 import numpy as np
 import numpy.typing as npt
 
-from ...models.chd import ComputeHostDescriptor
+from ...models.chd import ComputeHostDescriptor, NumaNode
 
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
@@ -137,3 +139,25 @@ class IndexedFleet(Protocol):
 def slots_of(fleet: IndexedFleet, i: int) -> list[int]:
     """The node slots host i has."""
     return [j for j in range(fleet.max_nodes) if fleet.node_id[i, j] >= 0]
+
+
+def same_objects(new: Sequence[object], old: Sequence[object]) -> bool:
+    """Whether two sequences hold the very same objects, in order. Descriptors are immutable, and
+    a claim rebuilds only what it changes: a node it did not touch keeps its objects, and what was
+    derived from them still holds."""
+    return len(new) == len(old) and all(map(is_, new, old))
+
+
+def node_parts[P](
+    host: ComputeHostDescriptor,
+    before: ComputeHostDescriptor,
+    parts_before: Sequence[P],
+    unchanged: Callable[[NumaNode, NumaNode, P], bool],
+    compute: Callable[[int, NumaNode], P],
+) -> tuple[P, ...]:
+    """A kind's part per node of `host`, a new version of `before` (same node ids, in order):
+    kept from `parts_before` where `unchanged(node, node before, part before)`, else computed."""
+    return tuple(
+        parts_before[j] if unchanged(node, old, parts_before[j]) else compute(j, node)
+        for j, (node, old) in enumerate(zip(host.numa_nodes, before.numa_nodes, strict=True))
+    )

@@ -8,7 +8,7 @@ default that does nothing, so a kind implements only the stages it takes part in
 | stage | hooks | who loops |
 |---|---|---|
 | index columns | `vocabulary`, `new_table`, `fill` | `index/` |
-| free resources of a host | `free` | `index/free.py` |
+| free resources of a host | `free`, `free_again` | `index/free.py` |
 | filter (every host at once) | `host_checks` (ordered by `check_order`), `node_needs` | `engine/filter.py` |
 | choices made without the model | `decide` | `engine/attempt.py` |
 | exact model (CP-SAT) | `in_model`, `post_demand`, `post_limits`, `costs`, `blame` | `engine/solver.py` |
@@ -94,6 +94,9 @@ class ResourceKind[T: Table, F](Protocol):
 
     # free resources
     def free(self, host: ComputeHostDescriptor) -> F: ...
+    def free_again(
+        self, host: ComputeHostDescriptor, before: ComputeHostDescriptor, free_before: F
+    ) -> F: ...
 
     # filter
     def host_checks(self, inp: FilterInput) -> list[HostCheck]: ...
@@ -181,6 +184,14 @@ class Kind[T: Table, F]:
 
     def free(self, host: ComputeHostDescriptor) -> F:
         return None  # type: ignore[return-value]
+
+    def free_again(
+        self, host: ComputeHostDescriptor, before: ComputeHostDescriptor, free_before: F
+    ) -> F:
+        """`free(host)` of a new version of `before` (same node ids), whose part was `free_before`:
+        a kind may keep what it derived from objects the new version still holds (a claim
+        changes one node; the index's update after each placement reads the rest again)."""
+        return self.free(host)
 
     def host_checks(self, inp: FilterInput) -> list[HostCheck]:
         return []

@@ -23,7 +23,15 @@ from ...models.configuration import VmConfiguration
 from ...models.units import format_memory_kib
 from ..reasons import Reason
 from ..request import CpuSetDemand, Part, Request, SharedDemand
-from .base import UNLIMITED_KBPS, HostFree, IndexedFleet, IntArray, Table, Vocabulary
+from .base import (
+    UNLIMITED_KBPS,
+    HostFree,
+    IndexedFleet,
+    IntArray,
+    Table,
+    Vocabulary,
+    node_parts,
+)
 from .draft import AssignmentError, ConfigurationDraft, HostDraft
 from .filtering import FilterInput, NodeNeed
 from .kind import Decisions, Kind, RelaxModel
@@ -114,6 +122,20 @@ class MemoryKind(Kind[MemoryTable, tuple[MemoryNode, ...]]):
 
     def free(self, host: ComputeHostDescriptor) -> tuple[MemoryNode, ...]:
         return tuple(_node(host, slot) for slot in range(len(host.numa_nodes)))
+
+    def free_again(
+        self,
+        host: ComputeHostDescriptor,
+        before: ComputeHostDescriptor,
+        free_before: tuple[MemoryNode, ...],
+    ) -> tuple[MemoryNode, ...]:
+        return node_parts(
+            host,
+            before,
+            free_before,
+            lambda node, old, _part: node.memory is old.memory,
+            lambda slot, _node_now: _node(host, slot),
+        )
 
     def node_needs(self, inp: FilterInput, part: Part) -> list[NodeNeed]:
         t = inp.fleet.table(self)

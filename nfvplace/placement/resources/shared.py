@@ -30,7 +30,16 @@ from ..options import Options, Policy
 from ..reasons import Reason
 from ..request import Part, Request
 from ..result import ExplainRow
-from .base import FloatArray, HostFree, IndexedFleet, IntArray, Table, Vocabulary
+from .base import (
+    FloatArray,
+    HostFree,
+    IndexedFleet,
+    IntArray,
+    Table,
+    Vocabulary,
+    node_parts,
+    same_objects,
+)
 from .draft import AssignmentError, ConfigurationDraft, HostDraft
 from .filtering import FilterInput, NodeNeed
 from .kind import Decisions, Kind, Refusal, RelaxModel
@@ -132,6 +141,20 @@ class SharedKind(Kind[SharedTable, tuple[Pool, ...]]):
 
     def free(self, host: ComputeHostDescriptor) -> tuple[Pool, ...]:
         return tuple(shared_pus(node) for node in host.numa_nodes)
+
+    def free_again(
+        self,
+        host: ComputeHostDescriptor,
+        before: ComputeHostDescriptor,
+        free_before: tuple[Pool, ...],
+    ) -> tuple[Pool, ...]:
+        return node_parts(
+            host,
+            before,
+            free_before,
+            lambda node, old, _pool: same_objects(node.cpus, old.cpus),
+            lambda _slot, node: shared_pus(node),
+        )
 
     def node_needs(self, inp: FilterInput, part: Part) -> list[NodeNeed]:
         vcpus = floating_vcpus(part)

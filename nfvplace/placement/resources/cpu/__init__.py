@@ -55,6 +55,11 @@ class CpuKind(Kind[CpuTable, CpuFree]):
     def free(self, host: ComputeHostDescriptor) -> CpuFree:
         return cpu_free(host)
 
+    def free_again(
+        self, host: ComputeHostDescriptor, before: ComputeHostDescriptor, free_before: CpuFree
+    ) -> CpuFree:
+        return cpu_free(host, (before, free_before))
+
     def host_checks(self, inp: FilterInput) -> list[HostCheck]:
         if not any(cs.requires_smt for cs in inp.request.cpu_sets):
             return []

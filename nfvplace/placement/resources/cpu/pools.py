@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ....models.chd import ComputeHostDescriptor, Cpu, CpuState
+from ....models.chd import ComputeHostDescriptor, Cpu, CpuState, NumaNode
+from ..base import node_parts, same_objects
 
 
 @dataclass(frozen=True, slots=True)
@@ -21,6 +22,10 @@ class CpuNode:
     single_cores: tuple[int, ...]  # PUs of free cores that have one thread
     half_busy: tuple[int, ...]  # free threads whose sibling is used by a VM or host-reserved
     eligible_threads: int
+    smt: bool  # some core has more than one thread
+    # every sibling looked up is a PU of this node (lint refuses others): the node's part depends
+    # on its own PUs alone, and holds while they are the same objects
+    self_contained: bool
 
     @property
     def free_threads(self) -> int:
@@ -41,12 +46,15 @@ class CpuFree:
     smt: bool  # some core has more than one thread
 
 
-def _classify(node_cpus: tuple[Cpu, ...], cpu_by_id: dict[int, Cpu]) -> CpuNode:
+def _classify(node: NumaNode, host: ComputeHostDescriptor) -> CpuNode:
     whole: dict[tuple[int, ...], None] = {}
     single: list[int] = []
     half_busy: list[int] = []
     eligible = 0
-    for cpu in node_cpus:
+    own = {cpu.id: cpu for cpu in node.cpus}
+    every: dict[int, Cpu] = {}  # the host's PUs, for a sibling on another node (lint's NFV405)
+    contained = True
+    for cpu in node.cpus:
         if not cpu.eligible:
             continue
         eligible += 1
@@ -58,7 +66,11 @@ def _classify(node_cpus: tuple[Cpu, ...], cpu_by_id: dict[int, Cpu]) -> CpuNode:
             if s == cpu.id:
                 continue
             has_other = True
-            other = cpu_by_id.get(s)
+            other = own.get(s)
+            if other is None:
+                contained = False
+                every = every or {pu.id: pu for pu in host.cpus}
+                other = every.get(s)
             if other is not None and other.eligible and other.state is CpuState.free:
                 free.append(s)
             else:
@@ -69,12 +81,23 @@ def _classify(node_cpus: tuple[Cpu, ...], cpu_by_id: dict[int, Cpu]) -> CpuNode:
             half_busy.append(cpu.id)
         else:
             whole[tuple(sorted(free))] = None
-    return CpuNode(tuple(whole), tuple(single), tuple(half_busy), eligible)
+    smt = any(len(cpu.siblings) > 1 for cpu in node.cpus)
+    return CpuNode(tuple(whole), tuple(single), tuple(half_busy), eligible, smt, contained)
 
 
-def cpu_free(host: ComputeHostDescriptor) -> CpuFree:
-    """Classify `host`'s free PUs per NUMA node (one pass over its PUs)."""
-    cpus = host.cpus
-    cpu_by_id: dict[int, Cpu] = {cpu.id: cpu for cpu in cpus}
-    nodes = tuple(_classify(node.cpus, cpu_by_id) for node in host.numa_nodes)
-    return CpuFree(nodes, any(len(cpu.siblings) > 1 for cpu in cpus))
+def cpu_free(
+    host: ComputeHostDescriptor, before: tuple[ComputeHostDescriptor, CpuFree] | None = None
+) -> CpuFree:
+    """Classify `host`'s free PUs per NUMA node (one pass over its PUs). With `before` (an earlier
+    version of the host, same node ids), nodes whose PUs are the same objects keep their part."""
+    if before is None:
+        nodes = tuple(_classify(node, host) for node in host.numa_nodes)
+    else:
+        nodes = node_parts(
+            host,
+            before[0],
+            before[1].nodes,
+            lambda node, old, part: part.self_contained and same_objects(node.cpus, old.cpus),
+            lambda _slot, node: _classify(node, host),
+        )
+    return CpuFree(nodes, any(node.smt for node in nodes))

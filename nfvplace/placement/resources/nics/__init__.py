@@ -93,6 +93,11 @@ class NicsKind(Kind[NicsTable, NicsFree]):
     def free(self, host: ComputeHostDescriptor) -> NicsFree:
         return nics_free(host)
 
+    def free_again(
+        self, host: ComputeHostDescriptor, before: ComputeHostDescriptor, free_before: NicsFree
+    ) -> NicsFree:
+        return nics_free(host, (before, free_before))
+
     def host_checks(self, inp: FilterInput) -> list[HostCheck]:
         return checks.host_checks(inp, inp.fleet.table(self))
 

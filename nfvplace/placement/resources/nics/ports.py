@@ -12,7 +12,7 @@ from ....models.chd import ComputeHostDescriptor, Nic, NumaNode, Port, PortUsage
 from ....models.vmd import InterfaceMode
 from ...request import InterfaceDemand
 from .. import affinity
-from ..base import EPS
+from ..base import EPS, node_parts, same_objects
 
 # usable bandwidth per PCIe lane by generation (Gbps, after line encoding: 8b/10b up to gen 2,
 # 128b/130b from gen 3)
@@ -92,16 +92,38 @@ def node_ports(node: NumaNode) -> NodePorts:
     return NodePorts(tuple(ports), nic_free)
 
 
-def nics_free(host: ComputeHostDescriptor) -> NicsFree:
+def nics_free(
+    host: ComputeHostDescriptor, before: tuple[ComputeHostDescriptor, NicsFree] | None = None
+) -> NicsFree:
+    """The host's ports, NIC budgets and vswitch as placement sees them; with `before` (an earlier
+    version of the host, same node ids), the nodes whose NICs (PUs, for their socket) are the same
+    objects keep their part."""
     vswitch = host.hypervisor.vswitch if host.hypervisor else None
     vswitch_free = (
         None
         if vswitch is None or vswitch.bandwidth_gbps is None
         else max(kbps(vswitch.bandwidth_gbps) - kbps(vswitch.bandwidth_used_gbps), 0)
     )
-    nodes = tuple(node_ports(node) for node in host.numa_nodes)
     accelerated = bool(vswitch and vswitch.accelerated)
-    return NicsFree(nodes, vswitch_free, accelerated, affinity.sockets(host))
+    if before is None:
+        nodes = tuple(node_ports(node) for node in host.numa_nodes)
+        return NicsFree(nodes, vswitch_free, accelerated, affinity.sockets(host))
+    old, free = before
+    nodes = node_parts(
+        host,
+        old,
+        free.nodes,
+        lambda node, was, _ports: same_objects(node.nics, was.nics),
+        lambda _slot, node: node_ports(node),
+    )
+    sockets = node_parts(
+        host,
+        old,
+        free.sockets,
+        lambda node, was, _socket: same_objects(node.cpus, was.cpus),
+        lambda _slot, node: affinity.node_socket(node),
+    )
+    return NicsFree(nodes, vswitch_free, accelerated, sockets)
 
 
 def fitting_vf(
