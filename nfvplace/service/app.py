@@ -137,6 +137,7 @@ def create_app(settings: Settings, *, placer: Placer | None = None) -> FastAPI:
         metrics=metrics,
         max_body_bytes=settings.max_body_bytes,
         episodes=app.state.episodes,
+        direct={("POST", "/v1/placements"): placements.CREATE_ROUTE},
     )
 
     def openapi() -> dict[str, Any]:

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 from service_hosts import host, vm
+from service_support import TOKENS, auth
 
 from nfvplace.service import faults
 
@@ -139,3 +140,56 @@ def test_unknown_schema(sqlite_client: TestClient) -> None:
     answer = sqlite_client.get("/v1/schemas/nope")
     assert answer.status_code == 404
     assert "vmd" in answer.json()["detail"]
+
+
+def _comparable(answer: Any) -> tuple[int, str, Any, bool]:
+    """An answer without what differs between two requests (ids, the path asked)."""
+    body = answer.json()
+    for field in ("instance", "request_id", "id", "placement"):
+        body.pop(field, None)
+    for configuration in body.get("configurations", []):
+        configuration.pop("instance")  # named after the placement's id
+    return answer.status_code, answer.headers["content-type"], body, "location" in answer.headers
+
+
+READER = {"Authorization": "Bearer " + TOKENS["reader"][0]}
+
+
+@pytest.mark.parametrize(
+    ("headers", "content", "media"),
+    [
+        ({}, None, None),  # a placement
+        ({"Idempotency-Key": "x" * 256}, None, None),
+        ({"Authorization": "Bearer nope"}, None, None),
+        ({"Authorization": "Basic abc"}, None, None),
+        (READER, None, None),
+        ({}, b"{not json", "application/json"),
+        ({}, b"vm: [", "application/yaml"),
+        ({}, b"<vm/>", "application/xml"),
+        ({}, b'{"vm": {"name": 1}}', "application/json"),
+        ({}, b'{"nothing": 1}', "application/json"),
+    ],
+)
+def test_the_middleware_answers_placements_as_the_router_does(
+    app_factory: Callable[..., Any],
+    sqlite_url: str,
+    headers: dict[str, str],
+    content: bytes | None,
+    media: str | None,
+) -> None:
+    """`POST /v1/placements` is called by the middleware itself; under a root path the router
+    serves it. Both answer every request alike (errors through the app's handlers)."""
+    with TestClient(app_factory(sqlite_url), root_path="/api", headers=auth("admin")) as c:
+        assert c.put("/v1/hosts/h1", json=host("h1")).status_code == 201
+        sent = {**headers, **({"Content-Type": media} if media else {})}
+        answers = []
+        for path in ("/v1/placements", "/api/v1/placements"):  # direct, then through the router
+            if content is None:
+                answer = c.post(path, json={"vm": vm()}, headers=sent)
+            else:
+                answer = c.post(path, content=content, headers=sent)
+            answers.append(_comparable(answer))
+            if answer.status_code == 201:  # the second is placed as the first was
+                assert c.delete(answer.headers["location"]).status_code == 204
+        assert answers[0] == answers[1]
+        assert answers[0][0] in (201, 401, 403, 415, 422)
