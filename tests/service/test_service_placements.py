@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from typing import Any
 from xml.etree import ElementTree
 
 import pytest
@@ -113,6 +114,37 @@ def test_idempotency_key_replays_first_answer(client: TestClient) -> None:
     reused = client.post("/v1/placements", json={"vm": vm(vcpus=4)}, headers=headers)
     assert reused.status_code == 422
     assert reused.json()["code"] == "nfvplace.placement.idempotency_key_reused"
+
+
+@pytest.mark.parametrize(
+    ("released", "body", "status", "code"),
+    [
+        (False, {"vm": vm()}, 201, None),
+        (False, {"vm": vm(vcpus=4)}, 422, "nfvplace.placement.idempotency_key_reused"),
+        (True, {"vm": vm()}, 409, "nfvplace.placement.released"),
+    ],
+)
+def test_a_replay_answers_as_before_when_nothing_fits_any_more(
+    client: TestClient, released: bool, body: dict[str, Any], status: int, code: str | None
+) -> None:
+    """The key is looked up when a request cannot be placed (a lookup before every placement
+    cost a query): a replay on a full fleet still gets the first answer, or the key's problem."""
+    client.put("/v1/hosts/h1", json=host("h1"))
+    headers = {"Idempotency-Key": "order-9"}
+    first = client.post("/v1/placements", json={"vm": vm()}, headers=headers)
+    assert first.status_code == 201
+    if released:
+        assert client.delete(first.headers["location"]).status_code == 204
+    while client.post("/v1/placements", json={"vm": vm()}).status_code == 201:
+        pass  # until the fleet is full
+    again = client.post("/v1/placements", json=body, headers=headers)
+    assert again.status_code == status, again.text
+    if code is None:
+        assert again.json() == first.json()
+        assert again.headers["idempotent-replayed"] == "true"
+    else:
+        assert again.json()["code"] == code
+    assert client.app.state.store.audit() == []
 
 
 def test_vnf_places_every_member(client: TestClient) -> None:
