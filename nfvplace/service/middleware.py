@@ -78,14 +78,7 @@ class RequestContext:
             await send(message)
 
         try:
-            length = headers.get("content-length", "")
-            direct = self.direct.get((scope["method"], scope["path"]))
-            if length.isdigit() and int(length) > self.max_body_bytes:
-                await self._too_large(scope, send_wrapper, int(length))
-            elif direct is not None:
-                await self._call(direct, scope, receive, send_wrapper)
-            else:
-                await self.app(scope, receive, send_wrapper)
+            await self._route(scope, receive, send_wrapper, headers.get("content-length", ""))
         except Exception as exc:
             if started:  # nothing left to say: the server closes the connection
                 raise
@@ -93,25 +86,39 @@ class RequestContext:
             # answers and then re-raises, and the server drops the keep-alive connection)
             await self._failed(scope, send_wrapper, exc)
         finally:
-            elapsed = time.perf_counter() - start
-            route: Any = scope.get("route")
-            template = getattr(route, "path", None) or "unmatched"
-            self.metrics.latency.labels(scope["method"], template, str(status)).observe(elapsed)
-            LOGGER.info(
-                "request",
-                extra={
-                    "method": scope["method"],
-                    "path": scope["path"],
-                    "route": template,
-                    "status": status,
-                    "duration_ms": round(elapsed * 1000, 2),
-                    **fields,
-                },
-            )
+            self._record(scope, status, time.perf_counter() - start, fields)
             request_fields_var.reset(fields_token)
             request_id_var.reset(token)
         if status < 500 and scope["state"].get("store_used"):
             self.episodes.served(began)
+
+    async def _route(self, scope: Scope, receive: Receive, send: Send, length: str) -> None:
+        """A body declared too large is refused; the busiest route is called here; the rest go
+        to the app."""
+        direct = self.direct.get((scope["method"], scope["path"]))
+        if length.isdigit() and int(length) > self.max_body_bytes:
+            await self._too_large(scope, send, int(length))
+        elif direct is not None:
+            await self._call(direct, scope, receive, send)
+        else:
+            await self.app(scope, receive, send)
+
+    def _record(self, scope: Scope, status: int, elapsed: float, fields: dict[str, Any]) -> None:
+        """The request's latency metric and its one log line."""
+        route: Any = scope.get("route")
+        template = getattr(route, "path", None) or "unmatched"
+        self.metrics.latency.labels(scope["method"], template, str(status)).observe(elapsed)
+        LOGGER.info(
+            "request",
+            extra={
+                "method": scope["method"],
+                "path": scope["path"],
+                "route": template,
+                "status": status,
+                "duration_ms": round(elapsed * 1000, 2),
+                **fields,
+            },
+        )
 
     @staticmethod
     async def _call(route: APIRoute, scope: Scope, receive: Receive, send: Send) -> None:

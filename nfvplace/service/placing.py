@@ -234,15 +234,8 @@ class Placements:
                 self._lost(attempt, exc)
                 continue
             result = decision.result
-            if not result.ok and request.moves:
-                advice = self._moves(request)
-                if advice is not None:
-                    return advice
             if not result.ok:
-                first = self._placed_with(key)
-                if first is not None:
-                    return self._replay(first, request)
-                self._no_fit(result)
+                return self._not_placed(request, result, key)
             configs = configurations_json(result.configurations)
             if request.dry_run:
                 self.metrics.placements.labels("dry_run").inc()
@@ -275,6 +268,20 @@ class Placements:
             errors.PLACEMENT_CONCURRENT_UPDATE,
             f"hosts changed under this placement {self.max_attempts} times; retry the request",
         )
+
+    def _not_placed(
+        self, request: PlacementRequest, result: PlacementResult, key: str | None
+    ) -> Answer:
+        """A request no host fits: moves that make room (a dry run that asks for them), the
+        first answer of its key's placement (a retry on a full fleet), else 409 no_fit."""
+        if request.moves:
+            advice = self._moves(request)
+            if advice is not None:
+                return advice
+        first = self._placed_with(key)
+        if first is not None:
+            return self._replay(first, request)
+        raise self._no_fit(result)
 
     def _placed_with(self, key: str | None) -> PlacementRecord | None:
         """The placement `key` made before, if any."""
@@ -342,14 +349,15 @@ class Placements:
             },
         )
 
-    def _no_fit(self, result: PlacementResult) -> None:
+    def _no_fit(self, result: PlacementResult) -> ProblemError:
+        """409 no_fit, with the diagnosis (counted in the metrics)."""
         self.metrics.placements.labels("no_fit").inc()
         diagnosis = result.diagnosis
         if diagnosis is None:
-            raise ProblemError(409, errors.PLACEMENT_NO_FIT, "no host fits (no diagnosis given)")
+            return ProblemError(409, errors.PLACEMENT_NO_FIT, "no host fits (no diagnosis given)")
         for reason in sorted({r.reason for r in diagnosis.rejections}):
             self.metrics.no_fit_reasons.labels(reason).inc()
-        raise ProblemError(
+        return ProblemError(
             409,
             errors.PLACEMENT_NO_FIT,
             diagnosis.summary,
