@@ -3,8 +3,8 @@ answer to any exception a route let through (503 for a database fault, 500 for a
 
 It also calls the busiest route (`POST /v1/placements`) itself: its endpoint takes the request
 alone, so the router, FastAPI's request handler and Starlette's exception middleware had only to
-find it and call it, for a quarter of the service's own time per request outside the placement.
-Its exceptions go to the app's exception handlers, as that middleware would send them."""
+find it and call it, which took about half of the app's own time per request (86 -> 40 us in
+process). Its exceptions go to the app's exception handlers, as that middleware would send them."""
 
 from __future__ import annotations
 
