@@ -78,8 +78,9 @@ SLIM_RELEASED = (
     .where(PLACEMENTS.c.id == bindparam("b_id"))
     .values(response=JsonText("{}"), configurations=JsonText("[]"), descriptor=null())
 )
-# Every keyed POST asks whether its key was used; almost always it was not, so the question is a
-# key lookup on the driver's cursor (steps.fetch), and the record is read only when it was.
+# A keyed POST that could not be placed asks whether its key was used (a retry on a full fleet
+# gets its first answer); mostly it was not, so the question is a key lookup on the driver's
+# cursor (steps.fetch), and the record is read only when it was.
 KEY_USED = select(PLACEMENTS.c.id).where(PLACEMENTS.c.idempotency_key == bindparam("b_key"))
 PROBE = update(READINESS).where(READINESS.c.id == 1).values(probed_at=bindparam("b_now"))
 SWAP = (

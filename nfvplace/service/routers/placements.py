@@ -21,9 +21,9 @@ from ...placement import BatchItem
 from ...render import render
 from ..auth import SECURITY, admit, require
 from ..body import parse_body, read_body
-from ..deps import StoreDep
+from ..deps import StoreDep, get_placements
 from ..descriptors import parse_descriptor, parse_options
-from ..placing import PlacementRequest, Placements, vm_descriptors
+from ..placing import PlacementRequest, vm_descriptors
 from ..problems import ProblemError
 from ..requests import ENVELOPE, PlacementOptions
 from .common import FastJSONResponse, body_of, problems
@@ -209,11 +209,9 @@ async def create_placement(request: Request) -> JSONResponse:
     # The busiest route takes the request alone, and checks its token and reads its header
     # itself: solving FastAPI's dependencies cost more than the rest of the route's own work, and
     # the middleware can call it without the router (docs/benchmarks.md, "A leaner hot path").
-    state = request.app.state
-    admit(state.tokens, request.headers.get("authorization"), "placer")
+    admit(request.app.state.tokens, request.headers.get("authorization"), "placer")
     key = _idempotency_key(request.headers.get("idempotency-key"))
-    request.state.store_used = True  # as `deps.get_placements` marks it
-    placements: Placements = state.placements
+    placements = await get_placements(request)
     raw, media = await read_body(request)
     if len(raw) <= CACHED_BODY_BYTES:
         parsed = parsed_request(raw, media)
