@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import importlib
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -73,7 +73,13 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     app.state.store = store
     episodes = app.state.episodes
     app.state.readiness = Readiness(store, episodes)
-    placements = Placements(store, app.state.placer, app.state.metrics, settings.max_attempts)
+    placements = Placements(
+        store,
+        app.state.placer,
+        app.state.metrics,
+        settings.max_attempts,
+        app.state.on_index_built,
+    )
     app.state.placements = placements
     app.state.parsed_hosts = ParsedHosts(store)  # the extender's nodes, kept parsed
     await run_in_threadpool(placements.live.refresh)  # the index, before /readyz
@@ -91,8 +97,15 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         store.close()
 
 
-def create_app(settings: Settings, *, placer: Placer | None = None) -> FastAPI:
+def create_app(
+    settings: Settings,
+    *,
+    placer: Placer | None = None,
+    on_index_built: Callable[[], object] | None = None,
+) -> FastAPI:
     """The API over the store named by `settings`; opens (and migrates) it on startup.
+    `on_index_built` is called each time the worker's index is built (`nfvplace serve`'s workers
+    take the index out of the garbage collector's sight: `workers.keep_out_of_collections`).
 
     Raises SettingsError when the settings would expose the API (no tokens and not loopback).
     """
@@ -114,6 +127,7 @@ def create_app(settings: Settings, *, placer: Placer | None = None) -> FastAPI:
     app.state.tokens = TokenTable(tokens)
     app.state.metrics = metrics
     app.state.placer = placer or import_placer(settings.placer)
+    app.state.on_index_built = on_index_built
     app.add_exception_handler(ProblemError, on_problem)
     app.add_exception_handler(NfvplaceError, on_nfvplace_error)
     app.add_exception_handler(StarletteHTTPException, on_http_error)
@@ -161,7 +175,7 @@ def _private_openapi(app: FastAPI) -> None:
 def app_from_env() -> FastAPI:
     """Factory for uvicorn workers: settings from $NFVPLACE_SERVICE_SETTINGS (set by serve)."""
     from . import logs
-    from .workers import die_with_master
+    from .workers import die_with_master, keep_out_of_collections
 
     die_with_master()
     logs.configure()
@@ -169,4 +183,4 @@ def app_from_env() -> FastAPI:
     placer = os.environ.get(PLACER_ENV)
     if placer:
         settings = Settings(**{**settings.__dict__, "placer": placer})
-    return create_app(settings)
+    return create_app(settings, on_index_built=keep_out_of_collections)

@@ -18,7 +18,9 @@ another worker is filling, and racing it there. Dry runs, VNFs and batches read 
 first: they decide on the whole, current fleet.
 
 The lock below is held only while the index is read or changed (a refresh, one decision of about a
-millisecond); commits run outside it, concurrently.
+millisecond); commits run outside it, concurrently. A decision made with `reads=False` (on the
+event loop, see `Placements.place_inline`) reads no host and waits for that lock at most
+`LOCK_WAIT_S`: else it raises `WouldBlockError`, and the caller decides on its placing thread.
 """
 
 from __future__ import annotations
@@ -40,6 +42,11 @@ COMPACT_FROM = 2000  # hosts: from here on the index keeps descriptors compresse
 WAIT_S = 60.0
 AVOID_S = 0.5  # a worker that lost a race on a host places elsewhere first for this long
 STALE_S = 1.0  # a host another worker changed is read again at the latest this long after
+LOCK_WAIT_S = 0.002  # the longest a decision without reads waits for the index (a write-back's)
+
+
+class WouldBlockError(Exception):
+    """Deciding now would read hosts from the database or wait for another thread's decision."""
 
 
 @dataclass(eq=False)
@@ -84,10 +91,12 @@ class LiveIndex:
         store: Store,
         clock: PhaseClock | None = None,
         on_read: Callable[[], object] | None = None,
+        on_built: Callable[[], object] | None = None,
     ) -> None:
         self.store = store
         self.clock = clock or PhaseClock()
         self.on_read = on_read  # called for each host read from the database (a metric)
+        self.on_built = on_built  # called when a new index was built (see `serve`'s workers)
         self._lock = threading.Lock()
         self._index: FleetIndex | None = None
         self._generation: dict[str, int] = {}  # what the database has (or will, once pending land)
@@ -109,21 +118,27 @@ class LiveIndex:
         with self._lock:
             self._refresh()
 
-    def _refresh(self) -> None:
+    def _refresh(self, reads: bool = True) -> None:
+        """Apply the change feed; without `reads`, WouldBlockError (and nothing changed) where that
+        would read a host."""
         changes = self.store.changes_since(self._seq)
         now = time.monotonic()
         # hosts with commits of this worker in flight are read again only if one of those fails
         read = {h for h in self._dirty if h not in self._pending}
-        self._dirty -= read
         known = {} if self._index is None else self._index.index
+        stale = dict(self._stale)
         for host_id, generation in changes.hosts.items():
             if host_id in self._pending or self._generation.get(host_id) == generation:
                 continue
             if generation is None or host_id not in known:
                 read.add(host_id)  # a host came or went: the index changes shape now
             else:
-                self._stale.setdefault(host_id, now)
-        read.update(h for h, since in self._stale.items() if now - since >= STALE_S)
+                stale.setdefault(host_id, now)
+        read.update(h for h, since in stale.items() if now - since >= STALE_S)
+        if not reads and (read or self._index is None):
+            raise WouldBlockError(f"{len(read)} host(s) to read")
+        self._dirty -= read
+        self._stale = stale
         if self._index is None:
             self._first_read(read)
         else:
@@ -148,6 +163,7 @@ class LiveIndex:
         except BaseException:
             self._generation.clear()
             raise
+        self._built()
 
     def _stream(self, ids: set[str]) -> Iterator[ComputeHostDescriptor]:
         """The hosts of `ids` that still exist, read one at a time (their generations noted)."""
@@ -192,6 +208,11 @@ class LiveIndex:
             kept = (index.host(h) for h in index.ids if h not in ids)
             hosts = chain(kept, self._stream(ids))
         self._index = FleetIndex(hosts, compact=size >= COMPACT_FROM)
+        self._built()
+
+    def _built(self) -> None:
+        if self.on_built is not None:
+            self.on_built()
 
     def _avoided(self) -> frozenset[str]:
         """Hosts this worker lost a race on within the last `AVOID_S` (to try others first)."""
@@ -205,17 +226,23 @@ class LiveIndex:
         *,
         claim: bool = True,
         narrow: bool = False,
+        reads: bool = True,
     ) -> Decision:
         """Refresh, run `place(index, excluded hosts)` and (with `claim`) hold its hosts in the
-        index. With `narrow` (a single VM to claim), stale and avoided hosts are excluded first."""
+        index. With `narrow` (a single VM to claim), stale and avoided hosts are excluded first.
+        Without `reads`, WouldBlockError where the lock is held or a host would be read."""
         clock = self.clock
-        with self._lock:
+        if not self._lock.acquire(timeout=-1 if reads else LOCK_WAIT_S):
+            raise WouldBlockError("another thread is deciding")
+        try:
             clock.start()
-            self._refresh()
+            self._refresh(reads)
             clock.spent("refresh")
             skip = frozenset(self._stale) | self._avoided() if narrow else frozenset()
             result = place(self._fleet(), skip) if skip else None
             if result is None or not result.ok:
+                if self._stale and not reads:
+                    raise WouldBlockError("the stale hosts are to be read")
                 clock.spent("engine")
                 self._read_stale()
                 clock.spent("refresh")
@@ -223,22 +250,30 @@ class LiveIndex:
             clock.spent("engine")
             if not claim or not result.ok:
                 return Decision(result, Snapshot({}, {}))
-            expected: dict[str, int] = {}
-            after: list[_Pending] = []
-            mine: dict[str, _Pending] = {}
-            unread = [h for h in result.hosts if h not in self._generation]
-            if unread:  # cannot happen (unread hosts are read before deciding): never trust one
-                self._dirty.update(unread)
-                raise StaleSnapshot(f"host {unread[0]} was not read since a failed read")
-            for host_id, chd in result.hosts.items():
-                expected[host_id] = self._generation[host_id]
-                if host_id in self._pending:
-                    after.append(self._pending[host_id])
-                mine[host_id] = self._pending[host_id] = _Pending()
-                self._generation[host_id] += 1
-                self._fleet().update(chd)
-            clock.spent("index")
-            return Decision(result, Snapshot({}, expected), tuple(after), mine)
+            if not reads and not self._pending.keys().isdisjoint(result.hosts):
+                raise WouldBlockError("an earlier commit on the host is in flight")
+            return self._claimed(result)
+        finally:
+            self._lock.release()
+
+    def _claimed(self, result: PlacementResult) -> Decision:
+        """Hold the hosts of `result` in the index (the lock held): what to commit, after what."""
+        expected: dict[str, int] = {}
+        after: list[_Pending] = []
+        mine: dict[str, _Pending] = {}
+        unread = [h for h in result.hosts if h not in self._generation]
+        if unread:  # cannot happen (unread hosts are read before deciding): never trust one
+            self._dirty.update(unread)
+            raise StaleSnapshot(f"host {unread[0]} was not read since a failed read")
+        for host_id, chd in result.hosts.items():
+            expected[host_id] = self._generation[host_id]
+            if host_id in self._pending:
+                after.append(self._pending[host_id])
+            mine[host_id] = self._pending[host_id] = _Pending()
+            self._generation[host_id] += 1
+            self._fleet().update(chd)
+        self.clock.spent("index")
+        return Decision(result, Snapshot({}, expected), tuple(after), mine)
 
     def settle(self, decision: Decision, commit: Callable[[], T]) -> T:
         """Commit `decision` once the earlier commits it builds on have landed; StaleSnapshot if

@@ -24,20 +24,30 @@ from pydantic_core import to_json
 
 from .. import errors
 from ..models.configuration import VmConfiguration
-from ..models.vmd import VMD_SCHEMA, VmDescriptor
+from ..models.vmd import VmDescriptor
 from ..models.vnf import VnfTemplate
 from ..placement import BatchItem, FleetIndex
 from ..placement.result import Diagnosis, PlacementResult
-from ..store import IdempotentReplayError, PlacementRecord, StaleSnapshot, Store
+from ..store import (
+    IdempotentReplayError,
+    PlacementRecord,
+    StaleSnapshot,
+    Store,
+    WriteLockBusyError,
+)
 from ..store.db import JsonText
 from ..store.faults import CommitOutcomeUnknownError
 from ..store.records import CONFIGURATIONS, json_text
-from .live import Decision, LiveIndex, PhaseClock
+from .live import Decision, LiveIndex, PhaseClock, WouldBlockError
 from .logs import LOGGER, note
 from .metrics import Metrics
+from .moves import room_by_moves
 from .problems import ProblemError
 
 Placer = Callable[..., PlacementResult]
+# the longest a placement on the event loop waits for SQLite's write lock (a commit or a
+# write-back of another thread or process holds it for about a millisecond)
+INLINE_LOCK_WAIT_S = 0.01
 
 
 @dataclass(frozen=True)
@@ -91,10 +101,6 @@ def new_placement_id() -> str:
     return "pl-" + uuid.uuid4().hex
 
 
-def dump_configurations(configs: Sequence[VmConfiguration]) -> list[dict[str, Any]]:
-    return [c.model_dump(mode="json", by_alias=True, exclude_none=True) for c in configs]
-
-
 def configurations_json(configs: Sequence[VmConfiguration]) -> bytes:
     """The VM Configurations as JSON, serialised once (pydantic-core) for the store's row, the
     stored answer and the HTTP answer alike."""
@@ -138,12 +144,21 @@ def empty_fleet(descriptor: Target) -> PlacementResult:
 
 
 class Placements:
-    def __init__(self, store: Store, placer: Placer, metrics: Metrics, max_attempts: int) -> None:
+    def __init__(
+        self,
+        store: Store,
+        placer: Placer,
+        metrics: Metrics,
+        max_attempts: int,
+        on_index_built: Callable[[], object] | None = None,
+    ) -> None:
         self.store = store
         self.placer = placer
         self.metrics = metrics
         self.max_attempts = max_attempts
-        self.live = LiveIndex(store, PhaseClock(metrics.charge), metrics.hosts_read.inc)
+        self.live = LiveIndex(
+            store, PhaseClock(metrics.charge), metrics.hosts_read.inc, on_index_built
+        )
         # ties between equally good hosts are broken per process on retries, so that workers and
         # replicas that lost a race to each other do not pick the same host again
         self._retry_seed = os.getpid()
@@ -157,13 +172,34 @@ class Placements:
             else None
         )
 
-    async def place_off_loop(self, request: PlacementRequest, key: str | None) -> Answer:
-        """`place`, on a thread (a claiming placement on SQLite: the worker's placing thread)."""
+    async def place_async(self, request: PlacementRequest, key: str | None) -> Answer:
+        """`place` for the event loop: on a thread of the shared pool, or (a claiming placement
+        on SQLite) on the event loop itself where it cannot wait (`place_inline`), else on the
+        worker's placing thread."""
         if self._placing is None or request.dry_run:
             return await to_thread.run_sync(self.place, request, key)
+        if isinstance(request.descriptor, VmDescriptor):
+            answer = self.place_inline(request, key)
+            if answer is not None:
+                return answer
         context = contextvars.copy_context()  # the request's log fields go with it
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self._placing, context.run, self.place, request, key)
+
+    def place_inline(self, request: PlacementRequest, key: str | None) -> Answer | None:
+        """One attempt of `place` on the calling thread (the event loop), for a single VM where
+        nothing waits long: the index is built, no host is to be read, the index is not another
+        thread's for more than `live.LOCK_WAIT_S`, no commit of the host is in flight, SQLite's
+        write lock is not another's for more than `INLINE_LOCK_WAIT_S` and no race is lost (None
+        otherwise, nothing claimed: the caller then places on the placing thread, which waits).
+
+        Handing every placement to the placing thread cost two thread switches and the GIL
+        passed back and forth with the event loop (about thirty futex calls per placement): on
+        the 1,000-host benchmark, placing here took 10-14 % less CPU per placement."""
+        try:
+            return self.place(request, key, inline=True)
+        except WouldBlockError:
+            return None
 
     def close(self) -> None:
         """Stop the placing thread (placements queued and not started are dropped)."""
@@ -211,13 +247,15 @@ class Placements:
             **({"exclude": exclude} if exclude else {}),
         )
 
-    def place(self, request: PlacementRequest, idempotency_key: str | None) -> Answer:
+    def place(
+        self, request: PlacementRequest, idempotency_key: str | None, inline: bool = False
+    ) -> Answer:
         # An Idempotency-Key is checked where the database enforces it: the commit of a key used
         # before fails (IdempotentReplayError) and nothing is claimed. It is looked up only when
         # the request cannot be placed, where a replay must still get the first answer: a lookup
         # before every placement cost a query (a round trip on PostgreSQL) for the rare retry.
         key = None if request.dry_run else idempotency_key
-        for attempt in range(self.max_attempts):
+        for attempt in range(1 if inline else self.max_attempts):
             placement_id = new_placement_id()
             try:
                 decision = self.live.decide(
@@ -229,9 +267,10 @@ class Placements:
                     ),
                     claim=not request.dry_run,
                     narrow=isinstance(request.descriptor, VmDescriptor) and not request.dry_run,
+                    reads=not inline,
                 )
             except StaleSnapshot as exc:
-                self._lost(attempt, exc)
+                self._lost(attempt, exc, inline)
                 continue
             result = decision.result
             if not result.ok:
@@ -246,10 +285,12 @@ class Placements:
             try:
                 self.live.settle(
                     decision,
-                    partial(self._commit, request, key, placement_id, stored, decision),
+                    partial(self._commit, request, key, placement_id, stored, decision, inline),
                 )
+            except WriteLockBusyError as exc:  # inline only: the placing thread will wait
+                raise WouldBlockError("SQLite's write lock is held") from exc
             except StaleSnapshot as exc:
-                self._lost(attempt, exc)
+                self._lost(attempt, exc, inline)
                 continue
             except IdempotentReplayError as exc:
                 return self._replay(exc.placement, request)
@@ -275,9 +316,11 @@ class Placements:
         """A request no host fits: moves that make room (a dry run that asks for them), the
         first answer of its key's placement (a retry on a full fleet), else 409 no_fit."""
         if request.moves:
-            advice = self._moves(request)
+            assert isinstance(request.descriptor, VmDescriptor)
+            advice = room_by_moves(self.store, request.descriptor, request.policy)
             if advice is not None:
-                return advice
+                self.metrics.placements.labels("dry_run").inc()
+                return Answer(200, advice)
         first = self._placed_with(key)
         if first is not None:
             return self._replay(first, request)
@@ -287,10 +330,13 @@ class Placements:
         """The placement `key` made before, if any."""
         return None if key is None else self.store.find_by_key(key)
 
-    def _lost(self, attempt: int, exc: StaleSnapshot) -> None:
-        """A race lost (or a host not read since a failed read): count it, back off a little."""
+    def _lost(self, attempt: int, exc: StaleSnapshot, inline: bool = False) -> None:
+        """A race lost (or a host not read since a failed read): count it, back off a little
+        (inline: WouldBlockError, the next attempt is the placing thread's)."""
         self.metrics.conflicts.inc()
         LOGGER.info("placement conflict", extra={"attempt": attempt, "reason": str(exc)})
+        if inline:
+            raise WouldBlockError("lost a race") from exc
         time.sleep(random.uniform(0, min(0.001 * 2**attempt, 0.05)))
 
     def _commit(
@@ -300,6 +346,7 @@ class Placements:
         placement_id: str,
         stored: tuple[bytes, bytes],  # the answer and the configurations, as JSON
         decision: Decision,
+        inline: bool,
     ) -> None:
         self.live.clock.start()
         try:
@@ -313,41 +360,10 @@ class Placements:
                 snapshot=decision.base,
                 name=target_name(request.descriptor)[:255],
                 descriptor=request.stored_descriptor,
+                lock_timeout_s=INLINE_LOCK_WAIT_S if inline else None,
             )
         finally:
             self.live.clock.spent("commit")
-
-    def _moves(self, request: PlacementRequest) -> Answer | None:
-        """Read-only advice: moves of the live placements that make room for the VM (None: none)."""
-        from ..placement import suggest_moves
-
-        assert isinstance(request.descriptor, VmDescriptor)
-        configs: list[VmConfiguration] = []
-        descriptors: dict[str, VmDescriptor] = {}
-        after: str | None = None
-        while True:
-            page = self.store.list_placements(after=after, limit=500)
-            for record in page.placements:
-                configs.extend(VmConfiguration.model_validate(c) for c in record.configurations)
-                descriptors.update(vm_descriptors(record))
-            if page.next_after is None:
-                break
-            after = page.next_after
-        hosts = list(self.store.snapshot().hosts.values())
-        advice = suggest_moves(
-            hosts, request.descriptor, configs, descriptors=descriptors, policy=request.policy
-        )
-        if advice is None:
-            return None
-        self.metrics.placements.labels("dry_run").inc()
-        return Answer(
-            200,
-            {
-                "dry_run": True,
-                "configurations": dump_configurations((advice.configuration,)),
-                "moves": [move.to_dict() for move in advice.moves],
-            },
-        )
 
     def _no_fit(self, result: PlacementResult) -> ProblemError:
         """409 no_fit, with the diagnosis (counted in the metrics)."""
@@ -363,19 +379,3 @@ class Placements:
             diagnosis.summary,
             extra={"diagnosis": diagnosis.to_dict()},
         )
-
-
-def vm_descriptors(record: PlacementRecord) -> dict[str, VmDescriptor]:
-    """The VM Descriptors a placement was made from, by VM name (what rendering needs: VLANs,
-    networks); empty for placements stored before descriptors were kept."""
-    data = record.descriptor
-    if data is None:
-        return {}
-    if "batch" in data:
-        vms = [VmDescriptor.model_validate(item["vm"]) for item in data["batch"]]
-        return {vm.name: vm for vm in vms}
-    if data.get("schema") == VMD_SCHEMA:
-        vm = VmDescriptor.model_validate(data)
-        return {vm.name: vm}
-    template = VnfTemplate.model_validate(data)
-    return {m.descriptor.name: m.descriptor for m in template.members if m.descriptor is not None}

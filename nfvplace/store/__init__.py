@@ -11,6 +11,7 @@ from .records import (
     PlacementRecord,
     Snapshot,
     StaleSnapshot,
+    WriteLockBusyError,
 )
 from .repository import Store
 
@@ -25,6 +26,7 @@ __all__ = [
     "Snapshot",
     "StaleSnapshot",
     "Store",
+    "WriteLockBusyError",
     "default_url",
     "make_engine",
     "migrate",

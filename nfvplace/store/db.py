@@ -174,6 +174,25 @@ def transaction(engine: Engine) -> Iterator[Connection]:
             raise
 
 
+@contextlib.contextmanager
+def lock_wait(conn: Connection, timeout_s: float | None) -> Iterator[None]:
+    """SQLite, with `timeout_s`: a write lock another connection holds fails the statement that
+    needs it (SQLITE_BUSY) after at most `timeout_s`, not after the busy timeout. PostgreSQL (or
+    None): as it is."""
+    if timeout_s is None or conn.dialect.name != "sqlite":
+        yield
+        return
+    raw: Any = conn.connection.driver_connection
+    raw.execute(f"PRAGMA busy_timeout={int(timeout_s * 1000)}")
+    try:
+        yield
+    finally:
+        try:
+            raw.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
+        except Exception:  # never give the pool a connection that would not wait
+            conn.invalidate()
+
+
 def forget_connections(conn: Connection, exc: BaseException) -> None:
     """After an error that means the server went away: drop this connection, and have the pool
     replace every connection opened before now at its next checkout (as SQLAlchemy does for the

@@ -14,14 +14,16 @@ from sqlalchemy import (
     select,
     update,
 )
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy.exc import IntegrityError, OperationalError
 
+from .. import errors
 from ..claims import claim
 from ..models.chd import ComputeHostDescriptor
 from ..models.configuration import VmConfiguration
 from . import db, steps
 from .availability import derive
 from .db import JsonText
+from .faults import classify
 from .records import (
     BUMP_COUNTER,
     CLAIMS,
@@ -48,6 +50,7 @@ from .records import (
     PlacementRecord,
     Snapshot,
     StaleSnapshot,
+    WriteLockBusyError,
     chd_json,
     json_text,
     live_on,
@@ -130,6 +133,7 @@ class PlacementStore:
         name: str | None = None,
         descriptor: Mapping[str, Any] | JsonText | None = None,
         configurations_json: JsonText | None = None,
+        lock_timeout_s: float | None = None,
     ) -> None:
         """Store `configurations`, computed on hosts at `snapshot.generations`, atomically.
 
@@ -140,7 +144,9 @@ class PlacementStore:
         service gives only generations (its index claimed them already). Documents may come
         serialised already (`JsonText`; `configurations_json` is `configurations` as JSON).
         Raises StaleSnapshot when a touched host changed since (or a resource is held already),
-        IdempotentReplayError when another request with the same key committed first.
+        IdempotentReplayError when another request with the same key committed first, and
+        (with `lock_timeout_s`, on SQLite) WriteLockBusyError when another connection held the
+        write lock that long (rather than SQLite's 30 s busy timeout).
         """
         by_host: dict[str, list[VmConfiguration]] = defaultdict(list)
         for config in configurations:
@@ -169,7 +175,7 @@ class PlacementStore:
             "released_at": None,
         }
         try:
-            with db.transaction(self.engine) as conn:
+            with db.transaction(self.engine) as conn, db.lock_wait(conn, lock_timeout_s):
                 steps.run(conn, commit_steps(row, configurations, sorted(by_host), snapshot))
         except IntegrityError as exc:
             if idempotency_key is not None:
@@ -177,6 +183,11 @@ class PlacementStore:
                 if first is not None:
                     raise IdempotentReplayError(first) from exc
             raise StaleSnapshot("a resource was claimed concurrently") from exc
+        except OperationalError as exc:
+            fault = classify(exc)
+            if lock_timeout_s is None or fault is None or fault.code != errors.STORE_BUSY:
+                raise
+            raise WriteLockBusyError(fault.reason) from exc
 
     def release_placement(self, placement_id: str) -> bool:
         """Free what a placement holds; False when it is unknown or released already."""

@@ -133,6 +133,11 @@ class StaleSnapshot(Exception):  # noqa: N818 - a signal to recompute, not an er
     """A host changed (or a resource was taken) since the snapshot: recompute and retry."""
 
 
+class WriteLockBusyError(Exception):
+    """SQLite's write lock was another connection's and the commit was not to wait for it:
+    nothing was written."""
+
+
 @dataclass(eq=False)
 class HostInUseError(Exception):
     host: str

@@ -188,3 +188,140 @@ def test_a_worker_writes_back_its_document_though_another_committed_since(
     b_view = b.live._fleet().host(host_id)
     assert a.store.availability([host_id])[host_id] == (3, b_view)
     assert a.store.audit() == []
+
+
+# --- placing on the event loop (`Placements.place_inline`) ---------------------------------------
+
+
+def inline(worker: Placements) -> str | None:
+    """The host `place_inline` placed the VM on; None where it handed the request over."""
+    answer = worker.place_inline(request(), None)
+    if answer is None:
+        return None
+    assert answer.status == 201, answer.body
+    return str(answer.document()["configurations"][0]["host"])
+
+
+def placements(store: Store) -> int:
+    return len(store.list_placements(limit=500).placements)
+
+
+def test_a_placement_on_the_event_loop_reads_no_host_and_waits_for_no_thread(
+    db_url: str, placer: Placer
+) -> None:
+    """It hands over (None, nothing claimed) where it would read hosts (the index not built, a
+    host that came) or wait for the index's lock; it places where nothing is to be read."""
+    store = Store.open(db_url)
+    try:
+        for name in ("h0", "h1"):
+            store.put_host(ComputeHostDescriptor.model_validate(host(name, cores=4, vfs=4)))
+        worker = Placements(store, placer, Metrics(), max_attempts=8)
+        assert inline(worker) is None  # no index yet: building it reads every host
+        assert (worker.live.hosts_read, placements(store)) == (0, 0)
+        first = placed_on(worker)  # the index is built here
+        assert inline(worker) == first  # packed on, nothing read
+        assert worker.live.hosts_read == 2
+        store.put_host(ComputeHostDescriptor.model_validate(host("h2", cores=4, vfs=4)))
+        assert inline(worker) is None  # a host came: it is to be read
+        assert (worker.live.hosts_read, placements(store)) == (2, 2)
+        assert placed_on(worker) == first
+        assert worker.live.hosts_read == 3
+        with worker.live._lock:  # another thread is deciding
+            assert inline(worker) is None
+        assert inline(worker) is not None
+        assert placements(store) == 4
+        assert conflicts(worker) == 0
+        assert store.audit() == []
+    finally:
+        store.close()
+
+
+def test_a_stale_host_is_left_to_the_placing_thread(single: list[Placements]) -> None:
+    a, b = single
+    assert inline(a) == "h0"
+    read = b.live.hosts_read
+    assert inline(b) is None  # only the stale h0 fits: reading it is the placing thread's
+    assert b.live.hosts_read == read
+    assert placed_on(b) == "h0"
+    assert conflicts(b) == 0
+    assert b.store.audit() == []
+
+
+def test_a_race_lost_on_the_event_loop_is_placed_again_on_the_placing_thread(
+    db_url: str, placer: Placer
+) -> None:
+    """The other worker commits on the host while this one decides: this one's commit loses its
+    compare-and-swap, `place_inline` hands over, and the placing thread reads the host and places."""
+    race: list[Placements] = []
+
+    def racing(*args: object, **options: object) -> object:
+        result = placer(*args, **options)
+        if race:
+            placed_on(race.pop())  # the other worker places first, on the only host
+        return result
+
+    a, b = two_workers(db_url, racing, ["h0"], nodes=1, cores=5, pages_1g=2, vfs=2)  # type: ignore[arg-type]
+    try:
+        race.append(b)
+        assert inline(a) is None
+        assert conflicts(a) == 1
+        assert placements(a.store) == 1  # b's
+        assert placed_on(a) == "h0"
+        assert placements(a.store) == 2
+        assert a.store.audit() == []
+    finally:
+        for worker in (a, b):
+            worker.store.close()
+
+
+def test_on_index_built_is_called_for_each_index_built(db_url: str, placer: Placer) -> None:
+    """`nfvplace serve`'s workers freeze what is alive there (`workers.keep_out_of_collections`)."""
+    built: list[int] = []
+    store = Store.open(db_url)
+    try:
+        store.put_host(ComputeHostDescriptor.model_validate(host("h0", cores=4, vfs=4)))
+        worker = Placements(store, placer, Metrics(), 8, on_index_built=lambda: built.append(1))
+        worker.live.refresh()
+        assert built == [1]  # the first index
+        placed_on(worker)
+        worker.live.refresh()
+        assert built == [1]  # a host's claim updates the index: no new one
+        store.put_host(ComputeHostDescriptor.model_validate(host("h1", cores=4, vfs=4)))
+        worker.live.refresh()
+        assert built == [1, 1]  # a host came: a new index
+    finally:
+        store.close()
+
+
+def test_a_placement_on_the_event_loop_does_not_wait_for_sqlites_write_lock(
+    sqlite_url: str, placer: Placer
+) -> None:
+    """Another connection holds the write lock (a replica's long transaction): `place_inline`
+    hands over at once, nothing written; the placing thread waits for the lock as before."""
+    import sqlite3
+    import threading
+    import time
+
+    from sqlalchemy.engine import make_url
+
+    store = Store.open(sqlite_url)
+    try:
+        store.put_host(ComputeHostDescriptor.model_validate(host("h0", cores=4, vfs=4)))
+        worker = Placements(store, placer, Metrics(), max_attempts=8)
+        first = placed_on(worker)  # the index is built
+        database = str(make_url(sqlite_url).database)
+        other = sqlite3.connect(database, isolation_level=None, check_same_thread=False)
+        other.execute("BEGIN IMMEDIATE")  # the write lock, held
+        started = time.monotonic()
+        assert inline(worker) is None
+        assert time.monotonic() - started < 1.0  # INLINE_LOCK_WAIT_S, not the 30 s busy timeout
+        release = threading.Timer(0.3, lambda: other.execute("ROLLBACK"))
+        release.start()
+        assert placed_on(worker) == first  # waits for the lock, then commits
+        release.join()
+        assert inline(worker) == first  # the connection waits no less than before for others
+        assert placements(store) == 3
+        assert store.audit() == []
+        other.close()
+    finally:
+        store.close()

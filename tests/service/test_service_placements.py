@@ -260,11 +260,14 @@ def test_a_body_sent_again_is_parsed_once_and_a_refused_one_never_kept(client: T
 
 
 @pytest.mark.parametrize("backend", ["sqlite", "postgres"])
-def test_sqlite_places_on_one_placing_thread(
+def test_sqlite_places_on_one_placing_thread_or_the_event_loop(
     backend: str, placer: Placer, request: pytest.FixtureRequest
 ) -> None:
     """SQLite takes one writer at a time: a worker's claiming placements run, in turn, on one
-    thread of their own; dry runs, and every placement on PostgreSQL, on the shared pool."""
+    thread of their own, or on the event loop where nothing is to be read or waited for (a single
+    VM on the built index, nothing queued on the placing thread); dry runs, and every placement on
+    PostgreSQL, on the shared pool."""
+    import asyncio
     from concurrent.futures import ThreadPoolExecutor
 
     from service_support import TOKENS
@@ -275,13 +278,17 @@ def test_sqlite_places_on_one_placing_thread(
     threads: list[str] = []
 
     def recording(*args: object, **options: object) -> object:
-        threads.append(threading.current_thread().name)
+        try:
+            asyncio.get_running_loop()
+            threads.append("event loop")
+        except RuntimeError:
+            threads.append(threading.current_thread().name)
         return placer(*args, **options)
 
     url = str(request.getfixturevalue(f"{backend}_url"))
     app = create_app(Settings(db_url=url, tokens=TOKENS), placer=recording)  # type: ignore[arg-type]
     with TestClient(app, headers=auth("admin")) as client:
-        for k in range(6):  # room for the 12 VMs and the dry run
+        for k in range(6):  # room for the 14 VMs and the dry run
             client.put(f"/v1/hosts/h{k}", json=host(f"h{k}"))
         with ThreadPoolExecutor(6) as clients:
             answers = list(
@@ -289,16 +296,23 @@ def test_sqlite_places_on_one_placing_thread(
             )
         claiming = set(threads)
         threads.clear()
+        one_by_one = [client.post("/v1/placements", json={"vm": vm()}) for _ in range(2)]
+        sequential = list(threads)
+        threads.clear()
         dry = client.post("/v1/placements", json={"vm": vm(), "dry_run": True})
         dry_runs = set(threads)
-        assert [a.status_code for a in answers] == [201] * 12, [
+        assert [a.status_code for a in answers + one_by_one] == [201] * 14, [
             a.text[:200] for a in answers if a.status_code != 201
         ]
         assert dry.status_code == 200
         assert client.app.state.store.audit() == []  # type: ignore[attr-defined]
     if backend == "sqlite":
-        assert len(claiming) == 1
-        assert next(iter(claiming)).startswith("nfvplace-placing")
-        assert not any(name.startswith("nfvplace-placing") for name in dry_runs)
+        placing = claiming - {"event loop"}
+        assert len(placing) == 1  # the first one builds the index there
+        assert next(iter(placing)).startswith("nfvplace-placing")
+        assert sequential == ["event loop"] * 2
+        assert dry_runs
+        assert not any(n.startswith("nfvplace-placing") or n == "event loop" for n in dry_runs)
     else:
+        assert "event loop" not in claiming | set(sequential) | dry_runs
         assert not any(name.startswith("nfvplace-placing") for name in claiming | dry_runs)

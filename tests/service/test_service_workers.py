@@ -113,3 +113,37 @@ def test_connections_waiting_while_the_workers_are_busy_go_to_every_worker(
                 os.kill(pid, signal.SIGCONT)
         for sock in connections:
             sock.close()
+
+
+def test_a_worker_keeps_what_is_alive_out_of_the_collectors_sight() -> None:
+    """`keep_out_of_collections` (each time a worker's index is built) collects, then freezes:
+    the objects alive then are out of every later collection, garbage is not kept, and a frozen
+    object is still freed by its reference count. In a process of its own: it is process-wide."""
+    import subprocess
+    import sys
+
+    script = """
+import gc, weakref
+from nfvplace.service.workers import keep_out_of_collections
+
+class Node:
+    pass
+
+alive = [Node() for _ in range(1000)]
+cycle = [Node(), Node()]
+cycle[0].other, cycle[1].other = cycle[1], cycle[0]
+garbage = weakref.ref(cycle[0])
+del cycle
+keep_out_of_collections()
+assert garbage() is None, "garbage made before was collected, not kept"
+assert gc.get_freeze_count() >= 1000
+tracked = {id(o) for o in gc.get_objects()}
+assert not any(id(o) in tracked for o in alive), "alive objects are out of the collector's sight"
+dropped = weakref.ref(alive[0])
+del alive
+assert dropped() is None, "a frozen object is freed by its reference count"
+print("ok")
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "ok"

@@ -23,7 +23,8 @@ from ..auth import SECURITY, admit, require
 from ..body import parse_body, read_body
 from ..deps import StoreDep, get_placements
 from ..descriptors import parse_descriptor, parse_options
-from ..placing import PlacementRequest, vm_descriptors
+from ..moves import vm_descriptors
+from ..placing import PlacementRequest
 from ..problems import ProblemError
 from ..requests import ENVELOPE, PlacementOptions
 from .common import FastJSONResponse, body_of, problems
@@ -217,7 +218,7 @@ async def create_placement(request: Request) -> JSONResponse:
         parsed = parsed_request(raw, media)
     else:
         parsed = placement_request(parse_body(raw, media))
-    answer = await placements.place_off_loop(parsed, key)
+    answer = await placements.place_async(parsed, key)
     return FastJSONResponse(answer.body, status_code=answer.status, headers=answer.headers)
 
 
