@@ -325,3 +325,30 @@ def test_a_placement_on_the_event_loop_does_not_wait_for_sqlites_write_lock(
         other.close()
     finally:
         store.close()
+
+
+def test_placing_and_dropping_an_index_leave_no_garbage_in_cycles(
+    db_url: str, placer: Placer
+) -> None:
+    """What `nfvplace serve`'s workers freeze (`workers.keep_out_of_collections`) must be freed
+    by reference counts alone: the index, and what placing on it leaves behind."""
+    import gc
+
+    store = Store.open(db_url)
+    try:
+        for name in ("h0", "h1", "h2"):
+            store.put_host(ComputeHostDescriptor.model_validate(host(name, cores=8, vfs=8)))
+        worker = Placements(store, placer, Metrics(), max_attempts=8)
+        placed_on(worker)  # the index is built, every statement prepared
+        gc.collect()
+        gc.disable()
+        try:
+            for _ in range(6):
+                placed_on(worker)
+            assert gc.collect() == 0
+            worker.live._index = None  # as a new index replaces it
+            assert gc.collect() == 0
+        finally:
+            gc.enable()
+    finally:
+        store.close()
