@@ -15,8 +15,8 @@ largest worker's RSS. The baseline is the engine itself on a prebuilt `FleetInde
 placing the same VM, measured in this run: each door's overhead is printed as a ratio to it. Server
 CPU per placement is compared with the engine making the very placements the throughput run made
 (the same count, after the latency run's, on a fleet as full), and, as before, with the engine's
-first placements on an empty fleet measured either side of the setup (cheaper: see
-`engine_on_same_placements`).
+first placements on an empty fleet, measured either side of the setup (the engine's cost depends on
+how full the fleet is: see `engine_on_same_placements`).
 
 PostgreSQL: $NFVPLACE_TEST_POSTGRES_URL (a server where we may CREATE DATABASE) or a throwaway
 durable cluster started here. Print `uptime`'s load with the figures: the machine is shared.
@@ -360,16 +360,19 @@ def replace_hosts(url: str, hosts: Sequence[dict[str, Any]], count: int) -> list
     return times
 
 
+def prebuilt_fleet(hosts: Sequence[dict[str, Any]]) -> FleetIndex:
+    from nfvplace.models.chd import ComputeHostDescriptor
+
+    chds = [ComputeHostDescriptor.model_validate(h) for h in hosts]
+    return FleetIndex(chds, compact=len(hosts) >= 2000)
+
+
 def engine_baseline(hosts: Sequence[dict[str, Any]], count: int) -> tuple[float, float]:
     """p50 ms of the engine placing VM `count` times on a prebuilt FleetIndex, claiming each,
     and its mean CPU ms per placement (`place` alone, not the index update after it): what the
     server's CPU per placement is compared with (CPU time, unlike wall time, is not inflated by
     a loaded machine)."""
-    from nfvplace.models.chd import ComputeHostDescriptor
-
-    fleet = FleetIndex(
-        [ComputeHostDescriptor.model_validate(h) for h in hosts], compact=len(hosts) >= 2000
-    )
+    fleet = prebuilt_fleet(hosts)
     vm = VmDescriptor.model_validate(VM)
     times = []
     cpu = 0.0
@@ -389,11 +392,7 @@ def engine_on_same_placements(hosts: Sequence[dict[str, Any]], before: int, coun
     each. The engine's cost depends on how full the fleet is (about 0.9 ms on an empty fleet,
     1.6 ms with 200 of these VMs placed, 1.1 ms with 2,000), so the first placements alone
     (`engine_baseline`) are not the server's placements."""
-    from nfvplace.models.chd import ComputeHostDescriptor
-
-    fleet = FleetIndex(
-        [ComputeHostDescriptor.model_validate(h) for h in hosts], compact=len(hosts) >= 2000
-    )
+    fleet = prebuilt_fleet(hosts)
     vm = VmDescriptor.model_validate(VM)
     cpu = 0.0
     for k in range(before + count):
