@@ -337,7 +337,7 @@ class Placements:
         """The placement `key` made before, if any."""
         return None if key is None else self.store.find_by_key(key)
 
-    def _lost(self, attempt: int, exc: StaleSnapshot, inline: bool = False) -> None:
+    def _lost(self, attempt: int, exc: StaleSnapshot, inline: bool) -> None:
         """A race lost (or a host not read since a failed read): count it, back off a little
         (inline: WouldBlockError, the next attempt is the placing thread's)."""
         self.metrics.conflicts.inc()
