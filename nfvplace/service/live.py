@@ -14,8 +14,11 @@ placed on the other hosts (with the stale ones and the ones this worker just los
 `AVOID_S`, excluded), and only if none fits are the stale hosts read and the decision made again on
 the whole fleet. A stale host is read at the latest `STALE_S` after it changed. Under load every
 worker packs onto a host of its own (its lane) instead of reading, after every placement, the host
-another worker is filling, and racing it there. Dry runs, VNFs and batches read the stale hosts
-first: they decide on the whole, current fleet.
+another worker is filling, and racing it there. Likewise a single VM goes first to a host with no
+commit of this worker in flight: commits on one host land one at a time (each is a compare-and-swap
+on the generation the one before made), so a placement decided on that host would wait for the
+commit before it, where on another host it commits alongside. Dry runs, VNFs and batches read the
+stale hosts first: they decide on the whole, current fleet.
 
 The lock below is held only while the index is read or changed (a refresh, one decision of about a
 millisecond); commits run outside it, concurrently. A decision made with `reads=False` (on the
@@ -214,11 +217,13 @@ class LiveIndex:
         if self.on_built is not None:
             self.on_built()
 
-    def _avoided(self) -> frozenset[str]:
-        """Hosts this worker lost a race on within the last `AVOID_S` (to try others first)."""
+    def _elsewhere_first(self) -> frozenset[str]:
+        """The hosts a single VM goes to only if no other fits: the stale ones, the ones this
+        worker lost a race on within the last `AVOID_S`, and the ones a commit of this worker is
+        in flight on (see the module's docstring)."""
         now = time.monotonic()
         self._avoid = {h: t for h, t in self._avoid.items() if t > now}
-        return frozenset(self._avoid)
+        return frozenset(chain(self._stale, self._avoid, self._pending))
 
     def decide(
         self,
@@ -229,7 +234,8 @@ class LiveIndex:
         reads: bool = True,
     ) -> Decision:
         """Refresh, run `place(index, excluded hosts)` and (with `claim`) hold its hosts in the
-        index. With `narrow` (a single VM to claim), stale and avoided hosts are excluded first.
+        index. With `narrow` (a single VM to claim), stale and avoided hosts and the hosts of
+        commits in flight are excluded first.
         Without `reads`, WouldBlockError where the lock is held or a host would be read."""
         clock = self.clock
         if not self._lock.acquire(timeout=-1 if reads else LOCK_WAIT_S):
@@ -238,7 +244,7 @@ class LiveIndex:
             clock.start()
             self._refresh(reads)
             clock.spent("refresh")
-            skip = frozenset(self._stale) | self._avoided() if narrow else frozenset()
+            skip = self._elsewhere_first() if narrow else frozenset()
             result = place(self._fleet(), skip) if skip else None
             if result is None or not result.ok:
                 if self._stale and not reads:

@@ -4,6 +4,7 @@ lazily for single VMs and at once for dry runs; the decision never rests on a st
 from __future__ import annotations
 
 from collections.abc import Iterator
+from functools import partial
 
 import pytest
 from service_hosts import host, vm
@@ -12,8 +13,15 @@ from service_support import generations
 from nfvplace.models.chd import ComputeHostDescriptor
 from nfvplace.models.vmd import VmDescriptor
 from nfvplace.service import live
+from nfvplace.service.live import Decision
 from nfvplace.service.metrics import Metrics
-from nfvplace.service.placing import PlacementRequest, Placements, Placer
+from nfvplace.service.placing import (
+    PlacementRequest,
+    Placements,
+    Placer,
+    configurations_json,
+    new_placement_id,
+)
 from nfvplace.service.problems import ProblemError
 from nfvplace.store import Store
 
@@ -73,6 +81,51 @@ def test_a_single_vm_goes_to_a_fresh_host_without_reading_the_stale_one(
     assert b.live.hosts_read == read  # and not read at all
     assert placed_on(b) == second  # b keeps packing onto its own host (its lane)
     assert conflicts(a) == conflicts(b) == 0
+    assert a.store.audit() == []
+
+
+def decided(worker: Placements) -> Decision:
+    """A single VM decided and claimed in `worker`'s index, its commit not sent yet."""
+    place = partial(worker._compute, request=request(), placement_id=new_placement_id(), attempt=0)
+    return worker.live.decide(place, narrow=True)
+
+
+def commit(worker: Placements, decision: Decision) -> None:
+    placement_id = decision.result.configurations[0].owner.split("/")[0]
+    stored = (b"{}", configurations_json(decision.result.configurations))
+    worker.live.settle(
+        decision,
+        partial(worker._commit, request(), None, placement_id, stored, decision, False),
+    )
+
+
+def test_a_single_vm_goes_first_to_a_host_with_no_commit_in_flight(
+    roomy: list[Placements],
+) -> None:
+    """Commits on one host land one at a time: a second placement decided while the first one's
+    commit is in flight goes to another host and commits alongside, waiting for nothing."""
+    a, _ = roomy
+    first, second = decided(a), decided(a)
+    assert first.result.hosts.keys().isdisjoint(second.result.hosts)
+    assert (first.after, second.after) == ((), ())
+    commit(a, second)
+    commit(a, first)
+    assert decided(a).result.hosts.keys() == first.result.hosts.keys()  # packed on again
+    assert placements(a.store) == 2
+    assert a.store.audit() == []
+
+
+def test_a_single_vm_waits_for_the_commit_in_flight_where_no_other_host_fits(
+    single: list[Placements],
+) -> None:
+    a, _ = single
+    first, second = decided(a), decided(a)
+    assert first.result.hosts.keys() == second.result.hosts.keys() == {"h0"}
+    assert second.after == (first.mine["h0"],)  # committed after the first one
+    commit(a, first)
+    commit(a, second)
+    assert placements(a.store) == 2
+    assert conflicts(a) == 0
     assert a.store.audit() == []
 
 
