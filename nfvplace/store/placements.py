@@ -176,7 +176,7 @@ class PlacementStore:
         }
         try:
             with db.transaction(self.engine) as conn, db.lock_wait(conn, lock_timeout_s):
-                steps.run(conn, commit_steps(row, configurations, sorted(by_host), snapshot))
+                steps.commit(conn, commit_steps(row, configurations, sorted(by_host), snapshot))
         except IntegrityError as exc:
             if idempotency_key is not None:
                 first = self.find_by_key(idempotency_key)
@@ -271,8 +271,8 @@ def commit_steps(
     snapshot: Snapshot,
 ) -> list[steps.Step]:
     """The writes of one placement (`row` of the placements table) on `host_ids` (sorted), in lock
-    order: the hosts' compare-and-swap first, the change counter last (as every other write takes
-    them). Each host's generation moves on; its availability document stays as it was (see
+    order: the hosts' compare-and-swap first, the change counter last, with the COMMIT (as every
+    other write takes them). Each host's generation moves on; its availability document stays as it was (see
     `current.py`): the placement's host rows say which generation it made."""
     placement_id = row["id"]
     now = row["created_at"]
@@ -282,7 +282,6 @@ def commit_steps(
             SWAP,
             [{"b_id": h, "b_seen": snapshot.generations[h], "b_next": made[h], "b_now": now}],
             stale=h,
-            barrier=True,
         )
         for h in host_ids
     ]
@@ -314,8 +313,8 @@ def commit_steps(
             ],
         ),
         *_page_steps(placement_id, configurations),
-        steps.Step(BUMP_COUNTER, [{}]),
-        steps.Step(MARK_CHANGED, [{"b_id": h} for h in host_ids]),
+        steps.Step(BUMP_COUNTER, [{}], with_commit=True),
+        steps.Step(MARK_CHANGED, [{"b_id": h} for h in host_ids], with_commit=True),
     ]
 
 

@@ -1,14 +1,23 @@
-"""A transaction's writes as a list of steps: run one after another on SQLite, and in one round trip
-on PostgreSQL (psycopg's pipeline mode).
+"""A transaction's writes as a list of steps: run one after another on SQLite, and in two round trips
+on PostgreSQL (psycopg's pipeline mode), the second one carrying the `COMMIT`.
 
 A placement's commit is about ten statements. On PostgreSQL each was a round trip to the server
 (about 0.3 ms each on a loaded machine, more than the engine's decision), and the commits of one
 worker on its hot host wait for each other, so the round trips capped a worker's placements per
-second. Pipelined, the statements travel together and the server answers them together; the checks
-that make a commit a compare-and-swap (a row count of one) are read once the answers are in, and a
-failed check rolls the whole transaction back as before. A step marked `barrier` (the hosts'
-compare-and-swap) is checked before the rest is sent: a commit that lost its race stops there,
-holding nothing, instead of waiting on rows the winner holds (which can deadlock).
+second. Pipelined, the statements travel together and the server answers them together.
+
+A guarded step (`stale`: each of its rows must change exactly one row, the compare-and-swap of a
+commit) is checked by the server on PostgreSQL: the statement is wrapped so that a row count other
+than one raises `GUARD_SQLSTATE` there (the function of migration 0007), the transaction is aborted
+and PostgreSQL skips the rest of the pipeline. So a commit that lost its race stops at its
+compare-and-swap, holding nothing, instead of waiting on rows the winner holds (which can
+deadlock), without a round trip to check it first. SQLite checks the row counts as the steps run.
+
+Steps marked `with_commit` (the change counter, a row every writer takes) travel with the `COMMIT`,
+after every other step succeeded: the counter's lock is then held for the server's commit only,
+never across a round trip to a client thread that waits for its turn on the interpreter. A
+connection lost during that round trip leaves the commit's outcome unknown
+(`CommitOutcomeUnknownError`); lost before it, the transaction is rolled back by the server.
 
 Statements are module-level constants with bind parameters only, so SQLAlchemy compiles each once
 per dialect. JSON values are given already serialised (`db.JsonText`): SQLAlchemy's JSON type
@@ -28,7 +37,14 @@ from sqlalchemy.sql import Executable
 from sqlalchemy.sql.compiler import SQLCompiler
 
 from .db import forget_connections
+from .faults import CommitOutcomeUnknownError
 from .records import StaleSnapshot
+
+# PostgreSQL: the function that raises where a guarded step changed no row or several (migration
+# 0007), its SQLSTATE, and the bind that names what went stale
+GUARD_FUNCTION = "nfvplace_one_row"
+GUARD_SQLSTATE = "NV001"
+STALE_BIND = "nfvplace_stale"
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,9 +52,7 @@ class Step:
     statement: Executable  # a module-level constant: compiled once per dialect
     rows: Sequence[Mapping[str, Any]]  # one execution per row
     stale: str | None = None  # each row must change exactly one row, else StaleSnapshot(stale)
-    # checked before any later step is sent: the step takes the locks the later ones rely on (a
-    # compare-and-swap that fails must stop the transaction before it waits on other rows)
-    barrier: bool = False
+    with_commit: bool = False  # sent with the COMMIT, after every other step (see above)
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,6 +66,15 @@ class _Bound:
     string: str
     binds: tuple[tuple[str, str, Any, Any], ...]  # (name, key, default, processor or None)
     named: bool  # the driver takes a dict (PostgreSQL), else a list in order (SQLite)
+
+    @property
+    def guarded(self) -> str:
+        """PostgreSQL: the statement (an UPDATE or DELETE) raising GUARD_SQLSTATE in the server
+        unless it changed exactly one row (the bind STALE_BIND is the error's message)."""
+        return (
+            f"WITH matched AS ({self.string} RETURNING 1) SELECT "
+            f"{GUARD_FUNCTION}((SELECT count(*) FROM matched), %({STALE_BIND})s)"
+        )
 
     def parameters(self, row: Mapping[str, Any]) -> Any:
         """`row` as the driver takes it (a bind missing from `row` takes its default)."""
@@ -93,18 +116,42 @@ def _bind(statement: Executable, dialect: Dialect) -> _Bound:
 
 
 def run(conn: Connection, steps: Sequence[Step]) -> None:
-    """Execute `steps` in order in `conn`'s transaction; StaleSnapshot when a guarded step changed
-    no row, sqlalchemy's IntegrityError when a constraint refused a row (and its other DBAPIError
-    subclasses for other database errors)."""
-    steps = [step for step in steps if step.rows]
+    """Execute `steps` in `conn`'s transaction, the `with_commit` ones last: StaleSnapshot when a
+    guarded step changed no row, sqlalchemy's IntegrityError when a constraint refused a row (and
+    its other DBAPIError subclasses for other database errors)."""
+    _execute(conn, steps, commit=False)
+
+
+def commit(conn: Connection, steps: Sequence[Step]) -> None:
+    """`run`, then commit `conn`'s transaction (on PostgreSQL, the `with_commit` steps and the
+    COMMIT in one round trip): CommitOutcomeUnknownError where the connection broke in that
+    round trip, since the server may have committed."""
+    _execute(conn, steps, commit=True)
+
+
+def _execute(conn: Connection, steps: Sequence[Step], *, commit: bool) -> None:
+    first = [step for step in steps if step.rows and not step.with_commit]
+    last = [step for step in steps if step.rows and step.with_commit]
     raw: Any = conn.connection.driver_connection  # in conn's transaction
+    committing = False
     try:
-        if conn.dialect.name == "postgresql":
-            _pipelined(conn.dialect, raw, steps)
+        if conn.dialect.name != "postgresql":
+            _one_by_one(conn.dialect, raw, first + last)
+            if commit:
+                raw.commit()
+        elif not commit:
+            _pipeline(conn.dialect, raw, first + last)
         else:
-            _one_by_one(conn.dialect, raw, steps)
+            _pipeline(conn.dialect, raw, first)
+            committing = True
+            _pipeline(conn.dialect, raw, last, commit=True)
     except conn.dialect.loaded_dbapi.Error as exc:
-        raise _reported(conn, raw, exc) from exc
+        if getattr(exc, "sqlstate", None) == GUARD_SQLSTATE:
+            raise StaleSnapshot(exc.diag.message_primary) from exc
+        error = _reported(conn, raw, exc)
+        if committing and _broken(raw):
+            raise CommitOutcomeUnknownError(error) from exc
+        raise error from exc
 
 
 def fetch(conn: Connection, statement: Executable, row: Mapping[str, Any]) -> list[Any]:
@@ -127,9 +174,13 @@ def _reported(conn: Connection, raw: Any, exc: Exception) -> Exception:
     """The driver's error as SQLAlchemy reports it (IntegrityError for a refused row). A
     connection the error broke is not given back to the pool, nor are its siblings of before:
     the server went away (see `db.forget_connections`)."""
-    if getattr(raw, "closed", False) or getattr(raw, "broken", False):
+    if _broken(raw):
         forget_connections(conn, exc)
     return DBAPIError.instance(None, None, exc, conn.dialect.loaded_dbapi.Error)
+
+
+def _broken(raw: Any) -> bool:
+    return bool(getattr(raw, "closed", False) or getattr(raw, "broken", False))
 
 
 def _one_by_one(dialect: Dialect, raw: Any, steps: Sequence[Step]) -> None:
@@ -147,31 +198,17 @@ def _one_by_one(dialect: Dialect, raw: Any, steps: Sequence[Step]) -> None:
                 raise StaleSnapshot(step.stale)
 
 
-def _pipelined(dialect: Dialect, raw: Any, steps: Sequence[Step]) -> None:
-    batch: list[Step] = []
-    for step, following in zip(steps, [*steps[1:], None], strict=True):
-        batch.append(step)
-        if step.barrier and (following is None or not following.barrier):
-            _round_trip(dialect, raw, batch)  # barriers in a row travel together
-            batch = []
-    if batch:
-        _round_trip(dialect, raw, batch)
-
-
-def _round_trip(dialect: Dialect, raw: Any, steps: Sequence[Step]) -> None:
-    """Send `steps` in one pipeline, then check the guarded ones."""
-    guarded: list[tuple[str, Any]] = []
+def _pipeline(dialect: Dialect, raw: Any, steps: Sequence[Step], commit: bool = False) -> None:
+    """PostgreSQL: send `steps` (and, with `commit`, the COMMIT) in one pipeline; the server
+    checks the guards (see above)."""
     with raw.pipeline():
         for step in steps:
             bound = _bound(step.statement, dialect)
             params = [bound.parameters(row) for row in step.rows]
             if step.stale is None:
                 raw.cursor().executemany(bound.string, params)
-                continue
-            for one in params:
-                cursor = raw.cursor()
-                cursor.execute(bound.string, one)
-                guarded.append((step.stale, cursor))
-    for stale, cursor in guarded:
-        if cursor.rowcount != 1:
-            raise StaleSnapshot(stale)
+            else:
+                guard = {STALE_BIND: step.stale}
+                raw.cursor().executemany(bound.guarded, [{**one, **guard} for one in params])
+        if commit:
+            raw.commit()

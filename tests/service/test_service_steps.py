@@ -1,5 +1,6 @@
-"""A transaction's steps (store/steps.py) on SQLite and PostgreSQL (pipelined there): guards,
-barriers, constraint errors and roll-back; the documents' column type; idle connections."""
+"""A transaction's steps (store/steps.py) on SQLite and PostgreSQL (pipelined there): guards (the
+server's there), the steps sent with the COMMIT, constraint errors, roll-back and a connection lost;
+the documents' column type; idle connections."""
 
 from __future__ import annotations
 
@@ -10,13 +11,14 @@ from collections.abc import Iterator
 import psycopg
 import pytest
 from service_hosts import host
-from sqlalchemy import bindparam, insert, select, text, update
+from sqlalchemy import bindparam, func, insert, select, text, update
 from sqlalchemy.dialects.postgresql import psycopg as pg_psycopg
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlalchemy.sql import Executable
 
 from nfvplace.models.chd import ComputeHostDescriptor
 from nfvplace.store import StaleSnapshot, Store, db, records, steps
+from nfvplace.store.faults import CommitOutcomeUnknownError
 from nfvplace.store.records import CLAIMS, HOSTS, PLACEMENTS, utc_now
 
 MARK = update(HOSTS).where(HOSTS.c.id == bindparam("b_id")).values(change_seq=bindparam("b_seq"))
@@ -65,7 +67,7 @@ def test_steps_run_in_order_and_commit(store: Store) -> None:
         steps.run(
             conn,
             [
-                steps.Step(MARK, [{"b_id": "h1", "b_seq": 41}], stale="h1", barrier=True),
+                steps.Step(MARK, [{"b_id": "h1", "b_seq": 41}], stale="h1"),
                 steps.Step(PLACEMENT, [row]),
                 steps.Step(CLAIM, claim_rows("p1", "1", "2", "3")),
                 steps.Step(CLAIM, []),  # nothing to write: skipped
@@ -83,20 +85,83 @@ def test_steps_run_in_order_and_commit(store: Store) -> None:
     assert created == (sent if created.tzinfo else sent.replace(tzinfo=None))
 
 
-@pytest.mark.parametrize("barrier", [True, False])
-def test_a_failed_guard_rolls_everything_back(store: Store, barrier: bool) -> None:
+@pytest.mark.parametrize("commit", [True, False])
+def test_a_failed_guard_rolls_everything_back(store: Store, commit: bool) -> None:
     before = seqs(store)
-    with pytest.raises(StaleSnapshot, match="gone"), store.engine.begin() as conn:
-        steps.run(
+    with pytest.raises(StaleSnapshot, match=r"^gone$"), store.engine.begin() as conn:
+        (steps.commit if commit else steps.run)(
             conn,
             [
                 steps.Step(MARK, [{"b_id": "h1", "b_seq": 7}]),
-                steps.Step(MARK, [{"b_id": "gone", "b_seq": 7}], stale="gone", barrier=barrier),
+                steps.Step(MARK, [{"b_id": "gone", "b_seq": 7}], stale="gone"),
                 steps.Step(PLACEMENT, [placement_row("p1")]),
+                steps.Step(MARK, [{"b_id": "h2", "b_seq": 7}], with_commit=True),
             ],
         )
     assert seqs(store) == before
     assert store.get_placement("p1") is None
+
+
+def test_a_failed_guard_stops_before_the_rows_others_hold(postgres_url: str) -> None:
+    """A compare-and-swap that lost its race must not wait on rows its winner holds (which can
+    deadlock): the server checks the guard and skips the rest of the pipeline."""
+    store = Store.open(postgres_url)
+    try:
+        store.put_host(ComputeHostDescriptor.model_validate(host("h2")))
+        with store.engine.connect() as holder, store.engine.connect() as conn:
+            holder.execute(update(HOSTS).where(HOSTS.c.id == "h2").values(change_seq=99))
+            conn.execute(text("SET lock_timeout = '2s'"))  # a wait would fail, not hang
+            with pytest.raises(StaleSnapshot, match=r"^gone$"):
+                steps.commit(
+                    conn,
+                    [
+                        steps.Step(MARK, [{"b_id": "gone", "b_seq": 1}], stale="gone"),
+                        steps.Step(MARK, [{"b_id": "h2", "b_seq": 1}]),  # the holder's row
+                    ],
+                )
+    finally:
+        store.close()
+
+
+def test_the_steps_with_the_commit_run_last_and_commit_commits(store: Store) -> None:
+    with store.engine.begin() as conn:
+        steps.commit(
+            conn,
+            [
+                steps.Step(MARK, [{"b_id": "h1", "b_seq": 2}], with_commit=True),
+                steps.Step(MARK, [{"b_id": "h1", "b_seq": 1}]),
+                steps.Step(PLACEMENT, [placement_row("p1")]),
+            ],
+        )
+        assert seqs(store)["h1"] == 2  # committed: another connection sees it
+        assert store.get_placement("p1") is not None
+
+
+LOSE_CONNECTION = select(func.pg_terminate_backend(func.pg_backend_pid()))
+
+
+@pytest.mark.parametrize("with_commit", [True, False])
+def test_a_connection_lost_with_the_commit_leaves_the_outcome_unknown(
+    postgres_url: str, with_commit: bool
+) -> None:
+    """Lost in the round trip that carries the COMMIT, the server may have committed; lost
+    before it, the server rolls the transaction back."""
+    store = Store.open(postgres_url)
+    expected = CommitOutcomeUnknownError if with_commit else OperationalError
+    try:
+        store.put_host(ComputeHostDescriptor.model_validate(host("h1")))
+        with pytest.raises(expected), store.engine.begin() as conn:
+            steps.commit(
+                conn,
+                [
+                    steps.Step(PLACEMENT, [placement_row("p1")]),
+                    steps.Step(LOSE_CONNECTION, [{}], with_commit=with_commit),
+                ],
+            )
+        assert store.get_placement("p1") is None  # here the connection broke before COMMIT ran
+        store.ping()  # and the store serves again
+    finally:
+        store.close()
 
 
 def test_a_constraint_error_is_sqlalchemys_and_rolls_back(store: Store) -> None:
