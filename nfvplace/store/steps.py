@@ -30,6 +30,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
+from psycopg.pq import TransactionStatus
 from sqlalchemy import Connection
 from sqlalchemy.engine import Dialect
 from sqlalchemy.exc import DBAPIError
@@ -45,6 +46,7 @@ from .records import StaleSnapshot
 GUARD_FUNCTION = "nfvplace_one_row"
 GUARD_SQLSTATE = "NV001"
 STALE_BIND = "nfvplace_stale"
+IDLE = TransactionStatus.IDLE
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,10 +158,17 @@ def _execute(conn: Connection, steps: Sequence[Step], *, commit: bool) -> None:
 
 def fetch(conn: Connection, statement: Executable, row: Mapping[str, Any]) -> list[Any]:
     """The rows of a module-level query, read on the driver's cursor (a read every request
-    makes, such as the change feed: SQLAlchemy's result machinery cost more than the query)."""
+    makes, such as the change feed: SQLAlchemy's result machinery cost more than the query).
+
+    On PostgreSQL, outside a transaction, the query runs alone (autocommit): one round trip, where
+    psycopg sent `BEGIN` first and the pool a `ROLLBACK` when the connection came back (three
+    round trips per placement for the change feed). A single statement reads one snapshot anyway."""
     bound = _bound(statement, conn.dialect)
     raw: Any = conn.connection.driver_connection
+    alone = conn.dialect.name == "postgresql" and raw.info.transaction_status == IDLE
     try:
+        if alone:
+            raw.autocommit = True
         cursor = raw.cursor()
         try:
             cursor.execute(bound.string, bound.parameters(row))
@@ -168,6 +177,9 @@ def fetch(conn: Connection, statement: Executable, row: Mapping[str, Any]) -> li
             cursor.close()
     except conn.dialect.loaded_dbapi.Error as exc:
         raise _reported(conn, raw, exc) from exc
+    finally:
+        if alone and not _broken(raw):
+            raw.autocommit = False
 
 
 def _reported(conn: Connection, raw: Any, exc: Exception) -> Exception:
