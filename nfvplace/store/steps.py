@@ -135,7 +135,7 @@ def _execute(conn: Connection, steps: Sequence[Step], *, commit: bool) -> None:
     first = [step for step in steps if step.rows and not step.with_commit]
     last = [step for step in steps if step.rows and step.with_commit]
     raw: Any = conn.connection.driver_connection  # in conn's transaction
-    committing = False
+    committing = begin = False
     try:
         if conn.dialect.name != "postgresql":
             _one_by_one(conn.dialect, raw, first + last)
@@ -144,7 +144,10 @@ def _execute(conn: Connection, steps: Sequence[Step], *, commit: bool) -> None:
         elif not commit:
             _pipeline(conn.dialect, raw, first + last)
         else:
-            _pipeline(conn.dialect, raw, first)
+            begin = raw.info.transaction_status == IDLE
+            if begin:  # BEGIN goes with the first steps (psycopg sends it alone: a round trip)
+                raw.autocommit = True
+            _pipeline(conn.dialect, raw, first, begin=begin)
             committing = True
             _pipeline(conn.dialect, raw, last, commit=True)
     except conn.dialect.loaded_dbapi.Error as exc:
@@ -154,6 +157,21 @@ def _execute(conn: Connection, steps: Sequence[Step], *, commit: bool) -> None:
         if committing and _broken(raw):
             raise CommitOutcomeUnknownError(error) from exc
         raise error from exc
+    finally:
+        if begin:
+            _lend_back(conn, raw)
+
+
+def _lend_back(conn: Connection, raw: Any) -> None:
+    """PostgreSQL: the connection as the pool lent it (no transaction open, autocommit off), or
+    invalidated (the pool opens another): a connection left in autocommit would make the next
+    transactions on it not atomic."""
+    try:
+        if raw.info.transaction_status != IDLE:
+            raw.rollback()
+        raw.autocommit = False
+    except Exception:
+        conn.invalidate()
 
 
 def fetch(conn: Connection, statement: Executable, row: Mapping[str, Any]) -> list[Any]:
@@ -210,10 +228,14 @@ def _one_by_one(dialect: Dialect, raw: Any, steps: Sequence[Step]) -> None:
                 raise StaleSnapshot(step.stale)
 
 
-def _pipeline(dialect: Dialect, raw: Any, steps: Sequence[Step], commit: bool = False) -> None:
-    """PostgreSQL: send `steps` (and, with `commit`, the COMMIT) in one pipeline; the server
-    checks the guards (see above)."""
+def _pipeline(
+    dialect: Dialect, raw: Any, steps: Sequence[Step], *, begin: bool = False, commit: bool = False
+) -> None:
+    """PostgreSQL: send `steps` (after a BEGIN, and before the COMMIT, where asked) in one
+    pipeline; the server checks the guards (see above)."""
     with raw.pipeline():
+        if begin:
+            raw.execute("BEGIN")
         for step in steps:
             bound = _bound(step.statement, dialect)
             params = [bound.parameters(row) for row in step.rows]

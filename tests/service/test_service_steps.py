@@ -88,18 +88,26 @@ def test_steps_run_in_order_and_commit(store: Store) -> None:
 @pytest.mark.parametrize("commit", [True, False])
 def test_a_failed_guard_rolls_everything_back(store: Store, commit: bool) -> None:
     before = seqs(store)
-    with pytest.raises(StaleSnapshot, match=r"^gone$"), store.engine.begin() as conn:
-        (steps.commit if commit else steps.run)(
-            conn,
-            [
-                steps.Step(MARK, [{"b_id": "h1", "b_seq": 7}]),
-                steps.Step(MARK, [{"b_id": "gone", "b_seq": 7}], stale="gone"),
-                steps.Step(PLACEMENT, [placement_row("p1")]),
-                steps.Step(MARK, [{"b_id": "h2", "b_seq": 7}], with_commit=True),
-            ],
-        )
+    with store.engine.connect() as conn:
+        raw = conn.connection.driver_connection
+        with pytest.raises(StaleSnapshot, match=r"^gone$"):
+            (steps.commit if commit else steps.run)(
+                conn,
+                [
+                    steps.Step(MARK, [{"b_id": "h1", "b_seq": 7}]),
+                    steps.Step(MARK, [{"b_id": "gone", "b_seq": 7}], stale="gone"),
+                    steps.Step(PLACEMENT, [placement_row("p1")]),
+                    steps.Step(MARK, [{"b_id": "h2", "b_seq": 7}], with_commit=True),
+                ],
+            )
     assert seqs(store) == before
     assert store.get_placement("p1") is None
+    assert not in_autocommit(raw)  # given back to the pool as it was lent
+
+
+def in_autocommit(raw: object) -> bool:
+    """A psycopg connection in autocommit (sqlite3's attribute says something else)."""
+    return isinstance(raw, psycopg.Connection) and raw.autocommit
 
 
 def test_a_failed_guard_stops_before_the_rows_others_hold(postgres_url: str) -> None:
@@ -135,6 +143,7 @@ def test_the_steps_with_the_commit_run_last_and_commit_commits(store: Store) -> 
         )
         assert seqs(store)["h1"] == 2  # committed: another connection sees it
         assert store.get_placement("p1") is not None
+        assert not in_autocommit(conn.connection.driver_connection)
 
 
 LOSE_CONNECTION = select(func.pg_terminate_backend(func.pg_backend_pid()))
