@@ -272,8 +272,8 @@ def commit_steps(
 ) -> list[steps.Step]:
     """The writes of one placement (`row` of the placements table) on `host_ids` (sorted), in lock
     order: the hosts' compare-and-swap first, the change counter last, with the COMMIT (as every
-    other write takes them). Each host's generation moves on; its availability document stays as it was (see
-    `current.py`): the placement's host rows say which generation it made."""
+    other write takes them). Each host's generation moves on; its availability document stays as
+    it was (see `current.py`): the placement's host rows say which generation it made."""
     placement_id = row["id"]
     now = row["created_at"]
     made = {h: snapshot.generations[h] + 1 for h in host_ids}

@@ -1,5 +1,6 @@
-"""A transaction's writes as a list of steps: run one after another on SQLite, and in two round trips
-on PostgreSQL (psycopg's pipeline mode), the second one carrying the `COMMIT`.
+"""A transaction's writes as a list of steps: run one after another on SQLite, and pipelined on
+PostgreSQL (psycopg's pipeline mode): a commit in two round trips, `BEGIN` with the first steps and
+the `COMMIT` with the last.
 
 A placement's commit is about ten statements. On PostgreSQL each was a round trip to the server
 (about 0.3 ms each on a loaded machine, more than the engine's decision), and the commits of one
