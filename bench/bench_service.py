@@ -4,6 +4,7 @@
     .venv/bin/python bench/bench_service.py --hosts 10000 --db sqlite --setups 1w --placements 0
     .venv/bin/python bench/bench_service.py --db postgres --setups 1w,2w,2r
     .venv/bin/python bench/bench_service.py --repeat 3   # 3 interleaved rounds, and their medians
+    .venv/bin/python bench/bench_service.py --db postgres --setups 1w,2w --pin-workers
 
 For each database (a fresh one per setup) and each setup (`1w`: one `nfvplace serve` with 1 worker,
 `2w`: 2 workers, `2r`: two separate `nfvplace serve` processes, replicas, over the same database) it
@@ -425,7 +426,8 @@ def run_setup(
 ) -> dict[str, Any]:
     folder = Path(tempfile.mkdtemp(prefix="bench-service-"))
     workers = 2 if setup == "2w" else 1
-    servers = [Server(db, workers, folder, root=root).start()]
+    pin = ["--pin-workers"] if args.pin_workers and setup != "2r" else []
+    servers = [Server(db, workers, folder, root=root, extra=pin).start()]
     if setup == "2r":
         servers.append(Server(db, 1, folder, root=root).start())
     try:
@@ -584,6 +586,11 @@ def main() -> None:
         default=1,
         help="rounds of every setup, interleaved; medians are printed at the end (this machine's "
         "speed drifts by up to 2x between minutes: one round can land a setup in a slow spell)",
+    )
+    parser.add_argument(
+        "--pin-workers",
+        action="store_true",
+        help="serve 1w and 2w with --pin-workers (not 2r: two servers would pin to the same CPU)",
     )
     parser.add_argument(
         "--compare",

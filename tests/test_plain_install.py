@@ -19,6 +19,7 @@ import socket
 import subprocess
 import sys
 import time
+import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -85,8 +86,24 @@ def plain_venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
             subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
             _pip(venv, str(wheel))  # the dependencies, as `pip install nfvplace` takes them
             (venv / "complete").write_text(wheel.name)
+        # this tree, installed once: reinstalling it while another xdist worker runs the venv's
+        # `nfvplace` took the command away from under that worker ("command not found")
+        contents = _contents(wheel)
+        if (venv / "installed").exists() and (venv / "installed").read_text() == contents:
+            return venv / "bin"
         _pip(venv, "--no-deps", "--force-reinstall", str(wheel))
+        (venv / "installed").write_text(contents)
     return venv / "bin"
+
+
+def _contents(wheel: Path) -> str:
+    """A hash of what a wheel installs: its files' names and bytes (not the zip's timestamps,
+    which differ between two builds of the same tree)."""
+    digest = hashlib.sha256()
+    with zipfile.ZipFile(wheel) as archive:
+        for name in sorted(archive.namelist()):
+            digest.update(name.encode() + b"\0" + archive.read(name))
+    return digest.hexdigest()
 
 
 def _pip(venv: Path, *args: str) -> None:

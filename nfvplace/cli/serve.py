@@ -39,6 +39,15 @@ def serve_command(
     host: Annotated[str, typer.Option("--host", help="Address to bind")] = "127.0.0.1",
     port: Annotated[int, typer.Option("--port", help="Port to bind")] = 8080,
     workers: Annotated[int, typer.Option("--workers", min=1, help="Worker processes")] = 1,
+    pin_workers: Annotated[
+        bool,
+        typer.Option(
+            "--pin-workers",
+            help="Run each worker on one CPU of those the server may use (worker k on the "
+            "k-th): on PostgreSQL about 1.3 x the placements per second (docs/scaling.md). "
+            "Several servers on one machine would share the first CPU: run one with --workers N",
+        ),
+    ] = False,
     tokens: Annotated[
         Path | None,
         typer.Option("--tokens", help="YAML file mapping roles to lists of bearer tokens"),
@@ -68,7 +77,7 @@ def serve_command(
     from ..service.app import SETTINGS_ENV
     from ..service.retention import parse_duration
     from ..service.settings import Settings, SettingsError, resolve_tokens
-    from ..service.workers import MASTER_ENV, serve, wait_for_port
+    from ..service.workers import MASTER_ENV, PIN_ENV, serve, wait_for_port
     from ..store import Store, default_url
     from .common import fail, usage_error
 
@@ -107,6 +116,8 @@ def serve_command(
         raise typer.Exit(1)
     os.environ[SETTINGS_ENV] = settings.to_json()
     os.environ[MASTER_ENV] = str(os.getpid())  # workers die with this process (service/workers)
+    if pin_workers:
+        os.environ[PIN_ENV] = "1"
     logs.configure()
     metrics_dir = None
     if workers > 1 and not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):

@@ -175,10 +175,13 @@ def _private_openapi(app: FastAPI) -> None:
 def app_from_env() -> FastAPI:
     """Factory for uvicorn workers: settings from $NFVPLACE_SERVICE_SETTINGS (set by serve)."""
     from . import logs
-    from .workers import die_with_master, keep_out_of_collections
+    from .workers import die_with_master, keep_out_of_collections, pin_if_asked
 
     die_with_master()
     logs.configure()
+    cpu = pin_if_asked()
+    if cpu is not None:
+        logs.note("worker pinned to one CPU", cpu=cpu)
     settings = Settings.from_json(os.environ[SETTINGS_ENV])
     placer = os.environ.get(PLACER_ENV)
     if placer:

@@ -155,7 +155,7 @@ def serve(placer_path: str, tmp_path: Path) -> Iterator[Callable[..., Server]]:
     """Start `nfvplace serve` processes; all are killed at the end of the test."""
     started: list[Server] = []
 
-    def start(db: str, workers: int = 1, port: int | None = None, **options: str) -> Server:
+    def start(db: str, workers: int = 1, port: int | None = None, **options: str | None) -> Server:
         server = Server(
             db=db, workers=workers, placer_path=placer_path, folder=tmp_path, options=options
         )

@@ -81,7 +81,8 @@ class Server:
     folder: Path
     port: int = field(default_factory=free_port)
     process: subprocess.Popen[bytes] | None = None
-    options: dict[str, str] = field(default_factory=dict)  # more `serve` options: {"--x": "v"}
+    # more `serve` options: {"--x": "v"}, {"--flag": None}
+    options: dict[str, str | None] = field(default_factory=dict)
 
     @property
     def url(self) -> str:
@@ -112,7 +113,11 @@ class Server:
                 str(self.workers),
                 "--tokens",
                 str(tokens),
-                *(part for option in self.options.items() for part in option),
+                *(
+                    part
+                    for name, value in self.options.items()
+                    for part in ((name,) if value is None else (name, value))
+                ),
             ],
             env=env,
             stdout=log,

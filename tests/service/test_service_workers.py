@@ -1,5 +1,6 @@
 """The processes of a real `nfvplace serve --workers 2`: whatever signal ends the master, no worker
-lives on to serve or hold the port, and a server started at once on the same port starts cleanly."""
+lives on to serve or hold the port, and a server started at once on the same port starts cleanly;
+connections go to every worker; `--pin-workers` runs each worker on a CPU of its own."""
 
 from __future__ import annotations
 
@@ -147,3 +148,33 @@ print("ok")
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "ok"
+
+
+def _cpus_of_threads(pid: int) -> set[frozenset[int]]:
+    """The CPUs each thread of process `pid` may run on (one set per distinct answer)."""
+    return {frozenset(os.sched_getaffinity(int(task))) for task in os.listdir(f"/proc/{pid}/task")}
+
+
+@pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="no CPU affinity on this system")
+def test_pinned_workers_each_run_on_one_cpu_of_their_own(
+    sqlite_url: str, serve: Callable[..., Server]
+) -> None:
+    allowed = sorted(os.sched_getaffinity(0))
+    server = serve(sqlite_url, workers=2, **{"--pin-workers": None})
+    for k in range(4):  # threads started for requests inherit the worker's CPU
+        answer = httpx.put(f"{server.url}/v1/hosts/h{k}", json=host(f"h{k}"), headers=auth("admin"))
+        assert answer.status_code == 201, answer.text
+    workers = [p for p in server.worker_pids() if b"resource_tracker" not in _cmdline(p)]
+    assert len(workers) == 2
+    pinned = [_cpus_of_threads(pid) for pid in workers]
+    assert all(len(cpus) == 1 and len(next(iter(cpus))) == 1 for cpus in pinned), pinned
+    assert {next(iter(next(iter(cpus)))) for cpus in pinned} == {
+        allowed[0],
+        allowed[1 % len(allowed)],
+    }
+    one = serve(sqlite_url, workers=1, **{"--pin-workers": None})
+    assert one.process is not None
+    assert _cpus_of_threads(one.process.pid) == {frozenset(allowed[:1])}
+    plain = serve(sqlite_url, workers=1)  # without the option: every CPU the server may use
+    assert plain.process is not None
+    assert _cpus_of_threads(plain.process.pid) == {frozenset(allowed)}
