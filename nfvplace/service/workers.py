@@ -1,5 +1,6 @@
 """The processes of `nfvplace serve`: workers die with their master, each listens on a socket of
-its own, and a restart waits for the port its predecessor's workers are still closing.
+its own, a restart waits for the port its predecessor's workers are still closing, and with
+`--pin-workers` each worker runs on one CPU (`pin_if_asked`).
 
 uvicorn's master binds the socket and starts the workers; if the master is killed with SIGKILL it
 cannot stop them, and they would go on serving (and holding the port) as orphans. Each worker
