@@ -81,7 +81,11 @@ def pin_if_asked() -> int | None:
         return None
     cpus = sorted(os.sched_getaffinity(0))
     cpu = cpus[int(os.environ.get(SLOT_ENV, "0")) % len(cpus)]
-    for task in os.listdir("/proc/self/task"):
+    try:
+        os.sched_setaffinity(0, {cpu})  # this thread, and the threads it starts from now on
+    except OSError:  # not allowed here: the worker runs as it is, and says nothing of a CPU
+        return None
+    for task in os.listdir("/proc/self/task"):  # the threads started before (uvicorn's)
         with contextlib.suppress(OSError):  # a thread that ended meanwhile
             os.sched_setaffinity(int(task), {cpu})
     return cpu

@@ -144,10 +144,8 @@ def _execute(conn: Connection, steps: Sequence[Step], *, commit: bool) -> None:
                 raw.commit()
         elif not commit:
             _pipeline(conn.dialect, raw, first + last)
-        else:
-            begin = raw.info.transaction_status == IDLE
-            if begin:  # BEGIN goes with the first steps (psycopg sends it alone: a round trip)
-                raw.autocommit = True
+        else:  # BEGIN goes with the first steps (psycopg sends it alone: a round trip)
+            begin = _alone(raw)
             _pipeline(conn.dialect, raw, first, begin=begin)
             committing = True
             _pipeline(conn.dialect, raw, last, commit=True)
@@ -161,6 +159,15 @@ def _execute(conn: Connection, steps: Sequence[Step], *, commit: bool) -> None:
     finally:
         if begin:
             _lend_back(conn, raw)
+
+
+def _alone(raw: Any) -> bool:
+    """PostgreSQL: outside a transaction, put the connection in autocommit (True: `_lend_back`
+    it after use); inside one, leave it as it is (False)."""
+    if raw.info.transaction_status != IDLE:
+        return False
+    raw.autocommit = True
+    return True
 
 
 def _lend_back(conn: Connection, raw: Any) -> None:
@@ -184,10 +191,8 @@ def fetch(conn: Connection, statement: Executable, row: Mapping[str, Any]) -> li
     round trips per placement for the change feed). A single statement reads one snapshot anyway."""
     bound = _bound(statement, conn.dialect)
     raw: Any = conn.connection.driver_connection
-    alone = conn.dialect.name == "postgresql" and raw.info.transaction_status == IDLE
+    alone = conn.dialect.name == "postgresql" and _alone(raw)
     try:
-        if alone:
-            raw.autocommit = True
         cursor = raw.cursor()
         try:
             cursor.execute(bound.string, bound.parameters(row))
@@ -197,8 +202,8 @@ def fetch(conn: Connection, statement: Executable, row: Mapping[str, Any]) -> li
     except conn.dialect.loaded_dbapi.Error as exc:
         raise _reported(conn, raw, exc) from exc
     finally:
-        if alone and not _broken(raw):
-            raw.autocommit = False
+        if alone:
+            _lend_back(conn, raw)
 
 
 def _reported(conn: Connection, raw: Any, exc: Exception) -> Exception:
