@@ -1,7 +1,7 @@
 """The worker's fleet index: kept between requests, refreshed only for the hosts that changed.
 
 Each worker holds one `FleetIndex` (the engine's index) of every host's availability, the generation
-each host has in the database, and the last change number it read from the store's change feed. A
+each host has in the database, and the watermark of the store's change feed it read last. A
 placement refreshes the index from the feed (one small query), decides on it, and claims in the index
 at once what it chose, so the next request of this worker decides around it; the store then commits
 it with compare-and-swap on the generations. Requests of one worker that chose the same host commit

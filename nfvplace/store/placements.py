@@ -1,5 +1,6 @@
 """The placement half of the store: find, list, commit (compare-and-swap) and release placements.
-`Store` (repository.py) inherits it; see there for how commits and the change counter work."""
+`Store` (repository.py) inherits it; see there for how commits work, and `changes` for the change
+feed."""
 
 from __future__ import annotations
 
@@ -22,10 +23,10 @@ from ..models.chd import ComputeHostDescriptor
 from ..models.configuration import VmConfiguration
 from . import db, steps
 from .availability import derive
+from .changes import BUMP_COUNTER, SWAP, counts_changes, stamp
 from .db import JsonText
 from .faults import classify
 from .records import (
-    BUMP_COUNTER,
     CLAIMS,
     CONFIGURATIONS,
     HOSTS,
@@ -36,7 +37,6 @@ from .records import (
     INSERT_PLACEMENT_HOST,
     INSTANCES,
     KEY_USED,
-    MARK_CHANGED,
     PAGE_CLAIMS,
     PLACEMENT_HOSTS,
     PLACEMENTS,
@@ -44,7 +44,6 @@ from .records import (
     RAISE_POOL,
     SET_AVAILABLE,
     SLIM_RELEASED,
-    SWAP,
     IdempotentReplayError,
     PlacementPage,
     PlacementRecord,
@@ -54,7 +53,6 @@ from .records import (
     chd_json,
     json_text,
     live_on,
-    stamp,
     utc_now,
 )
 from .resources import held_resources, hugepages_held
@@ -176,7 +174,9 @@ class PlacementStore:
         }
         try:
             with db.transaction(self.engine) as conn, db.lock_wait(conn, lock_timeout_s):
-                steps.commit(conn, commit_steps(row, configurations, sorted(by_host), snapshot))
+                counted = counts_changes(conn.dialect)
+                writes = commit_steps(row, configurations, sorted(by_host), snapshot, counted)
+                steps.commit(conn, writes)
         except IntegrityError as exc:
             if idempotency_key is not None:
                 first = self.find_by_key(idempotency_key)
@@ -269,11 +269,13 @@ def commit_steps(
     configurations: Sequence[VmConfiguration],
     host_ids: Sequence[str],
     snapshot: Snapshot,
+    counted: bool,
 ) -> list[steps.Step]:
     """The writes of one placement (`row` of the placements table) on `host_ids` (sorted), in lock
-    order: the hosts' compare-and-swap first, the change counter last, with the COMMIT (as every
-    other write takes them). Each host's generation moves on; its availability document stays as
-    it was (see `current.py`): the placement's host rows say which generation it made."""
+    order: the hosts' compare-and-swap first (each stamps its host as changed, after the change
+    counter's bump where the database `counted` changes: see `changes`). Each host's generation
+    moves on; its availability document stays as it was (see `current.py`): the placement's host
+    rows say which generation it made."""
     placement_id = row["id"]
     now = row["created_at"]
     made = {h: snapshot.generations[h] + 1 for h in host_ids}
@@ -287,6 +289,7 @@ def commit_steps(
     ]
     held = sorted({h for config in configurations for h in held_resources(config)})
     return [
+        *([steps.Step(BUMP_COUNTER, [{}])] if counted else []),
         *swaps,
         steps.Step(INSERT_PLACEMENT, [row]),
         steps.Step(
@@ -313,8 +316,6 @@ def commit_steps(
             ],
         ),
         *_page_steps(placement_id, configurations),
-        steps.Step(BUMP_COUNTER, [{}], with_commit=True),
-        steps.Step(MARK_CHANGED, [{"b_id": h} for h in host_ids], with_commit=True),
     ]
 
 

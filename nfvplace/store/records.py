@@ -1,9 +1,9 @@
-"""The store's tables, the records it hands out, its signals, and the change stamp every write
-takes (see `repository` for how commits work)."""
+"""The store's tables, the records it hands out and its signals (see `repository` for how commits
+work, `changes` for the change feed)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, cast
@@ -83,11 +83,6 @@ SLIM_RELEASED = (
 # cursor (steps.fetch), and the record is read only when it was.
 KEY_USED = select(PLACEMENTS.c.id).where(PLACEMENTS.c.idempotency_key == bindparam("b_key"))
 PROBE = update(READINESS).where(READINESS.c.id == 1).values(probed_at=bindparam("b_now"))
-SWAP = (
-    update(HOSTS)
-    .where(HOSTS.c.id == bindparam("b_id"), HOSTS.c.generation == bindparam("b_seen"))
-    .values(generation=bindparam("b_next"), updated_at=bindparam("b_now"))
-)
 
 # A placement's commit (`placements.commit_steps`): every value a bind parameter, so that each
 # statement is compiled once and the commit can be pipelined (steps.py).
@@ -117,15 +112,6 @@ RAISE_POOL = (
 )
 INSERT_PAGE_CLAIM = insert(PAGE_CLAIMS).values(
     {c: bindparam(c) for c in ("placement_id", "host_id", "numa_node", "size_kib", "count")}
-)
-# The change stamp (see `stamp`): the next number taken, then written on each host changed. A
-# pipelined commit does not wait for the number: MARK_CHANGED reads it in the database.
-BUMP_COUNTER = update(COUNTER).where(COUNTER.c.id == 1).values(seq=COUNTER.c.seq + 1)
-TAKE_NUMBER = BUMP_COUNTER.returning(COUNTER.c.seq)
-MARK_CHANGED = (
-    update(HOSTS)
-    .where(HOSTS.c.id == bindparam("b_id"))
-    .values(change_seq=select(COUNTER.c.seq).where(COUNTER.c.id == 1).scalar_subquery())
 )
 
 
@@ -191,7 +177,8 @@ class Snapshot:
 
 @dataclass(frozen=True)
 class Changes:
-    """Hosts changed after a change number: id -> generation (None: deleted), and the newest number."""
+    """Hosts changed after a watermark: id -> generation (None: deleted), and the watermark to ask
+    with next (see `changes`)."""
 
     seq: int
     hosts: Mapping[str, int | None]
@@ -215,15 +202,6 @@ def chd_json(chd: ComputeHostDescriptor) -> JsonText:
 def json_text(value: Any) -> JsonText:
     """Any JSON-able value serialised once, in Rust (pydantic-core), for the JSON columns."""
     return JsonText(to_json(value, inf_nan_mode="null").decode())
-
-
-def stamp(conn: Connection, host_ids: Iterable[str]) -> int:
-    """Take the next change number and stamp it on `host_ids`; call last in a transaction."""
-    seq = int(conn.execute(TAKE_NUMBER).scalar_one())
-    ids = sorted(host_ids)
-    if ids:
-        conn.execute(MARK_CHANGED, [{"b_id": h} for h in ids])
-    return seq
 
 
 def live_on(conn: Connection, host_id: str) -> list[tuple[str, VmConfiguration]]:

@@ -7,10 +7,8 @@ computed on (UPDATE ... WHERE generation = :seen), writes the host as the engine
 one unique row per exclusively held resource; either step failing rolls everything back and raises
 `StaleSnapshot`, and the caller refreshes and recomputes.
 
-Every write that changes a host takes the next number of the one-row change counter just before it
-commits and stamps it on the host (`hosts.change_seq`, or `deleted_hosts` for a deletion). The counter
-row is held from that moment to the commit, so numbers become visible in order: a reader that has seen
-number k has seen every change up to k.
+Every write that changes a host stamps it with a change number (`hosts.change_seq`, or
+`deleted_hosts` for a deletion), which the change feed reads (`changes`).
 """
 
 from __future__ import annotations
@@ -19,19 +17,13 @@ import json
 from collections.abc import Iterable, Iterator, Sequence
 
 from sqlalchemy import (
-    BigInteger,
     Connection,
     Engine,
     bindparam,
     delete,
     insert,
-    null,
     select,
-    union_all,
     update,
-)
-from sqlalchemy import (
-    cast as sql_cast,
 )
 from sqlalchemy.exc import IntegrityError
 
@@ -40,6 +32,7 @@ from ..models.chd import ComputeHostDescriptor
 from ..models.configuration import VmConfiguration
 from . import db, steps
 from .availability import derive
+from .changes import CHANGES, stamp
 from .current import (
     HOST_STATE,
     catch_up,
@@ -69,20 +62,9 @@ from .records import (
     Snapshot,
     chd_json,
     live_on,
-    stamp,
     utc_now,
 )
 from .resources import hugepage_capacity, hugepages_held
-
-CHANGES = union_all(  # the change feed after number b_seq (compiled once)
-    select(HOSTS.c.id, HOSTS.c.generation, HOSTS.c.change_seq).where(
-        HOSTS.c.change_seq > bindparam("b_seq")
-    ),
-    select(DELETED.c.host_id, sql_cast(null(), BigInteger), DELETED.c.change_seq).where(
-        DELETED.c.change_seq > bindparam("b_seq")
-    ),
-)
-
 
 POOLS_OF = select(POOLS.c.numa_node, POOLS.c.size_kib).where(POOLS.c.host_id == bindparam("b_host"))
 SET_POOL = (
@@ -242,15 +224,17 @@ class Store(PlacementStore):
     # --- what changed -----------------------------------------------------------------------------
 
     def changes_since(self, seq: int) -> Changes:
-        """Hosts changed (or deleted) after change number `seq` (-1: every host)."""
-        newest: dict[str, tuple[int, int | None]] = {}
-        top = seq
+        """Hosts changed (or deleted) after the watermark `seq` (-1: every host), and the
+        watermark to ask with next time (see `changes`)."""
+        hosts: dict[str, int | None] = {}
+        watermark = seq
         with self.engine.connect() as conn:
             for host_id, generation, change in steps.fetch(conn, CHANGES, {"b_seq": seq}):
-                top = max(top, int(change))
-                if host_id not in newest or newest[host_id][0] < change:
-                    newest[host_id] = (int(change), None if generation is None else int(generation))
-        return Changes(top, {h: g for h, (_c, g) in newest.items()})
+                if host_id is None:
+                    watermark = max(watermark, int(change))
+                else:  # a host is in `hosts` or `deleted_hosts`, never both (see `delete_host`)
+                    hosts[host_id] = None if generation is None else int(generation)
+        return Changes(watermark, hosts)
 
     def generations(self, host_ids: Iterable[str]) -> dict[str, int]:
         """The generation of each host of `host_ids` that exists (nothing parsed)."""

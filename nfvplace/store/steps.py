@@ -1,6 +1,6 @@
 """A transaction's writes as a list of steps: run one after another on SQLite, and pipelined on
-PostgreSQL (psycopg's pipeline mode): a commit in two round trips, `BEGIN` with the first steps and
-the `COMMIT` with the last.
+PostgreSQL (psycopg's pipeline mode): a commit in two round trips, `BEGIN` with the steps, then the
+`COMMIT`.
 
 A placement's commit is about ten statements. On PostgreSQL each was a round trip to the server
 (about 0.3 ms each on a loaded machine, more than the engine's decision), and the commits of one
@@ -14,11 +14,9 @@ and PostgreSQL skips the rest of the pipeline. So a commit that lost its race st
 compare-and-swap, holding nothing, instead of waiting on rows the winner holds (which can
 deadlock), without a round trip to check it first. SQLite checks the row counts as the steps run.
 
-Steps marked `with_commit` (the change counter, a row every writer takes) travel with the `COMMIT`,
-after every other step succeeded: the counter's lock is then held for the server's commit only,
-never across a round trip to a client thread that waits for its turn on the interpreter. A
-connection lost during that round trip leaves the commit's outcome unknown
-(`CommitOutcomeUnknownError`); lost before it, the transaction is rolled back by the server.
+The `COMMIT` goes in a round trip of its own: a connection lost during it leaves the commit's
+outcome unknown (`CommitOutcomeUnknownError`); lost before it, the transaction is rolled back by
+the server. (Sent with the steps, a connection lost anywhere in the commit would leave it unknown.)
 
 Statements are module-level constants with bind parameters only, so SQLAlchemy compiles each once
 per dialect. JSON values are given already serialised (`db.JsonText`): SQLAlchemy's JSON type
@@ -55,7 +53,6 @@ class Step:
     statement: Executable  # a module-level constant: compiled once per dialect
     rows: Sequence[Mapping[str, Any]]  # one execution per row
     stale: str | None = None  # each row must change exactly one row, else StaleSnapshot(stale)
-    with_commit: bool = False  # sent with the COMMIT, after every other step (see above)
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,36 +116,34 @@ def _bind(statement: Executable, dialect: Dialect) -> _Bound:
 
 
 def run(conn: Connection, steps: Sequence[Step]) -> None:
-    """Execute `steps` in `conn`'s transaction, the `with_commit` ones last: StaleSnapshot when a
-    guarded step changed no row, sqlalchemy's IntegrityError when a constraint refused a row (and
-    its other DBAPIError subclasses for other database errors)."""
+    """Execute `steps` in `conn`'s transaction: StaleSnapshot when a guarded step changed no row,
+    sqlalchemy's IntegrityError when a constraint refused a row (and its other DBAPIError
+    subclasses for other database errors)."""
     _execute(conn, steps, commit=False)
 
 
 def commit(conn: Connection, steps: Sequence[Step]) -> None:
-    """`run`, then commit `conn`'s transaction (on PostgreSQL, the `with_commit` steps and the
-    COMMIT in one round trip): CommitOutcomeUnknownError where the connection broke in that
-    round trip, since the server may have committed."""
+    """`run`, then commit `conn`'s transaction: CommitOutcomeUnknownError where the connection
+    broke in the COMMIT's round trip, since the server may have committed."""
     _execute(conn, steps, commit=True)
 
 
 def _execute(conn: Connection, steps: Sequence[Step], *, commit: bool) -> None:
-    first = [step for step in steps if step.rows and not step.with_commit]
-    last = [step for step in steps if step.rows and step.with_commit]
+    writes = [step for step in steps if step.rows]
     raw: Any = conn.connection.driver_connection  # in conn's transaction
     committing = begin = False
     try:
         if conn.dialect.name != "postgresql":
-            _one_by_one(conn.dialect, raw, first + last)
+            _one_by_one(conn.dialect, raw, writes)
             if commit:
                 raw.commit()
         elif not commit:
-            _pipeline(conn.dialect, raw, first + last)
-        else:  # BEGIN goes with the first steps (psycopg sends it alone: a round trip)
+            _pipeline(conn.dialect, raw, writes)
+        else:  # BEGIN goes with the steps (psycopg sends it alone: a round trip)
             begin = _alone(raw)
-            _pipeline(conn.dialect, raw, first, begin=begin)
+            _pipeline(conn.dialect, raw, writes, begin=begin)
             committing = True
-            _pipeline(conn.dialect, raw, last, commit=True)
+            raw.commit()
     except conn.dialect.loaded_dbapi.Error as exc:
         if getattr(exc, "sqlstate", None) == GUARD_SQLSTATE:
             raise StaleSnapshot(exc.diag.message_primary) from exc
@@ -234,11 +229,9 @@ def _one_by_one(dialect: Dialect, raw: Any, steps: Sequence[Step]) -> None:
                 raise StaleSnapshot(step.stale)
 
 
-def _pipeline(
-    dialect: Dialect, raw: Any, steps: Sequence[Step], *, begin: bool = False, commit: bool = False
-) -> None:
-    """PostgreSQL: send `steps` (after a BEGIN, and before the COMMIT, where asked) in one
-    pipeline; the server checks the guards (see above)."""
+def _pipeline(dialect: Dialect, raw: Any, steps: Sequence[Step], *, begin: bool = False) -> None:
+    """PostgreSQL: send `steps` (after a BEGIN, where asked) in one pipeline; the server checks
+    the guards (see above)."""
     with raw.pipeline():
         if begin:
             raw.execute("BEGIN")
@@ -250,5 +243,3 @@ def _pipeline(
             else:
                 guard = {STALE_BIND: step.stale}
                 raw.cursor().executemany(bound.guarded, [{**one, **guard} for one in params])
-        if commit:
-            raw.commit()

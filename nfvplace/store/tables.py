@@ -63,7 +63,8 @@ class HostRow(Base):
 
 
 class ChangeCounterRow(Base):
-    """One row: the number of the last change to any host (taken in commit order)."""
+    """One row: the number of the last change to any host, on SQLite (PostgreSQL stamps
+    transaction ids instead: see `changes`)."""
 
     __tablename__ = "change_counter"
 

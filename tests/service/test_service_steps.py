@@ -1,5 +1,5 @@
 """A transaction's steps (store/steps.py) on SQLite and PostgreSQL (pipelined there): guards (the
-server's there), the steps sent with the COMMIT, constraint errors, roll-back and a connection lost;
+server's there), constraint errors, roll-back and a connection lost (before or in the COMMIT);
 the documents' column type; idle connections."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from collections.abc import Iterator
 import psycopg
 import pytest
 from service_hosts import host
-from sqlalchemy import bindparam, func, insert, select, text, update
+from sqlalchemy import bindparam, insert, select, text, update
 from sqlalchemy.dialects.postgresql import psycopg as pg_psycopg
 from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlalchemy.sql import Executable
@@ -31,6 +31,7 @@ PLACEMENT = insert(PLACEMENTS).values(
     response=bindparam("response"),
     configurations=bindparam("configurations"),
     created_at=bindparam("created_at"),
+    name=bindparam("name", None),
 )
 
 
@@ -97,7 +98,7 @@ def test_a_failed_guard_rolls_everything_back(store: Store, commit: bool) -> Non
                     steps.Step(MARK, [{"b_id": "h1", "b_seq": 7}]),
                     steps.Step(MARK, [{"b_id": "gone", "b_seq": 7}], stale="gone"),
                     steps.Step(PLACEMENT, [placement_row("p1")]),
-                    steps.Step(MARK, [{"b_id": "h2", "b_seq": 7}], with_commit=True),
+                    steps.Step(MARK, [{"b_id": "h2", "b_seq": 7}]),
                 ],
             )
     assert seqs(store) == before
@@ -131,14 +132,14 @@ def test_a_failed_guard_stops_before_the_rows_others_hold(postgres_url: str) -> 
         store.close()
 
 
-def test_the_steps_with_the_commit_run_last_and_commit_commits(store: Store) -> None:
+def test_the_steps_run_in_order_and_commit_commits(store: Store) -> None:
     with store.engine.begin() as conn:
         steps.commit(
             conn,
             [
-                steps.Step(MARK, [{"b_id": "h1", "b_seq": 2}], with_commit=True),
                 steps.Step(MARK, [{"b_id": "h1", "b_seq": 1}]),
                 steps.Step(PLACEMENT, [placement_row("p1")]),
+                steps.Step(MARK, [{"b_id": "h1", "b_seq": 2}]),
             ],
         )
         assert seqs(store)["h1"] == 2  # committed: another connection sees it
@@ -146,27 +147,31 @@ def test_the_steps_with_the_commit_run_last_and_commit_commits(store: Store) -> 
         assert not in_autocommit(conn.connection.driver_connection)
 
 
-LOSE_CONNECTION = select(func.pg_terminate_backend(func.pg_backend_pid()))
+# A placement named LOSE kills its own server process: when inserted (IMMEDIATE), in the round
+# trip of the steps, or at COMMIT (DEFERRED: a deferred constraint trigger runs there).
+LOSE = "lose the connection"
+KILLER = """
+CREATE FUNCTION nfvplace_test_lose() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN PERFORM pg_terminate_backend(pg_backend_pid()); RETURN NULL; END $$;
+CREATE CONSTRAINT TRIGGER nfvplace_test_lose AFTER INSERT ON placements
+DEFERRABLE INITIALLY {when} FOR EACH ROW WHEN (NEW.name = '{name}')
+EXECUTE FUNCTION nfvplace_test_lose();
+"""
 
 
-@pytest.mark.parametrize("with_commit", [True, False])
+@pytest.mark.parametrize("when", ["DEFERRED", "IMMEDIATE"])
 def test_a_connection_lost_with_the_commit_leaves_the_outcome_unknown(
-    postgres_url: str, with_commit: bool
+    postgres_url: str, when: str
 ) -> None:
     """Lost in the round trip that carries the COMMIT, the server may have committed; lost
     before it, the server rolls the transaction back."""
     store = Store.open(postgres_url)
-    expected = CommitOutcomeUnknownError if with_commit else OperationalError
+    expected = CommitOutcomeUnknownError if when == "DEFERRED" else OperationalError
     try:
-        store.put_host(ComputeHostDescriptor.model_validate(host("h1")))
+        with store.engine.begin() as conn:
+            conn.execute(text(KILLER.format(when=when, name=LOSE)))
         with pytest.raises(expected), store.engine.begin() as conn:
-            steps.commit(
-                conn,
-                [
-                    steps.Step(PLACEMENT, [placement_row("p1")]),
-                    steps.Step(LOSE_CONNECTION, [{}], with_commit=with_commit),
-                ],
-            )
+            steps.commit(conn, [steps.Step(PLACEMENT, [{**placement_row("p1"), "name": LOSE}])])
         assert store.get_placement("p1") is None  # here the connection broke before COMMIT ran
         store.ping()  # and the store serves again
     finally:
