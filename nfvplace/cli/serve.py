@@ -48,6 +48,17 @@ def serve_command(
             "Several servers on one machine would share the first CPU: run one with --workers N",
         ),
     ] = False,
+    placing_threads: Annotated[
+        int,
+        typer.Option(
+            "--placing-threads",
+            min=1,
+            max=64,
+            help="PostgreSQL: placements each worker runs at once (each decides, then waits for "
+            "its commit's two round trips). 1, the leanest where the database is near; raise it "
+            "where round trips to it are long. SQLite always places one at a time",
+        ),
+    ] = 1,
     tokens: Annotated[
         Path | None,
         typer.Option("--tokens", help="YAML file mapping roles to lists of bearer tokens"),
@@ -97,6 +108,7 @@ def serve_command(
         public_docs=public_docs,
         migrate=False,  # done once here, before any worker starts
         keep_released_s=keep_s,
+        placing_threads=placing_threads,
     )
     try:
         resolve_tokens(settings)

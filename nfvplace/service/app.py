@@ -79,6 +79,7 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         app.state.metrics,
         settings.max_attempts,
         app.state.on_index_built,
+        settings.placing_threads,
     )
     app.state.placements = placements
     app.state.parsed_hosts = ParsedHosts(store)  # the extender's nodes, kept parsed

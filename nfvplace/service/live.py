@@ -119,11 +119,11 @@ class LiveIndex:
 
     def refresh(self) -> None:
         with self._lock:
-            self._refresh()
+            self._read(*self._feed())
 
-    def _refresh(self, reads: bool = True) -> None:
-        """Apply the change feed; without `reads`, WouldBlockError (and nothing changed) where that
-        would read a host."""
+    def _feed(self, reads: bool = True) -> tuple[set[str], int]:
+        """Apply the change feed: the hosts to read now, and the watermark to keep once they are
+        read. Without `reads`, WouldBlockError (and nothing changed) where a host is to be read."""
         changes = self.store.changes_since(self._seq)
         now = time.monotonic()
         # hosts with commits of this worker in flight are read again only if one of those fails
@@ -142,11 +142,16 @@ class LiveIndex:
             raise WouldBlockError(f"{len(read)} host(s) to read")
         self._dirty -= read
         self._stale = stale
+        return read, changes.seq
+
+    def _read(self, ids: set[str], seq: int) -> None:
+        """Read `ids` (all of them into a new index, the first time), then keep the watermark
+        `seq`: a first read that failed starts again from the beginning."""
         if self._index is None:
-            self._first_read(read)
+            self._first_read(ids)
         else:
-            self._read_again(self._index, read)
-        self._seq = changes.seq
+            self._read_again(self._index, ids)
+        self._seq = seq
 
     def _fleet(self) -> FleetIndex:
         assert self._index is not None, "refreshed first"
@@ -242,8 +247,10 @@ class LiveIndex:
             raise WouldBlockError("another thread is deciding")
         try:
             clock.start()
-            self._refresh(reads)
+            ids, seq = self._feed(reads)
             clock.spent("refresh")
+            self._read(ids, seq)
+            clock.spent("read" if ids else "refresh")
             skip = self._elsewhere_first() if narrow else frozenset()
             result = place(self._fleet(), skip) if skip else None
             if result is None or not result.ok:
@@ -251,7 +258,7 @@ class LiveIndex:
                     raise WouldBlockError("the stale hosts are to be read")
                 clock.spent("engine")
                 self._read_stale()
-                clock.spent("refresh")
+                clock.spent("read")
                 result = place(self._fleet(), frozenset())
             clock.spent("engine")
             if not claim or not result.ok:

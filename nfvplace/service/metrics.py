@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
 from prometheus_client import multiprocess as prometheus_multiprocess
 
-PHASES = ("refresh", "engine", "index", "commit")
+PHASES = ("refresh", "read", "engine", "index", "commit")
 
 
 @dataclass
@@ -51,7 +51,8 @@ class Metrics:
         )
         cpu = Counter(
             "nfvplace_placement_cpu_seconds",
-            "CPU seconds of placing, by phase: refresh (the change feed and hosts read again), "
+            "CPU seconds of placing, by phase: refresh (the change feed), read (hosts read again "
+            "from the database), "
             "engine (deciding), index (the claimed hosts applied to the worker's index), commit "
             "(the store's transaction); the rest of a worker's CPU is HTTP and the event loop",
             ["phase"],

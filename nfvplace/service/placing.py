@@ -151,6 +151,7 @@ class Placements:
         metrics: Metrics,
         max_attempts: int,
         on_index_built: Callable[[], object] | None = None,
+        placing_threads: int = 1,
     ) -> None:
         self.store = store
         self.placer = placer
@@ -162,23 +163,29 @@ class Placements:
         # ties between equally good hosts are broken per process on retries, so that workers and
         # replicas that lost a race to each other do not pick the same host again
         self._retry_seed = os.getpid()
-        # SQLite takes one writer at a time, so a worker's claiming placements run on one thread
-        # of their own, in turn, rather than on several threads taking turns on the index's lock
-        # and then on SQLite's write lock: 10-15 % less CPU per placement, for the same number of
-        # placements a second. (PostgreSQL commits in parallel: the shared thread pool.)
-        self._placing = (
-            ThreadPoolExecutor(1, thread_name_prefix="nfvplace-placing")
-            if store.engine.dialect.name == "sqlite"
-            else None
+        # A worker's claiming placements run on threads of their own, in the order they came:
+        # one on SQLite, which takes one writer at a time (10-15 % less CPU per placement than
+        # several threads taking turns on the index's lock and then on SQLite's write lock, for
+        # the same placements a second), `placing_threads` on PostgreSQL. There a placement waits
+        # for its commit's round trips, but on a database nearby several threads (up to one per
+        # request, on the shared pool, until the seventh round of issue 23) spent more taking
+        # turns on the interpreter's lock than they gained committing side by side: one thread
+        # placed 1.22 x as many VMs a second with 2 workers and 1.07 x with 1, at 0.86 x the CPU
+        # per placement (docs/benchmarks.md).
+        self._inline = store.engine.dialect.name == "sqlite"
+        self._placing = ThreadPoolExecutor(
+            1 if self._inline else placing_threads, thread_name_prefix="nfvplace-placing"
         )
         self._turn = asyncio.Lock()
 
     async def place_async(self, request: PlacementRequest, key: str | None) -> Answer:
-        """`place` for the event loop: on a thread of the shared pool, or (a claiming placement
-        on SQLite) on the event loop itself where it cannot wait (`place_inline`), else on the
-        worker's placing thread."""
-        if self._placing is None or request.dry_run:
+        """`place` for the event loop: a dry run on a thread of the shared pool; a claiming
+        placement on the worker's placing threads, or (a single VM on SQLite) on the event loop
+        itself where it cannot wait (`place_inline`)."""
+        if request.dry_run:
             return await to_thread.run_sync(self.place, request, key)
+        if not self._inline:
+            return await self._on_placing_thread(request, key)
         # One claiming placement at a time, in the order they came: on the event loop, or on the
         # placing thread while the others wait their turn (a placement handed over never has
         # the next ones find its commit in flight and be handed over in turn).
@@ -187,10 +194,13 @@ class Placements:
                 answer = self.place_inline(request, key)
                 if answer is not None:
                     return answer
-            context = contextvars.copy_context()  # the request's log fields go with it
-            loop = asyncio.get_running_loop()
-            placing = partial(context.run, self.place, request, key)
-            return await loop.run_in_executor(self._placing, placing)
+            return await self._on_placing_thread(request, key)
+
+    async def _on_placing_thread(self, request: PlacementRequest, key: str | None) -> Answer:
+        context = contextvars.copy_context()  # the request's log fields go with it
+        loop = asyncio.get_running_loop()
+        placing = partial(context.run, self.place, request, key)
+        return await loop.run_in_executor(self._placing, placing)
 
     def place_inline(self, request: PlacementRequest, key: str | None) -> Answer | None:
         """One attempt of `place` on the calling thread (the event loop), for a single VM where
@@ -209,9 +219,8 @@ class Placements:
             return None
 
     def close(self) -> None:
-        """Stop the placing thread (placements queued and not started are dropped)."""
-        if self._placing is not None:
-            self._placing.shutdown(wait=False, cancel_futures=True)
+        """Stop the placing threads (placements queued and not started are dropped)."""
+        self._placing.shutdown(wait=False, cancel_futures=True)
 
     def _replay(self, record: PlacementRecord, request: PlacementRequest) -> Answer:
         if record.request_hash != request.request_hash:

@@ -37,6 +37,7 @@ class Settings:
     placer: str = DEFAULT_PLACER  # "module:function" computing placements
     public_docs: bool = False  # /docs and /openapi.json without a token, when tokens are set
     keep_released_s: float = 7 * 86400.0  # released placements are forgotten after this long
+    placing_threads: int = 1  # PostgreSQL: placements a worker runs at once (SQLite: always 1)
 
     def to_json(self) -> str:
         data = asdict(self)

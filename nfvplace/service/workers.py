@@ -72,10 +72,10 @@ def pin_if_asked() -> int | None:
     server may use, worker k on the k-th (round robin); the CPU, else None (not asked, or a
     system without CPU affinity). Threads started later inherit it.
 
-    A worker places on several threads on PostgreSQL (its commits wait on the database), and they
-    take turns on the interpreter's lock: spread over the cores by the kernel, each turn went
-    from one core to another. Kept on one core, the same worker placed 1.26 x as many VMs a second
-    with 1 worker and 1.29 x with 2 on this project's 2-core machine (docs/scaling.md). SQLite's
+    A worker's threads take turns on the interpreter's lock: spread over the cores by the kernel,
+    each turn went from one core to another. Kept on one core, a worker placing on one thread per
+    request (PostgreSQL, before --placing-threads) placed 1.26 x as many VMs a second with 1
+    worker and 1.29 x with 2 on this project's 2-core machine (docs/scaling.md). SQLite's
     placements run on the event loop, one at a time: no change measured there."""
     if not os.environ.get(PIN_ENV) or not hasattr(os, "sched_setaffinity"):
         return None

@@ -25,6 +25,7 @@ def runner() -> CliRunner:
         ([], "refusing to start without authentication"),
         (["--no-auth", "--host", "0.0.0.0"], "only binds to loopback"),
         (["--no-auth", "--tokens", "t.yaml"], "not both"),
+        (["--no-auth", "--placing-threads", "0"], "--placing-threads"),
     ],
 )
 def test_serve_refuses_unsafe_settings(

@@ -84,6 +84,24 @@ def test_a_single_vm_goes_to_a_fresh_host_without_reading_the_stale_one(
     assert a.store.audit() == []
 
 
+def phase_cpu(worker: Placements, phase: str) -> float:
+    value = worker.metrics.registry.get_sample_value(
+        "nfvplace_placement_cpu_seconds_total", {"phase": phase}
+    )
+    return float(value or 0.0)
+
+
+def test_reading_hosts_again_is_its_own_phase_of_placing(roomy: list[Placements]) -> None:
+    a, b = roomy
+    placed_on(a)
+    placed_on(b)  # the change feed, nothing read: a's host is stale for b
+    assert phase_cpu(b, "refresh") > 0
+    assert phase_cpu(b, "read") == 0
+    placed_on(b, dry_run=True)  # a dry run reads the stale host first
+    assert b.live.hosts_read == 4  # three at the start, a's host once more
+    assert phase_cpu(b, "read") > 0
+
+
 def decided(worker: Placements) -> Decision:
     """A single VM decided and claimed in `worker`'s index, its commit not sent yet."""
     place = partial(worker._compute, request=request(), placement_id=new_placement_id(), attempt=0)

@@ -260,13 +260,12 @@ def test_a_body_sent_again_is_parsed_once_and_a_refused_one_never_kept(client: T
 
 
 @pytest.mark.parametrize("backend", ["sqlite", "postgres"])
-def test_sqlite_places_on_one_placing_thread_or_the_event_loop(
+def test_claiming_placements_run_on_one_placing_thread_or_the_event_loop(
     backend: str, placer: Placer, request: pytest.FixtureRequest
 ) -> None:
-    """SQLite takes one writer at a time: a worker's claiming placements run, in turn, on one
-    thread of their own, or on the event loop where nothing is to be read or waited for long (a
-    single VM on the built index); dry runs, and every placement on PostgreSQL, on the shared
-    pool."""
+    """A worker's claiming placements run, in turn, on one thread of their own (by default on
+    PostgreSQL, always on SQLite), or on SQLite on the event loop where nothing is to be read or
+    waited for long (a single VM on the built index); dry runs on the shared pool."""
     import asyncio
     from concurrent.futures import ThreadPoolExecutor
 
@@ -315,4 +314,6 @@ def test_sqlite_places_on_one_placing_thread_or_the_event_loop(
         assert not any(n.startswith("nfvplace-placing") or n == "event loop" for n in dry_runs)
     else:
         assert "event loop" not in claiming | set(sequential) | dry_runs
-        assert not any(name.startswith("nfvplace-placing") for name in claiming | dry_runs)
+        assert len(claiming | set(sequential)) == 1
+        assert next(iter(claiming)).startswith("nfvplace-placing")
+        assert not any(name.startswith("nfvplace-placing") for name in dry_runs)
