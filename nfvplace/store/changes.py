@@ -12,7 +12,9 @@ stamped w or lower had committed (or rolled back) when it was read, so a reader 
   transaction still running when the feed was read (the `xmin` of the query's snapshot): a
   transaction the reader could not see yet has an id at least that. A reader may be told again of
   a change it saw (its writer's id is above the watermark until every older transaction ended); it
-  compares generations and skips it.
+  compares generations and skips it. A transaction that wrote and stays open (a session idle in
+  a transaction) holds the watermark back until it ends: meanwhile each read lists every host
+  changed since it began (PostgreSQL's `idle_in_transaction_session_timeout` bounds that).
 """
 
 from __future__ import annotations

@@ -272,10 +272,10 @@ def commit_steps(
     counted: bool,
 ) -> list[steps.Step]:
     """The writes of one placement (`row` of the placements table) on `host_ids` (sorted), in lock
-    order: the hosts' compare-and-swap first (each stamps its host as changed, after the change
-    counter's bump where the database `counted` changes: see `changes`). Each host's generation
-    moves on; its availability document stays as it was (see `current.py`): the placement's host
-    rows say which generation it made."""
+    order: the hosts' compare-and-swaps first, each stamping its host as changed (after the
+    change counter's bump where the database `counted` changes, SQLite: see `changes`). Each
+    host's generation moves on; its availability document stays as it was (see `current.py`): the
+    placement's host rows say which generation it made."""
     placement_id = row["id"]
     now = row["created_at"]
     made = {h: snapshot.generations[h] + 1 for h in host_ids}
