@@ -115,35 +115,22 @@ def _bind(statement: Executable, dialect: Dialect) -> _Bound:
     return _Bound(statement, compiled.string, tuple(binds), order is None)
 
 
-def run(conn: Connection, steps: Sequence[Step]) -> None:
-    """Execute `steps` in `conn`'s transaction: StaleSnapshot when a guarded step changed no row,
-    sqlalchemy's IntegrityError when a constraint refused a row (and its other DBAPIError
-    subclasses for other database errors)."""
-    _execute(conn, steps, commit=False)
-
-
 def commit(conn: Connection, steps: Sequence[Step]) -> None:
-    """`run`, then commit `conn`'s transaction: CommitOutcomeUnknownError where the connection
-    broke in the COMMIT's round trip, since the server may have committed."""
-    _execute(conn, steps, commit=True)
-
-
-def _execute(conn: Connection, steps: Sequence[Step], *, commit: bool) -> None:
+    """Execute `steps` in `conn`'s transaction and commit it: StaleSnapshot when a guarded step
+    changed no row, sqlalchemy's IntegrityError when a constraint refused a row (and its other
+    DBAPIError subclasses for other database errors), CommitOutcomeUnknownError where the
+    connection broke in the COMMIT's round trip, since the server may have committed."""
     writes = [step for step in steps if step.rows]
     raw: Any = conn.connection.driver_connection  # in conn's transaction
     committing = begin = False
     try:
         if conn.dialect.name != "postgresql":
             _one_by_one(conn.dialect, raw, writes)
-            if commit:
-                raw.commit()
-        elif not commit:
-            _pipeline(conn.dialect, raw, writes)
         else:  # BEGIN goes with the steps (psycopg sends it alone: a round trip)
             begin = _alone(raw)
             _pipeline(conn.dialect, raw, writes, begin=begin)
-            committing = True
-            raw.commit()
+        committing = True
+        raw.commit()
     except conn.dialect.loaded_dbapi.Error as exc:
         if getattr(exc, "sqlstate", None) == GUARD_SQLSTATE:
             raise StaleSnapshot(exc.diag.message_primary) from exc

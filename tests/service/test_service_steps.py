@@ -65,7 +65,7 @@ def seqs(store: Store) -> dict[str, int]:
 def test_steps_run_in_order_and_commit(store: Store) -> None:
     row = placement_row("p1")
     with store.engine.begin() as conn:
-        steps.run(
+        steps.commit(
             conn,
             [
                 steps.Step(MARK, [{"b_id": "h1", "b_seq": 41}], stale="h1"),
@@ -73,9 +73,11 @@ def test_steps_run_in_order_and_commit(store: Store) -> None:
                 steps.Step(CLAIM, claim_rows("p1", "1", "2", "3")),
                 steps.Step(CLAIM, []),  # nothing to write: skipped
                 steps.Step(MARK, [{"b_id": "h2", "b_seq": 42}]),
+                steps.Step(MARK, [{"b_id": "h1", "b_seq": 43}]),  # after the first: it wins
             ],
         )
-    assert seqs(store) == {"h1": 41, "h2": 42}
+        assert seqs(store) == {"h1": 43, "h2": 42}  # committed: another connection sees it
+        assert not in_autocommit(conn.connection.driver_connection)  # lent back as it was
     with store.engine.connect() as conn:
         claimed = conn.execute(select(CLAIMS.c.resource).order_by(CLAIMS.c.resource)).scalars()
         assert list(claimed) == ["1", "2", "3"]
@@ -86,13 +88,12 @@ def test_steps_run_in_order_and_commit(store: Store) -> None:
     assert created == (sent if created.tzinfo else sent.replace(tzinfo=None))
 
 
-@pytest.mark.parametrize("commit", [True, False])
-def test_a_failed_guard_rolls_everything_back(store: Store, commit: bool) -> None:
+def test_a_failed_guard_rolls_everything_back(store: Store) -> None:
     before = seqs(store)
     with store.engine.connect() as conn:
         raw = conn.connection.driver_connection
         with pytest.raises(StaleSnapshot, match=r"^gone$"):
-            (steps.commit if commit else steps.run)(
+            steps.commit(
                 conn,
                 [
                     steps.Step(MARK, [{"b_id": "h1", "b_seq": 7}]),
@@ -132,21 +133,6 @@ def test_a_failed_guard_stops_before_the_rows_others_hold(postgres_url: str) -> 
         store.close()
 
 
-def test_the_steps_run_in_order_and_commit_commits(store: Store) -> None:
-    with store.engine.begin() as conn:
-        steps.commit(
-            conn,
-            [
-                steps.Step(MARK, [{"b_id": "h1", "b_seq": 1}]),
-                steps.Step(PLACEMENT, [placement_row("p1")]),
-                steps.Step(MARK, [{"b_id": "h1", "b_seq": 2}]),
-            ],
-        )
-        assert seqs(store)["h1"] == 2  # committed: another connection sees it
-        assert store.get_placement("p1") is not None
-        assert not in_autocommit(conn.connection.driver_connection)
-
-
 # A placement named LOSE kills its own server process: when inserted (IMMEDIATE), in the round
 # trip of the steps, or at COMMIT (DEFERRED: a deferred constraint trigger runs there).
 LOSE = "lose the connection"
@@ -180,10 +166,15 @@ def test_a_connection_lost_with_the_commit_leaves_the_outcome_unknown(
 
 def test_a_constraint_error_is_sqlalchemys_and_rolls_back(store: Store) -> None:
     with store.engine.begin() as conn:
-        steps.run(conn, [steps.Step(PLACEMENT, [placement_row("p1")])])
-        steps.run(conn, [steps.Step(CLAIM, claim_rows("p1", "5"))])
+        steps.commit(
+            conn,
+            [
+                steps.Step(PLACEMENT, [placement_row("p1")]),
+                steps.Step(CLAIM, claim_rows("p1", "5")),
+            ],
+        )
     with pytest.raises(IntegrityError), store.engine.begin() as conn:
-        steps.run(
+        steps.commit(
             conn,
             [
                 steps.Step(PLACEMENT, [placement_row("p2")]),
@@ -300,7 +291,7 @@ def test_a_connection_lost_mid_commit_is_an_error_and_not_reused(postgres_url: s
             own = conn.execute(text("SELECT pg_backend_pid()")).scalar_one()
             with psycopg.connect(url.render_as_string(False), autocommit=True) as admin:
                 admin.execute("SELECT pg_terminate_backend(%s)", (own,))
-            steps.run(conn, [steps.Step(PLACEMENT, [placement_row("p1")])])
+            steps.commit(conn, [steps.Step(PLACEMENT, [placement_row("p1")])])
         store.ping()  # at once (no idle ping): the broken connection left the pool
         assert store.get_placement("p1") is None
     finally:
