@@ -101,7 +101,19 @@ def make_engine(url: str) -> Engine:
         )
         event.listen(engine, "connect", _sqlite_pragmas)
         return engine
-    engine = create_engine(url, pool_size=8, max_overflow=8, json_serializer=serialise_json)
+    engine = create_engine(
+        url,
+        pool_size=8,
+        max_overflow=8,
+        json_serializer=serialise_json,
+        # the hot statements are prepared by `wire`; psycopg's own preparation would send
+        # `DEALLOCATE ALL` at each rollback, dropping them
+        connect_args={"prepare_threshold": None},
+        # the connection given back last is taken first, so a worker's placing thread keeps
+        # talking to the same backend, its caches warm: 7 % less PostgreSQL CPU per placement
+        # with 2 workers (0.52 against 0.56 ms, four paired rounds)
+        pool_use_lifo=True,
+    )
     event.listen(engine, "checkin", _checked_in)
     event.listen(engine, "checkout", _ping_if_idle)
     return engine

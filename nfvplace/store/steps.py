@@ -1,6 +1,6 @@
 """A transaction's writes as a list of steps: run one after another on SQLite, and pipelined on
-PostgreSQL (psycopg's pipeline mode): a commit in two round trips, `BEGIN` with the steps, then the
-`COMMIT`.
+PostgreSQL (libpq's pipeline mode, in one write: see `wire`): a commit in two round trips, `BEGIN`
+with the steps, then the `COMMIT`.
 
 A placement's commit is about ten statements. On PostgreSQL each was a round trip to the server
 (about 0.3 ms each on a loaded machine, more than the engine's decision), and the commits of one
@@ -36,6 +36,7 @@ from sqlalchemy.exc import DBAPIError
 from sqlalchemy.sql import Executable
 from sqlalchemy.sql.compiler import SQLCompiler
 
+from . import wire
 from .db import forget_connections
 from .faults import CommitOutcomeUnknownError
 from .records import StaleSnapshot
@@ -46,6 +47,7 @@ GUARD_FUNCTION = "nfvplace_one_row"
 GUARD_SQLSTATE = "NV001"
 STALE_BIND = "nfvplace_stale"
 IDLE = TransactionStatus.IDLE
+BEGIN = wire.statement("BEGIN")
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,15 +68,9 @@ class _Bound:
     string: str
     binds: tuple[tuple[str, str, Any, Any], ...]  # (name, key, default, processor or None)
     named: bool  # the driver takes a dict (PostgreSQL), else a list in order (SQLite)
-
-    @property
-    def guarded(self) -> str:
-        """PostgreSQL: the statement (an UPDATE or DELETE) raising GUARD_SQLSTATE in the server
-        unless it changed exactly one row (the bind STALE_BIND is the error's message)."""
-        return (
-            f"WITH matched AS ({self.string} RETURNING 1) SELECT "
-            f"{GUARD_FUNCTION}((SELECT count(*) FROM matched), %({STALE_BIND})s)"
-        )
+    # PostgreSQL: the statement as `wire` sends it, plain and guarded
+    pg: wire.Statement | None = None
+    pg_guarded: wire.Statement | None = None
 
     def parameters(self, row: Mapping[str, Any]) -> Any:
         """`row` as the driver takes it (a bind missing from `row` takes its default)."""
@@ -112,7 +108,22 @@ def _bind(statement: Executable, dialect: Dialect) -> _Bound:
         process = processors.get(name)
         default = _MISSING if bind.required else bind.value
         binds.append((name, bind.key, default, process if callable(process) else None))
-    return _Bound(statement, compiled.string, tuple(binds), order is None)
+    if dialect.name != "postgresql":
+        return _Bound(statement, compiled.string, tuple(binds), order is None)
+    # the guarded form raises GUARD_SQLSTATE in the server unless the statement (an UPDATE or
+    # DELETE) changed exactly one row; the bind STALE_BIND is the error's message
+    guarded = (
+        f"WITH matched AS ({compiled.string} RETURNING 1) SELECT "
+        f"{GUARD_FUNCTION}((SELECT count(*) FROM matched), %({STALE_BIND})s)"
+    )
+    return _Bound(
+        statement,
+        compiled.string,
+        tuple(binds),
+        order is None,
+        wire.statement(compiled.string),
+        wire.statement(guarded),
+    )
 
 
 def commit(conn: Connection, steps: Sequence[Step]) -> None:
@@ -127,39 +138,27 @@ def commit(conn: Connection, steps: Sequence[Step]) -> None:
         if conn.dialect.name != "postgresql":
             _one_by_one(conn.dialect, raw, writes)
         else:  # BEGIN goes with the steps (psycopg sends it alone: a round trip)
-            begin = _alone(raw)
+            begin = raw.info.transaction_status == IDLE
             _pipeline(conn.dialect, raw, writes, begin=begin)
         committing = True
         raw.commit()
     except conn.dialect.loaded_dbapi.Error as exc:
+        if begin:
+            _roll_back(conn, raw)  # the transaction the pipeline began, failed
         if getattr(exc, "sqlstate", None) == GUARD_SQLSTATE:
             raise StaleSnapshot(exc.diag.message_primary) from exc
         error = _reported(conn, raw, exc)
         if committing and _broken(raw):
             raise CommitOutcomeUnknownError(error) from exc
         raise error from exc
-    finally:
-        if begin:
-            _lend_back(conn, raw)
 
 
-def _alone(raw: Any) -> bool:
-    """PostgreSQL: outside a transaction, put the connection in autocommit (True: `_lend_back`
-    it after use); inside one, leave it as it is (False)."""
-    if raw.info.transaction_status != IDLE:
-        return False
-    raw.autocommit = True
-    return True
-
-
-def _lend_back(conn: Connection, raw: Any) -> None:
-    """PostgreSQL: the connection as the pool lent it (no transaction open, autocommit off), or
-    invalidated (the pool opens another): a connection left in autocommit would make the next
-    transactions on it not atomic."""
+def _roll_back(conn: Connection, raw: Any) -> None:
+    """PostgreSQL: no transaction left open on the connection, or the connection invalidated
+    (the pool opens another)."""
     try:
-        if raw.info.transaction_status != IDLE:
+        if not _broken(raw) and raw.info.transaction_status != IDLE:
             raw.rollback()
-        raw.autocommit = False
     except Exception:
         conn.invalidate()
 
@@ -168,13 +167,15 @@ def fetch(conn: Connection, statement: Executable, row: Mapping[str, Any]) -> li
     """The rows of a module-level query, read on the driver's cursor (a read every request
     makes, such as the change feed: SQLAlchemy's result machinery cost more than the query).
 
-    On PostgreSQL, outside a transaction, the query runs alone (autocommit): one round trip, where
-    psycopg sent `BEGIN` first and the pool a `ROLLBACK` when the connection came back (three
-    round trips per placement for the change feed). A single statement reads one snapshot anyway."""
+    On PostgreSQL, outside a transaction, the query runs alone (`wire`, prepared): one round
+    trip, where psycopg sent `BEGIN` first and the pool a `ROLLBACK` when the connection came
+    back (three round trips per placement for the change feed). A single statement reads one
+    snapshot anyway."""
     bound = _bound(statement, conn.dialect)
     raw: Any = conn.connection.driver_connection
-    alone = conn.dialect.name == "postgresql" and _alone(raw)
     try:
+        if bound.pg is not None:
+            return wire.run_all(raw, [(bound.pg, [bound.parameters(row)])])
         cursor = raw.cursor()
         try:
             cursor.execute(bound.string, bound.parameters(row))
@@ -183,9 +184,6 @@ def fetch(conn: Connection, statement: Executable, row: Mapping[str, Any]) -> li
             cursor.close()
     except conn.dialect.loaded_dbapi.Error as exc:
         raise _reported(conn, raw, exc) from exc
-    finally:
-        if alone:
-            _lend_back(conn, raw)
 
 
 def _reported(conn: Connection, raw: Any, exc: Exception) -> Exception:
@@ -217,16 +215,22 @@ def _one_by_one(dialect: Dialect, raw: Any, steps: Sequence[Step]) -> None:
 
 
 def _pipeline(dialect: Dialect, raw: Any, steps: Sequence[Step], *, begin: bool = False) -> None:
-    """PostgreSQL: send `steps` (after a BEGIN, where asked) in one pipeline; the server checks
-    the guards (see above)."""
-    with raw.pipeline():
-        if begin:
-            raw.execute("BEGIN")
-        for step in steps:
-            bound = _bound(step.statement, dialect)
-            params = [bound.parameters(row) for row in step.rows]
-            if step.stale is None:
-                raw.cursor().executemany(bound.string, params)
-            else:
-                guard = {STALE_BIND: step.stale}
-                raw.cursor().executemany(bound.guarded, [{**one, **guard} for one in params])
+    """PostgreSQL: send `steps` (after a BEGIN, where asked) in one pipeline, in one write (see
+    `wire`); the server checks the guards (see above)."""
+    runs: list[wire.Run] = [(BEGIN, [{}])] if begin else []
+    for step in steps:
+        bound = _bound(step.statement, dialect)
+        params = [bound.parameters(row) for row in step.rows]
+        if step.stale is None:
+            runs.append((cast(wire.Statement, bound.pg), params))
+        else:
+            guard = {STALE_BIND: step.stale}
+            guarded = cast(wire.Statement, bound.pg_guarded)
+            runs.append((guarded, [{**one, **guard} for one in params]))
+    try:
+        wire.run_all(raw, runs)
+    except wire.Unprepared:
+        if not begin:
+            raise
+        raw.rollback()  # the pipeline's BEGIN began the transaction: nothing else is lost
+        wire.run_all(raw, runs)

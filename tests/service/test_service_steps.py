@@ -4,62 +4,27 @@ the documents' column type; idle connections."""
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Iterator
 
 import psycopg
 import pytest
 from service_hosts import host
-from sqlalchemy import bindparam, insert, select, text, update
+from sqlalchemy import select, text, update
 from sqlalchemy.dialects.postgresql import psycopg as pg_psycopg
 from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlalchemy.sql import Executable
+from steps_support import CLAIM, MARK, PLACEMENT, claim_rows, placement_row, seqs, two_hosts
 
 from nfvplace.models.chd import ComputeHostDescriptor
 from nfvplace.store import StaleSnapshot, Store, db, records, steps
 from nfvplace.store.faults import CommitOutcomeUnknownError
 from nfvplace.store.records import CLAIMS, HOSTS, PLACEMENTS, utc_now
 
-MARK = update(HOSTS).where(HOSTS.c.id == bindparam("b_id")).values(change_seq=bindparam("b_seq"))
-CLAIM = insert(CLAIMS).values(
-    {c: bindparam(c) for c in ("placement_id", "host_id", "kind", "resource")}
-)
-PLACEMENT = insert(PLACEMENTS).values(
-    id=bindparam("id"),
-    request_hash="",
-    response=bindparam("response"),
-    configurations=bindparam("configurations"),
-    created_at=bindparam("created_at"),
-    name=bindparam("name", None),
-)
-
 
 @pytest.fixture
 def store(db_url: str) -> Iterator[Store]:
-    opened = Store.open(db_url)
-    for name in ("h1", "h2"):
-        opened.put_host(ComputeHostDescriptor.model_validate(host(name)))
-    yield opened
-    opened.close()
-
-
-def placement_row(pid: str) -> dict[str, object]:
-    return {
-        "id": pid,
-        "response": db.JsonText(json.dumps({"id": pid})),
-        "configurations": db.JsonText("[]"),
-        "created_at": utc_now(),
-    }
-
-
-def claim_rows(pid: str, *resources: str) -> list[dict[str, str]]:
-    return [{"placement_id": pid, "host_id": "h1", "kind": "pu", "resource": r} for r in resources]
-
-
-def seqs(store: Store) -> dict[str, int]:
-    with store.engine.connect() as conn:
-        return dict(conn.execute(select(HOSTS.c.id, HOSTS.c.change_seq)).all())
+    yield from two_hosts(db_url)
 
 
 def test_steps_run_in_order_and_commit(store: Store) -> None:
