@@ -44,7 +44,7 @@ def serve_command(
         typer.Option(
             "--pin-workers",
             help="Run each worker on one CPU of those the server may use (worker k on the "
-            "k-th): on PostgreSQL 1.08-1.13 x the placements per second here (docs/scaling.md). "
+            "k-th): on PostgreSQL 1.05-1.14 x the placements per second here (docs/scaling.md). "
             "Several servers on one machine would share the first CPU: run one with --workers N",
         ),
     ] = False,

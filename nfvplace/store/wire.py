@@ -3,11 +3,13 @@ pipeline mode driven directly, and their results read when all have run.
 
 psycopg's own pipeline sends each statement as soon as it is queued (two `poll`s and a `send`
 per statement: twelve sends for a placement's commit), and each send woke the server's backend
-to read it, about 7.5 backend wake-ups per placement. With two workers on two cores every core is
-busy, so each wake-up preempted a worker in the middle of a decision (8-10 involuntary context
+to read it: the backends slept and woke 7.6 times per placement with one worker, 10.5 with two.
+With two workers on two cores every core is busy, so each wake-up preempted a worker in the middle of a decision (6-11 involuntary context
 switches per placement, against 2 with one worker) and the CPU per placement of the workers and
 of PostgreSQL rose by a third over one worker's. Queued in libpq's output buffer and flushed with
-the pipeline's sync, the statements travel in one write and the backend wakes once.
+the pipeline's sync, the statements travel in one write and the backend wakes once for them
+(6.1-6.4 sleeps per placement with two workers since: three round trips, the log's fsync, the
+write-backs; docs/benchmarks.md, eighth round).
 
 Statements are prepared once per connection, under a name derived from their text, and their
 parameters are sent as text for the server to type from the statement (as psycopg leaves
