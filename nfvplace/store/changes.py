@@ -79,7 +79,7 @@ SWAP = (
 )
 BUMP_COUNTER = update(COUNTER).where(COUNTER.c.id == 1).values(seq=COUNTER.c.seq + 1)
 MARK_CHANGED = (
-    update(HOSTS).where(HOSTS.c.id == bindparam("b_id")).values(change_seq=change_stamp())
+    update(HOSTS).where(HOSTS.c.id == bindparam("b_id")).values(change_seq=bindparam("b_seq"))
 )
 # No stamp reaches it. Bounded on both sides, the feed's range is one PostgreSQL's planner takes as
 # narrow where the table has no statistics yet (a fleet just registered, until autovacuum analyses
@@ -108,5 +108,5 @@ def stamp(conn: Connection, host_ids: Iterable[str]) -> int:
     seq = int(conn.execute(select(change_stamp())).scalar_one())
     ids = sorted(host_ids)
     if ids:
-        conn.execute(MARK_CHANGED, [{"b_id": h} for h in ids])
+        conn.execute(MARK_CHANGED, [{"b_id": h, "b_seq": seq} for h in ids])
     return seq
