@@ -1,37 +1,50 @@
 """Copies of one VM: a batch (or a VNF) whose instances are all the same VM Descriptor.
 
 What-if capacity counts, host by host, the instances the engine places there one after the other
-(`capacity.py`; placements on one host never change another's). For copies of one VM that count is
-exact, so it decides the batch, not a search: a batch of more than it is refused at once, with each
-host's count and what stopped it (cores, hugepages, VFs, ...: what the VM asks); a batch of at most it
-is dealt to hosts by the policy (`_plan`) and each host's share placed there by the engine, instance
-after instance, as capacity counted them. Capacity and batch placement are one counting model.
+(`capacity.py`; placements on one host never change another's, so the count of the fleet is what
+placing instance after instance on it gives). For copies of one VM that count is exact, so it decides
+the batch, not a search: one more copy than it is refused, with what each host runs out of (cores,
+hugepages, VFs, ...: what the VM asks). Capacity and batch placement are one counting model.
 
-The hosts of a share, by policy: pack fills the hosts that take the most first (the fewest hosts),
-spread gives each instance to the host with the largest share of free threads (that share going down
-as the host's count is used up), least-fragmentation fills the hosts that take the fewest first (the
-tightest); equal counts go in the policy's single-VM host order.
+When the counting model covers the VM (`counting.covers`: microseconds a host), a batch of more than
+the count is refused at once, and a batch of at most it is dealt to hosts by the policy (`_plan`),
+each host's share placed there by the engine, instance after instance, as capacity counted it. By
+policy: pack fills the hosts that take the most first (the fewest hosts), spread gives each instance
+to the host with the largest share of free threads (that share going down as the host's count is used
+up), least-fragmentation fills the hosts that take the fewest first (the tightest); equal counts go
+in the policy's single-VM host order. Otherwise (several cpu-sets, PCI devices, ...: capacity places
+instance after instance with the engine too) the copies are placed one after the other on the whole
+fleet, each where the engine puts a single VM, until all are placed or one fits nowhere: the fleet's
+count, refused with the engine's reasons for that instance.
+
 Groups with links or anti-affinity, or of several VMs, are the joint search's (`search.py`).
 """
 
 from __future__ import annotations
 
-import dataclasses
 import heapq
 from collections import Counter
+from collections.abc import Iterator
 
 import numpy as np
 
+from ...models.chd import ComputeHostDescriptor
+from ...models.configuration import VmConfiguration
 from ...models.vmd import VmDescriptor
 from ..engine.explain import Reasons
 from ..engine.place import place_vm, rank
+from ..engine.variants import split
 from ..index import FleetIndex, index_of
 from ..options import Options, Policy
 from ..reasons import BY_CODE
+from ..request import build_request
 from ..resources.cpu import CPU
 from ..result import Diagnosis, PlacementResult, Rejection, Unplaced
 from .batch import Group, Unit
 from .capacity import HostCount, count_fleet, limit_of
+from .counting import covers
+
+Placed = tuple[VmConfiguration, ComputeHostDescriptor]  # a copy's configuration, its host after it
 
 
 def copies_of(group: Group) -> VmDescriptor | None:
@@ -86,31 +99,35 @@ def _realise(
     options: Options,
     plan: list[tuple[int, int]],
     units: list[Unit],
-) -> PlacementResult | None:
+) -> Iterator[Placed | None]:
     """Each host's share placed there by the engine, one after the other (None: the engine took
     fewer than counted, which the counting model's tests rule out)."""
-    configurations, hosts = [], {}
     todo = iter(units)
     for i, share in plan:
         single = index_of([fleet.hosts[i]], private=True)
         for _ in range(share):
             outcome = place_vm(single, vm, options, instance=next(todo).instance)
             if outcome.host is None or outcome.configuration is None:
-                return None
+                yield None
+                return
             single.update(outcome.host)
-            configurations.append(outcome.configuration)
-        hosts[fleet.host_ids[i]] = single.hosts[0]
-    explanation: tuple[str, ...] = ()
-    if options.explain:
-        shares = ", ".join(f"{fleet.host_ids[i]} {share}" for i, share in plan)
-        explanation = (
-            f"{len(configurations)} copies of {vm.name} on {len(plan)} hosts, each host's share "
-            f"within what capacity counts there ({options.policy.value}): {shares}",
-            *(f"{c.owner} -> {c.host}" for c in configurations),
-        )
-    return PlacementResult(
-        configurations=tuple(configurations), hosts=hosts, explanation=explanation
-    )
+            yield outcome.configuration, outcome.host
+
+
+def _one_by_one(
+    fleet: FleetIndex, vm: VmDescriptor, options: Options, units: list[Unit], why: list[Reasons]
+) -> Iterator[Placed]:
+    """Copies placed one after the other on the whole fleet until one fits nowhere (`why` then
+    holds the engine's reasons for it)."""
+    work = fleet.copy()
+    for unit in units:
+        reasons = Reasons()
+        outcome = place_vm(work, vm, options, reasons=reasons, instance=unit.instance)
+        if outcome.host is None or outcome.configuration is None:
+            why.append(reasons)
+            return
+        work.update(outcome.host)
+        yield outcome.configuration, outcome.host
 
 
 def _refusal(
@@ -151,27 +168,77 @@ def _refusal(
     return reasons
 
 
+def _counted(fleet: FleetIndex, vm: VmDescriptor) -> bool:
+    """Whether the counting model counts `vm` on `fleet` (every variant of it)."""
+    return all(covers(build_request(d, variant)) for d, variant, _ in split(fleet, vm))
+
+
 def place_copies(
     fleet: FleetIndex, group: Group, vm: VmDescriptor, options: Options, mode: str
 ) -> PlacementResult | None:
-    """Place `group`, copies of `vm`, by capacity's count (None: leave it to the joint search)."""
-    counts = count_fleet(fleet, vm, options)
-    total = sum(c.count for c in counts.values())
+    """Place `group`, copies of `vm`, as capacity counts them (None: leave it to the joint search,
+    should the engine take fewer than counted)."""
     units = group.units(options.instance)
-    if len(units) > total and (mode == "all" or not total):
-        summary = _refusal(fleet, vm, options, counts).diagnosis(len(fleet), 0)
-        head = (
-            f"{group.title}: {units[total].label} does not fit ({total} instances of {vm.name} "
-            f"fit on these hosts as they stand, as capacity counts them; {len(units)} are asked); "
+    why: list[Reasons] = []
+    if _counted(fleet, vm):
+        counts = count_fleet(fleet, vm, options)
+        total = sum(c.count for c in counts.values())
+        if total < len(units):
+            why.append(_refusal(fleet, vm, options, counts))
+        if total < len(units) and (mode == "all" or not total):
+            placed: list[Placed | None] = []
+        else:
+            plan = _plan(fleet, vm, options, counts, min(total, len(units)))
+            placed = list(_realise(fleet, vm, options, plan, units))
+            if None in placed:
+                return None
+    else:
+        placed = list(_one_by_one(fleet, vm, options, units, why))
+        total = len(placed)
+    done = [p for p in placed if p is not None]
+    refusal = (total, why[0]) if why else None
+    return _result(fleet, group, vm, options, units, done, refusal, mode)
+
+
+def _result(
+    fleet: FleetIndex,
+    group: Group,
+    vm: VmDescriptor,
+    options: Options,
+    units: list[Unit],
+    placed: list[Placed],
+    refusal: tuple[int, Reasons] | None,
+    mode: str,
+) -> PlacementResult:
+    """The copies placed, or (`refusal`: the count, and why one more fits nowhere) the refusal:
+    all or nothing, or (mode="max") the others listed as unplaced."""
+    count = len(placed)
+    if refusal is not None:
+        total, why = refusal
+        reasons = why.diagnosis(len(fleet), 0)
+        fit = f"{total} instances of {vm.name} fit on these hosts as they stand, as capacity counts them"
+        if mode == "all" or not placed:
+            head = f"{group.title}: {units[total].label} does not fit ({fit}; {len(units)} are asked); "
+            return PlacementResult(
+                diagnosis=Diagnosis(len(fleet), 0, reasons.rejections, head + reasons.summary)
+            )
+        unplaced = tuple(
+            Unplaced(u.member.name, u.k + 1, f"{reasons.summary} ({fit})") for u in units[count:]
         )
-        return PlacementResult(
-            diagnosis=Diagnosis(len(fleet), 0, summary.rejections, head + summary.summary)
+    else:
+        unplaced = ()
+    explanation: tuple[str, ...] = ()
+    if options.explain:
+        used = Counter(config.host for config, _ in placed)
+        shares = ", ".join(f"{host} {n}" for host, n in used.items())
+        explanation = (
+            f"{count} copies of {vm.name} on {len(used)} hosts ({options.policy.value}), each "
+            f"host's share within what capacity counts there: {shares}",
+            *(f"{config.owner} -> {config.host}" for config, _ in placed),
         )
-    placed = min(len(units), total)
-    result = _realise(fleet, vm, options, _plan(fleet, vm, options, counts, placed), units)
-    if result is None or placed == len(units):
-        return result
-    reasons = _refusal(fleet, vm, options, counts).diagnosis(len(fleet), 0).summary
-    why = f"{reasons} ({total} instances of {vm.name} fit, as capacity counts them)"
-    unplaced = tuple(Unplaced(u.member.name, u.k + 1, why) for u in units[placed:])
-    return dataclasses.replace(result, unplaced=unplaced)
+    return PlacementResult(
+        configurations=tuple(config for config, _ in placed),
+        hosts={host.id: host for _, host in placed},  # each host as its last copy left it
+        explanation=explanation,
+        unplaced=unplaced,
+    )

@@ -103,6 +103,17 @@ def test_generated_fleets_agree_with_capacity(
     _assert_refused(refused, count + 1, count)
 
 
+def test_copies_the_counting_model_leaves_to_the_engine_agree_with_capacity() -> None:
+    hosts = nfvplace.load(ROOT / "examples/hosts")
+    two_sets = vm("two-sets", [cpu_set(0, 2), cpu_set(1, 2, first_vcpu=2, pairs=False)])
+    count = nfvplace.capacity(hosts, two_sets).count
+    assert count > 0
+    result = place(hosts, two_sets, count=count, **LIMIT)
+    assert result.ok, result.diagnosis and result.diagnosis.summary
+    _claims_cleanly(hosts, result)
+    _assert_refused(place(hosts, two_sets, count=count + 1, **LIMIT), count + 1, count)
+
+
 def test_fleet_place_claims_the_whole_batch() -> None:
     fleet = nfvplace.Fleet(ROOT / "examples/fleet")
     result = fleet.place(TINY, count=100, **LIMIT)
@@ -136,11 +147,15 @@ TWO = VmDescriptor.model_validate(
 )
 
 
+SMALL_AND_LARGE = ("cisco-ucs-2s-manyvfs", "dell-r740-2s-gold-6230-snc2")  # 8 and 40 cores
+
+
 def test_a_batch_with_another_member_places_on_every_host() -> None:
     # the search went to the largest machine first, and instances of one member were kept in
     # fleet order after it: the hosts before it were never used again (it stopped at its limit)
-    hosts = nfvplace.load(ROOT / "examples/hosts")
-    result = place(hosts, [BatchItem(TWO, 2), BatchItem(TINY, 80)], **LIMIT)
+    hosts = [nfvplace.load(ROOT / f"examples/hosts/{name}.yaml") for name in SMALL_AND_LARGE]
+    assert [nfvplace.capacity(hosts, TINY).count, nfvplace.capacity(hosts, TWO).count] == [48, 24]
+    result = place(hosts, [BatchItem(TWO, 1), BatchItem(TINY, 40)], **LIMIT)
     assert result.ok, result.diagnosis and result.diagnosis.summary
     _claims_cleanly(hosts, result)
 
@@ -189,6 +204,8 @@ def vms(draw: st.DrawFn) -> VmDescriptor:
                 "cpu_oversubscription": draw(st.booleans()),
             }
         )
+    if draw(st.booleans()):  # two cpu-sets: the counting model leaves it to the engine
+        return vm("two-sets", [cpu_set(0, 2), cpu_set(1, 2, first_vcpu=2, pairs=False)])
     nic = {"name": "e0", "mode": "sriov", "speed_gbps": 10, "bandwidth_gbps": 1}
     return vm(
         "p",
