@@ -4,12 +4,12 @@
 
 For the bundled fleets (`examples/fleet`, `examples/hosts`) and generated fleets of `--sizes` hosts
 (bench/hostgen.py), and a few VMs: what-if capacity's count C, then a batch of N = min(C, `--most`)
-copies (`nfvplace.place(hosts, vm, count=N)`, all or nothing), timed against the baseline measured in
-the same run: N single placements one after the other on a `Fleet` (`fleet.place(vm)` in a loop,
-what a caller without batches does). Then a batch of C + 1, which must be refused: its time is against
-the same baseline. Targets: the batch of N places all N (it failed after 10 s before, issue 37);
-batch / loop ≤ 1; a refusal well under a second. The machine's load average is printed with the
-figures.
+copies (`nfvplace.place(hosts, vm, count=N)`, all or nothing), timed against the baseline measured
+in the same run: N single placements one after the other on a `Fleet` (`fleet.place(vm)` in a
+loop, what a caller without batches does). Then a batch of C + 1, which must be refused: its time
+is against the same baseline. Targets: the batch of N places all N (issue 37: it failed after
+10 s); batch / loop ≤ 1; a refusal a small fraction of the loop. Wall and CPU seconds are printed
+(the machine is shared), with its load average.
 """
 
 from __future__ import annotations

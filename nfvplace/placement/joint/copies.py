@@ -2,20 +2,20 @@
 
 What-if capacity counts, host by host, the instances the engine places there one after the other
 (`capacity.py`; placements on one host never change another's, so the count of the fleet is what
-placing instance after instance on it gives). For copies of one VM that count is exact, so it decides
-the batch, not a search: one more copy than it is refused, with what each host runs out of (cores,
-hugepages, VFs, ...: what the VM asks). Capacity and batch placement are one counting model.
+placing instance after instance on it gives). For copies of one VM that count is exact, so it
+decides the batch, not a search: one more copy than it is refused, with what each host runs out of
+(cores, hugepages, VFs, ...: what the VM asks). Capacity and batch placement are one counting model.
 
 When the counting model covers the VM (`counting.covers`: microseconds a host), a batch of more than
 the count is refused at once, and a batch of at most it is dealt to hosts by the policy (`_plan`),
 each host's share placed there by the engine, instance after instance, as capacity counted it. By
 policy: pack fills the hosts that take the most first (the fewest hosts), spread gives each instance
-to the host with the largest share of free threads (that share going down as the host's count is used
-up), least-fragmentation fills the hosts that take the fewest first (the tightest); equal counts go
-in the policy's single-VM host order. Otherwise (several cpu-sets, PCI devices, ...: capacity places
-instance after instance with the engine too) the copies are placed one after the other on the whole
-fleet, each where the engine puts a single VM, until all are placed or one fits nowhere: the fleet's
-count, refused with the engine's reasons for that instance.
+to the host with the largest share of free threads (that share going down as the host's count is
+used up), least-fragmentation fills the hosts that take the fewest first (the tightest); equal
+counts go in the policy's single-VM host order. Otherwise (several cpu-sets, PCI devices, ...:
+capacity places instance after instance with the engine too) the copies are placed one after the
+other on the whole fleet, each where the engine puts a single VM, until all are placed or one fits
+nowhere: the fleet's count, refused with the engine's reasons for that instance.
 
 Groups with links or anti-affinity, or of several VMs, are the joint search's (`search.py`).
 """
@@ -99,19 +99,19 @@ def _realise(
     options: Options,
     plan: list[tuple[int, int]],
     units: list[Unit],
-) -> Iterator[Placed | None]:
+) -> list[Placed] | None:
     """Each host's share placed there by the engine, one after the other (None: the engine took
     fewer than counted, which the counting model's tests rule out)."""
-    todo = iter(units)
+    placed: list[Placed] = []
     for i, share in plan:
         single = index_of([fleet.hosts[i]], private=True)
         for _ in range(share):
-            outcome = place_vm(single, vm, options, instance=next(todo).instance)
+            outcome = place_vm(single, vm, options, instance=units[len(placed)].instance)
             if outcome.host is None or outcome.configuration is None:
-                yield None
-                return
+                return None
             single.update(outcome.host)
-            yield outcome.configuration, outcome.host
+            placed.append((outcome.configuration, outcome.host))
+    return placed
 
 
 def _one_by_one(
@@ -179,25 +179,21 @@ def place_copies(
     """Place `group`, copies of `vm`, as capacity counts them (None: leave it to the joint search,
     should the engine take fewer than counted)."""
     units = group.units(options.instance)
-    why: list[Reasons] = []
-    if _counted(fleet, vm):
-        counts = count_fleet(fleet, vm, options)
-        total = sum(c.count for c in counts.values())
-        if total < len(units):
-            why.append(_refusal(fleet, vm, options, counts))
-        if total < len(units) and (mode == "all" or not total):
-            placed: list[Placed | None] = []
-        else:
-            plan = _plan(fleet, vm, options, counts, min(total, len(units)))
-            placed = list(_realise(fleet, vm, options, plan, units))
-            if None in placed:
-                return None
-    else:
+    if not _counted(fleet, vm):
+        why: list[Reasons] = []
         placed = list(_one_by_one(fleet, vm, options, units, why))
-        total = len(placed)
-    done = [p for p in placed if p is not None]
-    refusal = (total, why[0]) if why else None
-    return _result(fleet, group, vm, options, units, done, refusal, mode)
+        refusal = (len(placed), why[0]) if why else None
+        return _result(fleet, group, vm, options, units, placed, refusal, mode)
+    counts = count_fleet(fleet, vm, options)
+    total = sum(c.count for c in counts.values())
+    refusal = (total, _refusal(fleet, vm, options, counts)) if total < len(units) else None
+    realised: list[Placed] | None = []
+    if refusal is None or (mode == "max" and total):
+        plan = _plan(fleet, vm, options, counts, min(total, len(units)))
+        realised = _realise(fleet, vm, options, plan, units)
+    if realised is None:
+        return None
+    return _result(fleet, group, vm, options, units, realised, refusal, mode)
 
 
 def _result(
@@ -216,9 +212,15 @@ def _result(
     if refusal is not None:
         total, why = refusal
         reasons = why.diagnosis(len(fleet), 0)
-        fit = f"{total} instances of {vm.name} fit on these hosts as they stand, as capacity counts them"
+        fit = (
+            f"{total} instances of {vm.name} fit on these hosts as they stand, as capacity "
+            "counts them"
+        )
         if mode == "all" or not placed:
-            head = f"{group.title}: {units[total].label} does not fit ({fit}; {len(units)} are asked); "
+            head = (
+                f"{group.title}: {units[total].label} does not fit ({fit}; {len(units)} are "
+                "asked); "
+            )
             return PlacementResult(
                 diagnosis=Diagnosis(len(fleet), 0, reasons.rejections, head + reasons.summary)
             )

@@ -1,5 +1,5 @@
-"""Batches of identical VMs (issue 37, item 2): a batch of what `capacity` counts places, one more is
-refused with a reason about what the VM asks, through the library, `Fleet.place` and the CLI.
+"""Batches of identical VMs (issue 37, item 2): a batch of what `capacity` counts places, one more
+is refused with a reason about what the VM asks, through the library, `Fleet.place` and the CLI.
 
 The searches are given a short limit: a batch that only a search stopped by its limit refuses
 shows up as a failure here, not as a slow test."""
