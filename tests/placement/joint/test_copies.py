@@ -19,11 +19,13 @@ from typer.testing import CliRunner
 
 import nfvplace
 from bench.hostgen import cloud_vm, make_fleet, small_sriov, vran_du
+from nfvplace import errors
 from nfvplace.claims import claim
 from nfvplace.models.chd import ComputeHostDescriptor
 from nfvplace.models.vmd import VmDescriptor
 from nfvplace.placement import BatchItem, place
 from nfvplace.placement.reasons import Reason
+from nfvplace.placement.result import NoFitError
 
 ROOT = Path(__file__).resolve().parents[3]
 LIMIT = {"search_limit_s": 2.0}
@@ -46,6 +48,9 @@ def _claims_cleanly(
 
 def _assert_refused(result: Any, asked: int, fit: int) -> None:
     assert not result.ok
+    with pytest.raises(NoFitError) as refused:  # the code the CLI (exit 3) and REST (409) give
+        result.raise_for_status()
+    assert refused.value.code == errors.PLACEMENT_NO_FIT
     summary = result.diagnosis.summary
     assert f"instance {asked}/{asked} does not fit" in summary, summary
     assert f"{fit} instances" in summary, summary
