@@ -9,7 +9,7 @@ decides the batch, not a search: one more copy than it is refused, with what eac
 When the counting model covers the VM (`counting.covers`: microseconds a host), a batch of more than
 the count is refused at once, and a batch of at most it is dealt to hosts by the policy (`_plan`),
 each host's share placed there by the engine, instance after instance, as capacity counted it. By
-policy: pack fills the hosts that take the most first (the fewest hosts), spread gives each instance
+policy: pack uses the fewest hosts (and of those the fullest first), spread gives each instance
 to the host with the largest share of free threads (that share going down as the host's count is
 used up), least-fragmentation fills the hosts that take the fewest first (the tightest); equal
 counts go in the policy's single-VM host order. Otherwise (several cpu-sets, PCI devices, ...:
@@ -65,13 +65,42 @@ def _plan(
     key = {i: (int(keys[i]), i) for i in room}
     if options.policy is Policy.spread:
         return _spread(fleet, room, key, n)
-    sign = 1 if options.policy is Policy.least_fragmentation else -1
+    if options.policy is Policy.pack:
+        return _pack(room, key, n)
     plan: list[tuple[int, int]] = []
-    for i in sorted(room, key=lambda i: (sign * room[i], key[i])):
+    for i in sorted(room, key=lambda i: (room[i], key[i])):  # the tightest hosts first
         if n <= 0:
             break
         plan.append((i, min(room[i], n)))
         n -= plan[-1][1]
+    return plan
+
+
+def _pack(room: dict[int, int], key: dict[int, tuple[int, int]], n: int) -> list[tuple[int, int]]:
+    """The fewest hosts, and of those the first in pack's single-VM order (the fullest): host after
+    host, the first in that order with which the hosts that take the most still cover the rest."""
+    largest = sorted(room, key=lambda i: (-room[i], key[i]))
+    hosts, covered = 0, 0
+    while covered < n:
+        covered += room[largest[hosts]]
+        hosts += 1
+    order = sorted(room, key=key.__getitem__)
+    plan: list[tuple[int, int]] = []
+    for slot in range(hosts):
+        after = hosts - slot - 1  # hosts still to choose after this one
+        chosen = {i for i, _ in plan}
+        top = [i for i in largest if i not in chosen][: after + 1]
+        for i in (i for i in order if i not in chosen):
+            # the most the `after` hosts that take the most, i aside, can still take
+            rest = (
+                sum(room[j] for j in top if j != i)
+                if i in top
+                else sum(room[j] for j in top[:after])
+            )
+            if room[i] + rest >= n:
+                plan.append((i, min(room[i], n)))
+                n -= plan[-1][1]
+                break
     return plan
 
 

@@ -119,6 +119,32 @@ def test_copies_the_counting_model_leaves_to_the_engine_agree_with_capacity() ->
     _assert_refused(place(hosts, two_sets, count=count + 1, **LIMIT), count + 1, count)
 
 
+@pytest.mark.parametrize(
+    ("policy", "count", "shares"),
+    [
+        ("pack", 2, {"b": 2}),  # one host is enough: the fuller one (a: 8 free threads, b: 6)
+        ("pack", 8, {"a": 8}),  # one host is enough, only a takes 8
+        ("pack", 9, {"b": 6, "a": 3}),  # two hosts: the fuller filled first
+        ("spread", 2, {"a": 2}),  # a's share of free threads stays the larger: 7/8 > 6/8
+        ("spread", 14, {"a": 8, "b": 6}),
+        ("least-fragmentation", 2, {"b": 2}),  # the tightest host first
+        ("least-fragmentation", 8, {"b": 6, "a": 2}),
+    ],
+)
+def test_copies_are_dealt_by_policy(policy: str, count: int, shares: dict[str, int]) -> None:
+    hosts = [
+        host("a", nodes=[NodeSpec(cores=4)]),
+        host("b", nodes=[NodeSpec(cores=4)], used={0: "x", 4: "x"}),  # core 0 taken
+    ]
+    assert {h.host: h.count for h in nfvplace.capacity(hosts, TINY).hosts} == {"a": 8, "b": 6}
+    result = place(hosts, TINY, count=count, policy=policy, **LIMIT)
+    assert result.ok, result.diagnosis and result.diagnosis.summary
+    placed: dict[str, int] = {}
+    for config in result.configurations:
+        placed[config.host] = placed.get(config.host, 0) + 1
+    assert placed == shares
+
+
 def test_fleet_place_claims_the_whole_batch() -> None:
     fleet = nfvplace.Fleet(ROOT / "examples/fleet")
     result = fleet.place(TINY, count=100, **LIMIT)
