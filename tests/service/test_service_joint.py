@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import yaml
 from fastapi.testclient import TestClient
 from service_hosts import host, vm
 from service_support import auth
@@ -82,8 +83,6 @@ def test_dry_run_with_moves_advises_and_moves_nothing(client: TestClient) -> Non
 def test_dry_run_batch_of_capacity_fits_and_one_more_is_409(client: TestClient) -> None:
     # issue 37: on examples/fleet, capacity counts 164 instances of a 1-vCPU VM; a dry-run batch
     # of 100 failed at instance 61
-    import yaml
-
     fleet = Path(__file__).resolve().parents[2] / "examples" / "fleet"
     for chd in sorted(fleet.glob("*.yaml")):
         data = yaml.safe_load(chd.read_text())
