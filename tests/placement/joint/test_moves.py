@@ -7,6 +7,7 @@ from builders import NodeSpec, cpu_set, host, vm
 import nfvplace
 from nfvplace.claims import claim, release
 from nfvplace.models.chd import ComputeHostDescriptor
+from nfvplace.models.configuration import VmConfiguration
 from nfvplace.placement import suggest_moves
 from nfvplace.placement.joint.moves import descriptor_of
 
@@ -77,3 +78,23 @@ def test_descriptor_of_keeps_each_cpu_sets_cache_ways_and_thread_policy() -> Non
     ways = moved.configuration.cpu_sets[0].cache_ways
     assert ways is not None
     assert ways.ways == 4
+
+
+def test_descriptor_of_keeps_floating_cpu_sets() -> None:
+    config = VmConfiguration.model_validate(
+        {
+            "vm": "fl",
+            "host": "h",
+            "cpu_sets": [
+                {
+                    "id": 0,
+                    "numa_node": 1,
+                    "vcpu_pins": {},
+                    "memory_mib": 2048,
+                    "floating": {"vcpus": [0, 1], "cpus": [4, 5, 12]},
+                },
+            ],
+        }
+    )
+    again = descriptor_of(config)
+    assert [(cs.vcpus, cs.floating) for cs in again.cpu_sets] == [((0, 1), True)]
