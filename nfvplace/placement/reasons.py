@@ -155,7 +155,11 @@ class Reason(StrEnum):
     timeout = ("timeout", "the exact model was not decided within the solver's time limit")
     internal = ("internal", "an internal invariant broke after the solve (a bug: please report)")
     claim = ("claim", "the configuration could not be claimed (a bug: please report)")
-    not_tried = ("not_tried", "the host passed the filter, but max_candidates hosts were tried")
+    not_tried = (
+        "not_tried",
+        "the host passed the filter but was not tried: max_candidates hosts were tried first, or a "
+        "joint search did not get to it",
+    )
     # joint placement (joint/)
     affinity = ("affinity", "a member of the same anti-affinity group is already there")
     link = ("link", "a link's locality or bandwidth rules the host out")
