@@ -23,7 +23,7 @@ class Reason(StrEnum):
         member.resource = resource or code.replace("_", " ")
         return member
 
-    # processor, memory type and hypervisor (resources/capabilities.py)
+    # processor, memory type and hypervisor (resources/capabilities/)
     processor_vendor = ("processor_vendor", "the processor vendor is not the one the VM names")
     processor_architecture = ("processor_architecture", "the processor architecture differs")
     processor_flags = ("processor_flags", "the processor lacks CPU flags the VM requires")

@@ -110,8 +110,7 @@ def make_engine(url: str) -> Engine:
         # `DEALLOCATE ALL` at each rollback, dropping them
         connect_args={"prepare_threshold": None},
         # the connection given back last is taken first, so a worker's placing thread keeps
-        # talking to the same backend, its caches warm: 7 % less PostgreSQL CPU per placement
-        # with 2 workers (0.52 against 0.56 ms, four paired rounds)
+        # talking to the same backend, its caches warm (docs/benchmarks.md, "Settings")
         pool_use_lifo=True,
     )
     event.listen(engine, "checkin", _checked_in)
