@@ -90,13 +90,11 @@ def _pack(room: dict[int, int], key: dict[int, tuple[int, int]], n: int) -> list
         after = hosts - slot - 1  # hosts still to choose after this one
         chosen = {i for i, _ in plan}
         top = [i for i in largest if i not in chosen][: after + 1]
+        leading = set(top[:after])  # the `after` hosts that take the most, and what they take
+        most = sum(room[j] for j in leading)
         for i in (i for i in order if i not in chosen):
-            # the most the `after` hosts that take the most, i aside, can still take
-            rest = (
-                sum(room[j] for j in top if j != i)
-                if i in top
-                else sum(room[j] for j in top[:after])
-            )
+            # with i among them, the next one takes its place
+            rest = most - room[i] + room[top[after]] if i in leading else most
             if room[i] + rest >= n:
                 plan.append((i, min(room[i], n)))
                 n -= plan[-1][1]

@@ -257,12 +257,22 @@ def vms(draw: st.DrawFn) -> VmDescriptor:
 def test_batch_of_capacity_places_and_one_more_is_refused(
     hosts: list[ComputeHostDescriptor], v: VmDescriptor, policy: str
 ) -> None:
-    count = nfvplace.capacity(hosts, v, policy=policy).count
+    report = nfvplace.capacity(hosts, v, policy=policy)
+    count = report.count
     if count:
         result = place(hosts, v, count=count, policy=policy, **LIMIT)
         assert result.ok, result.diagnosis and result.diagnosis.summary
         assert len(result.configurations) == count
         _claims_cleanly(hosts, result)
+        half = place(hosts, v, count=(count + 1) // 2, policy=policy, **LIMIT)
+        assert half.ok, half.diagnosis and half.diagnosis.summary
+        # pack: the fewest hosts (copies the counting model counts; the others go one by one
+        # where pack puts a single VM)
+        if policy == "pack" and v.name != "two-sets":
+            counts = sorted((h.count for h in report.hosts), reverse=True)
+            asked = len(half.configurations)
+            fewest = next(k for k in range(1, len(counts) + 1) if sum(counts[:k]) >= asked)
+            assert len(half.hosts) == fewest
     refused = place(hosts, v, count=count + 1, policy=policy, **LIMIT)
     assert not refused.ok
     assert "vSwitch" not in refused.diagnosis.summary
