@@ -86,7 +86,7 @@ def test_examples_batch_of_capacity_places_and_one_more_is_refused(
 def _generated() -> list[tuple[list[ComputeHostDescriptor], VmDescriptor]]:
     rng = random.Random(7)
     cases = []
-    for n, seed in ((12, 1), (40, 2)):
+    for n, seed in ((8, 1), (20, 2)):
         hosts = make_fleet(n, seed=seed)
         for maker in (small_sriov, vran_du, cloud_vm):
             cases.append((hosts, maker(rng, 0)))
