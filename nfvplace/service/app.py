@@ -17,8 +17,10 @@ from starlette.responses import JSONResponse
 
 from .. import __version__
 from ..errors import NfvplaceError
+from ..redaction import url_password
 from ..store import Store, default_url
 from ..store.parsed import ParsedHosts
+from . import logs
 from .auth import TokenTable, require
 from .faults import FaultEpisodes, Readiness
 from .metrics import Metrics
@@ -126,6 +128,8 @@ def create_app(
     )
     app.state.settings = settings
     app.state.tokens = TokenTable(tokens)
+    logs.keep_secret(*(t for role in (tokens or {}).values() for t in role))
+    logs.keep_secret(url_password(settings.db_url))
     app.state.metrics = metrics
     app.state.placer = placer or import_placer(settings.placer)
     app.state.on_index_built = on_index_built
@@ -175,7 +179,6 @@ def _private_openapi(app: FastAPI) -> None:
 
 def app_from_env() -> FastAPI:
     """Factory for uvicorn workers: settings from $NFVPLACE_SERVICE_SETTINGS (set by serve)."""
-    from . import logs
     from .workers import die_with_master, keep_out_of_collections, pin_if_asked
 
     die_with_master()
