@@ -104,10 +104,13 @@ def parse_descriptor[M: BaseModel](
     gated(document, f"{what} ({found})")
     descriptor = load_document(document)
     if not isinstance(descriptor, model):
+        kind = type(descriptor).__name__
+        send = {"VnfTemplate": "vnf", "VmDescriptor": "vm"}.get(kind)
+        hint = f'; send it as "{send}"' if at and send and at[0] != send else ""
         raise ProblemError(
             422,
             errors.INPUT_UNKNOWN_KIND,
-            f"the {found} document converts to a {type(descriptor).__name__}, not a {what}",
+            f"the {found} document converts to a {kind}, not a {what}{hint}",
         )
     return descriptor
 
