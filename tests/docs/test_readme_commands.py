@@ -22,3 +22,15 @@ def test_the_readme_table_names_every_command() -> None:
     assert {"place", "simulate", "capacity", "hosts"} <= commands, listed
     table = set(re.findall(r"^\| `nfvplace ([a-z-]+)", (ROOT / "README.md").read_text(), re.M))
     assert commands <= table, f"missing from the README's table: {sorted(commands - table)}"
+
+
+def test_the_notebook_extra_installs_what_the_docs_open_it_with() -> None:
+    import tomllib
+
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"][
+        "optional-dependencies"
+    ]
+    assert any(d.startswith("jupyterlab") for d in extras["notebook"])
+    guide = (ROOT / "docs" / "quickstart" / "researcher.md").read_text()
+    assert "pip install -e '.[notebook]'" in guide
+    assert "jupyter lab examples/notebooks/" in guide
