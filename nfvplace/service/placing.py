@@ -121,7 +121,7 @@ def _explanation(request: PlacementRequest, result: PlacementResult) -> dict[str
 Target = VmDescriptor | VnfTemplate | tuple[BatchItem, ...]
 
 
-DRY_RUN_ID = "dry-run"  # not a placement id: those are generated (new_placement_id)
+DRY_RUN_ID = "dry-run"  # a dry run's instances are named after no placement (ids are generated)
 
 
 def owner_name(placement_id: str, descriptor: Target) -> str:
@@ -275,7 +275,6 @@ class Placements:
         # before every placement cost a query (a round trip on PostgreSQL) for the rare retry.
         key = None if request.dry_run else idempotency_key
         for attempt in range(1 if inline else self.max_attempts):
-            # a dry run makes no placement: its instances are named after none that exists
             placement_id = DRY_RUN_ID if request.dry_run else new_placement_id()
             try:
                 decision = self.live.decide(
