@@ -83,7 +83,7 @@ def test_a_vnf_is_explained_vm_by_vm_with_what_each_instance_was_given() -> None
     assert result.exit_code == 0, result.stderr
     lines = result.stderr.splitlines()
     placed = yaml.safe_load(result.stdout)
-    configs = placed["configurations"] if "configurations" in placed else placed
+    configs = placed.get("configurations", placed)
     du = next(c for c in configs if c["vm"] == "vran-du")
     # a table per VM of the template, naming every host with its verdict
     header = lines.index(f"VM vran-du (placed on {du['host']}):")
