@@ -172,3 +172,19 @@ def test_no_answer_log_or_metric_of_the_service_carries_a_token(tmp_path: Path) 
     for text in [*said, agent.stdout, agent.stderr, metrics, (tmp_path / "serve.log").read_text()]:
         for token_given in [wrong, READER, PLACER, AGENT, ADMIN]:
             assert token_given not in text, text
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="nfvplace/integrations/nova/client.py (owned by the Nova engineer) reads the token file "
+    "whole and its ValueError branch quotes urllib's 'Invalid header value' with the file in it",
+)
+def test_the_nova_filter_never_says_its_token_file(tmp_path: Path) -> None:
+    from nfvplace.integrations.nova.client import EvaluationClient, EvaluationError
+
+    token = tmp_path / "nova.token"
+    token.write_text(f"reader: [{READER}]\nadmin: [{ADMIN}]\n")
+    client = EvaluationClient("http://127.0.0.1:9", str(token), timeout=1)
+    with pytest.raises(EvaluationError) as failed:
+        client.evaluate({"name": "f", "vcpus": 1, "ram": 512}, [{"id": "h"}])
+    _clean(str(failed.value))
