@@ -8,6 +8,7 @@ import os
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
+from urllib.parse import unquote
 
 from fastapi import Depends, FastAPI
 from fastapi.exceptions import RequestValidationError
@@ -129,7 +130,8 @@ def create_app(
     app.state.settings = settings
     app.state.tokens = TokenTable(tokens)
     logs.keep_secret(*(t for role in (tokens or {}).values() for t in role))
-    logs.keep_secret(url_password(settings.db_url))
+    password = url_password(settings.db_url)
+    logs.keep_secret(password, unquote(password or ""))
     app.state.metrics = metrics
     app.state.placer = placer or import_placer(settings.placer)
     app.state.on_index_built = on_index_built

@@ -9,7 +9,7 @@ from typing import Any
 
 from pydantic_core import to_json
 
-from ..redaction import redact
+from ..redaction import HIDDEN
 
 request_id_var: contextvars.ContextVar[str | None] = contextvars.ContextVar(
     "nfvplace_request_id", default=None
@@ -61,7 +61,10 @@ class JsonFormatter(logging.Formatter):
         if record.exc_info:
             entry["exc"] = self.formatException(record.exc_info)
         line = to_json(entry, fallback=str).decode()  # compact, in Rust: a line per request
-        return redact(line, *SECRETS)
+        for secret in SECRETS:  # a substring test per secret: the hot path logs every request
+            if secret in line:
+                line = line.replace(secret, HIDDEN)
+        return line
 
 
 def without_traceback(record: logging.LogRecord) -> bool:
