@@ -84,6 +84,7 @@ def serve_command(
 ) -> None:
     """Run the placement REST API (see docs/service.md)."""
     from ..errors import NfvplaceError
+    from ..redaction import redact, url_password
     from ..service import logs
     from ..service.app import SETTINGS_ENV
     from ..service.retention import parse_duration
@@ -121,7 +122,8 @@ def serve_command(
     except NfvplaceError as exc:
         raise fail(exc) from None
     except Exception as exc:
-        typer.echo(f"error: cannot open the database: {exc}", err=True)
+        said = redact(str(exc), url_password(settings.db_url))
+        typer.echo(f"error: cannot open the database: {said}", err=True)
         raise typer.Exit(1) from exc
     if not wait_for_port(host, port):
         typer.echo(f"error: {host}:{port} is in use by another process", err=True)

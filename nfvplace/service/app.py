@@ -8,6 +8,7 @@ import os
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
+from urllib.parse import unquote
 
 from fastapi import Depends, FastAPI
 from fastapi.exceptions import RequestValidationError
@@ -17,8 +18,10 @@ from starlette.responses import JSONResponse
 
 from .. import __version__
 from ..errors import NfvplaceError
+from ..redaction import url_password
 from ..store import Store, default_url
 from ..store.parsed import ParsedHosts
+from . import logs
 from .auth import TokenTable, require
 from .faults import FaultEpisodes, Readiness
 from .metrics import Metrics
@@ -126,6 +129,9 @@ def create_app(
     )
     app.state.settings = settings
     app.state.tokens = TokenTable(tokens)
+    logs.keep_secret(*(t for role in (tokens or {}).values() for t in role))
+    password = url_password(settings.db_url)
+    logs.keep_secret(password, unquote(password or ""))
     app.state.metrics = metrics
     app.state.placer = placer or import_placer(settings.placer)
     app.state.on_index_built = on_index_built
@@ -175,7 +181,6 @@ def _private_openapi(app: FastAPI) -> None:
 
 def app_from_env() -> FastAPI:
     """Factory for uvicorn workers: settings from $NFVPLACE_SERVICE_SETTINGS (set by serve)."""
-    from . import logs
     from .workers import die_with_master, keep_out_of_collections, pin_if_asked
 
     die_with_master()

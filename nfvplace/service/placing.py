@@ -121,6 +121,9 @@ def _explanation(request: PlacementRequest, result: PlacementResult) -> dict[str
 Target = VmDescriptor | VnfTemplate | tuple[BatchItem, ...]
 
 
+DRY_RUN_ID = "dry-run"  # a dry run's instances are named after no placement (ids are generated)
+
+
 def owner_name(placement_id: str, descriptor: Target) -> str:
     """The instance id the engine claims with: `<placement id>/<vm>` for a VM; the instances of a
     VNF or a batch are `<placement id>/<template>.<member>-<k>` (`<placement id>/<member>-<k>`)."""
@@ -268,7 +271,7 @@ class Placements:
         # before every placement cost a query (a round trip on PostgreSQL) for the rare retry.
         key = None if request.dry_run else idempotency_key
         for attempt in range(1 if inline else self.max_attempts):
-            placement_id = new_placement_id()
+            placement_id = DRY_RUN_ID if request.dry_run else new_placement_id()
             try:
                 decision = self.live.decide(
                     partial(

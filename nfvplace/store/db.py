@@ -48,10 +48,12 @@ def check_url(url: str) -> str:
     hint = "use sqlite:///path/to/nfvplace.db or postgresql://user@host/dbname"
     try:
         parsed = make_url(normal)
-    except ArgumentError as exc:
+    except (ArgumentError, ValueError):
         raise NfvplaceError(
-            errors.STORE_UNSUPPORTED, f"--db {url!r} is not a database URL; {hint}"
-        ) from exc
+            errors.STORE_UNSUPPORTED,
+            # not echoed: what cannot be parsed cannot have its password hidden
+            f"--db is not a database URL (scheme://user@host:port/dbname); {hint}",
+        ) from None
     if parsed.drivername not in ("sqlite", "sqlite+pysqlite", "postgresql+psycopg"):
         raise NfvplaceError(
             errors.STORE_UNSUPPORTED,
