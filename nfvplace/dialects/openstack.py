@@ -30,9 +30,9 @@ from .base import (
     identifier,
     one_of,
     parse_count,
-    parse_cpu_list,
     parse_int,
 )
+from .nova_traits import TRAIT_FLAGS, nova_cpu_mask
 
 NAME = "openstack-flavor"
 SPEC_KEYS = ("extra_specs", "properties", "extra-specs")
@@ -68,13 +68,10 @@ NAMESPACE_REASONS = {
     "trait:": "a placement trait with no nfvplace equivalent",
     "resources:": "a placement resource class with no nfvplace equivalent",
 }
-TRAIT_FLAGS = {
-    "SSE41": "sse4_1",
-    "SSE42": "sse4_2",
-    "AESNI": "aes",
-    "INTEL_VMX": "vmx",
-    "AMD_SVM": "svm",
-}
+UNREPORTED = (
+    "trait {trait}: Nova's libvirt driver reports no such trait, so in Nova no host has it "
+    "(No valid host); read as the CPU flag '{flag}'"
+)
 
 
 def _flavor(data: Mapping[str, Any]) -> tuple[Mapping[str, Any], PathKey]:
@@ -278,10 +275,8 @@ def _mixed_note(specs: _Specs, vcpus: int) -> Note:
     mask = specs.get("hw:cpu_dedicated_mask") or specs.get("hw:cpu_realtime_mask")
     where = specs.at("hw:cpu_dedicated_mask")
     floating: list[int] = []
-    if mask.startswith("^"):
-        floating = parse_cpu_list(mask[1:], "hw:cpu_dedicated_mask", where)
-    elif mask:
-        pinned = set(parse_cpu_list(mask, "hw:cpu_dedicated_mask", where))
+    if mask:
+        pinned = set(nova_cpu_mask(mask, vcpus, "hw:cpu_dedicated_mask", where))
         floating = [v for v in range(vcpus) if v not in pinned]
     detail = f"vCPUs {floating} float on shared PUs in Nova" if floating else "some vCPUs float"
     return Note(
@@ -316,8 +311,12 @@ def _traits_and_others(specs: _Specs, notes: list[Note]) -> list[str]:
         if name in HANDLED or name.startswith(("hw:numa_cpus.", "hw:numa_mem.")):
             continue
         if name.startswith("trait:HW_CPU_X86_") and value.lower() == "required":
-            raw = name.removeprefix("trait:HW_CPU_X86_")
-            flags.append(TRAIT_FLAGS.get(raw, raw.lower()))
+            trait = name.removeprefix("trait:")
+            flag = TRAIT_FLAGS.get(trait)
+            if flag is None:
+                flag = trait.removeprefix("HW_CPU_X86_").lower()
+                notes.append(Note(specs.at(name), UNREPORTED.format(trait=trait, flag=flag)))
+            flags.append(flag)
             continue
         if name == "resources:PCPU":
             continue  # read above: PCPU resources ask for dedicated vCPUs
@@ -375,8 +374,11 @@ def _cpu_sets(
     if specs.get("hw:cpu_realtime").lower() in TRUE:
         mask = specs.get("hw:cpu_realtime_mask")
         where = at("hw:cpu_realtime_mask")
-        non_rt = set(parse_cpu_list(mask.replace("^", ""), "hw:cpu_realtime_mask", where))
-        out["realtime_vcpus"] = [v for v in range(vcpus) if v not in non_rt]
+        out["realtime_vcpus"] = (
+            nova_cpu_mask(mask, vcpus, "hw:cpu_realtime_mask", where)
+            if mask
+            else list(range(vcpus))
+        )
         origins[("realtime_vcpus",)] = at("hw:cpu_realtime_mask" if mask else "hw:cpu_realtime")
     if sum(len(cs["vcpus"]) for cs in cpu_sets) != vcpus:
         out["vcpus"] = vcpus  # lint reports the mismatch (NFV105) at the flavor's vcpus
