@@ -46,7 +46,6 @@ LIBVIRT_TO_KERNEL: dict[str, tuple[str, ...]] = {
     "sgxlc": ("sgx_lc",),
     "amd-ssbd": ("amd_ssbd",),
     "virt-ssbd": ("virt_ssbd",),
-    "auto-ibrs": ("autoibrs",),
     "svm-lock": ("svm_lock",),
     "nrip-save": ("nrip_save",),
     "tsc-scale": ("tsc_scale",),
