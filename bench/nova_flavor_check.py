@@ -37,18 +37,18 @@ def _api_errors(flavor: dict[str, Any]) -> list[str]:
     errors = []
     try:
         validators._SchemaValidator(flavors.create_v255).validate(body)
-    except Exception as error:  # noqa: BLE001 - Nova's ValidationError, reported as text
+    except Exception as error:
         errors.append(f"POST /flavors: {error}")
     sizes = {"ram": 1, "vcpus": 1, "disk": 0, "OS-FLV-EXT-DATA:ephemeral": 0}
     for key, minimum in sizes.items():  # what nova.compute.flavors.create checks next
         try:
             utils.validate_integer(flavor.get(key, 0), key, minimum, db_const.MAX_INT)
-        except Exception as error:  # noqa: BLE001
+        except Exception as error:
             errors.append(f"POST /flavors: {error}")
     for name, value in flavor.get("extra_specs", {}).items():
         try:
             spec_validators.validate(name, value)
-        except Exception as error:  # noqa: BLE001
+        except Exception as error:
             errors.append(f"{name}={value}: {error}")
     return errors
 
@@ -69,7 +69,7 @@ def _topology(flavor: dict[str, Any]) -> dict[str, Any]:
     try:
         topology = hardware.numa_get_constraints(nova_flavor, image)
         realtime = hardware.get_realtime_cpu_constraint(nova_flavor, image)
-    except Exception as error:  # noqa: BLE001 - Nova's refusal, as its class and text
+    except Exception as error:
         return {"refused": f"{type(error).__name__}: {error}"}
     out: dict[str, Any] = {"realtime": sorted(realtime) if realtime else []}
     if topology is None:
@@ -100,7 +100,7 @@ def _page_size(word: str) -> Any:
     image = objects.ImageMeta.from_dict({"properties": {}})
     try:
         return hardware._get_numa_pagesize_constraint(flavor, image)
-    except Exception as error:  # noqa: BLE001
+    except Exception as error:
         return f"refused: {type(error).__name__}"
 
 
