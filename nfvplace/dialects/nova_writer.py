@@ -3,7 +3,8 @@
 
 What the VM asks is written in the form Nova applies, or named in a note:
 
-- vCPUs: pinned cpu-sets `hw:cpu_policy=dedicated`, floating ones `shared` (a guest NUMA
+- vCPUs: a VM without cpu-sets `shared` when it may be oversubscribed, else `dedicated` (one
+  node, as nfvplace pins it); pinned cpu-sets `hw:cpu_policy=dedicated`, floating ones `shared` (a guest NUMA
   topology), both `mixed` with `hw:cpu_dedicated_mask`; one guest NUMA node per cpu-set. One
   `hw:cpu_thread_policy` for the flavor: the cpu-sets' own policies when they agree (else the
   strictest, with a note); `require` when every vCPU is in a howtogroup pair.
@@ -45,16 +46,14 @@ def to_nova(vm: VmDescriptor) -> tuple[dict[str, Any], list[Note]]:
         said |= {"cpu_sets", "cpu_thread_policy", "hypervisor", "realtime_vcpus"}
         _cpu_specs(vm, specs, notes)
     elif not vm.cpu_oversubscription:
-        notes.append(
-            Note(
-                ("cpu_oversubscription",),
-                "written as a shared flavor: the VM may not run on oversubscribed PUs, but a "
-                "Nova flavor without a NUMA topology floats over the host's shared CPUs at its "
-                "cpu_allocation_ratio; keep it on an aggregate of hosts with a ratio of 1.0, or "
-                "give it cpu_sets to have it pinned",
-                ASSUMED,
-            )
-        )
+        # nfvplace pins such a plain VM on one NUMA node, as Nova pins a dedicated flavor
+        said.add("cpu_thread_policy")
+        specs["hw:cpu_policy"] = "dedicated"
+        explicit = "cpu_thread_policy" in vm.model_fields_set
+        policy = vm.cpu_thread_policy if explicit else ThreadPolicy.prefer
+        specs["hw:cpu_thread_policy"] = policy.value
+        if specs["hw:cpu_thread_policy"] == "isolate":
+            notes.append(Note(("cpu_thread_policy",), ISOLATE_ON_SMT, ASSUMED))
     if vm.emulator_threads.value == "isolate":
         specs["hw:emulator_threads_policy"] = "isolate"
     if vm.realtime_vcpus:

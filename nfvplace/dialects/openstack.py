@@ -54,10 +54,15 @@ HANDLED = {
     "pci_passthrough:alias",
     "hw:pci_numa_affinity_policy",
 }
+GUEST_TOPOLOGY = (
+    "Nova gives the guest this CPU topology ({part}); it does not change where the VM fits, and "
+    "the VM Descriptor has no field for it: a flavor written back gets Nova's default guest "
+    "topology (a socket per vCPU) unless you add it"
+)
 NOT_PLACEMENT = {
-    "hw:cpu_sockets": "guest CPU topology (sockets) does not change where the VM fits",
-    "hw:cpu_cores": "guest CPU topology (cores) does not change where the VM fits",
-    "hw:cpu_threads": "guest CPU topology (threads) does not change where the VM fits",
+    "hw:cpu_sockets": GUEST_TOPOLOGY.format(part="sockets"),
+    "hw:cpu_cores": GUEST_TOPOLOGY.format(part="cores"),
+    "hw:cpu_threads": GUEST_TOPOLOGY.format(part="threads"),
     "hw:cpu_max_sockets": "guest CPU topology limit; not used for placement",
     "hw:cpu_max_cores": "guest CPU topology limit; not used for placement",
     "hw:cpu_max_threads": "guest CPU topology limit; not used for placement",
@@ -68,6 +73,12 @@ NAMESPACE_REASONS = {
     "trait:": "a placement trait with no nfvplace equivalent",
     "resources:": "a placement resource class with no nfvplace equivalent",
 }
+HOST_WIDE = (
+    "a shared flavor without a guest NUMA topology: Nova floats its vCPUs over all of the "
+    "host's shared CPUs and takes its memory from the whole host; read as floating vCPUs, which "
+    "nfvplace keeps on one NUMA node's shared PUs (the Nova door shows the service each host as "
+    "one node for such a flavor, as Nova counts it)"
+)
 UNREPORTED = (
     "trait {trait}: Nova's libvirt driver reports no such trait, so in Nova no host has it "
     "(No valid host); read as the CPU flag '{flag}'"
@@ -112,6 +123,8 @@ def convert(data: Mapping[str, Any]) -> Conversion:
     flavor, base = _flavor(data)
     request = data if base else {}  # image and PCI requests sit beside `flavor`
     out, origins, notes = convert_flavor(flavor, base, request)
+    if out.get("cpu_oversubscription") and not out.get("cpu_sets") and out["vcpus"] > 1:
+        notes.append(Note((*base, "vcpus"), HOST_WIDE, ASSUMED))
     return Conversion(NAME, out, origins, tuple(notes))
 
 

@@ -35,6 +35,7 @@ from oslo_log import log as logging
 
 from .client import EvaluatedHost, EvaluationClient, EvaluationError
 from .hosts import chd_of, host_view
+from .reach import floats_host_wide, host_wide
 from .requests import request_document
 
 LOG = logging.getLogger(__name__)
@@ -72,8 +73,11 @@ def _client() -> EvaluationClient:
 def _ask(hosts: list[Any], spec_obj: Any) -> list[EvaluatedHost]:
     """One call to the service for these hosts; raises EvaluationError."""
     try:
-        chds = [chd_of(host_view(h)) for h in hosts]
         document = request_document(spec_obj)
+        views = [host_view(h) for h in hosts]
+        if floats_host_wide(document):  # a shared guest with no NUMA topology: the whole host
+            views = [host_wide(v) for v in views]
+        chds = [chd_of(v) for v in views]
     except Exception as exc:  # the edge of Nova's objects: one line in the log, never a traceback
         raise EvaluationError(f"cannot read the request or a host: {exc!r}") from None
     answers = _client().evaluate(document, chds)
