@@ -36,6 +36,12 @@ ISOLATE_ON_SMT = (
     "aggregate of hosts with SMT off"
 )
 
+ALL_REALTIME = (
+    "written 'isolate': every vCPU is realtime, and Nova refuses hw:cpu_realtime without a "
+    "non-realtime vCPU for the emulator threads unless they have a PCPU of their own (one more "
+    "dedicated PU than the VM Descriptor asks)"
+)
+
 
 def to_nova(vm: VmDescriptor) -> tuple[dict[str, Any], list[Note]]:
     vcpus, memory = vm_size(vm)
@@ -54,13 +60,16 @@ def to_nova(vm: VmDescriptor) -> tuple[dict[str, Any], list[Note]]:
         specs["hw:cpu_thread_policy"] = policy.value
         if specs["hw:cpu_thread_policy"] == "isolate":
             notes.append(Note(("cpu_thread_policy",), ISOLATE_ON_SMT, ASSUMED))
-    if vm.emulator_threads.value == "isolate":
-        specs["hw:emulator_threads_policy"] = "isolate"
     if vm.realtime_vcpus:
         specs["hw:cpu_realtime"] = "yes"
         others = [v for v in range(vcpus) if v not in vm.realtime_vcpus]
         if others:  # the emulator threads run on these vCPUs' PUs (policy share)
             specs["hw:cpu_realtime_mask"] = mask_text(others)
+        elif vm.emulator_threads.value == "share":
+            specs["hw:emulator_threads_policy"] = "isolate"
+            notes.append(Note(("emulator_threads",), ALL_REALTIME, ASSUMED))
+    if vm.emulator_threads.value == "isolate":
+        specs["hw:emulator_threads_policy"] = "isolate"
     if vm.processor is not None:
         said.add("processor")
         notes += _processor(vm, specs)
@@ -91,7 +100,9 @@ def _cpu_specs(vm: VmDescriptor, specs: dict[str, str], notes: list[Note]) -> No
     if page:
         specs["hw:mem_page_size"] = str(page)
     # Nova fits a guest node only in whole pages: round up to the next one, no further
-    page_mib = max(1, (page if isinstance(page, int) else LARGE_KIB if page else 0) // 1024)
+    page_mib = max(
+        1, (page if isinstance(page, int) else LARGE_KIB if page == "large" else 0) // 1024
+    )
     specs["hw:numa_nodes"] = str(len(vm.cpu_sets))
     for index, cs in enumerate(vm.cpu_sets):
         memory = -(-cs.memory_mib // page_mib) * page_mib

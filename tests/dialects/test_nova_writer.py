@@ -187,3 +187,10 @@ def test_the_nova_doors_host_flags_are_the_kernels_names() -> None:
     result = place([ComputeHostDescriptor.model_validate(chd)], vm)
     assert result.ok, result.diagnosis
     assert result.configuration.host == "h"
+
+
+def test_an_all_realtime_vm_gets_its_emulator_threads_a_pcpu_of_their_own() -> None:
+    flavor, notes = _write(_vm(realtime_vcpus=[0, 1], cpu_sets=[_pinned(2)]))
+    assert flavor["extra_specs"]["hw:emulator_threads_policy"] == "isolate"
+    assert "hw:cpu_realtime_mask" not in flavor["extra_specs"]
+    assert "every vCPU is realtime" in notes["emulator_threads"]

@@ -24,7 +24,7 @@ from nfvplace.dialects.nova_traits import CPU_TRAITS, nova_cpu_mask
 from nfvplace.dialects.vm_parts import page_of
 from nfvplace.integrations.nova.cpu_flags import LIBVIRT_TO_KERNEL, kernel_flags, libvirt_feature
 from nfvplace.models import VmDescriptor
-from nfvplace.models.vmd import Hugepages
+from nfvplace.models.vmd import CpuSet, Hugepages, ThreadPolicy
 from tests.dialects.test_real_files import DATA, EXPECTED
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -38,17 +38,59 @@ PAGE_SIZES += ["2M", "1gb", "Large", "1Gb", "2Mbit", "huge"]
 NOVA_WORDS = {-1: None, -2: "large", -3: "any"}  # nova.virt.hardware.MEMPAGES_*
 
 
+def _synthetic(name: str, cpu_sets: list[dict[str, Any]], **fields: Any) -> dict[str, Any]:
+    vm = {"schema": "nfvplace/vmd/v1", "name": name, "cpu_thread_policy": "prefer"}
+    return {**vm, "cpu_sets": cpu_sets, **fields}
+
+
+# what the bundled and vendor files do not show: all vCPUs realtime, a mask with a gap, floating
+# beside pinned vCPUs, memory that is not whole pages
+SYNTHETIC = [
+    _synthetic("rt-all", [{"id": 0, "vcpus": [0, 1], "memory_mib": 2048}], realtime_vcpus=[0, 1]),
+    _synthetic(
+        "rt-gap", [{"id": 0, "vcpus": list(range(8)), "memory_mib": 4096}], realtime_vcpus=[2, 3, 5]
+    ),
+    _synthetic(
+        "mixed",
+        [
+            {"id": 0, "vcpus": [0, 1], "memory_mib": 1024},
+            {"id": 1, "vcpus": [2, 3], "memory_mib": 1024, "floating": True},
+        ],
+    ),
+    _synthetic(
+        "part-pages",
+        [{"id": 0, "vcpus": [0, 1], "memory_mib": 1536, "hugepages": {"size": "1GiB", "count": 1}}],
+    ),
+]
+
+
+def as_placed(vm: VmDescriptor) -> VmDescriptor:
+    """The VM as nfvplace places it: a VM without cpu-sets that may not share PUs is pinned on
+    one node (`placement/request.py`), with Nova's `prefer` unless it says otherwise."""
+    if vm.cpu_sets or vm.cpu_oversubscription:
+        return vm
+    cpu_set = CpuSet(id=0, vcpus=tuple(range(vm.total_vcpus)), memory_mib=vm.total_memory_mib)
+    explicit = "cpu_thread_policy" in vm.model_fields_set
+    policy = vm.cpu_thread_policy if explicit else ThreadPolicy.prefer
+    update = {"cpu_sets": (cpu_set,), "cpu_thread_policy": policy, "vcpus": None}
+    return vm.model_copy(update={**update, "memory_mib": None})
+
+
 def _cases() -> list[tuple[str, VmDescriptor, dict[str, Any]]]:
-    """(label, asked VM, written flavor) for every VM of every input."""
+    """(label, asked VM as placed, written flavor) for every VM of every input."""
+    inputs: list[tuple[str, Any]] = [
+        (str(p.relative_to(ROOT)), str(p)) for p in [*BUNDLED, *VENDOR]
+    ]
+    inputs += [(f"synthetic:{vm['name']}", vm) for vm in SYNTHETIC]
     cases = []
-    for path in [*BUNDLED, *VENDOR]:
-        label = str(path.relative_to(ROOT))
-        asked = convert(str(path), to="nfvplace").data
-        written = convert(str(path), to="nova").data
+    for label, source in inputs:
+        asked = convert(source, to="nfvplace").data
+        written = convert(source, to="nova").data
         members = [m["descriptor"] for m in asked["members"]] if "members" in asked else [asked]
         flavors = written["flavors"] if "flavors" in written else [written["flavor"]]
         for vm, flavor in zip(members, flavors, strict=True):
-            cases.append((f"{label}:{flavor['name']}", VmDescriptor.model_validate(vm), flavor))
+            placed = as_placed(VmDescriptor.model_validate(vm))
+            cases.append((f"{label}:{flavor['name']}", placed, flavor))
     return cases
 
 
@@ -72,7 +114,7 @@ def nova(nova_python: str) -> dict[str, Any]:
 def test_every_flavor_is_accepted_by_novas_api_and_asks_only_reported_traits(
     nova: dict[str, Any],
 ) -> None:
-    assert len(nova["cases"]) >= 30  # every bundled VM, VNF member and vendor VM
+    assert len(nova["cases"]) >= 40  # every bundled VM, VNF member and vendor VM
     refused = {
         label: (answer["api"], answer["unreported"], answer["topology"].get("refused"))
         for (label, _, _), answer in zip(nova["cases"], nova["flavors"], strict=True)
@@ -106,7 +148,8 @@ def test_nova_builds_the_guest_the_vm_asks(nova: dict[str, Any]) -> None:
             "cells": _cells_asked(vm),
             "realtime": sorted(vm.realtime_vcpus),
             "memory": [
-                int(flavor["extra_specs"][f"hw:numa_mem.{i}"]) for i in range(len(vm.cpu_sets))
+                int(flavor["extra_specs"].get(f"hw:numa_mem.{i}", flavor["ram"]))
+                for i in range(len(vm.cpu_sets))
             ],
         }
         if any(m < cs.memory_mib for m, cs in zip(got["memory"], vm.cpu_sets, strict=False)):
