@@ -28,6 +28,10 @@ Writer = Callable[[VmDescriptor], tuple[dict[str, Any], list[Note]]]
 VnfWriter = Callable[[VnfTemplate], tuple[dict[str, Any], list[Note]]]
 TARGETS = ("nova", "osm", "sol006", "openvim")
 OPENVIM_MODES = {"dedicated": "yes", "sriov": "yes:sriov"}
+NOVA_VNF_HINTS = {
+    "links": "connect the members' ports on Neutron networks",
+    "anti_affinity": "boot the members in a server group with the policy anti-affinity",
+}
 
 
 def to_openvim(vm: VmDescriptor) -> tuple[dict[str, Any], list[Note]]:
@@ -140,13 +144,9 @@ def to_nova_vnf(vnf: VnfTemplate) -> tuple[dict[str, Any], list[Note]]:
                     ASSUMED,
                 )
             )
-    said = {"members", "vendor", "version"}
-    notes += not_said(
-        vnf,
-        "Nova flavors (links are Neutron networks, anti-affinity a server "
-        "group with policy anti-affinity)",
-        said,
-    )
+    for note in not_said(vnf, "a Nova flavor", {"members", "vendor", "version"}):
+        how = NOVA_VNF_HINTS.get(str(note.path[0]))
+        notes.append(Note(note.path, f"{note.message}: {how}" if how else note.message, note.kind))
     return {"flavors": flavors}, notes
 
 
