@@ -4,8 +4,8 @@
 What the VM asks is written in the form Nova applies, or named in a note:
 
 - vCPUs: a VM without cpu-sets `shared` when it may be oversubscribed, else `dedicated` (one
-  node, as nfvplace pins it); pinned cpu-sets `hw:cpu_policy=dedicated`, floating ones `shared` (a guest NUMA
-  topology), both `mixed` with `hw:cpu_dedicated_mask`; one guest NUMA node per cpu-set. One
+  node, as nfvplace pins it); pinned cpu-sets `hw:cpu_policy=dedicated`, floating ones `shared`
+  (a guest NUMA topology); one guest NUMA node per cpu-set. One
   `hw:cpu_thread_policy` for the flavor: the cpu-sets' own policies when they agree (else the
   strictest, with a note); `require` when every vCPU is in a howtogroup pair.
 - `hw:cpu_realtime_mask` as Nova's parser reads it (`^0-1`, see `nova_traits`); the emulator
@@ -85,13 +85,8 @@ def to_nova(vm: VmDescriptor) -> tuple[dict[str, Any], list[Note]]:
 
 def _cpu_specs(vm: VmDescriptor, specs: dict[str, str], notes: list[Note]) -> None:
     pinned = [cs for cs in vm.cpu_sets if not cs.floating]
-    if not pinned:  # a shared flavor with a NUMA topology
-        specs["hw:cpu_policy"] = "shared"
-    elif len(pinned) < len(vm.cpu_sets):
-        specs["hw:cpu_policy"] = "mixed"
-        specs["hw:cpu_dedicated_mask"] = cpu_ranges([v for cs in pinned for v in cs.vcpus])
-    else:
-        specs["hw:cpu_policy"] = "dedicated"
+    # a shared flavor with a NUMA topology, or pinned (lint refuses floating beside pinned)
+    specs["hw:cpu_policy"] = "dedicated" if pinned else "shared"
     if pinned:
         specs["hw:cpu_thread_policy"] = _thread_policy(vm, pinned, notes)
         if specs["hw:cpu_thread_policy"] == "isolate":

@@ -191,7 +191,7 @@ def convert_flavor(
     if dedicated:
         out.update(_cpu_sets(specs, vcpus, ram, layout, page, origins, notes))
         if policy == "mixed":
-            _mixed(specs, vcpus, out["cpu_sets"], notes)
+            _mixed(specs, vcpus, notes)
     else:
         _check_floating(specs)
         out.update(_floating(specs, vcpus, ram, layout if numa else [], page, origins))
@@ -283,28 +283,21 @@ def _pci(
         origins[("pci_devices",)] = where
 
 
-def _mixed(specs: _Specs, vcpus: int, cpu_sets: list[dict[str, Any]], notes: list[Note]) -> None:
-    """`hw:cpu_policy=mixed`: the guest nodes whose vCPUs all float become floating cpu-sets.
-    `hw:cpu_dedicated_mask` (else the realtime mask) names the pinned vCPUs: `2-3`, or `^0-1`
-    (all but those). A guest node with both kinds: every vCPU pinned, and a note."""
+def _mixed(specs: _Specs, vcpus: int, notes: list[Note]) -> None:
+    """`hw:cpu_dedicated_mask` (else the realtime mask) names the pinned vCPUs: `2-3`, or `^0-1`
+    (all but those), as Nova reads it."""
     mask = specs.get("hw:cpu_dedicated_mask") or specs.get("hw:cpu_realtime_mask")
     where = specs.at("hw:cpu_dedicated_mask")
-    pinned = set(nova_cpu_mask(mask, vcpus, "hw:cpu_dedicated_mask", where)) if mask else set()
-    split = [set(cs["vcpus"]) <= pinned or not set(cs["vcpus"]) & pinned for cs in cpu_sets]
-    if mask and all(split):
-        for cs in cpu_sets:
-            if not set(cs["vcpus"]) & pinned:
-                cs["floating"] = True
-                cs.pop("howtogroup", None)
-        return
-    floating = [v for v in range(vcpus) if v not in pinned] if mask else []
+    floating: list[int] = []
+    if mask:
+        pinned = set(nova_cpu_mask(mask, vcpus, "hw:cpu_dedicated_mask", where))
+        floating = [v for v in range(vcpus) if v not in pinned]
     detail = f"vCPUs {floating} float on shared PUs in Nova" if floating else "some vCPUs float"
     notes.append(
         Note(
             specs.at("hw:cpu_policy"),
-            f"cpu_policy 'mixed': {detail}, beside pinned vCPUs of the same guest NUMA node; "
-            "nfvplace pins every vCPU of such a node, so the VM holds more dedicated PUs than "
-            "Nova would give it",
+            f"cpu_policy 'mixed': {detail}; nfvplace has no mixed VMs and pins every vCPU, "
+            "so the VM holds more dedicated PUs than Nova would give it",
             ASSUMED,
         )
     )

@@ -74,13 +74,6 @@ def test_a_vm_that_may_not_share_pus_is_not_written_shared() -> None:
     assert flavor["extra_specs"] == {}
 
 
-def test_floating_and_pinned_cpu_sets_make_a_mixed_flavor() -> None:
-    sets = [_pinned(2), {"id": 1, "vcpus": [2, 3], "memory_mib": 2048, "floating": True}]
-    flavor, _ = _write(_vm(cpu_sets=sets, cpu_sets_may_share_node=True))
-    specs = flavor["extra_specs"]
-    assert (specs["hw:cpu_policy"], specs["hw:cpu_dedicated_mask"]) == ("mixed", "0-1")
-
-
 def test_disks_are_whole_gib_and_a_second_disk_is_ephemeral() -> None:
     storage = [
         {"name": "root", "size_gib": 20.5},

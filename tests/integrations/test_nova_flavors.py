@@ -43,19 +43,11 @@ def _synthetic(name: str, cpu_sets: list[dict[str, Any]], **fields: Any) -> dict
     return {**vm, "cpu_sets": cpu_sets, **fields}
 
 
-# what the bundled and vendor files do not show: all vCPUs realtime, a mask with a gap, floating
-# beside pinned vCPUs, memory that is not whole pages
+# what the bundled and vendor files do not show: all vCPUs realtime, a mask with a gap, memory that is not whole pages
 SYNTHETIC = [
     _synthetic("rt-all", [{"id": 0, "vcpus": [0, 1], "memory_mib": 2048}], realtime_vcpus=[0, 1]),
     _synthetic(
         "rt-gap", [{"id": 0, "vcpus": list(range(8)), "memory_mib": 4096}], realtime_vcpus=[2, 3, 5]
-    ),
-    _synthetic(
-        "mixed",
-        [
-            {"id": 0, "vcpus": [0, 1], "memory_mib": 1024},
-            {"id": 1, "vcpus": [2, 3], "memory_mib": 1024, "floating": True},
-        ],
     ),
     _synthetic(
         "part-pages",
