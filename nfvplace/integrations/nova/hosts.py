@@ -113,8 +113,10 @@ def host_id(view: Mapping[str, Any]) -> str:
     return text if text[:1].isalnum() else f"h-{text}"[:253]
 
 
-def chd_of(view: Mapping[str, Any]) -> dict[str, Any]:
-    """The Compute Host Descriptor (plain data) of a host view."""
+def chd_of(view: Mapping[str, Any], unpinnable: Iterable[int] = ()) -> dict[str, Any]:
+    """The Compute Host Descriptor (plain data) of a host view; the free dedicated PUs of the
+    `unpinnable` cells are not eligible (cells where nova-compute would refuse this request's
+    pinned vCPUs: `isolate_refused`)."""
     cells = list(view.get("cells") or ())
     info = view.get("cpu_info") or {}
     vendor = str(info.get("vendor") or "")
@@ -130,7 +132,11 @@ def chd_of(view: Mapping[str, Any]) -> dict[str, Any]:
         unknown.append("numa_nodes (Nova reports no NUMA topology)")
     else:
         core_of = _core_ids(cells)
-        nodes = [_node(cell, view, core_of, _pools_on(view, cell["id"])) for cell in cells]
+        closed = set(unpinnable)
+        nodes = [
+            _node(cell, view, core_of, _pools_on(view, cell["id"]), int(cell["id"]) in closed)
+            for cell in cells
+        ]
         capabilities = LIBVIRT_CAPABILITIES
     return {
         "schema": "nfvplace/chd/v1",
@@ -155,14 +161,38 @@ def _flat_node(view: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _core_ids(cells: Iterable[Mapping[str, Any]]) -> dict[int, tuple[int, tuple[int, ...]]]:
-    """PU -> (core id, its siblings); a core is named by its lowest PU (unique on the host)."""
+    """PU -> (core id, its siblings); a core is named by its lowest PU (unique on the host).
+    Siblings are taken as Nova's libvirt driver reports them, within the cell's `cpuset` and
+    `pcpuset`: a dedicated thread whose siblings are host-reserved (in neither set) is a core of
+    its own, as nova-compute's claim takes it (the operator's way to emulate a host without SMT);
+    the host-reserved threads are cores of their own too, not eligible."""
     out: dict[int, tuple[int, tuple[int, ...]]] = {}
     for cell in cells:
+        usable = set(cell.get("cpuset") or ()) | set(cell.get("pcpuset") or ())
         for siblings in cell.get("siblings") or ():
-            group = tuple(sorted(int(s) for s in siblings))
+            group = tuple(sorted(int(s) for s in siblings if int(s) in usable))
             for pu in group:
                 out[pu] = (group[0], group)
     return out
+
+
+def threads_per_core(cell: Mapping[str, Any]) -> int:
+    """Nova's `threads_per_core` of a host cell: its largest sibling set within `cpuset` and
+    `pcpuset` (what the libvirt driver reports), 1 without siblings."""
+    usable = set(cell.get("cpuset") or ()) | set(cell.get("pcpuset") or ())
+    return max((len(usable & set(s)) for s in cell.get("siblings") or ()), default=1) or 1
+
+
+def isolate_refused(view: Mapping[str, Any]) -> list[int]:
+    """The cells on which nova-compute's claim refuses `hw:cpu_thread_policy=isolate` (Nova bug
+    #1889633, `_pack_instance_onto_cores`): cells with SMT siblings configured with
+    `cpu_dedicated_set`, i.e. whose `cpuset` differs from `pcpuset` (only the legacy
+    `vcpu_pin_set` layout, where they are equal, takes isolate on SMT cores)."""
+    return [
+        int(cell["id"])
+        for cell in view.get("cells") or ()
+        if threads_per_core(cell) > 1 and set(cell["cpuset"]) != set(cell["pcpuset"])
+    ]
 
 
 def _node(
@@ -170,6 +200,7 @@ def _node(
     view: Mapping[str, Any],
     core_of: Mapping[int, tuple[int, tuple[int, ...]]],
     pools: list[Mapping[str, Any]],
+    unpinnable: bool = False,
 ) -> dict[str, Any]:
     shared, dedicated = set(cell["cpuset"]), set(cell["pcpuset"])
     pinned = set(cell.get("pinned_cpus") or ())
@@ -186,6 +217,8 @@ def _node(
         if pu in dedicated:
             if pu in pinned:
                 cpu.update(state="dedicated", owner="nova")
+            elif unpinnable and pu not in shared:
+                cpu["eligible"] = False  # nova-compute would refuse to pin here
             elif legacy:
                 cpu.update(oversubscription_ratio=ratio, usage_ratio=usage)
         elif pu in shared:
