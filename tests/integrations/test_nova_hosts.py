@@ -146,17 +146,20 @@ def test_isolate_is_refused_where_nova_compute_refuses_it() -> None:
     """Nova bug #1889633: SMT siblings within the cell's sets, cpuset != pcpuset."""
     from nfvplace.integrations.nova.hosts import isolate_refused
 
-    assert isolate_refused(_view()) == [0]
-    # the legacy vcpu_pin_set layout (cpuset == pcpuset) takes isolate on SMT cores
-    assert isolate_refused(_view(cpuset=[0, 1, 2, 3, 4, 5], pcpuset=[0, 1, 2, 3, 4, 5])) == []
+    assert isolate_refused(_view()) == {0: [2, 3, 4, 5]}
+    # the legacy vcpu_pin_set layout (cpuset == pcpuset) takes isolate on whole SMT cores...
+    legacy = list(range(6))
+    assert isolate_refused(_view(cpuset=legacy, pcpuset=legacy)) == {}
+    # ... not on a core with a thread outside the set, when another core has both
+    assert isolate_refused(_view(cpuset=[0, 1, 2, 4], pcpuset=[0, 1, 2, 4])) == {0: [2, 4]}
     # each dedicated thread's sibling left to the host: Nova sees one thread per core
-    assert isolate_refused(_view(cpuset=[0], pcpuset=[2, 4])) == []
+    assert isolate_refused(_view(cpuset=[0], pcpuset=[2, 4])) == {}
     # ... unless a shared core keeps both its threads
-    assert isolate_refused(_view(cpuset=[0, 1], pcpuset=[2, 4])) == [0]
+    assert isolate_refused(_view(cpuset=[0, 1], pcpuset=[2, 4])) == {0: [2, 4]}
 
 
 def test_a_closed_cell_offers_no_dedicated_pu_and_siblings_are_novas() -> None:
-    closed = ComputeHostDescriptor.model_validate(chd_of(_view(), unpinnable=[0]))
+    closed = ComputeHostDescriptor.model_validate(chd_of(_view(), unpinnable={0: [2, 3, 4, 5]}))
     cpus = {c.id: c for c in closed.numa_nodes[0].cpus}
     assert [pu for pu, c in cpus.items() if c.eligible] == [0, 1]
     emulated = ComputeHostDescriptor.model_validate(chd_of(_view(cpuset=[0], pcpuset=[2, 4])))

@@ -113,10 +113,12 @@ def host_id(view: Mapping[str, Any]) -> str:
     return text if text[:1].isalnum() else f"h-{text}"[:253]
 
 
-def chd_of(view: Mapping[str, Any], unpinnable: Iterable[int] = ()) -> dict[str, Any]:
-    """The Compute Host Descriptor (plain data) of a host view; the free dedicated PUs of the
-    `unpinnable` cells are not eligible (cells where nova-compute would refuse this request's
-    pinned vCPUs: `isolate_refused`)."""
+def chd_of(
+    view: Mapping[str, Any], unpinnable: Mapping[int, Iterable[int]] | None = None
+) -> dict[str, Any]:
+    """The Compute Host Descriptor (plain data) of a host view; the free `unpinnable` PUs (per
+    cell: those nova-compute would not pin this request's vCPUs to, `isolate_refused`) are not
+    eligible."""
     cells = list(view.get("cells") or ())
     info = view.get("cpu_info") or {}
     vendor = str(info.get("vendor") or "")
@@ -132,9 +134,9 @@ def chd_of(view: Mapping[str, Any], unpinnable: Iterable[int] = ()) -> dict[str,
         unknown.append("numa_nodes (Nova reports no NUMA topology)")
     else:
         core_of = _core_ids(cells)
-        closed = set(unpinnable)
+        closed = unpinnable or {}
         nodes = [
-            _node(cell, view, core_of, _pools_on(view, cell["id"]), int(cell["id"]) in closed)
+            _node(cell, view, core_of, _pools_on(view, cell["id"]), closed.get(int(cell["id"])))
             for cell in cells
         ]
         capabilities = LIBVIRT_CAPABILITIES
@@ -162,17 +164,17 @@ def _flat_node(view: Mapping[str, Any]) -> dict[str, Any]:
 
 def _core_ids(cells: Iterable[Mapping[str, Any]]) -> dict[int, tuple[int, tuple[int, ...]]]:
     """PU -> (core id, its siblings); a core is named by its lowest PU (unique on the host).
-    Siblings are taken as Nova's libvirt driver reports them, within the cell's `cpuset` and
-    `pcpuset`: a dedicated thread whose siblings are host-reserved (in neither set) is a core of
-    its own, as nova-compute's claim takes it (the operator's way to emulate a host without SMT);
-    the host-reserved threads are cores of their own too, not eligible."""
+    A cell in which no core has two threads in `cpuset` or `pcpuset` is a cell without SMT to
+    nova-compute (its threads_per_core is 1: the operator left each dedicated core's siblings to
+    the host, Nova's way to emulate a host without SMT), and each of its threads is a core of its
+    own here too; elsewhere a core with a host-reserved thread keeps it as a sibling."""
     out: dict[int, tuple[int, tuple[int, ...]]] = {}
     for cell in cells:
-        usable = set(cell.get("cpuset") or ()) | set(cell.get("pcpuset") or ())
+        flat = threads_per_core(cell) == 1
         for siblings in cell.get("siblings") or ():
-            group = tuple(sorted(int(s) for s in siblings if int(s) in usable))
+            group = tuple(sorted(int(s) for s in siblings))
             for pu in group:
-                out[pu] = (group[0], group)
+                out[pu] = (pu, (pu,)) if flat else (group[0], group)
     return out
 
 
@@ -183,16 +185,28 @@ def threads_per_core(cell: Mapping[str, Any]) -> int:
     return max((len(usable & set(s)) for s in cell.get("siblings") or ()), default=1) or 1
 
 
-def isolate_refused(view: Mapping[str, Any]) -> list[int]:
-    """The cells on which nova-compute's claim refuses `hw:cpu_thread_policy=isolate` (Nova bug
-    #1889633, `_pack_instance_onto_cores`): cells with SMT siblings configured with
-    `cpu_dedicated_set`, i.e. whose `cpuset` differs from `pcpuset` (only the legacy
-    `vcpu_pin_set` layout, where they are equal, takes isolate on SMT cores)."""
-    return [
-        int(cell["id"])
-        for cell in view.get("cells") or ()
-        if threads_per_core(cell) > 1 and set(cell["cpuset"]) != set(cell["pcpuset"])
-    ]
+def isolate_refused(view: Mapping[str, Any]) -> dict[int, list[int]]:
+    """Per cell, the dedicated PUs nova-compute's claim will not give an `isolate` request
+    (`_pack_instance_onto_cores`): on a cell with SMT siblings configured with `cpu_dedicated_set`
+    (`cpuset` differs from `pcpuset`), every one (Nova bug #1889633); in the legacy `vcpu_pin_set`
+    layout (`cpuset` equal to `pcpuset`), those of cores with fewer threads in the set than the
+    cell's largest core (Nova takes only cores of threads_per_core free threads)."""
+    out: dict[int, list[int]] = {}
+    for cell in view.get("cells") or ():
+        threads = threads_per_core(cell)
+        dedicated = set(cell["pcpuset"])
+        if threads == 1:
+            continue
+        if set(cell["cpuset"]) != dedicated:
+            closed = dedicated
+        else:
+            closed = set()
+            for siblings in cell.get("siblings") or ():
+                if len(dedicated & set(siblings)) < threads:
+                    closed |= dedicated & set(siblings)
+        if closed:
+            out[int(cell["id"])] = sorted(closed)
+    return out
 
 
 def _node(
@@ -200,10 +214,11 @@ def _node(
     view: Mapping[str, Any],
     core_of: Mapping[int, tuple[int, tuple[int, ...]]],
     pools: list[Mapping[str, Any]],
-    unpinnable: bool = False,
+    unpinnable: Iterable[int] | None = None,
 ) -> dict[str, Any]:
     shared, dedicated = set(cell["cpuset"]), set(cell["pcpuset"])
     pinned = set(cell.get("pinned_cpus") or ())
+    closed = set(unpinnable or ())
     ratio = float(view.get("cpu_allocation_ratio") or 1.0)
     legacy = bool(shared) and shared == dedicated
     usage = _usage(cell, ratio, len(shared - pinned) if legacy else len(shared))
@@ -217,7 +232,7 @@ def _node(
         if pu in dedicated:
             if pu in pinned:
                 cpu.update(state="dedicated", owner="nova")
-            elif unpinnable and pu not in shared:
+            elif pu in closed:
                 cpu["eligible"] = False  # nova-compute would refuse to pin here
             elif legacy:
                 cpu.update(oversubscription_ratio=ratio, usage_ratio=usage)

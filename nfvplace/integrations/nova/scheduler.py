@@ -91,7 +91,7 @@ def _ask(hosts: list[Any], spec_obj: Any) -> list[EvaluatedHost]:
     try:
         document = request_document(spec_obj)
         views = [host_view(h) for h in hosts]
-        closed = [isolate_refused(v) if pins_isolated(document) else [] for v in views]
+        closed = [isolate_refused(v) if pins_isolated(document) else {} for v in views]
         chds = [chd_of(view, cells) for view, cells in zip(views, closed, strict=True)]
     except Exception as exc:  # the edge of Nova's objects: one line in the log, never a traceback
         raise EvaluationError(f"cannot read the request or a host: {exc!r}") from None
@@ -100,11 +100,22 @@ def _ask(hosts: list[Any], spec_obj: Any) -> list[EvaluatedHost]:
         if answer.host != chd["id"]:
             raise EvaluationError(f"the answer names {answer.host!r} where {chd['id']!r} was")
     return [
-        replace(a, reasons=(*a.reasons, BUG_1889633.format(cells=", ".join(map(str, cells)))))
-        if cells and not a.fits
-        else a
-        for a, cells in zip(answers, closed, strict=True)
+        replace(a, reasons=(*a.reasons, _closed_reason(view, cells))) if cells and not a.fits else a
+        for a, view, cells in zip(answers, views, closed, strict=True)
     ]
+
+
+def _closed_reason(view: dict[str, Any], closed: dict[int, list[int]]) -> str:
+    """Why nova-compute would not pin an isolate request on these cells' CPUs."""
+    legacy = {int(c["id"]) for c in view["cells"] if set(c["cpuset"]) == set(c["pcpuset"])}
+    smt = [str(cell) for cell in closed if cell not in legacy]
+    if smt:
+        return BUG_1889633.format(cells=", ".join(smt))
+    pus = ", ".join(str(pu) for cell in closed.values() for pu in cell)
+    return (
+        "nova-compute takes for isolate only cores with all their threads in vcpu_pin_set: "
+        f"not CPUs {pus}"
+    )
 
 
 class _LastAnswers:
