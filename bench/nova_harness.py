@@ -19,7 +19,8 @@ A plan (JSON):
                            pages? {"2048": n, "1048576": n} per node, cpu_dedicated_set?,
                            cpu_shared_set?, vcpu_pin_set?}] -- the compute's [compute] options
                            are set while that compute starts
-  steps                  [{"boot": flavor, "name": server}, {"delete": server}, {"snapshot": label}]
+  steps                  [{"boot": flavor, "name": server}, {"delete": server},
+                          {"delete_all": true}, {"snapshot": label}]
                          a flavor: {name, vcpus, ram, extra_specs?}
 
 The result (JSON): per step, a boot's status, host, fault, the instance NUMA topology Nova
@@ -124,6 +125,12 @@ def _shadow_nfvplace(hosts: list[Any], spec_obj: Any) -> dict[str, Any]:
     }
 
 
+def _views(hosts: list[Any]) -> list[dict[str, Any]]:
+    from nfvplace.integrations.nova.hosts import host_view
+
+    return [host_view(h) for h in hosts]
+
+
 def _instrument(case: Any, record: Recorder) -> None:
     """Record every filtering pass and every claim the compute refuses."""
     original_filter = host_manager.HostManager.get_filtered_hosts
@@ -137,6 +144,18 @@ def _instrument(case: Any, record: Recorder) -> None:
             "hosts": [h.nodename for h in hosts],
             "nova": _shadow_nova(hosts, spec_obj),
             "nfvplace": _shadow_nfvplace(hosts, spec_obj),
+        }
+        ours = set(entry["nfvplace"].get("passing", ()))
+        if "error" not in entry["nfvplace"]:  # the hosts the two disagree on, as Nova saw them
+            entry["differ"] = _views(
+                [h for h in hosts if (h.nodename in entry["nova"]) != (h.nodename in ours)]
+            )
+        entry["flavor_spec"] = {
+            "name": spec_obj.flavor.name,
+            "vcpus": spec_obj.flavor.vcpus,
+            "ram": spec_obj.flavor.memory_mb,
+            "disk": 0,
+            "extra_specs": dict(spec_obj.flavor.extra_specs),
         }
         passed = list(original_filter(manager, hosts, spec_obj, index))
         entry["passed"] = [h.nodename for h in passed]
@@ -210,6 +229,14 @@ def host_cells(topology: Any) -> list[dict[str, Any]]:
         }
         for cell in (topology.cells if topology else ())
     ]
+
+
+def _summed(allocations: dict[str, Any]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for provider in allocations.values():
+        for rc, amount in provider["resources"].items():
+            out[rc] = out.get(rc, 0) + amount
+    return out
 
 
 class Harness(base.ServersTestBase):  # type: ignore[misc]
@@ -302,6 +329,8 @@ class Harness(base.ServersTestBase):  # type: ignore[misc]
             domain = connection.lookupByUUIDString(server["id"])
             out["domain_xml"] = getattr(domain, "defined_xml", None) or domain.XMLDesc(0)
             self.servers[out["boot"]] = server
+        else:  # a server that did not boot holds nothing; it goes at once
+            self._delete_server(server)
         return out
 
     def _wait_for_state_change(self, server: dict[str, Any], states: Any) -> dict[str, Any]:
@@ -317,8 +346,8 @@ class Harness(base.ServersTestBase):  # type: ignore[misc]
 
     def _delete(self, name: str) -> dict[str, Any]:
         server = self.servers.pop(name, None)
-        if server is None:  # the boot ended in ERROR: nothing to free
-            return {"delete": name, "skipped": "not ACTIVE"}
+        if server is None:
+            return {"delete": name, "skipped": "it did not boot"}
         self._delete_server(server)
         return {"delete": name}
 
@@ -340,8 +369,10 @@ class Harness(base.ServersTestBase):  # type: ignore[misc]
             instance = objects.Instance.get_by_uuid(
                 self.ctxt, server["id"], expected_attrs=["numa_topology", "flavor"]
             )
+            allocations = self.placement.get(f"/allocations/{server['id']}").body["allocations"]
             servers[name] = {
                 "id": server["id"],
+                "allocations": _summed(allocations),
                 "host": instance.host,
                 "vcpus": instance.flavor.vcpus,
                 "memory_mb": instance.flavor.memory_mb,
@@ -359,6 +390,8 @@ class Harness(base.ServersTestBase):  # type: ignore[misc]
                     record.steps.append(self._boot(step))
                 elif "delete" in step:
                     record.steps.append(self._delete(step["delete"]))
+                elif "delete_all" in step:
+                    record.steps += [self._delete(name) for name in list(self.servers)]
                 elif "snapshot" in step:
                     record.steps.append(self.snapshot(step["snapshot"]))
         except Exception as exc:

@@ -9,12 +9,13 @@
 #                                      # the harness reads it (about 1 more minute)
 #   export NFVPLACE_NOVA_PYTHON=...    # the line it prints last
 #
-# NOVA_VERSION (default 34.0.0) and NOVA_VENV (default .bench/nova-venv) can be set.
+# NOVA_VERSION (default 34.0.0), NOVA_VENV (default .bench/nova-venv) and NOVA_PYTHON (the Python
+# it is built with; default python3.12) can be set.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 venv=${NOVA_VENV:-.bench/nova-venv}
 version=${NOVA_VERSION:-34.0.0}
-python=$(command -v python3.12 || command -v python3)
+python=${NOVA_PYTHON:-$(command -v python3.12 || command -v python3)}
 if ! "$venv/bin/python" -c 'import nova.virt.hardware' >/dev/null 2>&1; then
   "$python" -m venv "$venv"
   "$venv/bin/python" -m pip install -q --upgrade pip

@@ -72,6 +72,17 @@ TRAIT_FLAGS: dict[str, str] = {
     "HW_CPU_X86_VMX": "vmx",
     "HW_CPU_X86_SSE3": "pni",
 }
+# notes of the flavor reader (`openstack`) where Nova means something particular
+HOST_WIDE = (
+    "a shared flavor without a guest NUMA topology: Nova floats its vCPUs over all of the "
+    "host's shared CPUs and takes its memory from the whole host; read as floating vCPUs, which "
+    "nfvplace keeps on one NUMA node's shared PUs (the Nova door shows the service each host as "
+    "one node for such a flavor, as Nova counts it)"
+)
+UNREPORTED = (
+    "trait {trait}: Nova's libvirt driver reports no such trait, so in Nova no host has it "
+    "(No valid host); read as the CPU flag '{flag}'"
+)
 FLAG_SPELLINGS = {"sse3": "pni", "sha": "sha_ni", "bmi": "bmi1"}
 
 

@@ -32,7 +32,7 @@ from .base import (
     parse_count,
     parse_int,
 )
-from .nova_traits import TRAIT_FLAGS, nova_cpu_mask
+from .nova_traits import HOST_WIDE, TRAIT_FLAGS, UNREPORTED, nova_cpu_mask
 
 NAME = "openstack-flavor"
 SPEC_KEYS = ("extra_specs", "properties", "extra-specs")
@@ -73,16 +73,6 @@ NAMESPACE_REASONS = {
     "trait:": "a placement trait with no nfvplace equivalent",
     "resources:": "a placement resource class with no nfvplace equivalent",
 }
-HOST_WIDE = (
-    "a shared flavor without a guest NUMA topology: Nova floats its vCPUs over all of the "
-    "host's shared CPUs and takes its memory from the whole host; read as floating vCPUs, which "
-    "nfvplace keeps on one NUMA node's shared PUs (the Nova door shows the service each host as "
-    "one node for such a flavor, as Nova counts it)"
-)
-UNREPORTED = (
-    "trait {trait}: Nova's libvirt driver reports no such trait, so in Nova no host has it "
-    "(No valid host); read as the CPU flag '{flag}'"
-)
 
 
 def _flavor(data: Mapping[str, Any]) -> tuple[Mapping[str, Any], PathKey]:
