@@ -28,15 +28,14 @@ from typing import Any
 def _api_errors(flavor: dict[str, Any]) -> list[str]:
     from nova import utils
     from nova.api.openstack.compute.schemas import flavors
-    from nova.api.validation import extra_specs, validators
+    from nova.api.validation import validators
     from nova.api.validation.extra_specs import validators as spec_validators
     from nova.db import constants as db_const
 
-    del extra_specs
     body = {"flavor": {k: v for k, v in flavor.items() if k != "extra_specs"}}
     errors = []
     try:
-        validators._SchemaValidator(flavors.create_v255).validate(body)
+        validators._SchemaValidator(flavors.create_v255).validate(body)  # 2.55 to 2.101
     except Exception as error:
         errors.append(f"POST /flavors: {error}")
     sizes = {"ram": 1, "vcpus": 1, "disk": 0, "OS-FLV-EXT-DATA:ephemeral": 0}
