@@ -61,23 +61,50 @@ Boot = tuple[str, VmDescriptor, dict[str, Any], dict[str, Any]]
 @pytest.fixture(scope="module")
 def booted() -> dict[str, list[Boot]]:
     """Per host kind: (case, asked VM, written flavor, what the boot gave: its `verdicts` are the
-    filtering passes over it), one harness run each, every boot followed by its delete."""
+    filtering passes over it), one harness run each, every boot followed by its delete. A boot
+    that both filters passed but whose build then failed is booted once more (marked `retried`):
+    on this shared machine Nova's in-process compute now and then fails a build under load."""
     cases = _cases()
     out = {}
     for kind, host in HOSTS.items():
-        steps: list[dict[str, Any]] = []
-        for index, (_, _, flavor) in enumerate(cases):
-            steps += [{"boot": _bootable(flavor), "name": f"s{index}"}, {"delete": f"s{index}"}]
-        plan = {"hosts": [host], "filters": list(nova_loop.DOCUMENTED_FILTERS), "steps": steps}
-        result = nova_loop.run_plan(plan)
-        boots = [s for s in result["steps"] if "boot" in s]
-        for boot in boots:
-            boot["verdicts"] = [v for v in result["verdicts"] if v["instance"] == boot["id"]]
+        boots = _boot_all(host, [_bootable(flavor) for _, _, flavor in cases])
+        again = [i for i, boot in enumerate(boots) if _build_failed(boot)]
+        for i, boot in zip(again, _boot_all(host, [boots[i]["asked"] for i in again]), strict=True):
+            boots[i] = {**boot, "retried": boots[i]["fault"]}
         out[kind] = [
             (label, vm, flavor, boot)
             for (label, vm, flavor), boot in zip(cases, boots, strict=True)
         ]
     return out
+
+
+def _boot_all(host: dict[str, Any], flavors: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    steps: list[dict[str, Any]] = []
+    for index, flavor in enumerate(flavors):
+        steps += [{"boot": flavor, "name": f"s{index}"}, {"delete": f"s{index}"}]
+    if not steps:
+        return []
+    plan = {"hosts": [host], "filters": list(nova_loop.DOCUMENTED_FILTERS), "steps": steps}
+    try:
+        result = nova_loop.run_plan(plan)
+    except RuntimeError:  # the harness itself failed (once: a 500 from a delete under load)
+        result = nova_loop.run_plan(plan)
+    boots = [s for s in result["steps"] if "boot" in s]
+    for boot, flavor in zip(boots, flavors, strict=True):
+        boot["asked"] = flavor
+        boot["verdicts"] = [v for v in result["verdicts"] if v["instance"] == boot["id"]]
+        boot["claims_refused"] = [
+            c for c in result["claims_refused"] if c["instance"] == boot["id"]
+        ]
+    return boots
+
+
+def _build_failed(boot: dict[str, Any]) -> bool:
+    """Both filters passed the host, and the boot still ended in ERROR."""
+    if boot["status"] == "ACTIVE" or not boot["verdicts"]:
+        return False
+    last = boot["verdicts"][-1]
+    return bool(last["nova"]) and bool(last["nfvplace"].get("passing"))
 
 
 def _why_refused(kind: str, flavor: dict[str, Any], boot: dict[str, Any]) -> str | None:
@@ -173,6 +200,8 @@ def test_every_flavor_boots_where_it_can_and_keeps_what_was_asked(
     lost, refused, unexplained = {}, {}, {}
     for kind, boots in booted.items():
         for label, vm, flavor, boot in boots:
+            if boot.get("retried"):
+                counts[f"{kind}: booted again after a failed build"] += 1
             if boot["status"] == "ACTIVE":
                 counts[f"{kind}: booted"] += 1
                 if _kept(vm, boot):
@@ -181,7 +210,11 @@ def test_every_flavor_boots_where_it_can_and_keeps_what_was_asked(
             counts[f"{kind}: refused"] += 1
             why = _why_refused(kind, flavor, boot)
             if why is None:
-                unexplained[f"{kind} {label}"] = (boot["fault"], boot["verdicts"])
+                unexplained[f"{kind} {label}"] = (
+                    boot["fault"],
+                    boot["verdicts"],
+                    boot["claims_refused"],
+                )
             refused[f"{kind} {label}"] = why
     print(json.dumps({"counts": counts, "refused": refused}, indent=1))
     assert not lost, lost
