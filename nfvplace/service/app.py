@@ -48,7 +48,7 @@ from .routers import (
     schemas,
     ui,
 )
-from .settings import Settings, resolve_tokens
+from .settings import EVALUATIONS_PATH, Settings, resolve_tokens
 
 SETTINGS_ENV = "NFVPLACE_SERVICE_SETTINGS"
 PLACER_ENV = "NFVPLACE_PLACER"
@@ -157,6 +157,7 @@ def create_app(
         RequestContext,
         metrics=metrics,
         max_body_bytes=settings.max_body_bytes,
+        path_limits={EVALUATIONS_PATH: settings.max_evaluation_body_bytes},
         episodes=app.state.episodes,
         direct={("POST", "/v1/placements"): placements.CREATE_ROUTE},
     )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import zlib
 
 from fastapi import Request
 
@@ -27,8 +28,8 @@ SNIFFED_TYPES = ("", "application/x-www-form-urlencoded", "text/plain", "applica
 XML_SOURCE = "body.xml"  # an XML body's source: findings on it give XPath paths
 
 
-async def read_bytes(request: Request) -> bytes:
-    limit: int = request.app.state.settings.max_body_bytes
+async def read_bytes(request: Request, limit: int | None = None) -> bytes:
+    limit = limit or request.app.state.settings.max_body_bytes
     chunks: list[bytes] = []
     size = 0
     async for chunk in request.stream():
@@ -50,6 +51,23 @@ async def read_body(request: Request) -> tuple[bytes, str]:
     """The request body and its media type (lower case, without parameters)."""
     raw = await read_bytes(request)
     return raw, request.headers.get("content-type", "").split(";")[0].strip().lower()
+
+
+def gunzip(raw: bytes, limit: int) -> bytes:
+    """A gzip-compressed body, decompressed to at most `limit` bytes (413 past that, 422 when it
+    is not gzip)."""
+    inflate = zlib.decompressobj(wbits=31)
+    try:
+        out = inflate.decompress(raw, limit + 1)
+    except zlib.error as exc:
+        raise ProblemError(
+            422, errors.SERVICE_INVALID_REQUEST, f"the body is not gzip (Content-Encoding): {exc}"
+        ) from exc
+    if len(out) > limit:
+        raise ProblemError(
+            413, errors.INPUT_TOO_LARGE, f"the decompressed body is more than {limit} bytes"
+        )
+    return out
 
 
 def syntax_of(media: str, text: str = "") -> str:

@@ -42,10 +42,12 @@ class RequestContext:
         max_body_bytes: int,
         episodes: FaultEpisodes,
         direct: Mapping[tuple[str, str], APIRoute],
+        path_limits: Mapping[str, int] | None = None,
     ) -> None:
         self.app = app
         self.metrics = metrics
         self.max_body_bytes = max_body_bytes
+        self.path_limits = dict(path_limits or {})  # routes sized apart (POST /v1/evaluations)
         self.episodes = episodes
         self.direct = direct  # (method, path) -> a route whose endpoint takes the request alone
 
@@ -96,8 +98,9 @@ class RequestContext:
         """A body declared too large is refused; the busiest route is called here; the rest go
         to the app."""
         direct = self.direct.get((scope["method"], scope["path"]))
-        if length.isdigit() and int(length) > self.max_body_bytes:
-            await self._too_large(scope, send, int(length))
+        limit = self.path_limits.get(scope["path"], self.max_body_bytes)
+        if length.isdigit() and int(length) > limit:
+            await self._too_large(scope, send, int(length), limit)
         elif direct is not None:
             await self._call(direct, scope, receive, send)
         else:
@@ -182,11 +185,11 @@ class RequestContext:
         )
         await send({"type": "http.response.body", "body": data})
 
-    async def _too_large(self, scope: Scope, send: Send, length: int) -> None:
+    async def _too_large(self, scope: Scope, send: Send, length: int, limit: int) -> None:
         body = problem_body(
             413,
             errors.INPUT_TOO_LARGE,
-            f"request body is {length} bytes, more than the {self.max_body_bytes} allowed",
+            f"request body is {length} bytes, more than the {limit} allowed",
             None,
             instance=scope["path"],
             request_id=scope["state"]["request_id"],

@@ -17,6 +17,12 @@ from ..redaction import is_token
 
 ROLES = ("reader", "placer", "host-agent", "admin")
 MAX_BODY_BYTES = 2 * 1024 * 1024
+# POST /v1/evaluations carries a scheduler's candidate hosts: up to 1,000 (Nova's default
+# max_placement_results) CHDs of 4-40 KB when they go in full (a cold request), gzip-compressed
+# on the wire (about a tenth), and 64 KiB each once decompressed
+MAX_EVALUATION_BODY_BYTES = 16 * 1024 * 1024
+MAX_EVALUATION_JSON_BYTES = 64 * 1024 * 1024
+EVALUATIONS_PATH = "/v1/evaluations"
 DEFAULT_PLACER = "nfvplace.placement:place"
 
 
@@ -33,6 +39,7 @@ class Settings:
     tokens_file: str | None = None  # YAML file mapping role -> bearer tokens
     no_auth: bool = False
     max_body_bytes: int = MAX_BODY_BYTES
+    max_evaluation_body_bytes: int = MAX_EVALUATION_BODY_BYTES  # POST /v1/evaluations, on the wire
     max_attempts: int = 16  # compare-and-swap attempts before 409 concurrent_update
     migrate: bool = True  # run migrations when the app starts
     placer: str = DEFAULT_PLACER  # "module:function" computing placements

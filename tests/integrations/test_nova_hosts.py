@@ -122,3 +122,61 @@ def test_the_plug_ins_import_nothing_heavy() -> None:
         if m.split(".")[0] in ("pydantic", "pydantic_core", "numpy", "ortools", "yaml", "httpx")
     }
     assert not heavy, sorted(heavy)
+
+
+SMT_CELL = {
+    "id": 0,
+    "cpuset": [0, 1],
+    "pcpuset": [2, 3, 4, 5],
+    "pinned_cpus": [],
+    "siblings": [[0, 1], [2, 3], [4, 5]],
+    "memory": 4096,
+    "memory_usage": 0,
+    "cpu_usage": 0,
+    "mempages": [],
+    "socket": 0,
+}
+
+
+def _view(**cell: Any) -> dict[str, Any]:
+    return {"host": "h", "nodename": "h", "cells": [{**SMT_CELL, **cell}], "pci_pools": []}
+
+
+def test_isolate_is_refused_where_nova_compute_refuses_it() -> None:
+    """Nova bug #1889633: SMT siblings within the cell's sets, cpuset != pcpuset."""
+    from nfvplace.integrations.nova.hosts import isolate_refused
+
+    assert isolate_refused(_view()) == {0: [2, 3, 4, 5]}
+    # the legacy vcpu_pin_set layout (cpuset == pcpuset) takes isolate on whole SMT cores...
+    legacy = list(range(6))
+    assert isolate_refused(_view(cpuset=legacy, pcpuset=legacy)) == {}
+    # ... not on a core with a thread outside the set, when another core has both
+    assert isolate_refused(_view(cpuset=[0, 1, 2, 4], pcpuset=[0, 1, 2, 4])) == {0: [2, 4]}
+    # each dedicated thread's sibling left to the host: Nova sees one thread per core
+    assert isolate_refused(_view(cpuset=[0], pcpuset=[2, 4])) == {}
+    # ... unless a shared core keeps both its threads
+    assert isolate_refused(_view(cpuset=[0, 1], pcpuset=[2, 4])) == {0: [2, 4]}
+
+
+def test_a_closed_cell_offers_no_dedicated_pu_and_siblings_are_novas() -> None:
+    closed = ComputeHostDescriptor.model_validate(chd_of(_view(), unpinnable={0: [2, 3, 4, 5]}))
+    cpus = {c.id: c for c in closed.numa_nodes[0].cpus}
+    assert [pu for pu, c in cpus.items() if c.eligible] == [0, 1]
+    emulated = ComputeHostDescriptor.model_validate(chd_of(_view(cpuset=[0], pcpuset=[2, 4])))
+    cpus = {c.id: c for c in emulated.numa_nodes[0].cpus}
+    assert cpus[2].siblings == (2,)  # its sibling 3 is the host's: Nova takes 2 as a core
+    assert not cpus[3].eligible
+
+
+def test_a_request_pins_isolated_by_the_flavor_or_the_image() -> None:
+    from nfvplace.integrations.nova.requests import pins_isolated
+
+    def doc(specs: dict[str, str], props: dict[str, str] | None = None) -> dict[str, Any]:
+        return {"flavor": {"extra_specs": specs}, "image": {"properties": props or {}}}
+
+    isolate = {"hw:cpu_thread_policy": "isolate"}
+    assert pins_isolated(doc({"hw:cpu_policy": "dedicated", **isolate}))
+    assert pins_isolated(doc({"hw:cpu_dedicated_mask": "^0", **isolate}))
+    assert pins_isolated(doc({}, {"hw_cpu_policy": "dedicated", "hw_cpu_thread_policy": "isolate"}))
+    assert not pins_isolated(doc(isolate))  # shared: the thread policy does not apply
+    assert not pins_isolated(doc({"hw:cpu_policy": "dedicated"}))

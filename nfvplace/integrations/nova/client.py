@@ -4,18 +4,35 @@ Nova's scheduler has neither httpx nor nfvplace's dependencies; `urllib` is enou
 POST with a bearer token and a timeout. Every failure is one `EvaluationError` whose message says
 what happened in a line (the scheduler logs it once, never as a traceback): the service away or
 slow, an answer that is not one, or the request refused (a 4xx with the service's own words).
+
+A scheduler asks about up to `max_placement_results` hosts (1,000 by default) at each request, and
+few of them changed since the last one. Each host goes by its id and the digest of its CHD
+(`{"id", "ref"}`) once the service has it; a host the service has not seen under that digest goes
+in full (`{"id", "ref", "chd"}`), and the body is gzip-compressed. The service keeps what it was
+sent by digest; one it no longer holds (restarted, another worker, forgotten) is named in a 409,
+and the request is sent again with those hosts in full. A cold request whose hosts in full would
+outgrow `CHUNK_BYTES` is preceded by requests of those hosts in parts (their answers are kept by
+the service and serve the request itself).
 """
 
 from __future__ import annotations
 
+import gzip
+import hashlib
 import json
+import threading
 import urllib.error
 import urllib.request
-from dataclasses import dataclass
+from collections import OrderedDict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 PATH = "/v1/evaluations"
+UNKNOWN_REF = "nfvplace.service.unknown_host_ref"
+CHUNK_BYTES = 8 * 1024 * 1024  # hosts in full per request, before compression
+KEPT_REFS = 16384  # digests the service is believed to hold
 
 
 class EvaluationError(Exception):
@@ -35,6 +52,41 @@ class EvaluatedHost:
     reasons: tuple[str, ...]
 
 
+def digest(chd: dict[str, Any]) -> tuple[str, bytes]:
+    """A CHD's digest (sha256 of its canonical JSON, id aside) and that JSON: what the service
+    checks a host sent in full against, and keeps it by."""
+    text = json.dumps(
+        {k: v for k, v in chd.items() if k != "id"}, sort_keys=True, separators=(",", ":")
+    ).encode()
+    return hashlib.sha256(text).hexdigest(), text
+
+
+class _Refs:
+    """The digests the service is believed to hold (the least recently used forgotten first)."""
+
+    def __init__(self, size: int = KEPT_REFS) -> None:
+        self.size = size
+        self.kept: OrderedDict[str, None] = OrderedDict()
+        self.lock = threading.Lock()
+
+    def __contains__(self, ref: object) -> bool:
+        with self.lock:
+            return ref in self.kept
+
+    def add(self, refs: Iterable[str]) -> None:
+        with self.lock:
+            for ref in refs:
+                self.kept[ref] = None
+                self.kept.move_to_end(ref)
+            while len(self.kept) > self.size:
+                self.kept.popitem(last=False)
+
+    def forget(self, refs: Iterable[str]) -> None:
+        with self.lock:
+            for ref in refs:
+                self.kept.pop(ref, None)
+
+
 @dataclass(frozen=True)
 class EvaluationClient:
     url: str
@@ -42,6 +94,7 @@ class EvaluationClient:
     timeout: float = 2.0
     dialect: str = "openstack-flavor"
     policy: str = "pack"
+    refs: _Refs = field(default_factory=_Refs, compare=False, repr=False)
 
     def _token(self) -> str | None:
         """The bearer token, read at each call (a rotated token file is picked up)."""
@@ -54,21 +107,52 @@ class EvaluationClient:
 
     def evaluate(self, vm: dict[str, Any], hosts: list[dict[str, Any]]) -> list[EvaluatedHost]:
         """Every host's answer, in the order given."""
-        body = {"vm": vm, "dialect": self.dialect, "policy": self.policy, "hosts": hosts}
-        headers = {"Content-Type": "application/json", "Accept": "application/json"}
+        hosts_in = [(str(h["id"]), *digest(h)) for h in hosts]
+        unknown = [h for h in hosts_in if h[1] not in self.refs]
+        for part in _parts(unknown, CHUNK_BYTES):
+            if len(part) < len(unknown):  # a cold request in parts: the service keeps each
+                self._post(vm, part, {ref for _, ref, _ in part})
+                self.refs.add(ref for _, ref, _ in part)
+        inline = {ref for _, ref, _ in hosts_in if ref not in self.refs}
+        try:
+            data = self._post(vm, hosts_in, inline)
+        except _UnknownRefsError as exc:  # the service no longer holds these: once more, in full
+            self.refs.forget(exc.refs)
+            data = self._post(vm, hosts_in, inline | set(exc.refs))
+        self.refs.add(ref for _, ref, _ in hosts_in)
+        return _answers(data, len(hosts))
+
+    def _post(
+        self, vm: dict[str, Any], hosts: Sequence[tuple[str, str, bytes]], inline: set[str]
+    ) -> Any:
+        items = [
+            b'{"id":%s,"ref":"%s"%s}'
+            % (json.dumps(host).encode(), ref.encode(), b',"chd":' + text if ref in inline else b"")
+            for host, ref, text in hosts
+        ]
+        head = {"vm": vm, "dialect": self.dialect, "policy": self.policy}
+        body = json.dumps(head, separators=(",", ":")).encode()[:-1] + b',"hosts":['
+        body += b",".join(items) + b"]}"
+        headers = {
+            "Content-Type": "application/json",
+            "Accept": "application/json",
+            "Content-Encoding": "gzip",
+        }
         token = self._token()
         if token:
             headers["Authorization"] = f"Bearer {token}"
         request = urllib.request.Request(
             self.url.rstrip("/") + PATH,
-            data=json.dumps(body, separators=(",", ":")).encode(),
+            data=gzip.compress(body, compresslevel=1),
             headers=headers,
             method="POST",
         )
         try:
             with urllib.request.urlopen(request, timeout=self.timeout) as response:
-                data = json.loads(response.read())
+                return json.loads(response.read())
         except urllib.error.HTTPError as exc:
+            if exc.code == 409:
+                _raise_unknown(exc)
             raise EvaluationError(_problem(exc), refused=exc.code == 422) from None
         except (urllib.error.URLError, TimeoutError, ConnectionError) as exc:
             reason = getattr(exc, "reason", exc)
@@ -77,7 +161,38 @@ class EvaluationClient:
             raise EvaluationError(
                 f"{self.url} answered something that is not JSON: {exc}"
             ) from None
-        return _answers(data, len(hosts))
+
+
+class _UnknownRefsError(Exception):
+    def __init__(self, refs: list[str]) -> None:
+        super().__init__(f"{len(refs)} hosts unknown to the service")
+        self.refs = refs
+
+
+def _raise_unknown(exc: urllib.error.HTTPError) -> None:
+    """A 409 naming the digests the service does not hold raises `_UnknownRefsError`; another 409 is an
+    EvaluationError."""
+    try:
+        problem = json.loads(exc.read())
+    except (ValueError, OSError):
+        problem = {}
+    refs = problem.get("refs") if isinstance(problem, dict) else None
+    if problem.get("code") == UNKNOWN_REF and isinstance(refs, list):
+        raise _UnknownRefsError([str(r) for r in refs]) from None
+    raise EvaluationError(f"HTTP 409 {problem.get('detail', exc.reason)}") from None
+
+
+def _parts(hosts: list[tuple[str, str, bytes]], size: int) -> list[list[tuple[str, str, bytes]]]:
+    """Hosts in parts of at most `size` bytes of CHD each (at least one host per part)."""
+    parts: list[list[tuple[str, str, bytes]]] = [[]]
+    total = 0
+    for host in hosts:
+        if parts[-1] and total + len(host[2]) > size:
+            parts.append([])
+            total = 0
+        parts[-1].append(host)
+        total += len(host[2])
+    return parts if parts[0] else []
 
 
 def _problem(exc: urllib.error.HTTPError) -> str:

@@ -27,6 +27,8 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from .cpu_flags import kernel_flags
+
 SMALL_PAGE_KIB = 4
 LIBVIRT_CAPABILITIES = ("cpu_pinning", "numa_memory_pinning", "hugepage_numa_pinning")
 VENDORS = {"intel": "GenuineIntel", "amd": "AuthenticAMD"}
@@ -113,15 +115,19 @@ def host_id(view: Mapping[str, Any]) -> str:
     return text if text[:1].isalnum() else f"h-{text}"[:253]
 
 
-def chd_of(view: Mapping[str, Any]) -> dict[str, Any]:
-    """The Compute Host Descriptor (plain data) of a host view."""
+def chd_of(
+    view: Mapping[str, Any], unpinnable: Mapping[int, Iterable[int]] | None = None
+) -> dict[str, Any]:
+    """The Compute Host Descriptor (plain data) of a host view; the free `unpinnable` PUs (per
+    cell: those nova-compute would not pin this request's vCPUs to, `isolate_refused`) are not
+    eligible."""
     cells = list(view.get("cells") or ())
     info = view.get("cpu_info") or {}
     vendor = str(info.get("vendor") or "")
     processor: dict[str, Any] = {
         "vendor": VENDORS.get(vendor.lower(), vendor or "unknown"),
         "model": str(info.get("model") or "unknown"),
-        "flags": list(info.get("features") or ()),
+        "flags": kernel_flags(info.get("features") or ()),  # libvirt names -> /proc/cpuinfo
     }
     unknown = [f"processor.{k}" for k in ("vendor", "model") if not info.get(k)]
     if not cells:  # no NUMA topology: one node of floating PUs, and nothing can be pinned
@@ -130,7 +136,11 @@ def chd_of(view: Mapping[str, Any]) -> dict[str, Any]:
         unknown.append("numa_nodes (Nova reports no NUMA topology)")
     else:
         core_of = _core_ids(cells)
-        nodes = [_node(cell, view, core_of, _pools_on(view, cell["id"])) for cell in cells]
+        closed = unpinnable or {}
+        nodes = [
+            _node(cell, view, core_of, _pools_on(view, cell["id"]), closed.get(int(cell["id"])))
+            for cell in cells
+        ]
         capabilities = LIBVIRT_CAPABILITIES
     return {
         "schema": "nfvplace/chd/v1",
@@ -155,13 +165,49 @@ def _flat_node(view: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _core_ids(cells: Iterable[Mapping[str, Any]]) -> dict[int, tuple[int, tuple[int, ...]]]:
-    """PU -> (core id, its siblings); a core is named by its lowest PU (unique on the host)."""
+    """PU -> (core id, its siblings); a core is named by its lowest PU (unique on the host).
+    A cell in which no core has two threads in `cpuset` or `pcpuset` is a cell without SMT to
+    nova-compute (its threads_per_core is 1: the operator left each dedicated core's siblings to
+    the host, Nova's way to emulate a host without SMT), and each of its threads is a core of its
+    own here too; elsewhere a core with a host-reserved thread keeps it as a sibling."""
     out: dict[int, tuple[int, tuple[int, ...]]] = {}
     for cell in cells:
+        flat = threads_per_core(cell) == 1
         for siblings in cell.get("siblings") or ():
             group = tuple(sorted(int(s) for s in siblings))
             for pu in group:
-                out[pu] = (group[0], group)
+                out[pu] = (pu, (pu,)) if flat else (group[0], group)
+    return out
+
+
+def threads_per_core(cell: Mapping[str, Any]) -> int:
+    """Nova's `threads_per_core` of a host cell: its largest sibling set within `cpuset` and
+    `pcpuset` (what the libvirt driver reports), 1 without siblings."""
+    usable = set(cell.get("cpuset") or ()) | set(cell.get("pcpuset") or ())
+    return max((len(usable & set(s)) for s in cell.get("siblings") or ()), default=1) or 1
+
+
+def isolate_refused(view: Mapping[str, Any]) -> dict[int, list[int]]:
+    """Per cell, the dedicated PUs nova-compute's claim will not give an `isolate` request
+    (`_pack_instance_onto_cores`): on a cell with SMT siblings configured with `cpu_dedicated_set`
+    (`cpuset` differs from `pcpuset`), every one (Nova bug #1889633); in the legacy `vcpu_pin_set`
+    layout (`cpuset` equal to `pcpuset`), those of cores with fewer threads in the set than the
+    cell's largest core (Nova takes only cores of threads_per_core free threads)."""
+    out: dict[int, list[int]] = {}
+    for cell in view.get("cells") or ():
+        threads = threads_per_core(cell)
+        dedicated = set(cell["pcpuset"])
+        if threads == 1:
+            continue
+        if set(cell["cpuset"]) != dedicated:
+            closed = dedicated
+        else:
+            closed = set()
+            for siblings in cell.get("siblings") or ():
+                if len(dedicated & set(siblings)) < threads:
+                    closed |= dedicated & set(siblings)
+        if closed:
+            out[int(cell["id"])] = sorted(closed)
     return out
 
 
@@ -170,9 +216,11 @@ def _node(
     view: Mapping[str, Any],
     core_of: Mapping[int, tuple[int, tuple[int, ...]]],
     pools: list[Mapping[str, Any]],
+    unpinnable: Iterable[int] | None = None,
 ) -> dict[str, Any]:
     shared, dedicated = set(cell["cpuset"]), set(cell["pcpuset"])
     pinned = set(cell.get("pinned_cpus") or ())
+    closed = set(unpinnable or ())
     ratio = float(view.get("cpu_allocation_ratio") or 1.0)
     legacy = bool(shared) and shared == dedicated
     usage = _usage(cell, ratio, len(shared - pinned) if legacy else len(shared))
@@ -186,6 +234,8 @@ def _node(
         if pu in dedicated:
             if pu in pinned:
                 cpu.update(state="dedicated", owner="nova")
+            elif pu in closed:
+                cpu["eligible"] = False  # nova-compute would refuse to pin here
             elif legacy:
                 cpu.update(oversubscription_ratio=ratio, usage_ratio=usage)
         elif pu in shared:

@@ -72,3 +72,15 @@ def request_document(spec_obj: Any) -> dict[str, Any]:
     if requests:
         document["pci_requests"] = requests
     return document
+
+
+def pins_isolated(document: Mapping[str, Any]) -> bool:
+    """Whether a Nova request document pins vCPUs with `isolate` (flavor extra specs first,
+    then image properties, as Nova reads them)."""
+    specs = document.get("flavor", {}).get("extra_specs") or {}
+    properties = (document.get("image") or {}).get("properties") or {}
+    policy = specs.get("hw:cpu_policy") or properties.get("hw_cpu_policy")
+    if specs.get("hw:cpu_dedicated_mask"):
+        policy = "mixed"
+    thread = specs.get("hw:cpu_thread_policy") or properties.get("hw_cpu_thread_policy")
+    return policy in ("dedicated", "mixed") and thread == "isolate"

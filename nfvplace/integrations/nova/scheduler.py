@@ -26,6 +26,7 @@ no host. Either way one warning line per request says why, never a traceback.
 from __future__ import annotations
 
 from collections import OrderedDict
+from dataclasses import replace
 from typing import Any
 
 from nova import conf
@@ -34,8 +35,9 @@ from oslo_config import cfg
 from oslo_log import log as logging
 
 from .client import EvaluatedHost, EvaluationClient, EvaluationError
-from .hosts import chd_of, host_view
-from .requests import request_document
+from .hosts import chd_of, host_view, isolate_refused
+from .reach import floats_host_wide, host_wide
+from .requests import pins_isolated, request_document
 
 LOG = logging.getLogger(__name__)
 CONF = conf.CONF
@@ -62,25 +64,61 @@ CONF.register_opts(OPTIONS, group="nfvplace")
 KEPT_REQUESTS = 64
 
 
+BUG_1889633 = (
+    "nova-compute refuses hw:cpu_thread_policy=isolate on SMT cell(s) {cells} configured with "
+    "cpu_dedicated_set (Nova bug #1889633: its claim would fail and Nova reschedule); to take "
+    "isolate VMs there, leave each dedicated core's sibling threads out of cpu_dedicated_set and "
+    "cpu_shared_set (Nova then takes each dedicated thread as a whole core), or turn SMT off"
+)
+_CLIENTS: dict[tuple[str, str | None, float, str], EvaluationClient] = {}
+
+
 def _client() -> EvaluationClient:
+    """The client of the configured service (kept: it knows which hosts the service holds)."""
     group = CONF.nfvplace
     if not group.url:
         raise EvaluationError("[nfvplace] url is not set in nova.conf")
-    return EvaluationClient(group.url, group.token_file, group.timeout, policy=group.policy)
+    key = (group.url, group.token_file, group.timeout, group.policy)
+    if key not in _CLIENTS:
+        _CLIENTS.clear()  # the configuration changed: one client at a time
+        _CLIENTS[key] = EvaluationClient(*key[:3], policy=group.policy)
+    return _CLIENTS[key]
 
 
 def _ask(hosts: list[Any], spec_obj: Any) -> list[EvaluatedHost]:
-    """One call to the service for these hosts; raises EvaluationError."""
+    """One call to the service for these hosts; raises EvaluationError. Nova's compute decides
+    last: the cells where its claim refuses this request's pinned vCPUs are closed to them, and
+    the answer says why."""
     try:
-        chds = [chd_of(host_view(h)) for h in hosts]
         document = request_document(spec_obj)
+        views = [host_view(h) for h in hosts]
+        if floats_host_wide(document):  # a shared guest with no NUMA topology: the whole host
+            views = [host_wide(v) for v in views]
+        closed = [isolate_refused(v) if pins_isolated(document) else {} for v in views]
+        chds = [chd_of(view, cells) for view, cells in zip(views, closed, strict=True)]
     except Exception as exc:  # the edge of Nova's objects: one line in the log, never a traceback
         raise EvaluationError(f"cannot read the request or a host: {exc!r}") from None
     answers = _client().evaluate(document, chds)
     for chd, answer in zip(chds, answers, strict=True):
         if answer.host != chd["id"]:
             raise EvaluationError(f"the answer names {answer.host!r} where {chd['id']!r} was")
-    return answers
+    return [
+        replace(a, reasons=(*a.reasons, _closed_reason(view, cells))) if cells and not a.fits else a
+        for a, view, cells in zip(answers, views, closed, strict=True)
+    ]
+
+
+def _closed_reason(view: dict[str, Any], closed: dict[int, list[int]]) -> str:
+    """Why nova-compute would not pin an isolate request on these cells' CPUs."""
+    legacy = {int(c["id"]) for c in view["cells"] if set(c["cpuset"]) == set(c["pcpuset"])}
+    smt = [str(cell) for cell in closed if cell not in legacy]
+    if smt:
+        return BUG_1889633.format(cells=", ".join(smt))
+    pus = ", ".join(str(pu) for cell in closed.values() for pu in cell)
+    return (
+        "nova-compute takes for isolate only cores with all their threads in vcpu_pin_set: "
+        f"not CPUs {pus}"
+    )
 
 
 class _LastAnswers:
@@ -126,6 +164,25 @@ def _uuid(spec_obj: Any) -> str:
     return str(getattr(spec_obj, "instance_uuid", None) or "-")
 
 
+def _set_limits(host: Any, spec_obj: Any) -> None:
+    """The compute's NUMA claim checks shared guests' CPUs and memory per cell against
+    `limits['numa_topology']`, which NUMATopologyFilter sets on the hosts it passes: the same
+    limits when it did not run (the docs still keep it: it also prunes allocation candidates)."""
+    if "numa_topology" in host.limits or not getattr(spec_obj, "numa_topology", None):
+        return
+    if not getattr(host, "numa_topology", None):
+        return
+    from nova import objects
+
+    limits = objects.NUMATopologyLimits(
+        cpu_allocation_ratio=host.cpu_allocation_ratio,
+        ram_allocation_ratio=host.ram_allocation_ratio,
+    )
+    if "network_metadata" in spec_obj and spec_obj.network_metadata:
+        limits.network_metadata = spec_obj.network_metadata
+    host.limits["numa_topology"] = limits
+
+
 class NfvplaceFilter(filters.BaseHostFilter):  # type: ignore[misc]
     """Passes the hosts nfvplace says the VM fits on (one call per filtering pass)."""
 
@@ -154,6 +211,8 @@ class NfvplaceFilter(filters.BaseHostFilter):  # type: ignore[misc]
             return hosts if mode == "yield" else []
         LAST.keep(spec_obj, hosts, answers)
         passing = [h for h, a in zip(hosts, answers, strict=True) if a.fits]
+        for host in passing:
+            _set_limits(host, spec_obj)
         refused = [
             f"{a.host}: {'; '.join(a.reasons) or 'does not fit'}" for a in answers if not a.fits
         ]

@@ -10,7 +10,10 @@ The VM goes through the gate every door uses (schema, dialect reader, lint: what
 a 422 with its findings); each host is validated as a CHD. A host's answer depends on that host
 alone, and a scheduler asks again and again about the same hosts, of which one or two changed since
 its last request: answers are kept per (VM, host as sent, id aside), so that hosts seen before,
-and identical hosts in one request, are solved once.
+and identical hosts in one request, are solved once. A host it sent before goes by its id and the
+digest of its CHD (`service/host_refs.py`), and the body may be gzip-compressed: a request about
+a thousand hosts, few of them changed, is small. The route's body limit is its own
+(`--max-evaluation-body`, 16 MiB on the wire; 64 MiB decompressed).
 """
 
 from __future__ import annotations
@@ -39,9 +42,11 @@ from ...placement import HostEvaluation, evaluate
 from ...placement.engine.evaluate import scored
 from ...placement.options import Options, parse_options
 from ..auth import require
-from ..body import parse_body, read_body
+from ..body import gunzip, parse_body, read_bytes
 from ..descriptors import parse_descriptor, schema_findings
+from ..host_refs import HostRef, is_ref, resolve, unknown_refs
 from ..problems import ProblemError
+from ..settings import MAX_EVALUATION_JSON_BYTES
 from .common import FastJSONResponse, problems
 
 router = APIRouter(prefix="/v1/evaluations", tags=["evaluations"])
@@ -79,8 +84,30 @@ REQUEST_SCHEMA = {
             "type": "array",
             "minItems": 1,
             "maxItems": MAX_HOSTS,
-            "items": {"$ref": "#/components/schemas/ComputeHostDescriptor"},
-            "description": "The candidate hosts as the scheduler sees them now (not the inventory)",
+            "items": {
+                "anyOf": [
+                    {"$ref": "#/components/schemas/ComputeHostDescriptor"},
+                    {
+                        "type": "object",
+                        "required": ["id", "ref"],
+                        "additionalProperties": False,
+                        "properties": {
+                            "id": {"type": "string"},
+                            "ref": {
+                                "type": "string",
+                                "description": "sha256 of the CHD's canonical JSON, id aside",
+                            },
+                            "chd": {
+                                "type": "object",
+                                "description": "The CHD without its id, when the service may "
+                                "not hold it (a 409 names those it does not)",
+                            },
+                        },
+                    },
+                ]
+            },
+            "description": "The candidate hosts as the scheduler sees them now (not the inventory): "
+            "CHDs, or hosts by the digest of their CHD",
         },
         "dialect": {"type": "string", "enum": ["nfvplace", *DIALECT_NAMES]},
         "policy": {"type": "string", "description": "Placement policy, e.g. `pack` or `spread`"},
@@ -190,12 +217,34 @@ def _chd(index: int, host: Mapping[str, Any]) -> ComputeHostDescriptor:
         ) from exc
 
 
+def _request_hosts(hosts: list[Any]) -> tuple[list[tuple[str, bytes]], list[Any]]:
+    """Each host's (id, shape key) and what it was given as (a CHD, or a `HostRef`); a 409
+    naming the digests this service does not hold."""
+    shapes: list[tuple[str, bytes]] = []
+    given: list[Any] = []
+    unknown: list[str] = []
+    for index, host in enumerate(hosts):
+        if not is_ref(host):
+            shapes.append(_shape(index, host))
+            given.append(host)
+            continue
+        found = resolve(index, host)
+        if isinstance(found, str):
+            unknown.append(found)
+        else:
+            shapes.append((found.id, b"ref:" + found.ref.encode()))
+            given.append(found)
+    if unknown:
+        raise unknown_refs(unknown)
+    return shapes, given
+
+
 def evaluate_request(body: Any) -> list[dict[str, Any]]:
     """Every host's answer (the route's work, off the event loop)."""
     vm_text, dialect, hosts, options = _envelope(body)
     vm = _vm(vm_text, dialect)
     prefix = f"{dialect}|{options.policy.value}|{options.seed}|{vm_text}"
-    shapes = [_shape(i, h) for i, h in enumerate(hosts)]
+    shapes, given = _request_hosts(hosts)
     ids = [host_id for host_id, _ in shapes]
     if len(set(ids)) != len(ids):
         raise _invalid("host ids must be unique within a request")
@@ -208,7 +257,10 @@ def evaluate_request(body: Any) -> list[dict[str, Any]]:
         else:
             missing.setdefault(shape, index)
     if missing:
-        chds = [_chd(i, hosts[i]) for i in missing.values()]
+        chds = [
+            _chd(i, given[i].chd() if isinstance(given[i], HostRef) else given[i])
+            for i in missing.values()
+        ]
         answers = evaluate(chds, vm, policy=options.policy, seed=options.seed)
         for shape, evaluation in zip(missing, answers, strict=True):
             found[shape] = _Answer(evaluation.rank, evaluation.host, evaluation.to_dict())
@@ -230,7 +282,7 @@ def _ranked(ranks: list[int | None]) -> list[HostEvaluation]:
     "",
     response_model=EvaluationView,
     dependencies=[Depends(require("reader"))],
-    responses=problems(401, 403, 413, 415, 422),
+    responses=problems(401, 403, 409, 413, 415, 422),
     openapi_extra={
         "requestBody": {
             "required": True,
@@ -246,7 +298,13 @@ def _ranked(ranks: list[int | None]) -> list[HostEvaluation]:
 async def evaluate_hosts(request: Request) -> JSONResponse:
     """Every candidate host's answer for the VM: fits, score, reasons, configuration (nothing
     is claimed; the hosts are the caller's, not the inventory)."""
-    raw, media = await read_body(request)
+    raw = await read_bytes(request, request.app.state.settings.max_evaluation_body_bytes)
+    media = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    encoding = request.headers.get("content-encoding", "identity").strip().lower()
+    if encoding == "gzip":
+        raw = gunzip(raw, MAX_EVALUATION_JSON_BYTES)
+    elif encoding != "identity":
+        raise _invalid(f"Content-Encoding {encoding!r} is not supported; send gzip or identity")
     return FastJSONResponse({"hosts": await run_in_threadpool(_answer, raw, media)})
 
 
