@@ -67,3 +67,10 @@ def prioritize_call(
     pods = [p for p in AssumedPods(store.engine).live(utc_now()) if p.uid != uid]
     hosts = {h: chd for h, (_g, chd) in nodes.read(args.node_names).items()}
     return scores(args, hosts, pods, policy)
+
+
+def bind_call(
+    app: Any, store: Store, nodes: ParsedHosts, body: Any, assume_s: float
+) -> dict[str, str]:
+    """`ExtenderBindingResult` for an `ExtenderBindingArgs` body (contract: built next)."""
+    return {"Error": "nfvplace: bind is not built yet"}

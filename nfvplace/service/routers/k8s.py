@@ -15,7 +15,7 @@ from pydantic import BaseModel, Field
 from starlette.concurrency import run_in_threadpool
 
 from ... import errors
-from ...integrations.kubernetes.calls import filter_call, prioritize_call
+from ...integrations.kubernetes.calls import bind_call, filter_call, prioritize_call
 from ...integrations.kubernetes.extender import ExtenderInputError, read_args
 from ...store.assumed import AssumedPods
 from ...store.records import utc_now
@@ -146,6 +146,66 @@ async def extender_prioritize(
     except ExtenderInputError as exc:
         raise ProblemError(422, errors.SERVICE_INVALID_REQUEST, str(exc)) from exc
     return JSONResponse(await run_in_threadpool(prioritize_call, store, nodes, args, policy))
+
+
+BINDING_ARGS = {
+    "requestBody": {
+        "required": True,
+        "description": "`ExtenderBindingArgs` (k8s.io/kube-scheduler/extender/v1): the pod "
+        "kube-scheduler chose a node for, and that node",
+        "content": {
+            "application/json": {
+                "schema": {
+                    "title": "ExtenderBindingArgs",
+                    "type": "object",
+                    "required": ["PodName", "PodNamespace", "PodUID", "Node"],
+                    "properties": {
+                        "PodName": {"type": "string"},
+                        "PodNamespace": {"type": "string"},
+                        "PodUID": {"type": "string"},
+                        "Node": {"type": "string"},
+                    },
+                }
+            }
+        },
+    }
+}
+
+
+class ExtenderBindingResult(BaseModel):
+    """`ExtenderBindingResult`: empty `Error` when the pod is bound."""
+
+    Error: str = ""
+
+
+@router.post(
+    "/bind",
+    response_model=ExtenderBindingResult,
+    dependencies=[Depends(require("placer"))],
+    responses=problems(401, 403, 413, 415),
+    openapi_extra=BINDING_ARGS,
+)
+async def extender_bind(
+    request: Request,
+    store: StoreDep,
+    nodes: ParsedHostsDep,
+    assume_s: Annotated[
+        float,
+        Query(
+            ge=0,
+            le=86400,
+            description="How long the pod stays assumed on its node at most, while the node's "
+            "NodeResourceTopology does not show it (0: never assumed)",
+        ),
+    ] = 300.0,
+) -> JSONResponse:
+    """Bind the pod to the node kube-scheduler chose (a Binding through the API server), after
+    checking again that the node's kubelet admits it; the pod is then assumed on that node only.
+    A bind that fails leaves nothing behind."""
+    document = await read_document(request)
+    return JSONResponse(
+        await run_in_threadpool(bind_call, request.app, store, nodes, document.data, assume_s)
+    )
 
 
 @router.get(
