@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
@@ -131,19 +132,53 @@ def lint_refusal(raw_pod: Mapping[str, Any] | None) -> str | None:
 # --- the verbs ------------------------------------------------------------------------------------
 
 
+class Filtered:
+    """The node views each pod was last filtered on (this worker, the last `TTL_S` seconds): the
+    prioritize call of the same scheduling cycle scores from the decisions filter took, even when
+    a bind lands between the two calls (the bind then decides again on the new state)."""
+
+    TTL_S = 30.0
+
+    def __init__(self, limit: int = 4096) -> None:
+        self.limit = limit
+        self._kept: OrderedDict[str, tuple[float, dict[str, NodeView]]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def put(self, pod: str, known: dict[str, NodeView]) -> None:
+        with self._lock:
+            self._kept[pod] = (time.monotonic(), known)
+            self._kept.move_to_end(pod)
+            while len(self._kept) > self.limit:
+                self._kept.popitem(last=False)
+
+    def get(self, pod: str) -> dict[str, NodeView]:
+        with self._lock:
+            kept = self._kept.get(pod)
+        if kept is None or time.monotonic() - kept[0] > self.TTL_S:
+            return {}
+        return kept[1]
+
+
+FILTERED = Filtered()
+
+
 def filter_call(door: Door, args: ExtenderArgs) -> dict[str, Any]:
     """`ExtenderFilterResult` for `args` (nothing is written)."""
     refusal = lint_refusal(args.raw_pod)
     known = views(door, args.node_names, utc_now())
+    FILTERED.put(pod_key(args.pod), known)
     decisions = decide_all(args.pod, args.node_names, known, "pack", door.pass_unregistered)
     return filter_result(args, decisions, refusal)
 
 
 def prioritize_call(door: Door, args: ExtenderArgs, policy: str) -> list[dict[str, Any]]:
-    """`HostPriorityList` for `args`, from the same decisions as filter (nothing is written)."""
+    """`HostPriorityList` for `args`, from the decisions filter took for the pod (on the node
+    views it decided on, where this worker filtered it lately; else on the nodes as they are)."""
     if lint_refusal(args.raw_pod) is not None:
         return [{"Host": node, "Score": 0} for node in args.node_names]
-    known = views(door, args.node_names, utc_now())
+    filtered = FILTERED.get(pod_key(args.pod))
+    missing = [n for n in args.node_names if n not in filtered]
+    known = {**views(door, missing, utc_now()), **filtered} if missing else filtered
     decisions = decide_all(args.pod, args.node_names, known, policy, door.pass_unregistered)
     return priorities(args, decisions)
 
