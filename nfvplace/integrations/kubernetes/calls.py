@@ -36,7 +36,6 @@ from .decide import Decision, NodeView, decide, decide_all, pod_shape
 from .extender import (
     BindingArgs,
     ExtenderArgs,
-    ExtenderInputError,
     filter_result,
     key_of,
     pod_key,
@@ -202,10 +201,9 @@ def bind_call(
     """`ExtenderBindingResult`: the node decided again for the pod under the lock, the pod
     assumed there, the Binding created; a refusal or a failed Binding leaves nothing behind."""
     try:
-        raw = read_pod_of(args.namespace, args.name)
-        pod = read_pod(raw)[0]
-    except ExtenderInputError as exc:
-        return {"Error": f"{errors.KUBERNETES_BIND_FAILED}: {exc}"}
+        pod = read_pod(
+            {"apiVersion": "v1", "kind": "Pod", **read_pod_of(args.namespace, args.name)}
+        )[0]
     except Exception as exc:  # the API server's or the reader's reason, to the pod's events
         return {"Error": f"{errors.KUBERNETES_BIND_FAILED}: cannot read the pod: {exc}"}
     if args.uid and pod.uid and pod.uid != args.uid:
@@ -221,16 +219,29 @@ def bind_call(
     try:
         bind(args)
     except Exception as exc:
+        if bound_to(read_pod_of, args) == args.node:
+            return {"Error": ""}  # an earlier call, timed out on the scheduler's side, bound it
         if assumed:
             AssumedPods(door.store.engine).drop(uid)  # the exact inverse: nothing left behind
         return {"Error": f"{errors.KUBERNETES_BIND_FAILED}: the API server refused: {exc}"}
     return {"Error": ""}
 
 
+def bound_to(read_pod_of: PodReader, args: BindingArgs) -> str:
+    """The node the pod is bound to now ("" unbound, or unreadable)."""
+    try:
+        pod = read_pod_of(args.namespace, args.name)
+    except Exception:
+        return ""
+    return str((pod.get("spec") or {}).get("nodeName") or "")
+
+
 def assume(door: Door, pod: Pod, uid: str, node: str, assume_s: float) -> bool:
     """Decide `pod` on `node` again, under the lock, and assume it there (unless it takes nothing
     nfvplace counts, or `assume_s` is 0); raises BindError when the node no longer admits it."""
     now = utc_now()
+    if any(p.uid == uid for p in AssumedPods(door.store.engine).live(now)):
+        return False  # bound already (the pod watch saw it): the API server will say where
     read = door.hosts.read([node])
     shape = pod_shape(pod)
     if node not in read:
