@@ -26,14 +26,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from lightkube import ApiError, Client, KubeConfig
+from lightkube import ApiError, Client, ConfigError, KubeConfig
 from lightkube.core import decoders
 from lightkube.generic_resource import create_global_resource
 from lightkube.models.core_v1 import ObjectReference
 from lightkube.models.meta_v1 import ObjectMeta
 from lightkube.resources.core_v1 import Pod, PodBinding
 
-from ..errors import DescriptorError, NfvplaceError
+from .. import errors
+from ..errors import DescriptorError, Issue, NfvplaceError
 from ..integrations.kubernetes.calls import Door, node_gone, pod_bound, pod_gone
 from ..integrations.kubernetes.extender import BindingArgs
 from ..models.loading import SourceDocument
@@ -41,7 +42,7 @@ from ..store import HostInUseError
 from ..store.assumed import AssumedPod, AssumedPods
 from ..store.records import utc_now
 from .problems import ProblemError
-from .settings import Settings
+from .settings import Settings, SettingsError
 
 log = logging.getLogger("nfvplace.kubernetes")
 
@@ -70,18 +71,43 @@ def warm_up() -> None:
         decoders.decode_object(b'{"kind": "Status", "status": "Success"}', PodBinding)
 
 
+def cluster_config(settings: Settings) -> Any:
+    """The API server's address and credentials the settings name (None: no cluster); raises
+    SettingsError naming the flag and the fix when they cannot be read."""
+    try:
+        if settings.in_cluster:
+            return KubeConfig.from_service_account()
+        if settings.kubeconfig:
+            config = KubeConfig.from_file(settings.kubeconfig).get(
+                context_name=settings.kube_context
+            )
+            if config is None:
+                raise ConfigError("it has no current context")
+            return config
+    except ConfigError as exc:
+        flag = "--in-cluster" if settings.in_cluster else "--kubeconfig"
+        raise SettingsError(
+            errors.SERVICE_CONFIG,
+            "cannot read the cluster's address and credentials",
+            file=settings.kubeconfig if not settings.in_cluster else None,
+            issues=(Issue(str(exc), path=flag, hint=CONFIG_HINT),),
+        ) from None
+    return None
+
+
+CONFIG_HINT = (
+    "give a readable kubeconfig (and --kube-context NAME where it has no current context), or "
+    "--in-cluster inside a pod with a service account"
+)
+
+
 def connect(settings: Settings) -> Client | None:
     """A client for the API server the settings name (None: no cluster configured)."""
-    if settings.in_cluster or settings.kubeconfig:
-        warm_up()
-    if settings.in_cluster:
-        return Client(config=KubeConfig.from_service_account(), field_manager="nfvplace")
-    if settings.kubeconfig:
-        config = KubeConfig.from_file(settings.kubeconfig)
-        return Client(
-            config=config.get(context_name=settings.kube_context), field_manager="nfvplace"
-        )
-    return None
+    config = cluster_config(settings)
+    if config is None:
+        return None
+    warm_up()
+    return Client(config=config, field_manager="nfvplace")
 
 
 def read_pod(client: Client, namespace: str, name: str) -> Mapping[str, Any]:
