@@ -322,7 +322,10 @@ class Watch:
     def _events(self, res: Any, version: str, **options: Any) -> Iterator[tuple[str, Any]]:
         """Watch events from `version` until the stream breaks (then the caller lists again) or
         the watch stops."""
-        for kind, obj in self.client.watch(res, resource_version=version, **options):
+        # the API server ends each watch after `server_timeout` s (lightkube then watches again
+        # from the last version): a connection that died silently is noticed within that time
+        stream = self.client.watch(res, resource_version=version, server_timeout=300, **options)
+        for kind, obj in stream:
             if self.stopping.is_set():
                 return
             yield kind, obj

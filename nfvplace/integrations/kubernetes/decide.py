@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 from ...dialects.kubernetes import Pod
 from ...models.chd import TopologyManager
-from .admission import admit
+from .admission import admit, container_demand
 from .hints import UndecidedError
 from .state import Consumption, NodeState, Pool
 
@@ -95,6 +95,8 @@ def _decide(
     pod: Pod, view: NodeView | None, node: str, policy: str, pass_unregistered: bool
 ) -> Decision:
     if view is None:
+        if all(container_demand(pod, c).empty for c in pod.containers):
+            return Decision(node, True, 1, "nfvplace: the pod pins nothing the kubelet aligns")
         if pass_unregistered:
             return Decision(node, True, 1, "nfvplace: no NodeResourceTopology known: not checked")
         return Decision(
