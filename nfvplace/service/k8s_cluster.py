@@ -162,6 +162,7 @@ class WatchState:
     last_error: str = ""
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     written: tuple[float, str] = (0.0, "")
+    pending: bool = False
 
     def as_json(self) -> dict[str, Any]:
         with self.lock:
@@ -174,19 +175,30 @@ class WatchState:
             }
 
     def publish(self, force: bool = False) -> None:
-        """Write the state to $NFVPLACE_K8S_WATCH_STATUS: when it changed, at most once a
-        second unless `force`d (a list synced, an error)."""
+        """Write the state to $NFVPLACE_K8S_WATCH_STATUS when it changed: at once when `force`d
+        (a list synced, an error), else at most once a second (a write held back is made a
+        second later)."""
         path = os.environ.get(STATUS_ENV)
         if not path:
             return
+        with self.lock:
+            wait = 0.0 if force else 1.0 - (time.monotonic() - self.written[0])
+            if wait > 0:
+                if not self.pending:
+                    self.pending = True
+                    timer = threading.Timer(wait, self.publish, kwargs={"force": True})
+                    timer.daemon = True
+                    timer.start()
+                return
+            self.pending = False
         text = json.dumps(self.as_json())
-        now = time.monotonic()
-        if text == self.written[1] or (not force and now - self.written[0] < 1.0):
-            return
-        temporary = Path(f"{path}.{os.getpid()}")
-        temporary.write_text(text)
-        temporary.replace(path)  # readers see the old file or the new one, never half of it
-        self.written = (now, text)
+        with self.lock:
+            if text == self.written[1]:
+                return
+            temporary = Path(f"{path}.{os.getpid()}.{threading.get_ident()}")
+            temporary.write_text(text)
+            temporary.replace(path)  # readers see the old file or the new one, never half of it
+            self.written = (time.monotonic(), text)
 
 
 Report = Callable[[SourceDocument, str], object]
