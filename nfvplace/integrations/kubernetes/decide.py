@@ -33,7 +33,6 @@ from .state import Consumption, NodeState, Pool
 
 MAX_SCORE = 10
 """`extenderv1.MaxExtenderPriority`: extenders score 0 to 10; a node that fits scores 1 to 10."""
-POLICIES = ("pack", "spread", "least-fragmentation")
 
 
 @dataclass(frozen=True)
