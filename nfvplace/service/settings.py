@@ -46,6 +46,10 @@ class Settings:
     public_docs: bool = False  # /docs and /openapi.json without a token, when tokens are set
     keep_released_s: float = 7 * 86400.0  # released placements are forgotten after this long
     placing_threads: int = 1  # PostgreSQL: placements a worker runs at once (SQLite: always 1)
+    kubeconfig: str | None = None  # Kubernetes: watch NRTs and pods, bind, with this kubeconfig
+    kube_context: str | None = None  # its context (None: the current one)
+    in_cluster: bool = False  # Kubernetes: the same with the pod's service account
+    unregistered_nodes: str = "refuse"  # the extender's answer for a node without an NRT
 
     def to_json(self) -> str:
         data = asdict(self)
