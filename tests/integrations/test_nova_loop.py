@@ -23,6 +23,9 @@ NO_VALID_HOST = "No valid host was found"
 def test_fill_delete_refill_in_novas_loop(configuration: str) -> None:
     result = nova_loop.run_plan(nova_loop.loop_plan(configuration))
     assert result["claims_refused"] == []
+    assert not [s for s in result["steps"] if s.get("error")], [
+        s for s in result["steps"] if s.get("error")
+    ]
     boots = [s for s in result["steps"] if "boot" in s]
     active = [b for b in boots if b["status"] == "ACTIVE"]
     assert all(NO_VALID_HOST in (b["fault"] or "") for b in boots if b["status"] != "ACTIVE")

@@ -130,7 +130,7 @@ class EvaluationClient:
             % (json.dumps(host).encode(), ref.encode(), b',"chd":' + text if ref in inline else b"")
             for host, ref, text in hosts
         ]
-        head = {"vm": vm, "dialect": self.dialect, "policy": self.policy}
+        head = {"vm": vm, "dialect": self.dialect, "policy": self.policy, "configurations": False}
         body = json.dumps(head, separators=(",", ":")).encode()[:-1] + b',"hosts":['
         body += b",".join(items) + b"]}"
         headers = {
