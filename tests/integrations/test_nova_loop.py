@@ -39,6 +39,15 @@ def test_fill_delete_refill_in_novas_loop(configuration: str) -> None:
     assert snapshots[-1]["servers"] == {}
     differences = nova_loop.differences(result)
     assert differences["pairs"] >= len(boots)
+    summary = {
+        "boots": len(boots),
+        "active": len(active),
+        "pairs": differences["pairs"],
+        "differ": differences["differ"],
+        "classes": Counter(c["class"] for c in differences["classes"]),
+        "fallbacks": {s["snapshot"]: nova_loop.fallbacks(s) for s in snapshots},
+    }
+    print(configuration, summary)
     sides = Counter(nova_classes.SIDE.get(c["class"], c["class"]) for c in differences["classes"])
     assert set(sides) <= {nova_classes.NOVA_WRONG, nova_classes.KEPT}, differences["classes"]
 
