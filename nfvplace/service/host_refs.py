@@ -30,7 +30,10 @@ MEMBERS = ("id", "ref", "chd")
 
 
 def digest_of(chd: Mapping[str, Any]) -> tuple[str, bytes]:
-    """The digest of a CHD (id aside) and its canonical JSON."""
+    """The digest of a CHD (id aside) and its canonical JSON: the protocol's definition, which
+    the Nova plug-ins' client computes the same way (`nfvplace.integrations.nova.client.digest`,
+    kept apart so that the plug-ins need the standard library only; the tests send its digests
+    here)."""
     text = json.dumps(
         {k: v for k, v in chd.items() if k != "id"}, sort_keys=True, separators=(",", ":")
     ).encode()

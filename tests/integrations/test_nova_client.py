@@ -83,3 +83,28 @@ def test_a_cold_request_too_large_for_one_body_goes_in_parts(
     assert len(parts) >= 2
     assert sum(n for n, _ in parts) == 10
     assert last == (10, set())  # every host by digest
+
+
+def test_a_second_409_sends_every_host_in_full(
+    live_service: tuple[str, Path],
+    posts: list[tuple[int, set[str]]],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """As when the retry reaches another worker, which lacks other hosts: a third request sends
+    every host in full, and no 409 escapes to the filter."""
+    hosts = [host("w1", cores=9), host("w2", cores=11)]  # shapes no other test sends
+    refs = [digest(h)[0] for h in hosts]
+    ask = _client(live_service)
+    ask.refs.add(refs[:1])
+    recording = EvaluationClient._post
+
+    def another_worker(self: EvaluationClient, vm: Any, sent: Any, inline: set[str]) -> Any:
+        if len(posts) == 1:  # the retry: answered by a worker that lacks w2
+            posts.append((len(sent), set(inline)))
+            raise nova_client._UnknownRefsError(refs[1:])
+        return recording(self, vm, sent, inline)
+
+    monkeypatch.setattr(EvaluationClient, "_post", another_worker)
+    answers = ask.evaluate(FLAVOR, hosts)
+    assert [a.host for a in answers] == ["w1", "w2"]
+    assert posts == [(2, {refs[1]}), (2, set(refs)), (2, set(refs))]

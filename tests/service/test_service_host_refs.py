@@ -108,3 +108,15 @@ def test_the_evaluation_route_has_its_own_body_limit(sqlite_client: TestClient) 
         "/v1/lint", content=big, headers={**auth("reader"), "Content-Type": "application/json"}
     )
     assert other.status_code == 413
+
+
+def test_answers_without_configurations_for_a_scheduler(sqlite_client: TestClient) -> None:
+    hosts = [host("small", cores=2), host("big", cores=8)]
+    full = _post(sqlite_client, {"vm": vm(vcpus=2, sriov=0), "hosts": hosts}).json()["hosts"]
+    body = {"vm": vm(vcpus=2, sriov=0), "hosts": hosts, "configurations": False}
+    lean = _post(sqlite_client, body).json()["hosts"]
+    assert [a["configuration"] for a in lean] == [None, None]
+    assert [a["configuration"] is not None for a in full] == [True, True]
+    assert [{**a, "configuration": None} for a in full] == lean
+    refused = _post(sqlite_client, {**body, "configurations": "no"})
+    assert refused.status_code == 422

@@ -1,7 +1,8 @@
 """OpenStack Nova scheduler plug-ins that ask an nfvplace service (`POST /v1/evaluations`).
 
-Importable in a Nova scheduler's environment after `pip install --no-deps nfvplace`: these modules
-use the standard library only, and `NfvplaceFilter` and `NfvplaceWeigher` (which subclass Nova's
+Importable in a Nova scheduler's environment from the `nfvplace-nova` wheel
+(`scripts/build_nova_plugin.py`: these modules alone, Python 3.10+): they use the standard library
+only, and `NfvplaceFilter` and `NfvplaceWeigher` (which subclass Nova's
 own base classes) are imported from `.scheduler` when first named, so that the translations
 (`hosts`, `requests`) stay importable where Nova is not installed. See docs/integrations/nova.md.
 """

@@ -118,7 +118,10 @@ class EvaluationClient:
             data = self._post(vm, hosts_in, inline)
         except _UnknownRefsError as exc:  # the service no longer holds these: once more, in full
             self.refs.forget(exc.refs)
-            data = self._post(vm, hosts_in, inline | set(exc.refs))
+            try:
+                data = self._post(vm, hosts_in, inline | set(exc.refs))
+            except _UnknownRefsError:  # another worker answered: every host in full
+                data = self._post(vm, hosts_in, {ref for _, ref, _ in hosts_in})
         self.refs.add(ref for _, ref, _ in hosts_in)
         return _answers(data, len(hosts))
 
@@ -130,7 +133,7 @@ class EvaluationClient:
             % (json.dumps(host).encode(), ref.encode(), b',"chd":' + text if ref in inline else b"")
             for host, ref, text in hosts
         ]
-        head = {"vm": vm, "dialect": self.dialect, "policy": self.policy}
+        head = {"vm": vm, "dialect": self.dialect, "policy": self.policy, "configurations": False}
         body = json.dumps(head, separators=(",", ":")).encode()[:-1] + b',"hosts":['
         body += b",".join(items) + b"]}"
         headers = {
@@ -176,7 +179,9 @@ def _raise_unknown(exc: urllib.error.HTTPError) -> None:
         problem = json.loads(exc.read())
     except (ValueError, OSError):
         problem = {}
-    refs = problem.get("refs") if isinstance(problem, dict) else None
+    if not isinstance(problem, dict):
+        problem = {}
+    refs = problem.get("refs")
     if problem.get("code") == UNKNOWN_REF and isinstance(refs, list):
         raise _UnknownRefsError([str(r) for r in refs]) from None
     raise EvaluationError(f"HTTP 409 {problem.get('detail', exc.reason)}") from None

@@ -51,7 +51,7 @@ from .common import FastJSONResponse, problems
 
 router = APIRouter(prefix="/v1/evaluations", tags=["evaluations"])
 
-MEMBERS = ("vm", "hosts", "dialect", "policy")
+MEMBERS = ("vm", "hosts", "dialect", "policy", "configurations")
 MAX_HOSTS = 1000
 KEPT_ANSWERS = 8192  # (VM, host) answers kept: a few fleets' worth for a few flavors
 
@@ -111,6 +111,12 @@ REQUEST_SCHEMA = {
         },
         "dialect": {"type": "string", "enum": ["nfvplace", *DIALECT_NAMES]},
         "policy": {"type": "string", "description": "Placement policy, e.g. `pack` or `spread`"},
+        "configurations": {
+            "type": "boolean",
+            "default": True,
+            "description": "false: answers without the VM Configuration (a scheduler that only "
+            "filters and weighs reads a thousand answers)",
+        },
     },
 }
 
@@ -179,7 +185,10 @@ def _envelope(body: Any) -> tuple[str, str | None, list[Mapping[str, Any]], Opti
         raise _invalid('the body must be {"vm": ..., "hosts": [CHD, ...]}')
     unknown = sorted(str(k) for k in body if k not in MEMBERS)
     if unknown or "vm" not in body or "hosts" not in body:
-        raise _invalid(f'give "vm" and "hosts" (and optionally "dialect", "policy"); {unknown}')
+        raise _invalid(
+            f'give "vm" and "hosts" (and optionally "dialect", "policy", "configurations"); '
+            f"{unknown}"
+        )
     hosts = body["hosts"]
     if not isinstance(hosts, list) or not 1 <= len(hosts) <= MAX_HOSTS:
         raise _invalid(f'"hosts" must be a list of 1 to {MAX_HOSTS} CHDs')
@@ -242,6 +251,9 @@ def _request_hosts(hosts: list[Any]) -> tuple[list[tuple[str, bytes]], list[Any]
 def evaluate_request(body: Any) -> list[dict[str, Any]]:
     """Every host's answer (the route's work, off the event loop)."""
     vm_text, dialect, hosts, options = _envelope(body)
+    configurations = body.get("configurations", True)
+    if not isinstance(configurations, bool):
+        raise _invalid('"configurations" must be true or false')
     vm = _vm(vm_text, dialect)
     prefix = f"{dialect}|{options.policy.value}|{options.seed}|{vm_text}"
     shapes, given = _request_hosts(hosts)
@@ -267,6 +279,11 @@ def evaluate_request(body: Any) -> list[dict[str, Any]]:
             ANSWERS.put((prefix, shape), found[shape])
     ranks = [found[shape].rank for _, shape in shapes]
     scores = [a.score for a in scored(_ranked(ranks))]
+    if not configurations:
+        return [
+            {**found[shape].json, "host": host_id, "score": score, "configuration": None}
+            for (host_id, shape), score in zip(shapes, scores, strict=True)
+        ]
     return [
         found[shape].for_host(host_id, score)
         for (host_id, shape), score in zip(shapes, scores, strict=True)
