@@ -62,15 +62,15 @@ func judge(outcomes []outcome) []string {
 		if o.Unadmitted > 0 {
 			problems = append(problems, fmt.Sprintf("%s: %d bound pods no kubelet saw", o.Spec, o.Unadmitted))
 		}
+		if len(o.PendingFits) > 0 { // the default scheduler leaves no such pod: a broken run
+			problems = append(problems, fmt.Sprintf("%s: %d Pending pods fit a node: %s", o.Spec,
+				len(o.PendingFits), strings.Join(o.PendingFits, "; ")))
+		}
 		if o.Mode == "control" {
 			continue
 		}
 		if o.Refused > 0 {
 			problems = append(problems, fmt.Sprintf("%s: %d pods refused by the kubelet", o.Spec, o.Refused))
-		}
-		if len(o.PendingFits) > 0 {
-			problems = append(problems, fmt.Sprintf("%s: %d Pending pods fit a node: %s", o.Spec,
-				len(o.PendingFits), strings.Join(o.PendingFits, "; ")))
 		}
 		if len(o.Disagree) > 0 {
 			problems = append(problems, fmt.Sprintf("%s: filter and prioritize disagree %d times: %s",

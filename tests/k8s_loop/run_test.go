@@ -86,7 +86,14 @@ func (r *run) addNodes(ctx context.Context) {
 		}
 		created.Status = corev1.NodeStatus{Capacity: capacity, Allocatable: capacity,
 			Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}}}
-		if _, err := r.c.client.CoreV1().Nodes().UpdateStatus(ctx, created, metav1.UpdateOptions{}); err != nil {
+		ready, err := r.c.client.CoreV1().Nodes().UpdateStatus(ctx, created, metav1.UpdateOptions{})
+		if err != nil {
+			r.t.Fatal(err)
+		}
+		// The API server taints a new node not-ready; the node lifecycle controller (not run
+		// here) lifts the taint once the node reports Ready.
+		ready.Spec.Taints = nil
+		if _, err := r.c.client.CoreV1().Nodes().Update(ctx, ready, metav1.UpdateOptions{}); err != nil {
 			r.t.Fatal(err)
 		}
 		r.exporter.publish(ctx, name)
