@@ -123,6 +123,7 @@ def serve_command(
     from ..errors import NfvplaceError
     from ..service import logs
     from ..service.app import SETTINGS_ENV
+    from ..service.k8s_cluster import STATUS_ENV
     from ..service.retention import parse_duration
     from ..service.settings import Settings, SettingsError, resolve_tokens
     from ..service.workers import MASTER_ENV, PIN_ENV, serve, wait_for_port
@@ -177,6 +178,8 @@ def serve_command(
     os.environ[MASTER_ENV] = str(os.getpid())  # workers die with this process (service/workers)
     if pin_workers:
         os.environ[PIN_ENV] = "1"
+    if kubeconfig is not None or in_cluster:  # the watching worker tells the others its state
+        os.environ[STATUS_ENV] = str(Path(tempfile.mkdtemp(prefix="nfvplace-k8s-")) / "watch.json")
     logs.configure()
     metrics_dir = None
     if workers > 1 and not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):

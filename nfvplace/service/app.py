@@ -7,6 +7,7 @@ import importlib
 import os
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from functools import partial
 from typing import Any
 
 from fastapi import Depends, FastAPI
@@ -17,8 +18,10 @@ from starlette.responses import JSONResponse
 
 from .. import __version__
 from ..errors import NfvplaceError
+from ..integrations.kubernetes.calls import Door
 from ..store import Store, default_url
 from ..store.parsed import ParsedHosts
+from . import k8s_cluster
 from .auth import TokenTable, require
 from .faults import FaultEpisodes, Readiness
 from .metrics import Metrics
@@ -45,7 +48,9 @@ from .routers import (
     schemas,
     ui,
 )
+from .routers.hosts import report
 from .settings import Settings, resolve_tokens
+from .workers import SLOT_ENV
 
 SETTINGS_ENV = "NFVPLACE_SERVICE_SETTINGS"
 PLACER_ENV = "NFVPLACE_PLACER"
@@ -83,6 +88,13 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     )
     app.state.placements = placements
     app.state.parsed_hosts = ParsedHosts(store)  # the extender's nodes, kept parsed
+    app.state.kube_client, app.state.kube_watch = await run_in_threadpool(
+        k8s_cluster.started,
+        settings,
+        Door(store, app.state.parsed_hosts, settings.unregistered_nodes == "pass"),
+        partial(report, store),
+        os.environ.get(SLOT_ENV, "0") == "0",  # one worker of a server watches
+    )
     await run_in_threadpool(placements.live.refresh)  # the index, before /readyz
     upkeep = [
         asyncio.create_task(prune_forever(store, settings.keep_released_s, episodes)),
@@ -94,6 +106,8 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     finally:
         for task in upkeep:
             task.cancel()
+        if app.state.kube_watch is not None:
+            app.state.kube_watch.stop()
         placements.close()
         store.close()
 
