@@ -142,3 +142,10 @@ func (e *exporter) forget(node string) {
 	delete(e.published, node)
 	delete(e.versions, node)
 }
+
+// written is how many NRT updates it wrote so far.
+func (e *exporter) written() int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.updates
+}

@@ -26,8 +26,8 @@ const (
 	cpusPerNUMA   = 16
 	gib           = int64(1) << 30
 	memoryPerNUMA = 64 * gib
-	hugesPerNUMA  = 12 * gib
-	vfsPerNUMA    = 6
+	hugesPerNUMA  = 8 * gib
+	vfsPerNUMA    = 4
 )
 
 // amounts is what a NUMA node has free, or what a container takes there.

@@ -87,7 +87,7 @@ func runOne(t *testing.T, c *cluster, s spec, index int) outcome {
 	if s.mode != "control" {
 		ext = startNfvplace(t, c, r.dir, s.nodes)
 		var err error
-		if rec, err = startRecorder(ext.url); err != nil {
+		if rec, err = startRecorder(ext.url, r.changes); err != nil {
 			t.Fatal(err)
 		}
 		extenderURL = rec.url

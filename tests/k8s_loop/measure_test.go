@@ -30,10 +30,12 @@ type outcome struct {
 	Pending     int      `json:"pending"`
 	Unadmitted  int      `json:"bound_not_admitted"`
 	PendingFits []string `json:"pending_that_fit"`
+	PendingWhy  []string `json:"pending_why"` // nfvplace's last answer for each Pending pod
 	NodesUsed   int      `json:"nodes_used"`
 	SettleS     float64  `json:"settle_s"`
 	Settled     bool     `json:"settled"`
 	Disagree    []string `json:"filter_prioritize_disagreements"`
+	Raced       int      `json:"disagreements_across_a_change"`
 	BindErrors  int      `json:"bind_errors"`
 	Filter      string   `json:"filter"`
 	Prioritize  string   `json:"prioritize"`
@@ -101,14 +103,18 @@ func (r *run) measure(ctx context.Context, ext *nfvplaceServer, rec *recorder) o
 			}
 		}
 	}
-	o.NRTUpdates = r.exporter.updates
+	o.NRTUpdates = r.exporter.written()
 	if rec != nil {
 		rec.mu.Lock()
 		o.Disagree = slices.Clone(rec.disagree)
 		o.BindErrors = len(rec.bindError)
+		o.Raced = len(rec.raced)
 		rec.mu.Unlock()
 		o.Filter, o.Prioritize, o.Bind = rec.stats("filter"), rec.stats("prioritize"), rec.stats("bind")
 		o.Disagree = append(o.Disagree, r.probe(ext, list.Items)...)
+		for _, pod := range pending {
+			o.PendingWhy = append(o.PendingWhy, pod.Name+": "+rec.lastRefusal(string(pod.UID)))
+		}
 	}
 	return o
 }

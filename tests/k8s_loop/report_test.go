@@ -16,6 +16,9 @@ func row(o outcome) string {
 		if len(o.Disagree) > 0 {
 			agree = fmt.Sprintf("no: %d (%s)", len(o.Disagree), o.Disagree[0])
 		}
+		if o.Raced > 0 {
+			agree += fmt.Sprintf("; %d across a bind or NRT update", o.Raced)
+		}
 	}
 	settled := fmt.Sprintf("%.1f", o.SettleS)
 	if !o.Settled {

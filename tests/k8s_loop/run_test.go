@@ -44,6 +44,7 @@ type run struct {
 	nodes    []string
 	mu       sync.Mutex
 	lastMove time.Time // the last pod event
+	events   int       // pod events so far
 	created  time.Time
 }
 
@@ -55,6 +56,7 @@ func podCount(s spec) int {
 func (r *run) moved() {
 	r.mu.Lock()
 	r.lastMove = time.Now()
+	r.events++
 	r.mu.Unlock()
 }
 
@@ -155,21 +157,18 @@ func (r *run) watchPods(ctx context.Context) {
 }
 
 func (r *run) createPods(ctx context.Context, from, count int, perSecond float64, rng *rand.Rand) {
-	var wg sync.WaitGroup
+	start := time.Now()
 	for i := from; i < from+count; i++ {
 		pod := cnfPod(fmt.Sprintf("%s-p%03d", r.prefix, i), rng)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if _, err := r.c.client.CoreV1().Pods(podNamespace).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
-				r.t.Errorf("creating %s: %v", pod.Name, err)
-			}
-		}()
-		if perSecond > 0 {
-			time.Sleep(time.Duration(float64(time.Second) / perSecond))
+		if perSecond > 0 { // a stream: the k-th pod at k/perSecond
+			time.Sleep(time.Until(start.Add(time.Duration(float64(i-from) * float64(time.Second) / perSecond))))
+		}
+		// One after the other, so that kube-scheduler's queue holds them in the same order in
+		// every mode.
+		if _, err := r.c.client.CoreV1().Pods(podNamespace).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+			r.t.Errorf("creating %s: %v", pod.Name, err)
 		}
 	}
-	wg.Wait()
 }
 
 // settle waits until no pod event came for `quiet` and every NRT object shows its kubelet's
@@ -195,4 +194,11 @@ func newRun(t *testing.T, c *cluster, s spec, index int) *run {
 	r.kubelets = newKubelets(c.client, r.exporter.changed)
 	r.exporter.kubelets = r.kubelets
 	return r
+}
+
+// changes counts pod events and NRT updates so far.
+func (r *run) changes() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.events + r.exporter.written()
 }
