@@ -31,6 +31,7 @@ type exporter struct {
 	published map[string][numaPerNode]amounts
 	versions  map[string]string // resourceVersion of the object last written
 	updates   int
+	begun     int // updates sent: the API server may show one to its watchers before it answers
 	errors    []error
 	inflight  sync.WaitGroup
 }
@@ -100,6 +101,7 @@ func (e *exporter) publish(ctx context.Context, node string) {
 	e.mu.Lock()
 	delete(e.pending, node)
 	version, exists := e.versions[node]
+	e.begun++
 	e.mu.Unlock()
 	scope := e.kubelets.scopeOf(node)
 	obj, err := nrtObject(node, scope, version, free)
@@ -148,4 +150,11 @@ func (e *exporter) written() int {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return e.updates
+}
+
+// sent is how many NRT writes it began or ended so far.
+func (e *exporter) sent() int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.begun + e.updates
 }

@@ -113,6 +113,7 @@ type kubelets struct {
 	refused  map[types.UID]string
 	admitted map[types.UID]string // the node
 	changed  func(node string)    // the NRT exporter's hook
+	writes   int                  // pod status writes begun
 }
 
 func newKubelets(client kubernetes.Interface, changed func(string)) *kubelets {
@@ -150,6 +151,7 @@ func (k *kubelets) admit(ctx context.Context, pod *corev1.Pod) {
 	} else {
 		k.refused[pod.UID] = err.Error()
 	}
+	k.writes++
 	k.mu.Unlock()
 	status := pod.DeepCopy()
 	if err == nil {

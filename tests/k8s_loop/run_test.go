@@ -196,9 +196,13 @@ func newRun(t *testing.T, c *cluster, s spec, index int) *run {
 	return r
 }
 
-// changes counts pod events and NRT updates so far.
+// changes counts pod events, pod status writes and NRT writes (begun and ended) so far.
 func (r *run) changes() int {
 	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.events + r.exporter.written()
+	events := r.events
+	r.mu.Unlock()
+	r.kubelets.mu.Lock()
+	writes := r.kubelets.writes
+	r.kubelets.mu.Unlock()
+	return events + writes + r.exporter.sent()
 }
