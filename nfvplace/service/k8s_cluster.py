@@ -15,6 +15,7 @@ pods/binding. No token or certificate is ever logged.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -26,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from lightkube import ApiError, Client, KubeConfig
+from lightkube.core import decoders
 from lightkube.generic_resource import create_global_resource
 from lightkube.models.core_v1 import ObjectReference
 from lightkube.models.meta_v1 import ObjectMeta
@@ -43,6 +45,7 @@ from .settings import Settings
 
 log = logging.getLogger("nfvplace.kubernetes")
 
+NRT_API = "topology.node.k8s.io/v1alpha2"
 NRT = create_global_resource(
     "topology.node.k8s.io", "v1alpha2", "NodeResourceTopology", "noderesourcetopologies"
 )
@@ -51,8 +54,26 @@ WATCH_ASSUME_S = 300.0
 """How long a pod the watch saw bound stays assumed at most (the bind verb's default)."""
 
 
+def warm_up() -> None:
+    """Build lightkube's decoders (msgspec) for every type the door reads, on one thread: msgspec
+    0.22 crashes the process when two threads build the decoder of one type at once (the watch's
+    threads and the bind verb's would, on the first objects they read)."""
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "resourceVersion": "1"}}
+    nrt = {"apiVersion": f"{NRT_API}", "kind": "NodeResourceTopology", "metadata": pod["metadata"]}
+    for res, obj in ((Pod, pod), (NRT, nrt)):
+        body = json.dumps(obj).encode()
+        decoders.decode_object(body, res)
+        decoders.decode_list(json.dumps({"metadata": {}, "items": [obj]}).encode(), res)
+        decoders.decode_watch_event(json.dumps({"type": "ADDED", "object": obj}).encode())
+    decoders.decode_status(b'{"kind": "Status", "status": "Failure", "code": 500}')
+    with contextlib.suppress(ValueError):
+        decoders.decode_object(b'{"kind": "Status", "status": "Success"}', PodBinding)
+
+
 def connect(settings: Settings) -> Client | None:
     """A client for the API server the settings name (None: no cluster configured)."""
+    if settings.in_cluster or settings.kubeconfig:
+        warm_up()
     if settings.in_cluster:
         return Client(config=KubeConfig.from_service_account(), field_manager="nfvplace")
     if settings.kubeconfig:

@@ -180,6 +180,12 @@ def test_a_failed_bind_leaves_nothing(door: tuple[httpx.Client, Server], api: Ku
     api.refuse_bindings = False
     assert bind(client, "missing", "worker-a").startswith("nfvplace.kubernetes.bind_failed")
     assert assumed(client) == {}
+    api.put("pods", pod("early", node="worker-a"))  # bound by a call that timed out
+    wait_until(lambda: assumed(client) == {"uid-early": "worker-a"}, "early seen bound")
+    assert bind(client, "early", "worker-a") == ""  # bound there already: done
+    conflict = bind(client, "early", "worker-b")
+    assert conflict.startswith("nfvplace.kubernetes.bind_failed: the API server refused: 409")
+    assert assumed(client) == {"uid-early": "worker-a"}  # where it is, as it was
 
 
 def test_pods_bound_elsewhere_are_counted_and_gone_pods_dropped(

@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
@@ -35,7 +36,6 @@ from .decide import Decision, NodeView, decide, decide_all, pod_shape
 from .extender import (
     BindingArgs,
     ExtenderArgs,
-    ExtenderInputError,
     filter_result,
     key_of,
     pod_key,
@@ -131,19 +131,53 @@ def lint_refusal(raw_pod: Mapping[str, Any] | None) -> str | None:
 # --- the verbs ------------------------------------------------------------------------------------
 
 
+class Filtered:
+    """The node views each pod was last filtered on (this worker, the last `TTL_S` seconds): the
+    prioritize call of the same scheduling cycle scores from the decisions filter took, even when
+    a bind lands between the two calls (the bind then decides again on the new state)."""
+
+    TTL_S = 30.0
+
+    def __init__(self, limit: int = 4096) -> None:
+        self.limit = limit
+        self._kept: OrderedDict[str, tuple[float, dict[str, NodeView]]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def put(self, pod: str, known: dict[str, NodeView]) -> None:
+        with self._lock:
+            self._kept[pod] = (time.monotonic(), known)
+            self._kept.move_to_end(pod)
+            while len(self._kept) > self.limit:
+                self._kept.popitem(last=False)
+
+    def get(self, pod: str) -> dict[str, NodeView]:
+        with self._lock:
+            kept = self._kept.get(pod)
+        if kept is None or time.monotonic() - kept[0] > self.TTL_S:
+            return {}
+        return kept[1]
+
+
+FILTERED = Filtered()
+
+
 def filter_call(door: Door, args: ExtenderArgs) -> dict[str, Any]:
     """`ExtenderFilterResult` for `args` (nothing is written)."""
     refusal = lint_refusal(args.raw_pod)
     known = views(door, args.node_names, utc_now())
+    FILTERED.put(pod_key(args.pod), known)
     decisions = decide_all(args.pod, args.node_names, known, "pack", door.pass_unregistered)
     return filter_result(args, decisions, refusal)
 
 
 def prioritize_call(door: Door, args: ExtenderArgs, policy: str) -> list[dict[str, Any]]:
-    """`HostPriorityList` for `args`, from the same decisions as filter (nothing is written)."""
+    """`HostPriorityList` for `args`, from the decisions filter took for the pod (on the node
+    views it decided on, where this worker filtered it lately; else on the nodes as they are)."""
     if lint_refusal(args.raw_pod) is not None:
         return [{"Host": node, "Score": 0} for node in args.node_names]
-    known = views(door, args.node_names, utc_now())
+    filtered = FILTERED.get(pod_key(args.pod))
+    missing = [n for n in args.node_names if n not in filtered]
+    known = {**views(door, missing, utc_now()), **filtered} if missing else filtered
     decisions = decide_all(args.pod, args.node_names, known, policy, door.pass_unregistered)
     return priorities(args, decisions)
 
@@ -167,10 +201,9 @@ def bind_call(
     """`ExtenderBindingResult`: the node decided again for the pod under the lock, the pod
     assumed there, the Binding created; a refusal or a failed Binding leaves nothing behind."""
     try:
-        raw = read_pod_of(args.namespace, args.name)
-        pod = read_pod(raw)[0]
-    except ExtenderInputError as exc:
-        return {"Error": f"{errors.KUBERNETES_BIND_FAILED}: {exc}"}
+        pod = read_pod(
+            {"apiVersion": "v1", "kind": "Pod", **read_pod_of(args.namespace, args.name)}
+        )[0]
     except Exception as exc:  # the API server's or the reader's reason, to the pod's events
         return {"Error": f"{errors.KUBERNETES_BIND_FAILED}: cannot read the pod: {exc}"}
     if args.uid and pod.uid and pod.uid != args.uid:
@@ -186,16 +219,29 @@ def bind_call(
     try:
         bind(args)
     except Exception as exc:
+        if bound_to(read_pod_of, args) == args.node:
+            return {"Error": ""}  # an earlier call, timed out on the scheduler's side, bound it
         if assumed:
             AssumedPods(door.store.engine).drop(uid)  # the exact inverse: nothing left behind
         return {"Error": f"{errors.KUBERNETES_BIND_FAILED}: the API server refused: {exc}"}
     return {"Error": ""}
 
 
+def bound_to(read_pod_of: PodReader, args: BindingArgs) -> str:
+    """The node the pod is bound to now ("" unbound, or unreadable)."""
+    try:
+        pod = read_pod_of(args.namespace, args.name)
+    except Exception:
+        return ""
+    return str((pod.get("spec") or {}).get("nodeName") or "")
+
+
 def assume(door: Door, pod: Pod, uid: str, node: str, assume_s: float) -> bool:
     """Decide `pod` on `node` again, under the lock, and assume it there (unless it takes nothing
     nfvplace counts, or `assume_s` is 0); raises BindError when the node no longer admits it."""
     now = utc_now()
+    if any(p.uid == uid for p in AssumedPods(door.store.engine).live(now)):
+        return False  # bound already (the pod watch saw it): the API server will say where
     read = door.hosts.read([node])
     shape = pod_shape(pod)
     if node not in read:
