@@ -49,12 +49,12 @@ const (
 
 // cluster is the control plane the runs share.
 type cluster struct {
-	admin      *rest.Config
-	client     kubernetes.Interface
-	dynamic    dynamic.Interface
+	admin           *rest.Config
+	client          kubernetes.Interface
+	dynamic         dynamic.Interface
 	schedulerConfig []byte // deploy/kubernetes's KubeSchedulerConfiguration
-	kubeconfig string // the chart's ServiceAccount's token, for kube-scheduler and nfvplace
-	dir        string
+	kubeconfig      string // the chart's ServiceAccount's token, for kube-scheduler and nfvplace
+	dir             string
 }
 
 func repoRoot() string {

@@ -34,7 +34,7 @@ type filtered struct {
 type recorder struct {
 	mu        sync.Mutex
 	latencies map[string][]time.Duration // by verb
-	kept      map[string]filtered // by pod UID: its last filter
+	kept      map[string]filtered        // by pod UID: its last filter
 	disagree  []string
 	raced     []string   // disagreements after the cluster changed between the two calls
 	changes   func() int // bind calls begun and ended, pod events, NRT updates, so far

@@ -77,7 +77,7 @@ func (r *run) addNodes(ctx context.Context) {
 		capacity := corev1.ResourceList{
 			corev1.ResourceCPU:    *resource.NewQuantity(cpusPerNUMA*numaPerNode, resource.DecimalSI),
 			corev1.ResourceMemory: total(memoryPerNUMA), hugepages1Gi: total(hugesPerNUMA),
-			sriov: *resource.NewQuantity(vfsPerNUMA*numaPerNode, resource.DecimalSI),
+			sriov:               *resource.NewQuantity(vfsPerNUMA*numaPerNode, resource.DecimalSI),
 			corev1.ResourcePods: *resource.NewQuantity(110, resource.DecimalSI),
 		}
 		node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name,

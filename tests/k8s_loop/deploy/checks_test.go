@@ -117,9 +117,9 @@ func flagValue(args []string, name string) string {
 
 // access is one request the ServiceAccount makes, or must not be able to make.
 type access struct {
-	who                                        string
+	who                                         string
 	verb, namespace, group, resource, sub, name string
-	allowed                                    bool
+	allowed                                     bool
 }
 
 func accesses(ns, lease string) []access {
