@@ -123,7 +123,7 @@ def serve_command(
     from ..errors import NfvplaceError
     from ..service import logs
     from ..service.app import SETTINGS_ENV
-    from ..service.k8s_cluster import STATUS_ENV
+    from ..service.k8s_cluster import STATUS_ENV, cluster_config
     from ..service.retention import parse_duration
     from ..service.settings import Settings, SettingsError, resolve_tokens
     from ..service.workers import MASTER_ENV, PIN_ENV, serve, wait_for_port
@@ -160,6 +160,7 @@ def serve_command(
     )
     try:
         resolve_tokens(settings)
+        cluster_config(settings)
     except SettingsError as exc:
         typer.echo(f"error: {one_line(exc)}", err=True)
         raise typer.Exit(2) from exc
@@ -178,8 +179,10 @@ def serve_command(
     os.environ[MASTER_ENV] = str(os.getpid())  # workers die with this process (service/workers)
     if pin_workers:
         os.environ[PIN_ENV] = "1"
+    status_dir = None
     if kubeconfig is not None or in_cluster:  # the watching worker tells the others its state
-        os.environ[STATUS_ENV] = str(Path(tempfile.mkdtemp(prefix="nfvplace-k8s-")) / "watch.json")
+        status_dir = tempfile.mkdtemp(prefix="nfvplace-k8s-")
+        os.environ[STATUS_ENV] = str(Path(status_dir) / "watch.json")
     logs.configure()
     metrics_dir = None
     if workers > 1 and not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
@@ -199,5 +202,6 @@ def serve_command(
         typer.echo(f"error: cannot listen on {host}:{port}: {exc.strerror or exc}", err=True)
         raise typer.Exit(1) from None
     finally:
-        if metrics_dir is not None:
-            shutil.rmtree(metrics_dir, ignore_errors=True)
+        for folder in (metrics_dir, status_dir):
+            if folder is not None:
+                shutil.rmtree(folder, ignore_errors=True)

@@ -26,14 +26,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from lightkube import ApiError, Client, KubeConfig
+from lightkube import ApiError, Client, ConfigError, KubeConfig
 from lightkube.core import decoders
 from lightkube.generic_resource import create_global_resource
 from lightkube.models.core_v1 import ObjectReference
 from lightkube.models.meta_v1 import ObjectMeta
 from lightkube.resources.core_v1 import Pod, PodBinding
 
-from ..errors import DescriptorError, NfvplaceError
+from .. import errors
+from ..errors import DescriptorError, Issue, NfvplaceError
 from ..integrations.kubernetes.calls import Door, node_gone, pod_bound, pod_gone
 from ..integrations.kubernetes.extender import BindingArgs
 from ..models.loading import SourceDocument
@@ -41,7 +42,7 @@ from ..store import HostInUseError
 from ..store.assumed import AssumedPod, AssumedPods
 from ..store.records import utc_now
 from .problems import ProblemError
-from .settings import Settings
+from .settings import Settings, SettingsError
 
 log = logging.getLogger("nfvplace.kubernetes")
 
@@ -70,18 +71,43 @@ def warm_up() -> None:
         decoders.decode_object(b'{"kind": "Status", "status": "Success"}', PodBinding)
 
 
+def cluster_config(settings: Settings) -> Any:
+    """The API server's address and credentials the settings name (None: no cluster); raises
+    SettingsError naming the flag and the fix when they cannot be read."""
+    try:
+        if settings.in_cluster:
+            return KubeConfig.from_service_account()
+        if settings.kubeconfig:
+            config = KubeConfig.from_file(settings.kubeconfig).get(
+                context_name=settings.kube_context
+            )
+            if config is None:
+                raise ConfigError("it has no current context")
+            return config
+    except ConfigError as exc:
+        flag = "--in-cluster" if settings.in_cluster else "--kubeconfig"
+        raise SettingsError(
+            errors.SERVICE_CONFIG,
+            "cannot read the cluster's address and credentials",
+            file=settings.kubeconfig if not settings.in_cluster else None,
+            issues=(Issue(str(exc), path=flag, hint=CONFIG_HINT),),
+        ) from None
+    return None
+
+
+CONFIG_HINT = (
+    "give a readable kubeconfig (and --kube-context NAME where it has no current context), or "
+    "--in-cluster inside a pod with a service account"
+)
+
+
 def connect(settings: Settings) -> Client | None:
     """A client for the API server the settings name (None: no cluster configured)."""
-    if settings.in_cluster or settings.kubeconfig:
-        warm_up()
-    if settings.in_cluster:
-        return Client(config=KubeConfig.from_service_account(), field_manager="nfvplace")
-    if settings.kubeconfig:
-        config = KubeConfig.from_file(settings.kubeconfig)
-        return Client(
-            config=config.get(context_name=settings.kube_context), field_manager="nfvplace"
-        )
-    return None
+    config = cluster_config(settings)
+    if config is None:
+        return None
+    warm_up()
+    return Client(config=config, field_manager="nfvplace")
 
 
 def read_pod(client: Client, namespace: str, name: str) -> Mapping[str, Any]:
@@ -136,6 +162,7 @@ class WatchState:
     last_error: str = ""
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     written: tuple[float, str] = (0.0, "")
+    pending: bool = False
 
     def as_json(self) -> dict[str, Any]:
         with self.lock:
@@ -148,19 +175,30 @@ class WatchState:
             }
 
     def publish(self, force: bool = False) -> None:
-        """Write the state to $NFVPLACE_K8S_WATCH_STATUS: when it changed, at most once a
-        second unless `force`d (a list synced, an error)."""
+        """Write the state to $NFVPLACE_K8S_WATCH_STATUS when it changed: at once when `force`d
+        (a list synced, an error), else at most once a second (a write held back is made a
+        second later)."""
         path = os.environ.get(STATUS_ENV)
         if not path:
             return
+        with self.lock:
+            wait = 0.0 if force else 1.0 - (time.monotonic() - self.written[0])
+            if wait > 0:
+                if not self.pending:
+                    self.pending = True
+                    timer = threading.Timer(wait, self.publish, kwargs={"force": True})
+                    timer.daemon = True
+                    timer.start()
+                return
+            self.pending = False
         text = json.dumps(self.as_json())
-        now = time.monotonic()
-        if text == self.written[1] or (not force and now - self.written[0] < 1.0):
-            return
-        temporary = Path(f"{path}.{os.getpid()}")
-        temporary.write_text(text)
-        temporary.replace(path)  # readers see the old file or the new one, never half of it
-        self.written = (now, text)
+        with self.lock:
+            if text == self.written[1]:
+                return
+            temporary = Path(f"{path}.{os.getpid()}.{threading.get_ident()}")
+            temporary.write_text(text)
+            temporary.replace(path)  # readers see the old file or the new one, never half of it
+            self.written = (time.monotonic(), text)
 
 
 Report = Callable[[SourceDocument, str], object]
@@ -296,7 +334,10 @@ class Watch:
     def _events(self, res: Any, version: str, **options: Any) -> Iterator[tuple[str, Any]]:
         """Watch events from `version` until the stream breaks (then the caller lists again) or
         the watch stops."""
-        for kind, obj in self.client.watch(res, resource_version=version, **options):
+        # the API server ends each watch after `server_timeout` s (lightkube then watches again
+        # from the last version): a connection that died silently is noticed within that time
+        stream = self.client.watch(res, resource_version=version, server_timeout=300, **options)
+        for kind, obj in stream:
             if self.stopping.is_set():
                 return
             yield kind, obj

@@ -137,6 +137,11 @@ def test_unregistered_nodes_are_refused_or_passed_as_configured() -> None:
     passed = decide(six, pod_shape(six), None, "ghost", pass_unregistered=True)
     assert (passed.fits, passed.score) == (True, 1)
     assert "not checked" in passed.reason
+    plain = read_pod(
+        {"apiVersion": "v1", "kind": "Pod", **POD, "spec": {"containers": [{"name": "web"}]}}
+    )[0]
+    anywhere = decide(plain, pod_shape(plain), None, "ghost")  # it pins nothing: any node
+    assert (anywhere.fits, anywhere.score) == (True, 1)
 
 
 @pytest.mark.parametrize(

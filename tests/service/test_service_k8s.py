@@ -135,3 +135,21 @@ def test_bind_reads_the_upstream_args_and_needs_a_cluster(client: TestClient) ->
     body = {"PodName": "p", "PodNamespace": "ns", "PodUID": "u", "Node": "n"}
     answer = client.post("/k8s/v1/bind", json=body).json()
     assert answer["Error"].startswith("nfvplace.kubernetes.no_cluster:")
+
+
+def test_what_lint_refuses_is_placed_nowhere(client: TestClient) -> None:
+    """The pod goes through the reader and the lint gate: a pod `nfvplace lint` refuses (more
+    vCPUs than a VM Descriptor takes) is refused on every node, unresolvable, with the rule, in a
+    bounded message, and scores 0."""
+    put_nrt(client, load(DATA / "worker-node-A.yaml"))
+    pod = demo_pod("huge")
+    pod["spec"]["containers"][0]["resources"] = {"limits": {"cpu": "5000", "memory": "1Gi"}}
+    args = {"Pod": pod, "NodeNames": ["worker-node-a"]}
+    result = client.post("/k8s/v1/filter", json=args).json()
+    assert (result["NodeNames"], result["Error"]) == ([], "")
+    reason = result["FailedAndUnresolvableNodes"]["worker-node-a"]
+    assert reason.startswith("nfvplace: lint refuses the pod (")
+    assert "NFV001" in reason
+    assert len(reason) <= 2000
+    scores = client.post("/k8s/v1/prioritize", json=args).json()
+    assert scores == [{"Host": "worker-node-a", "Score": 0}]

@@ -31,7 +31,6 @@ from ...store import Store
 from ...store.assumed import AssumedPod, AssumedPods, totals
 from ...store.parsed import ParsedHosts
 from ...store.records import utc_now
-from .admission import admit
 from .decide import Decision, NodeView, decide, decide_all, pod_shape
 from .extender import (
     BindingArgs,
@@ -41,7 +40,6 @@ from .extender import (
     pod_key,
     priorities,
 )
-from .hints import UndecidedError
 from .state import NodeState, node_state, topology_manager
 
 
@@ -119,8 +117,10 @@ def lint_refusal(raw_pod: Mapping[str, Any] | None) -> str | None:
         gate(SourceDocument(data=document, source="ExtenderArgs.Pod"), "pod")
         refusal = None
     except LintError as exc:
-        details = "; ".join(issue.message for issue in exc.issues or ())
-        refusal = f"nfvplace: {exc} ({details})"
+        issues = exc.issues or ()
+        details = "; ".join(issue.message for issue in issues[:3])
+        more = f" (and {len(issues) - 3} more)" if len(issues) > 3 else ""
+        refusal = f"nfvplace: {exc.message}: {details}{more}"[:2000]
     with _GATED_LOCK:
         _GATED[key] = refusal
         while len(_GATED) > 4096:
@@ -239,35 +239,40 @@ def bound_to(read_pod_of: PodReader, args: BindingArgs) -> str:
 def assume(door: Door, pod: Pod, uid: str, node: str, assume_s: float) -> bool:
     """Decide `pod` on `node` again, under the lock, and assume it there (unless it takes nothing
     nfvplace counts, or `assume_s` is 0); raises BindError when the node no longer admits it."""
-    now = utc_now()
-    if any(p.uid == uid for p in AssumedPods(door.store.engine).live(now)):
+    if any(p.uid == uid for p in AssumedPods(door.store.engine).live(utc_now())):
         return False  # bound already (the pod watch saw it): the API server will say where
-    read = door.hosts.read([node])
-    shape = pod_shape(pod)
-    if node not in read:
-        decision = decide(pod, shape, None, node, "pack", door.pass_unregistered)
+    if node not in door.hosts.read([node]):
+        decision = decide(pod, pod_shape(pod), None, node, "pack", door.pass_unregistered)
         if not decision.fits:
             raise BindError(errors.KUBERNETES_BIND_REFUSED, decision.reason)
         return False
-    generation, host = read[node]
+    decision, assumed = assumed_there(door, pod, uid, node, assume_s)
+    if not decision.fits:
+        raise BindError(errors.KUBERNETES_BIND_REFUSED, decision.reason)
+    return assumed
+
+
+def assumed_there(
+    door: Door, pod: Pod, uid: str, node: str, assume_s: float
+) -> tuple[Decision, bool]:
+    """Under the lock, the decision for `pod` on `node` (a registered one) counting the pods
+    assumed there, and the pod assumed there when the node takes it (and it pins something)."""
+    generation, host = door.hosts.read([node])[node]
     state, manager = COUNTED.of(node, generation, host)
+    now = utc_now()
 
     def check(pending: list[AssumedPod]) -> tuple[tuple[Decision, bool], AssumedPod | None]:
         others = tuple((p.uid, p.consumption) for p in pending if p.uid != uid)
         view = NodeView(node, generation, state, manager, others)
-        decision = decide(pod, shape, view, node, "pack", door.pass_unregistered)
+        decision = decide(pod, pod_shape(pod), view, node, "pack", door.pass_unregistered)
         if not decision.fits or not decision.consumption or assume_s <= 0:
             return (decision, False), None
         name = f"{pod.namespace}/{pod.name}"[:512]
         expires = now + timedelta(seconds=assume_s)
         return (decision, True), AssumedPod(uid, name, node, decision.consumption, now, expires)
 
-    decision, assumed = AssumedPods(door.store.engine).assume(
-        node, now, check, (generation, free_totals(state))
-    )
-    if not decision.fits:
-        raise BindError(errors.KUBERNETES_BIND_REFUSED, decision.reason)
-    return assumed
+    baseline = (generation, free_totals(state))
+    return AssumedPods(door.store.engine).assume(node, now, check, baseline)
 
 
 def free_totals(state: NodeState) -> dict[str, int]:
@@ -292,36 +297,13 @@ def pod_bound(door: Door, raw: Mapping[str, Any], assume_s: float) -> bool:
     extender's `managedResources`, another scheduler): assume it there, as the kubelet would
     admit it, until the node's NodeResourceTopology accounts for it. True when assumed."""
     node = str((raw.get("spec") or {}).get("nodeName") or "")
-    if not node or assume_s <= 0:
+    if not node or assume_s <= 0 or node not in door.hosts.read([node]):
         return False
     pod = read_pod({"apiVersion": "v1", "kind": "Pod", **raw})[0]
     uid = pod_key(pod)
     if any(p.uid == uid for p in AssumedPods(door.store.engine).live(utc_now(), [node])):
         return False  # nfvplace bound it (or saw it) already
-    read = door.hosts.read([node])
-    if node not in read:
-        return False
-    generation, host = read[node]
-    state, manager = COUNTED.of(node, generation, host)
-    now = utc_now()
-
-    def check(pending: list[AssumedPod]) -> tuple[bool, AssumedPod | None]:
-        if any(p.uid == uid for p in pending):
-            return False, None
-        view = NodeView(
-            node, generation, state, manager, tuple((p.uid, p.consumption) for p in pending)
-        )
-        try:
-            answer = admit(pod, view.state(), manager)
-        except UndecidedError:
-            return False, None
-        if not answer.admit or not answer.consumption:
-            return False, None  # the kubelet will refuse it: it takes nothing
-        name = f"{pod.namespace}/{pod.name}"[:512]
-        expires = now + timedelta(seconds=assume_s)
-        return True, AssumedPod(uid, name, node, answer.consumption, now, expires)
-
-    return AssumedPods(door.store.engine).assume(node, now, check, (generation, free_totals(state)))
+    return assumed_there(door, pod, uid, node, assume_s)[1]
 
 
 def pod_gone(door: Door, uid: str) -> bool:

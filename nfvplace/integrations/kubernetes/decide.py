@@ -27,13 +27,12 @@ from dataclasses import dataclass
 
 from ...dialects.kubernetes import Pod
 from ...models.chd import TopologyManager
-from .admission import admit
+from .admission import admit, container_demand
 from .hints import UndecidedError
 from .state import Consumption, NodeState, Pool
 
 MAX_SCORE = 10
 """`extenderv1.MaxExtenderPriority`: extenders score 0 to 10; a node that fits scores 1 to 10."""
-POLICIES = ("pack", "spread", "least-fragmentation")
 
 
 @dataclass(frozen=True)
@@ -95,6 +94,8 @@ def _decide(
     pod: Pod, view: NodeView | None, node: str, policy: str, pass_unregistered: bool
 ) -> Decision:
     if view is None:
+        if all(container_demand(pod, c).empty for c in pod.containers):
+            return Decision(node, True, 1, "nfvplace: the pod pins nothing the kubelet aligns")
         if pass_unregistered:
             return Decision(node, True, 1, "nfvplace: no NodeResourceTopology known: not checked")
         return Decision(
