@@ -98,7 +98,11 @@ func (r *run) measure(ctx context.Context, ext *nfvplaceServer, rec *recorder) o
 	for _, pod := range pending {
 		for _, node := range r.nodes {
 			if podDemand(pod).fits(allocatable.minus(requested[node])) && r.kubelets.wouldAdmit(node, pod) {
-				o.PendingFits = append(o.PendingFits, fmt.Sprintf("%s fits %s", pod.Name, node))
+				fits := fmt.Sprintf("%s fits %s", pod.Name, node)
+				if rec != nil {
+					fits += " (nfvplace's last answer " + truncate(rec.lastRefusal(string(pod.UID)), 400) + ")"
+				}
+				o.PendingFits = append(o.PendingFits, fits)
 				break
 			}
 		}
@@ -170,4 +174,11 @@ func post(url string, body, answer any) error {
 		return fmt.Errorf("POST %s: status %d", url, resp.StatusCode)
 	}
 	return json.NewDecoder(resp.Body).Decode(answer)
+}
+
+func truncate(text string, n int) string {
+	if len(text) <= n {
+		return text
+	}
+	return text[:n] + "..."
 }

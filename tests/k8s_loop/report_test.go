@@ -8,7 +8,7 @@ import (
 func row(o outcome) string {
 	fits := "no"
 	if len(o.PendingFits) > 0 {
-		fits = fmt.Sprintf("%d (%s)", len(o.PendingFits), o.PendingFits[0])
+		fits = fmt.Sprintf("%d (%s)", len(o.PendingFits), truncate(o.PendingFits[0], 40))
 	}
 	agree := "-"
 	if o.Mode != "control" {
