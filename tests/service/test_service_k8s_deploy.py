@@ -6,7 +6,8 @@ scheme and validation, and asks the API server's RBAC authorizer what the Servic
 (docs/integrations/kubernetes-deploy.md).
 
 The module shares its build with the real loop (test_service_k8s_loop.py): with empty Go caches the
-first build compiles much of Kubernetes (BUILD_NOTE); then it takes seconds."""
+first build compiles much of Kubernetes (34 minutes on this loaded 2-core machine, for both); then
+the deploy tests build in about 7 s and run in under a second."""
 
 from __future__ import annotations
 
