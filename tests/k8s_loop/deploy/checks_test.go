@@ -52,6 +52,9 @@ func checkBundle(t *testing.T, b *bundle, w want) {
 	if ext.FilterVerb != "filter" || ext.BindVerb != "bind" || !strings.HasPrefix(ext.PrioritizeVerb, "prioritize?policy=") {
 		t.Errorf("%s: extender verbs %q %q %q", b.source, ext.FilterVerb, ext.PrioritizeVerb, ext.BindVerb)
 	}
+	if ext.Ignorable {
+		t.Errorf("%s: extender ignorable=%v (kube-scheduler would skip nfvplace's retry Error)", b.source, ext.Ignorable)
+	}
 	checkPod(t, b, ext.URLPrefix)
 	checkRBAC(t, b, w.leaseName)
 }
