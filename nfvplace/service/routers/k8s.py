@@ -99,7 +99,7 @@ class AssumedPodList(BaseModel):
     "/filter",
     response_model=ExtenderFilterResult,
     dependencies=[Depends(require("placer"))],
-    responses=problems(401, 403, 413, 415),
+    responses=problems(401, 403, 413, 415, 422),
     openapi_extra=EXTENDER_ARGS,
 )
 async def extender_filter(request: Request, door: DoorDep) -> JSONResponse:
@@ -174,7 +174,7 @@ class ExtenderBindingResult(BaseModel):
     "/bind",
     response_model=ExtenderBindingResult,
     dependencies=[Depends(require("placer"))],
-    responses=problems(401, 403, 413, 415),
+    responses=problems(401, 403, 413, 415, 422),
     openapi_extra=BINDING_ARGS,
 )
 async def extender_bind(
