@@ -1,0 +1,96 @@
+package k8sloop
+
+import (
+	"fmt"
+	"strings"
+)
+
+func row(o outcome) string {
+	fits := "no"
+	if len(o.PendingFits) > 0 {
+		fits = fmt.Sprintf("%d (%s)", len(o.PendingFits), truncate(o.PendingFits[0], 40))
+	}
+	agree := "-"
+	if o.Mode != "control" {
+		agree = "yes"
+		if len(o.Disagree) > 0 {
+			agree = fmt.Sprintf("no: %d (%s)", len(o.Disagree), o.Disagree[0])
+		}
+		if o.Raced > 0 {
+			agree += fmt.Sprintf("; %d across a bind or NRT update", o.Raced)
+		}
+	}
+	settled := fmt.Sprintf("%.1f", o.SettleS)
+	if !o.Settled {
+		settled += " (still moving)"
+	}
+	return fmt.Sprintf("| %d | %s | %s | %d | %d | %d | %d | %d | %s | %d | %s | %s | %s | %s | %s |",
+		o.Nodes, o.Workload, o.Mode, o.Pods, o.Bound, o.Running, o.Refused, o.Pending, fits, o.NodesUsed, agree,
+		settled, o.Filter, o.Prioritize, o.Bind)
+}
+
+func table(outcomes []outcome) string {
+	var b strings.Builder
+	b.WriteString("\n| nodes | workload | extender | pods | bound | running | kubelet refused | still Pending | " +
+		"Pending that fit | nodes used | filter/prioritize agree | settled after s | filter | prioritize | bind |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	for _, o := range outcomes {
+		b.WriteString(row(o) + "\n")
+	}
+	return b.String()
+}
+
+// judge checks issue 34's "Done when" on the runs: with nfvplace, no pod refused by the kubelet,
+// no Pending pod that fits once the NRT caught up, filter and prioritize agreeing, at least the
+// control's bound pods less its refusals; pack on no more nodes than spread in a burst.
+func judge(outcomes []outcome) []string {
+	var problems []string
+	control := map[string]outcome{}
+	byMode := map[string]map[string]outcome{}
+	for _, o := range outcomes {
+		key := fmt.Sprintf("%d nodes %s", o.Nodes, o.Workload)
+		if byMode[key] == nil {
+			byMode[key] = map[string]outcome{}
+		}
+		byMode[key][o.Mode] = o
+		if o.Mode == "control" {
+			control[key] = o
+		}
+	}
+	for _, o := range outcomes {
+		key := fmt.Sprintf("%d nodes %s", o.Nodes, o.Workload)
+		if !o.Settled {
+			problems = append(problems, o.Spec+": still moving at the time limit")
+		}
+		if o.Unadmitted > 0 {
+			problems = append(problems, fmt.Sprintf("%s: %d bound pods no kubelet saw", o.Spec, o.Unadmitted))
+		}
+		if len(o.PendingFits) > 0 { // the default scheduler leaves no such pod: a broken run
+			problems = append(problems, fmt.Sprintf("%s: %d Pending pods fit a node: %s", o.Spec,
+				len(o.PendingFits), strings.Join(o.PendingFits, "; ")))
+		}
+		if o.Mode == "control" {
+			continue
+		}
+		if o.Refused > 0 {
+			problems = append(problems, fmt.Sprintf("%s: %d pods refused by the kubelet", o.Spec, o.Refused))
+		}
+		if len(o.Disagree) > 0 {
+			problems = append(problems, fmt.Sprintf("%s: filter and prioritize disagree %d times: %s",
+				o.Spec, len(o.Disagree), strings.Join(o.Disagree, "; ")))
+		}
+		if c, ok := control[key]; ok && o.Bound < c.Bound-c.Refused {
+			problems = append(problems, fmt.Sprintf("%s: %d bound, the control bound %d with %d refused",
+				o.Spec, o.Bound, c.Bound, c.Refused))
+		}
+	}
+	for key, modes := range byMode {
+		pack, okPack := modes["pack"]
+		spread, okSpread := modes["spread"]
+		if okPack && okSpread && strings.HasPrefix(pack.Workload, "burst") && pack.NodesUsed > spread.NodesUsed {
+			problems = append(problems, fmt.Sprintf("%s: pack used %d nodes, spread %d", key,
+				pack.NodesUsed, spread.NodesUsed))
+		}
+	}
+	return problems
+}
