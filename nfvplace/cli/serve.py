@@ -118,6 +118,16 @@ def serve_command(
             "refuse it (with the reason) or pass it unchecked; either is said in the answer",
         ),
     ] = UnregisteredNodes.refuse,
+    nrt_interval: Annotated[
+        float,
+        typer.Option(
+            "--nrt-interval",
+            min=0.1,
+            help="Kubernetes: seconds within which the NodeResourceTopology exporter shows a pod "
+            "the kubelet admitted (NFD topology-updater's --sleep-interval, 60 s by default); a "
+            "pod seen running that long is no longer assumed, whatever its node's counts say",
+        ),
+    ] = 60.0,
 ) -> None:
     """Run the placement REST API (see docs/service.md)."""
     from ..errors import NfvplaceError
@@ -158,6 +168,7 @@ def serve_command(
         kube_context=kube_context,
         in_cluster=in_cluster,
         unregistered_nodes=unregistered_nodes.value,
+        nrt_interval_s=nrt_interval,
     )
     try:
         resolve_tokens(settings)

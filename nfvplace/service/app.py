@@ -93,7 +93,12 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     app.state.kube_client, app.state.kube_watch = await run_in_threadpool(
         k8s_cluster.started,
         settings,
-        Door(store, app.state.parsed_hosts, settings.unregistered_nodes == "pass"),
+        Door(
+            store,
+            app.state.parsed_hosts,
+            settings.unregistered_nodes == "pass",
+            settings.nrt_interval_s,
+        ),
         partial(report, store),
         os.environ.get(SLOT_ENV, "0") == "0",  # one worker of a server watches
     )

@@ -35,7 +35,7 @@ from lightkube.resources.core_v1 import Pod, PodBinding
 
 from .. import errors
 from ..errors import DescriptorError, Issue, NfvplaceError
-from ..integrations.kubernetes.calls import Door, node_gone, pod_bound, pod_gone
+from ..integrations.kubernetes.calls import Door, node_gone, pod_admitted, pod_bound, pod_gone
 from ..integrations.kubernetes.extender import BindingArgs
 from ..models.loading import SourceDocument
 from ..store import HostInUseError
@@ -214,6 +214,7 @@ class Watch:
         self.report = report
         self.state = WatchState()
         self.nodes: dict[str, str] = {}  # NRT name -> resourceVersion stored
+        self.running: set[str] = set()  # pods seen running (each admission is told once)
         self.stopping = threading.Event()
         self.threads = [
             threading.Thread(target=self._forever, args=(self._nrts,), name="nfvplace-nrt-watch"),
@@ -305,6 +306,9 @@ class Watch:
                 pod_gone(self.door, _uid(data))
             else:
                 seen[_uid(data)] = _node(data)
+                if _node(data) and (data.get("status") or {}).get("phase") == "Running":
+                    self.running.add(_uid(data))
+                    pod_admitted(self.door, _uid(data))
         for pod in _live(self.door):  # assumed, but gone while nobody watched
             if pod.uid not in seen and "/" not in pod.uid:
                 pod_gone(self.door, pod.uid)
@@ -318,15 +322,20 @@ class Watch:
         uid = _uid(data)
         if kind == "DELETED" or _finished(data):
             seen.pop(uid, None)
+            self.running.discard(uid)
             pod_gone(self.door, uid)
         else:
             node, before = _node(data), seen.get(uid, "")
             seen[uid] = node
-            if node and not before and (data.get("status") or {}).get("phase") in (None, "Pending"):
+            phase = (data.get("status") or {}).get("phase")
+            if node and not before and phase in (None, "Pending"):
                 try:
                     pod_bound(self.door, data, WATCH_ASSUME_S)
                 except Exception as exc:  # an unreadable pod: the scheduler reports it already
                     log.warning("pod %s/%s not counted: %s", _ns(data), _name(data), exc)
+            if node and phase == "Running" and uid not in self.running:
+                self.running.add(uid)
+                pod_admitted(self.door, uid)
         with self.state.lock:
             self.state.pods = len(seen)
         self.state.publish()

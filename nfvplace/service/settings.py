@@ -50,6 +50,7 @@ class Settings:
     kube_context: str | None = None  # its context (None: the current one)
     in_cluster: bool = False  # Kubernetes: the same with the pod's service account
     unregistered_nodes: str = "refuse"  # the extender's answer for a node without an NRT
+    nrt_interval_s: float = 60.0  # the NRT exporter updates within this long of an admission
 
     def to_json(self) -> str:
         data = asdict(self)

@@ -10,7 +10,9 @@ keeps a baseline, its free counts from before the oldest pod still assumed there
 changes, its free totals fell below the baseline by some amount; the oldest assumed pods whose
 totals fit within that fall are accounted, in order, and the baseline moves past them. A pod
 leaving the node raises the free counts: the baseline is raised with them, so that a departure is
-never taken for nothing arriving (at worst an assumption then lasts until it expires).
+never taken for nothing arriving. A pod leaving as another arrives leaves the totals unchanged, so
+the pod watch ends the arrival's assumption too: once the kubelet has admitted it (the pod runs),
+the exporter shows it within its interval (`admitted`).
 
 Writes (`assume`, `reconcile`, `drop`) run as one transaction that first updates the one-row
 `k8s_lock`: every worker's and replica's binds are decided one after the other, each on what the
@@ -187,6 +189,13 @@ class AssumedPods:
         with self.engine.connect() as conn:
             pods = [p for p in self._rows(conn) if p.expires_at > now]
         return pods if nodes is None else [p for p in pods if p.node in nodes]
+
+    def admitted(self, uid: str, until: datetime) -> bool:
+        """The pod's kubelet admitted it: its assumption ends at `until` at the latest (when its
+        node's NodeResourceTopology shows it). False when it is not assumed, or ends sooner."""
+        with self.engine.begin() as conn:
+            ends = update(ASSUMED).where(ASSUMED.c.uid == uid, ASSUMED.c.expires_at > until)
+            return bool(conn.execute(ends.values(expires_at=until)).rowcount)
 
     def drop(self, uid: str) -> bool:
         """Forget a pod's assumption (the pod is gone or finished); False when there was none."""

@@ -225,3 +225,26 @@ def client_without_cluster(sqlite_url: str, serve: Callable[..., Server]) -> Ite
     server = serve(sqlite_url)
     with httpx.Client(base_url=server.url, headers=auth("admin"), timeout=30) as client:
         yield client
+
+
+def test_a_pod_arriving_as_another_leaves_is_accounted_once_it_runs(
+    api: KubeApi, serve: Callable[..., Server], tmp_path: Path, sqlite_url: str
+) -> None:
+    """The churn that stranded pods in kube-scheduler's loop: a pod shown in worker-a's counts
+    leaves as p1 arrives, so the node's totals do not move and never account for p1. Once the pod
+    watch sees p1 running (the kubelet admitted it), its assumption ends within --nrt-interval."""
+    api.put("nrt", nrt("worker-a", free=(10, 16), vfs=(3, 4)))  # a pod of 6 CPUs and a VF shown
+    options = {"--kubeconfig": str(api.kubeconfig(tmp_path)), "--nrt-interval": "1"}
+    server = serve(sqlite_url, workers=1, **options)
+    with httpx.Client(base_url=server.url, headers=auth("admin"), timeout=30) as client:
+        wait_until(lambda: client.get("/k8s/v1/status").json()["watch"]["nodes"] == 1, "worker-a")
+        api.put("pods", pod("p1"))
+        assert bind(client, "p1", "worker-a") == ""
+        # the shown pod left and p1 took its place: the same counts again
+        api.put("nrt", nrt("worker-a", free=(10, 16), vfs=(3, 4)))
+        time.sleep(2.0)
+        assert assumed(client) == {"uid-p1": "worker-a"}  # its totals never fell
+        running = copy.deepcopy(api.pod("cnf", "p1"))
+        running["status"] = {"phase": "Running"}
+        api.put("pods", running)
+        wait_until(lambda: assumed(client) == {}, "p1 accounted once running", timeout=10.0)

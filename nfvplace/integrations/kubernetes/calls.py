@@ -51,6 +51,7 @@ class Door:
     store: Store
     hosts: ParsedHosts
     pass_unregistered: bool = False
+    nrt_interval_s: float = 60.0  # the exporter shows an admitted pod within this long
 
 
 class Counted:
@@ -304,6 +305,15 @@ def pod_bound(door: Door, raw: Mapping[str, Any], assume_s: float) -> bool:
     if any(p.uid == uid for p in AssumedPods(door.store.engine).live(utc_now(), [node])):
         return False  # nfvplace bound it (or saw it) already
     return assumed_there(door, pod, uid, node, assume_s)[1]
+
+
+def pod_admitted(door: Door, uid: str) -> bool:
+    """The pod watch saw the pod running: its node's kubelet admitted it, and the node's
+    NodeResourceTopology shows it within the exporter's interval, whatever the node's counts did
+    meanwhile (a pod leaving as it arrived leaves the totals unchanged). True when its assumption
+    now ends sooner."""
+    until = utc_now() + timedelta(seconds=door.nrt_interval_s)
+    return AssumedPods(door.store.engine).admitted(key_of(uid), until)
 
 
 def pod_gone(door: Door, uid: str) -> bool:
