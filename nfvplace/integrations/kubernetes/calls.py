@@ -31,7 +31,7 @@ from ...store import Store
 from ...store.assumed import AssumedPod, AssumedPods, totals
 from ...store.parsed import ParsedHosts
 from ...store.records import utc_now
-from .decide import Decision, NodeView, decide, decide_all, pod_shape
+from .decide import NodeDecision, NodeView, decide, decide_all, pod_shape
 from .extender import (
     BindingArgs,
     ExtenderArgs,
@@ -255,14 +255,14 @@ def assume(door: Door, pod: Pod, uid: str, node: str, assume_s: float) -> bool:
 
 def assumed_there(
     door: Door, pod: Pod, uid: str, node: str, assume_s: float
-) -> tuple[Decision, bool]:
+) -> tuple[NodeDecision, bool]:
     """Under the lock, the decision for `pod` on `node` (a registered one) counting the pods
     assumed there, and the pod assumed there when the node takes it (and it pins something)."""
     generation, host = door.hosts.read([node])[node]
     state, manager = COUNTED.of(node, generation, host)
     now = utc_now()
 
-    def check(pending: list[AssumedPod]) -> tuple[tuple[Decision, bool], AssumedPod | None]:
+    def check(pending: list[AssumedPod]) -> tuple[tuple[NodeDecision, bool], AssumedPod | None]:
         others = tuple((p.uid, p.consumption) for p in pending if p.uid != uid)
         view = NodeView(node, generation, state, manager, others)
         decision = decide(pod, pod_shape(pod), view, node, "pack", door.pass_unregistered)
@@ -325,6 +325,6 @@ def node_gone(door: Door, node: str) -> None:
     AssumedPods(door.store.engine).drop_node(node)
 
 
-def all_decisions(door: Door, pod: Pod, nodes: Sequence[str], policy: str) -> list[Decision]:
+def all_decisions(door: Door, pod: Pod, nodes: Sequence[str], policy: str) -> list[NodeDecision]:
     """Every node's decision for `pod` (tests and tools: filter and prioritize read these)."""
     return decide_all(pod, nodes, views(door, nodes, utc_now()), policy, door.pass_unregistered)

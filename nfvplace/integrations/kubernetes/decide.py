@@ -59,7 +59,7 @@ class NodeView:
 
 
 @dataclass(frozen=True)
-class Decision:
+class NodeDecision:
     """One node's answer for one pod. Refused: `reason` says why with the numbers, and
     `resolvable` when the node would admit the pod on its NodeResourceTopology alone (the refusal
     rests on pods assumed there, which the object will show or which will go)."""
@@ -79,7 +79,7 @@ def decide(
     node: str,
     policy: str = "pack",
     pass_unregistered: bool = False,
-) -> Decision:
+) -> NodeDecision:
     """The decision for `pod` (whose shape is `shape`) on `node` (`view`, None when no
     NodeResourceTopology is known: refused, or passed unchecked with `pass_unregistered`), cached."""
     key = (shape, view.key if view is not None else node, policy, pass_unregistered)
@@ -92,13 +92,15 @@ def decide(
 
 def _decide(
     pod: Pod, view: NodeView | None, node: str, policy: str, pass_unregistered: bool
-) -> Decision:
+) -> NodeDecision:
     if view is None:
         if all(container_demand(pod, c).empty for c in pod.containers):
-            return Decision(node, True, 1, "nfvplace: the pod pins nothing the kubelet aligns")
+            return NodeDecision(node, True, 1, "nfvplace: the pod pins nothing the kubelet aligns")
         if pass_unregistered:
-            return Decision(node, True, 1, "nfvplace: no NodeResourceTopology known: not checked")
-        return Decision(
+            return NodeDecision(
+                node, True, 1, "nfvplace: no NodeResourceTopology known: not checked"
+            )
+        return NodeDecision(
             node,
             False,
             0,
@@ -110,12 +112,14 @@ def _decide(
         answer = admit(pod, state, view.manager)
         if answer.admit:
             consumption = answer.consumption or {}
-            return Decision(node, True, score(policy, state, consumption), "", False, consumption)
+            return NodeDecision(
+                node, True, score(policy, state, consumption), "", False, consumption
+            )
         resolvable = bool(view.assumed) and admit(pod, view.reported, view.manager).admit
     except UndecidedError as exc:
-        return Decision(node, True, 1, f"nfvplace: not checked: {exc}")
+        return NodeDecision(node, True, 1, f"nfvplace: not checked: {exc}")
     if resolvable:
-        return Decision(
+        return NodeDecision(
             node,
             False,
             0,
@@ -123,7 +127,7 @@ def _decide(
             "node's NodeResourceTopology does not show yet)",
             resolvable=True,
         )
-    return Decision(node, False, 0, f"nfvplace: {answer.reason}")
+    return NodeDecision(node, False, 0, f"nfvplace: {answer.reason}")
 
 
 def _share(used: int, total: int) -> float:
@@ -161,17 +165,17 @@ class DecisionCache:
 
     def __init__(self, limit: int = 65_536) -> None:
         self.limit = limit
-        self._kept: OrderedDict[Hashable, Decision] = OrderedDict()
+        self._kept: OrderedDict[Hashable, NodeDecision] = OrderedDict()
         self._lock = threading.Lock()
 
-    def get(self, key: Hashable) -> Decision | None:
+    def get(self, key: Hashable) -> NodeDecision | None:
         with self._lock:
             found = self._kept.get(key)
             if found is not None:
                 self._kept.move_to_end(key)
             return found
 
-    def put(self, key: Hashable, decision: Decision) -> None:
+    def put(self, key: Hashable, decision: NodeDecision) -> None:
         with self._lock:
             self._kept[key] = decision
             while len(self._kept) > self.limit:
@@ -200,7 +204,7 @@ def decide_all(
     views: dict[str, NodeView],
     policy: str = "pack",
     pass_unregistered: bool = False,
-) -> list[Decision]:
+) -> list[NodeDecision]:
     """The decision on each of `nodes`, in order."""
     shape = pod_shape(pod)
     return [decide(pod, shape, views.get(n), n, policy, pass_unregistered) for n in nodes]

@@ -30,7 +30,7 @@ from ... import errors
 from ...dialects.base import DialectError, as_mapping
 from ...dialects.k8s_nrt import VF_POOLS_ANNOTATION, vf_pools
 from ...dialects.kubernetes import Pod, read_pod_spec
-from .decide import Decision
+from .decide import NodeDecision
 
 
 class ExtenderInputError(ValueError):
@@ -120,11 +120,11 @@ def read_binding(body: Any) -> BindingArgs:
 
 
 def filter_result(
-    args: ExtenderArgs, decisions: Sequence[Decision], lint_refusal: str | None = None
+    args: ExtenderArgs, decisions: Sequence[NodeDecision], lint_refusal: str | None = None
 ) -> dict[str, Any]:
     """`ExtenderFilterResult` from the decisions (module docstring: which answer does what)."""
     if lint_refusal is not None:
-        decisions = [Decision(d.node, False, 0, lint_refusal) for d in decisions]
+        decisions = [NodeDecision(d.node, False, 0, lint_refusal) for d in decisions]
     fits = [d.node for d in decisions if d.fits]
     waiting = [d for d in decisions if not d.fits and d.resolvable]
     if not fits and waiting:
@@ -149,7 +149,7 @@ def filter_result(
     return result
 
 
-def retry_message(waiting: Sequence[Decision], decisions: Sequence[Decision]) -> str:
+def retry_message(waiting: Sequence[NodeDecision], decisions: Sequence[NodeDecision]) -> str:
     """The `Error` that sends the pod to the backoff queue, with each node's reason."""
     reasons = "; ".join(f"{d.node}: {d.reason}" for d in decisions if not d.fits)
     return (
@@ -170,6 +170,6 @@ def empty(error: str) -> dict[str, Any]:
     }
 
 
-def priorities(args: ExtenderArgs, decisions: Sequence[Decision]) -> list[dict[str, Any]]:
+def priorities(args: ExtenderArgs, decisions: Sequence[NodeDecision]) -> list[dict[str, Any]]:
     """`HostPriorityList`: each node's score, 0 where filter refuses, 1 to 10 where it keeps."""
     return [{"Host": d.node, "Score": d.score if d.fits else 0} for d in decisions]
