@@ -294,6 +294,7 @@ class Watch:
             log.warning("NodeResourceTopology %s deleted; host kept: %s", name, exc)
         with self.state.lock:
             self.state.nodes = len(known)
+        self.state.publish()  # the count for the other workers (a deletion may be the last event)
 
     # --- pods -----------------------------------------------------------------------------------
 
