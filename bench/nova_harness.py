@@ -173,6 +173,13 @@ def _instrument(case: Any, record: Recorder) -> None:
             )
             raise
 
+    original_domain = fakelibvirt.Domain.__init__
+
+    def domain(self: Any, connection: Any, xml: str, *args: Any, **kw: Any) -> None:
+        original_domain(self, connection, xml, *args, **kw)
+        self.defined_xml = xml  # the fake's XMLDesc drops vcpusched, hugepages, cpu topology
+
+    case.useFixture(fixtures.MonkeyPatch("nova.tests.fixtures.libvirt.Domain.__init__", domain))
     case.useFixture(
         fixtures.MonkeyPatch("nova.scheduler.host_manager.HostManager.get_filtered_hosts", filtered)
     )
@@ -319,7 +326,8 @@ class Harness(base.ServersTestBase):  # type: ignore[misc]
             )
             out["numa_topology"] = instance_topology(instance.numa_topology)
             connection = self.computes[out["host"]].driver._host.get_connection()
-            out["domain_xml"] = connection.lookupByUUIDString(server["id"]).XMLDesc(0)
+            domain = connection.lookupByUUIDString(server["id"])
+            out["domain_xml"] = getattr(domain, "defined_xml", None) or domain.XMLDesc(0)
             self.servers[out["boot"]] = server
         else:  # a server that did not boot holds nothing; it goes at once
             self._delete_server(server)

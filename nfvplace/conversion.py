@@ -23,7 +23,7 @@ from .dialects.base import ASSUMED, DROPPED, MISSING, Note, json_pointer
 from .dialects.sol006_xml import xpath
 from .dialects.writers import TARGETS, VNF_WRITERS, WRITERS
 from .errors import DescriptorError, Issue
-from .models.loading import SourceDocument, dump, parse_document
+from .models.loading import MemberOutsideError, SourceDocument, dump, member_path, parse_document
 from .models.vmd import VmDescriptor
 from .models.vnf import VnfTemplate
 from .reader import list_items, load_document, load_file, read, read_path
@@ -92,14 +92,26 @@ def _finding(note: Note, xml: bool, strict: bool) -> ConvertFinding:
     return ConvertFinding(path, note.message, note.kind, severity)
 
 
-def _inline_members(data: dict[str, Any], base: Path | None) -> dict[str, Any]:
+def _member_path(template: Path, file: str, index: int) -> Path:
+    try:
+        return member_path(template.parent, file)
+    except MemberOutsideError as exc:
+        raise DescriptorError(
+            exc.code,
+            exc.message,
+            file=str(template),
+            issues=tuple(replace(i, path=f"members[{index}].file") for i in exc.issues),
+        ) from None
+
+
+def _inline_members(data: dict[str, Any], template: Path | None) -> dict[str, Any]:
     """Members given as files (relative to the template) inlined, in whatever format they are."""
-    if base is None or not isinstance(data.get("members"), list):
+    if template is None or not isinstance(data.get("members"), list):
         return data
     members = []
-    for member in data["members"]:
+    for index, member in enumerate(data["members"]):
         if isinstance(member, Mapping) and "file" in member and "descriptor" not in member:
-            loaded = load_file(base / str(member["file"]))
+            loaded = load_file(_member_path(template, str(member["file"]), index))
             rest = {k: v for k, v in member.items() if k != "file"}
             member = {**rest, "descriptor": json.loads(dump(loaded, "json"))}
         members.append(member)
@@ -127,7 +139,7 @@ def convert(source: Any, to: str = "nfvplace", strict: bool = False) -> Converte
     findings = [_finding(n, xml, strict) for n in reading.notes]
     data = reading.data
     if isinstance(data, dict):
-        data = _inline_members(data, path.parent if path else None)
+        data = _inline_members(data, path)
     if reading.conversion is None or not any(n.kind == MISSING for n in reading.notes):
         model = (
             load_document(document)

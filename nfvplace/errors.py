@@ -73,6 +73,10 @@ AGENT_UNREACHABLE = "nfvplace.agent.unreachable"
 AGENT_REFUSED = "nfvplace.agent.refused"
 # Kubernetes extender
 KUBERNETES_NOT_ASSUMED = "nfvplace.kubernetes.not_assumed"
+KUBERNETES_RETRY = "nfvplace.kubernetes.retry"
+KUBERNETES_BIND_REFUSED = "nfvplace.kubernetes.bind_refused"
+KUBERNETES_BIND_FAILED = "nfvplace.kubernetes.bind_failed"
+KUBERNETES_NO_CLUSTER = "nfvplace.kubernetes.no_cluster"
 
 # Rendering
 RENDER_UNSUPPORTED = "nfvplace.render.unsupported"
@@ -133,6 +137,10 @@ CODES: dict[str, Code] = {
     AGENT_UNREACHABLE: Code(503, 1),
     AGENT_REFUSED: Code(422, 1),
     KUBERNETES_NOT_ASSUMED: Code(404, 1),
+    KUBERNETES_RETRY: Code(409, 1),
+    KUBERNETES_BIND_REFUSED: Code(409, 1),
+    KUBERNETES_BIND_FAILED: Code(502, 1),
+    KUBERNETES_NO_CLUSTER: Code(503, 1),
     RENDER_UNSUPPORTED: Code(422, 1),
     RENDER_INVALID: Code(422, 1),
     RENDER_MISMATCH: Code(422, 1),

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Set up nfvplace on a fresh machine: a virtualenv in .venv with the package and its dev tools.
-# System packages that the tests use (libvirt's XML validator, PostgreSQL) are installed when missing
-# and we are root with apt-get; otherwise the tests that need them say what to install.
+# System packages that the tests use (libvirt's XML validator, PostgreSQL, cairo, a browser...) are
+# listed with why, and installed when missing and we are root with apt-get, unless
+# NFVPLACE_SYSTEM_PACKAGES=0 or --no-system-packages (at a terminal it asks first); otherwise the
+# tests that need them say what to install. Each step is announced as it starts.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -19,43 +21,18 @@ find_python() {
   return 1
 }
 
-# apt-get that waits (up to 10 minutes) for another package manager run to finish instead of
-# failing with "Could not get lock /var/lib/dpkg/lock-frontend": apt's own lock timeout for dpkg's
-# locks, and a retry for the package lists' lock (`apt-get update`), which that option does not cover
-apt_get() {
-  local deadline=$((SECONDS + 600)) out
-  while true; do
-    if out=$(apt-get -o DPkg::Lock::Timeout=600 "$@" 2>&1); then return 0; fi
-    if ! grep -q "Could not get lock\|Unable to lock\|is another process using it" <<<"$out" ||
-       [ "$SECONDS" -ge "$deadline" ]; then
-      echo "$out" >&2; return 1
-    fi
-    [ -n "${waited:-}" ] || { echo "waiting for another package manager to finish..." >&2; waited=1; }
-    sleep 5
-  done
-}
+step() { echo "[setup $(date +%H:%M:%S)] $*"; }
 
-if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-  missing=()
-  command -v virt-xml-validate >/dev/null 2>&1 || missing+=(libvirt-clients)
-  command -v xmllint >/dev/null 2>&1 || missing+=(libxml2-utils)
-  ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing+=(postgresql)
-  # pictures (PNG through cairo, with a font) and the web view's headless-browser test
-  ls /usr/lib/*/libcairo.so.2 >/dev/null 2>&1 || missing+=(libcairo2)
-  [ -e /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ] || missing+=(fonts-dejavu-core)
-  command -v chromium >/dev/null 2>&1 || missing+=(chromium)
-  command -v chromedriver >/dev/null 2>&1 || missing+=(chromium-driver)
-  # the service bench's load generator (a second process in C: Python clients would be the bottleneck)
-  command -v wrk >/dev/null 2>&1 || missing+=(wrk)
-  if [ "${#missing[@]}" -gt 0 ]; then
-    echo "installing Debian packages: ${missing[*]}"
-    apt_get update -qq
-    DEBIAN_FRONTEND=noninteractive apt_get install -y -qq --no-install-recommends "${missing[@]}"
-  fi
-fi
+case "${1:-}" in -h|--help) bash scripts/system-packages.sh --help; exit 0 ;; esac
+bash scripts/system-packages.sh "$@"
 
 PYTHON=$(find_python)
-[ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
+if [ ! -x .venv/bin/python ]; then
+  step "creating .venv with $("$PYTHON" --version)"
+  "$PYTHON" -m venv .venv
+fi
+step "upgrading pip in .venv"
 .venv/bin/python -m pip install -q --upgrade pip
+step "installing nfvplace (editable) with its development tools into .venv (a few minutes the first time)"
 .venv/bin/python -m pip install -q -e '.[dev]'
-echo "nfvplace is set up in .venv ($(.venv/bin/python --version))"
+step "nfvplace is set up in .venv ($(.venv/bin/python --version))"

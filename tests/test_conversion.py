@@ -185,5 +185,8 @@ def test_what_a_vnf_writer_cannot_say_is_a_finding() -> None:
     ]
     paths = {f.path for f in convert(vnf, to="osm").findings}
     assert {"/anti_affinity", "/links"} <= paths
-    with pytest.raises(DescriptorError, match="--to nova writes one VM Descriptor"):
-        convert(vnf, to="nova")
+    with pytest.raises(DescriptorError, match="--to openvim writes one VM Descriptor"):
+        convert(vnf, to="openvim")
+    nova = convert(vnf, to="nova")  # a flavor per member; what a flavor cannot say is named
+    assert [f["name"] for f in nova.data["flavors"]] == [f"{vnf['name']}-dp", f"{vnf['name']}-web"]
+    assert {"/anti_affinity", "/links"} <= {f.path for f in nova.findings}

@@ -34,11 +34,14 @@ NOT_RUN = {  # documented commands this test does not run, and why
     "bash scripts/test.sh": "the test command itself",
     "NFVPLACE_TEST_POSTGRES_URL=postgresql://nfv:secret@localhost:5432/postgres "
     "bash scripts/test.sh": "the test command itself, against a PostgreSQL server of yours",
-    "pip install nfvplace": "what the fixture does (from this tree's wheel)",
+    "pip wheel --no-deps -w wheels/ path/to/nfvplace": "what the fixture does (this tree's wheel)",
+    "pip install wheels/nfvplace-0.1.0-py3-none-any.whl": "what the fixture does",
+    "pip install tools/nfvplace-0.1.0-py3-none-any.whl": "what the fixture does (in CI)",
     "nfvplace serve --tokens tokens.yaml --db postgresql://nfv@db/nfvplace --workers 4 "
     "--host 0.0.0.0": "needs the PostgreSQL server `db` of the example",
-    ".venv/bin/python -m jupyter lab examples/notebooks/": "interactive (the notebook runs "
-    "in tests/test_notebooks.py)",
+    ".venv/bin/pip install -e '.[notebook]'": "installs JupyterLab into the development venv",
+    ".venv/bin/jupyter lab examples/notebooks/placement-tour.ipynb": "interactive (the notebook "
+    "runs in tests/test_notebooks.py)",
 }
 ANSWERS = re.compile(r'^\{"(id|dry_run|type)"')  # a JSON answer of the service, printed by curl
 

@@ -24,7 +24,7 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +33,7 @@ from pydantic import ValidationError
 from .. import errors
 from ..claims import holders
 from ..models.chd import ComputeHostDescriptor
+from ..redaction import read_token, redact
 from .domains import Domain, DomainsUnreadableError, running_domains
 from .drift import Drift, drift, known_as, totals, with_domains
 
@@ -67,19 +68,27 @@ class AgentState:
         default_factory=lambda: {"ok": 0, "unreachable": 0, "refused": 0}
     )
     libvirt_said: str | None = None  # why libvirt cannot be read, once logged
+    secrets: set[str] = field(default_factory=set)  # tokens read: cut out of every line said
 
 
-def _token(settings: AgentSettings) -> str:
-    return settings.token_file.read_text(encoding="utf-8").strip()
+def _token(settings: AgentSettings, state: AgentState) -> str:
+    """The token, read at each call (a rotated file is picked up); remembered so that no line
+    the agent says can carry it."""
+    token = read_token(settings.token_file)
+    state.secrets.add(token)
+    return token
 
 
-def _call(settings: AgentSettings, method: str, path: str, body: Any = None) -> tuple[int, Any]:
+def _call(
+    settings: AgentSettings, state: AgentState, method: str, path: str, body: Any = None
+) -> tuple[int, Any]:
     data = None if body is None else json.dumps(body).encode()
+    token = _token(settings, state)
     request = urllib.request.Request(
         settings.server.rstrip("/") + path,
         data=data,
         method=method,
-        headers={"Authorization": f"Bearer {_token(settings)}", "Content-Type": "application/json"},
+        headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"},
     )
     try:
         with urllib.request.urlopen(request, timeout=HTTP_TIMEOUT_S) as answer:
@@ -92,8 +101,10 @@ def _call(settings: AgentSettings, method: str, path: str, body: Any = None) -> 
         except (ValueError, OSError):
             problem = {}
         return exc.code, problem
-    except (urllib.error.URLError, TimeoutError, ConnectionError, ValueError) as exc:
+    except (urllib.error.URLError, TimeoutError, ConnectionError) as exc:
         raise UnreachableError(f"{settings.server}: {getattr(exc, 'reason', exc)}") from None
+    except ValueError as exc:  # an answer that is not JSON (the request itself was checked)
+        raise UnreachableError(f"{method} {path}: the answer is not JSON ({exc})") from None
 
 
 def _domains(settings: AgentSettings, state: AgentState) -> list[Domain] | None:
@@ -117,7 +128,7 @@ def cycle(settings: AgentSettings, state: AgentState) -> None:
     chd = settings.discover()  # finished and validated, or it raised: nothing half is sent
     if state.stop.is_set():
         return
-    status, before = _call(settings, "GET", f"/v1/hosts/{chd.id}")
+    status, before = _call(settings, state, "GET", f"/v1/hosts/{chd.id}")
     if status not in (200, 404):
         raise RefusedError(f"GET /v1/hosts/{chd.id}: {_problem(status, before)}")
     inventory = _inventory(before) if status == 200 else None
@@ -129,6 +140,7 @@ def cycle(settings: AgentSettings, state: AgentState) -> None:
         _finding(settings, item)
     status, put = _call(
         settings,
+        state,
         "PUT",
         f"/v1/hosts/{host.id}",
         host.model_dump(mode="json", by_alias=True, exclude_none=True),
@@ -200,6 +212,8 @@ def _metrics(settings: AgentSettings, state: AgentState, found: list[Drift] | No
 def run(settings: AgentSettings) -> int:
     """Report until SIGTERM/SIGINT (exit 0); with `once`, one report (exit 0, or 1 if it failed)."""
     state = AgentState()
+    say = settings.log
+    settings = replace(settings, log=lambda line: say(redact(line, *state.secrets)))
 
     def stop(signum: int, _frame: Any) -> None:
         state.stop.set()
@@ -222,22 +236,27 @@ def _loop(settings: AgentSettings, state: AgentState) -> int:
         except UnreachableError as exc:
             state.reports["unreachable"] += 1
             wait = min(backoff, settings.interval) * random.uniform(0.8, 1.2)
-            settings.log(f"error [{errors.AGENT_UNREACHABLE}] {exc}; again in {wait:.1f} s")
+            _failed(settings, errors.AGENT_UNREACHABLE, f"{exc}", f"{wait:.1f} s")
             backoff *= 2
         except RefusedError as exc:
             state.reports["refused"] += 1
             wait = settings.interval
-            settings.log(f"error [{errors.AGENT_REFUSED}] {exc}; again in {wait:.0f} s")
-        except errors.NfvplaceError as exc:  # discovery failed: nothing was sent
+            _failed(settings, errors.AGENT_REFUSED, f"{exc}", f"{wait:.0f} s")
+        except errors.NfvplaceError as exc:  # discovery failed or the token file is unusable
             wait = settings.interval
-            settings.log(f"error [{exc.code}] {exc}; nothing sent; again in {wait:.0f} s")
-        except OSError as exc:  # the token file went away: nothing was sent
+            _failed(settings, exc.code, f"{exc}; nothing sent", f"{wait:.0f} s")
+        except OSError as exc:  # nothing was sent
             wait = settings.interval
-            settings.log(
-                f"error [{errors.AGENT_REFUSED}] {exc}; nothing sent; again in {wait:.0f} s"
-            )
+            _failed(settings, errors.AGENT_REFUSED, f"{exc}; nothing sent", f"{wait:.0f} s")
         if settings.once:
             return 0 if state.reports["ok"] else 1
         state.stop.wait(wait)
     settings.log("stopped")
     return 0
+
+
+def _failed(settings: AgentSettings, code: str, what: str, again: str) -> None:
+    """One line for a failed report: what failed, then when it is tried again (or, with --once,
+    that the agent exits 1 without trying again)."""
+    then = "exiting 1 (--once: not tried again)" if settings.once else f"again in {again}"
+    settings.log(f"error [{code}] {what}; {then}")

@@ -61,15 +61,15 @@ def agent_command(
     SIGTERM."""
     from ..agent.run import AgentSettings, run
     from ..discovery import discover_live
+    from ..errors import NfvplaceError
+    from ..redaction import read_token
+    from .common import fail
     from .discover import with_facts
 
     try:
-        if not token_file.read_text(encoding="utf-8").strip():
-            raise typer.BadParameter(f"{token_file} is empty", param_hint="--token-file")
-    except OSError as exc:
-        raise typer.BadParameter(
-            f"cannot read {token_file}: {exc.strerror or exc}", param_hint="--token-file"
-        ) from None
+        read_token(token_file)  # refused here, once, without echoing the file
+    except NfvplaceError as exc:
+        raise fail(exc) from None
     if not server.startswith(("http://", "https://")):
         raise typer.BadParameter("give an http:// or https:// URL", param_hint="--server")
 

@@ -120,16 +120,39 @@ def _explain(
     policy: str,
     seed: int,
 ) -> None:
-    """On stderr: for one VM, the table of hosts in plain words; then the engine's own lines (how
-    the winner was scored and laid out)."""
+    """On stderr: for each VM (one, or each of a VNF or a batch), the table of hosts in plain
+    words with the numbers; the engine's own lines (how the winner was scored and laid out); then
+    what each placed VM was given (PUs, hugepages, cache ways, ports and VFs, node by node)."""
     from ..models.vmd import VmDescriptor
+    from .layout import layout_lines
     from .why import host_table
 
     if isinstance(descriptor, VmDescriptor):
-        for line in host_table(fleet, descriptor, result, policy=policy, seed=seed):
-            typer.echo(line, err=True)
+        lines = host_table(fleet, descriptor, result, policy=policy, seed=seed)
+    else:
+        lines = []
+        for vm in _vms_of(descriptor):
+            host = next((c.host for c in result.configurations if c.vm == vm.name), None)
+            lines.append(f"VM {vm.name} ({'placed on ' + host if host else 'not placed'}):")
+            table = host_table(fleet, vm, None, policy=policy, seed=seed, chosen=host)
+            lines.extend(f"  {line}" for line in table)
+    for line in lines:
+        typer.echo(line, err=True)
     for line in result.explanation:
         typer.echo(f"# {line}", err=True)
+    for config in result.configurations:
+        for line in layout_lines(config):
+            typer.echo(f"# {line}", err=True)
+
+
+def _vms_of(descriptor: VnfTemplate | list[VmDescriptor]) -> list[VmDescriptor]:
+    """The distinct VMs of a VNF template (its members) or of a batch."""
+    vms = (
+        [m.descriptor for m in descriptor.members if m.descriptor is not None]
+        if not isinstance(descriptor, list)
+        else descriptor
+    )
+    return list({vm.name: vm for vm in vms}.values())
 
 
 def _no_fit(

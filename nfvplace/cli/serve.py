@@ -5,12 +5,21 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from .application import app
+
+
+class UnregisteredNodes(StrEnum):
+    """What the Kubernetes extender answers for a node it has no NodeResourceTopology of."""
+
+    refuse = "refuse"
+    pass_ = "pass"
+
 
 if TYPE_CHECKING:
     from ..service.settings import SettingsError
@@ -81,17 +90,53 @@ def serve_command(
             "it is pruned: e.g. 7d, 12h, 30m, 90s",
         ),
     ] = "7d",
+    kubeconfig: Annotated[
+        Path | None,
+        typer.Option(
+            "--kubeconfig",
+            help="Kubernetes: watch NodeResourceTopology objects and pods, and bind pods (the "
+            "extender's bind verb), through the API server this kubeconfig names "
+            "(docs/integrations/kubernetes.md)",
+        ),
+    ] = None,
+    kube_context: Annotated[
+        str | None,
+        typer.Option("--kube-context", help="The kubeconfig's context (default: its current one)"),
+    ] = None,
+    in_cluster: Annotated[
+        bool,
+        typer.Option(
+            "--in-cluster",
+            help="Kubernetes: as --kubeconfig, with the service account of the pod nfvplace runs in",
+        ),
+    ] = False,
+    unregistered_nodes: Annotated[
+        UnregisteredNodes,
+        typer.Option(
+            "--unregistered-nodes",
+            help="Kubernetes: the extender's answer for a node without a NodeResourceTopology: "
+            "refuse it (with the reason) or pass it unchecked; either is said in the answer",
+        ),
+    ] = UnregisteredNodes.refuse,
 ) -> None:
     """Run the placement REST API (see docs/service.md)."""
     from ..errors import NfvplaceError
+    from ..redaction import redact, url_password
     from ..service import logs
     from ..service.app import SETTINGS_ENV
+    from ..service.k8s_cluster import STATUS_ENV, cluster_config
     from ..service.retention import parse_duration
     from ..service.settings import Settings, SettingsError, resolve_tokens
     from ..service.workers import MASTER_ENV, PIN_ENV, serve, wait_for_port
     from ..store import Store, default_url
     from .common import fail, usage_error
 
+    if kubeconfig is not None and in_cluster:
+        typer.echo("error: give --kubeconfig FILE or --in-cluster, not both", err=True)
+        raise typer.Exit(2)
+    if kube_context is not None and kubeconfig is None:
+        typer.echo("error: --kube-context needs --kubeconfig FILE", err=True)
+        raise typer.Exit(2)
     if tokens is not None and no_auth:
         typer.echo("error: give --tokens FILE or --no-auth, not both", err=True)
         raise typer.Exit(2)
@@ -109,9 +154,14 @@ def serve_command(
         migrate=False,  # done once here, before any worker starts
         keep_released_s=keep_s,
         placing_threads=placing_threads,
+        kubeconfig=str(kubeconfig.resolve()) if kubeconfig is not None else None,
+        kube_context=kube_context,
+        in_cluster=in_cluster,
+        unregistered_nodes=unregistered_nodes.value,
     )
     try:
         resolve_tokens(settings)
+        cluster_config(settings)
     except SettingsError as exc:
         typer.echo(f"error: {one_line(exc)}", err=True)
         raise typer.Exit(2) from exc
@@ -121,7 +171,8 @@ def serve_command(
     except NfvplaceError as exc:
         raise fail(exc) from None
     except Exception as exc:
-        typer.echo(f"error: cannot open the database: {exc}", err=True)
+        said = redact(str(exc), url_password(settings.db_url))
+        typer.echo(f"error: cannot open the database: {said}", err=True)
         raise typer.Exit(1) from exc
     if not wait_for_port(host, port):
         typer.echo(f"error: {host}:{port} is in use by another process", err=True)
@@ -130,6 +181,10 @@ def serve_command(
     os.environ[MASTER_ENV] = str(os.getpid())  # workers die with this process (service/workers)
     if pin_workers:
         os.environ[PIN_ENV] = "1"
+    status_dir = None
+    if kubeconfig is not None or in_cluster:  # the watching worker tells the others its state
+        status_dir = tempfile.mkdtemp(prefix="nfvplace-k8s-")
+        os.environ[STATUS_ENV] = str(Path(status_dir) / "watch.json")
     logs.configure()
     metrics_dir = None
     if workers > 1 and not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
@@ -149,5 +204,6 @@ def serve_command(
         typer.echo(f"error: cannot listen on {host}:{port}: {exc.strerror or exc}", err=True)
         raise typer.Exit(1) from None
     finally:
-        if metrics_dir is not None:
-            shutil.rmtree(metrics_dir, ignore_errors=True)
+        for folder in (metrics_dir, status_dir):
+            if folder is not None:
+                shutil.rmtree(folder, ignore_errors=True)

@@ -3,8 +3,8 @@ why each other host was not chosen, with the numbers.
 
 Each host is judged on its own (the same engine, policy and seed, on that host alone): a host that
 cannot take the VM shows its first blocking reason with its code; a host that could shows how full
-it is, which is what the policy ranks. For one VM Descriptor; a VNF or a batch keeps the engine's
-lines. Pure: descriptors and a result in, lines out.
+it is, which is what the policy ranks. For one VM Descriptor, and for each VM of a VNF or a batch
+(on the fleet before the placement). Pure: descriptors and a result in, lines out.
 """
 
 from __future__ import annotations
@@ -53,14 +53,17 @@ def _row(
 def host_table(
     hosts: Sequence[ComputeHostDescriptor],
     vm: VmDescriptor,
-    result: PlacementResult,
+    result: PlacementResult | None,
     *,
     policy: str,
     seed: int,
+    chosen: str | None = None,
 ) -> list[str]:
     """The table's lines, header first: the chosen host, then the hosts that fit in the order the
-    policy ranks them, then the rejected ones (at most `MAX_ROWS` hosts, in the order given)."""
-    chosen = result.configurations[0].host if result.ok else None
+    policy ranks them, then the rejected ones (at most `MAX_ROWS` hosts, in the order given).
+    The chosen host is the result's, or `chosen` (the host of a VNF member)."""
+    if result is not None:
+        chosen = result.configurations[0].host if result.ok else None
     shown = list(hosts[:MAX_ROWS])
     if chosen is not None and all(h.id != chosen for h in shown):
         shown[-1:] = [h for h in hosts if h.id == chosen]

@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -21,6 +22,7 @@ from .base import DialectError, Page, hugepages_of, parse_count, parse_cpu_list,
 from .base import page_size as base_page_size
 
 TWO_MIB_KIB = 2048
+NOVA_SIZE = re.compile(r"(\d+)(?:([KMGT]i?)?(B|b|bit))?")  # oslo_utils.strutils, IEC units
 
 
 @dataclass(frozen=True)
@@ -70,9 +72,40 @@ def guest_nodes(
     return out
 
 
+def nova_page_size(word: str, where: PathKey) -> Page:
+    """`hw:mem_page_size` as Nova reads it (`_get_numa_pagesize_constraint`): the words `small`,
+    `large`, `any`; digits are KiB (`2048`, and `4096` is 4 MiB); else a size with a unit and a
+    byte or bit suffix (`2MB`, `1GiB`, `2048KB`; `1Gb` is a gigabit), case as written."""
+    text = word.strip()
+    if not text or text == "small":
+        return None
+    if text in ("large", "any"):
+        return text
+    match = NOVA_SIZE.fullmatch(text)
+    if match is None:
+        raise DialectError(
+            f"hw:mem_page_size={word!r} is not a page size Nova reads: use 'small', 'large', "
+            "'any', a number of KiB, or a size such as '2MB' or '1GB' (Nova refuses '2M', '1gb')",
+            where,
+        )
+    number, unit, suffix = match.groups()
+    if suffix is None:  # digits alone: KiB
+        kib = int(number)
+    else:
+        kib = int(number) * 1024 ** (" KMGT".index(unit[0]) if unit else 0) // 1024
+        kib = kib // 8 if suffix != "B" else kib
+    if kib < 4 or kib & (kib - 1):
+        raise DialectError(
+            f"hw:mem_page_size={word!r} is {kib} KiB, not a page size: use small, large, any or "
+            "a power-of-two size such as 2MB or 1GB",
+            where,
+        )
+    return base_page_size(f"{kib}KiB", where)
+
+
 def page_size(word: str, where: PathKey, nodes: list[GuestNode]) -> Page:
     """The page size every guest node's memory is made of."""
-    page = base_page_size(word or None, where)
+    page = nova_page_size(word, where)
     if page is None or page == "any":
         return page
     kib = TWO_MIB_KIB if page == "large" else int(page)

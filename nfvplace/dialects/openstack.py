@@ -30,9 +30,9 @@ from .base import (
     identifier,
     one_of,
     parse_count,
-    parse_cpu_list,
     parse_int,
 )
+from .nova_traits import HOST_WIDE, TRAIT_FLAGS, UNREPORTED, nova_cpu_mask
 
 NAME = "openstack-flavor"
 SPEC_KEYS = ("extra_specs", "properties", "extra-specs")
@@ -54,10 +54,15 @@ HANDLED = {
     "pci_passthrough:alias",
     "hw:pci_numa_affinity_policy",
 }
+GUEST_TOPOLOGY = (
+    "Nova gives the guest this CPU topology ({part}); it does not change where the VM fits, and "
+    "the VM Descriptor has no field for it: a flavor written back gets Nova's default guest "
+    "topology (a socket per vCPU) unless you add it"
+)
 NOT_PLACEMENT = {
-    "hw:cpu_sockets": "guest CPU topology (sockets) does not change where the VM fits",
-    "hw:cpu_cores": "guest CPU topology (cores) does not change where the VM fits",
-    "hw:cpu_threads": "guest CPU topology (threads) does not change where the VM fits",
+    "hw:cpu_sockets": GUEST_TOPOLOGY.format(part="sockets"),
+    "hw:cpu_cores": GUEST_TOPOLOGY.format(part="cores"),
+    "hw:cpu_threads": GUEST_TOPOLOGY.format(part="threads"),
     "hw:cpu_max_sockets": "guest CPU topology limit; not used for placement",
     "hw:cpu_max_cores": "guest CPU topology limit; not used for placement",
     "hw:cpu_max_threads": "guest CPU topology limit; not used for placement",
@@ -67,13 +72,6 @@ NAMESPACE_REASONS = {
     "aggregate_instance_extra_specs:": "host aggregate matching: nfvplace has no host aggregates",
     "trait:": "a placement trait with no nfvplace equivalent",
     "resources:": "a placement resource class with no nfvplace equivalent",
-}
-TRAIT_FLAGS = {
-    "SSE41": "sse4_1",
-    "SSE42": "sse4_2",
-    "AESNI": "aes",
-    "INTEL_VMX": "vmx",
-    "AMD_SVM": "svm",
 }
 
 
@@ -115,6 +113,8 @@ def convert(data: Mapping[str, Any]) -> Conversion:
     flavor, base = _flavor(data)
     request = data if base else {}  # image and PCI requests sit beside `flavor`
     out, origins, notes = convert_flavor(flavor, base, request)
+    if out.get("cpu_oversubscription") and not out.get("cpu_sets") and out["vcpus"] > 1:
+        notes.append(Note((*base, "vcpus"), HOST_WIDE, ASSUMED))
     return Conversion(NAME, out, origins, tuple(notes))
 
 
@@ -181,7 +181,7 @@ def convert_flavor(
     if dedicated:
         out.update(_cpu_sets(specs, vcpus, ram, layout, page, origins, notes))
         if policy == "mixed":
-            notes.append(_mixed_note(specs, vcpus))
+            _mixed(specs, vcpus, notes)
     else:
         _check_floating(specs)
         out.update(_floating(specs, vcpus, ram, layout if numa else [], page, origins))
@@ -273,22 +273,23 @@ def _pci(
         origins[("pci_devices",)] = where
 
 
-def _mixed_note(specs: _Specs, vcpus: int) -> Note:
-    """`hw:cpu_dedicated_mask` is `2-3` (those are pinned) or `^0-1` (all but those are pinned)."""
+def _mixed(specs: _Specs, vcpus: int, notes: list[Note]) -> None:
+    """`hw:cpu_dedicated_mask` (else the realtime mask) names the pinned vCPUs: `2-3`, or `^0-1`
+    (all but those), as Nova reads it."""
     mask = specs.get("hw:cpu_dedicated_mask") or specs.get("hw:cpu_realtime_mask")
     where = specs.at("hw:cpu_dedicated_mask")
     floating: list[int] = []
-    if mask.startswith("^"):
-        floating = parse_cpu_list(mask[1:], "hw:cpu_dedicated_mask", where)
-    elif mask:
-        pinned = set(parse_cpu_list(mask, "hw:cpu_dedicated_mask", where))
+    if mask:
+        pinned = set(nova_cpu_mask(mask, vcpus, "hw:cpu_dedicated_mask", where))
         floating = [v for v in range(vcpus) if v not in pinned]
     detail = f"vCPUs {floating} float on shared PUs in Nova" if floating else "some vCPUs float"
-    return Note(
-        specs.at("hw:cpu_policy"),
-        f"cpu_policy 'mixed': {detail}; nfvplace has no mixed VMs and pins every vCPU, "
-        "so the VM holds more dedicated PUs than Nova would give it",
-        ASSUMED,
+    notes.append(
+        Note(
+            specs.at("hw:cpu_policy"),
+            f"cpu_policy 'mixed': {detail}; nfvplace has no mixed VMs and pins every vCPU, "
+            "so the VM holds more dedicated PUs than Nova would give it",
+            ASSUMED,
+        )
     )
 
 
@@ -316,8 +317,12 @@ def _traits_and_others(specs: _Specs, notes: list[Note]) -> list[str]:
         if name in HANDLED or name.startswith(("hw:numa_cpus.", "hw:numa_mem.")):
             continue
         if name.startswith("trait:HW_CPU_X86_") and value.lower() == "required":
-            raw = name.removeprefix("trait:HW_CPU_X86_")
-            flags.append(TRAIT_FLAGS.get(raw, raw.lower()))
+            trait = name.removeprefix("trait:")
+            flag = TRAIT_FLAGS.get(trait)
+            if flag is None:
+                flag = trait.removeprefix("HW_CPU_X86_").lower()
+                notes.append(Note(specs.at(name), UNREPORTED.format(trait=trait, flag=flag)))
+            flags.append(flag)
             continue
         if name == "resources:PCPU":
             continue  # read above: PCPU resources ask for dedicated vCPUs
@@ -375,8 +380,11 @@ def _cpu_sets(
     if specs.get("hw:cpu_realtime").lower() in TRUE:
         mask = specs.get("hw:cpu_realtime_mask")
         where = at("hw:cpu_realtime_mask")
-        non_rt = set(parse_cpu_list(mask.replace("^", ""), "hw:cpu_realtime_mask", where))
-        out["realtime_vcpus"] = [v for v in range(vcpus) if v not in non_rt]
+        out["realtime_vcpus"] = (
+            nova_cpu_mask(mask, vcpus, "hw:cpu_realtime_mask", where)
+            if mask
+            else list(range(vcpus))
+        )
         origins[("realtime_vcpus",)] = at("hw:cpu_realtime_mask" if mask else "hw:cpu_realtime")
     if sum(len(cs["vcpus"]) for cs in cpu_sets) != vcpus:
         out["vcpus"] = vcpus  # lint reports the mismatch (NFV105) at the flavor's vcpus

@@ -184,6 +184,10 @@ def _vm(
         notes.append(
             Note((*path, "hostId"), "a preferred host is not carried: nfvplace chooses the host")
         )
+    if "disk" in item and not is_placeholder(item["disk"]):  # openmano: the image's disk, GiB
+        size = parse_count(item["disk"], "disk (GiB)", (*path, "disk"), limit=1 << 30)
+        out["storage"] = [{"name": "root", "size_gib": size}]
+        origins[("storage", 0)] = (*path, "disk")
     return out
 
 

@@ -15,88 +15,23 @@ from typing import Any
 from ..models.capabilities import CAPABILITY_SETS, CapabilitySet
 from ..models.vmd import Interface, VmDescriptor
 from ..models.vnf import VnfTemplate
-from .base import DROPPED, Note, as_mapping
-from .openstack import TRAIT_FLAGS
+from .base import ASSUMED, DROPPED, Note, as_mapping
+from .nova_writer import to_nova
 from .osm_writer import to_osm, to_osm_vnf, to_sol006, to_sol006_vnf
 from .vm_parts import (
     interface_affinity_notes,
     not_said,
-    one_page_size,
-    one_thread_policy,
-    page_of,
     vm_size,
 )
 
 Writer = Callable[[VmDescriptor], tuple[dict[str, Any], list[Note]]]
 VnfWriter = Callable[[VnfTemplate], tuple[dict[str, Any], list[Note]]]
 TARGETS = ("nova", "osm", "sol006", "openvim")
-FLAG_TRAITS = {flag: trait for trait, flag in TRAIT_FLAGS.items()}
 OPENVIM_MODES = {"dedicated": "yes", "sriov": "yes:sriov"}
-
-
-def _nova_thread_policy(vm: VmDescriptor) -> str:
-    """`require` when every vCPU is in a sibling pair (OpenVIM `paired-threads`): read back, it
-    pairs them again, where `isolate` would give each vCPU a whole core of its own."""
-    if all(cs.vcpus and not cs.single_vcpus for cs in vm.cpu_sets):
-        return "require"
-    return vm.cpu_thread_policy.value
-
-
-def to_nova(vm: VmDescriptor) -> tuple[dict[str, Any], list[Note]]:
-    vcpus, memory = vm_size(vm)
-    specs: dict[str, str] = {}
-    said = {"vcpus", "memory_mib", "cpu_oversubscription", "storage", "emulator_threads"}
-    if vm.cpu_sets:
-        said |= {"cpu_sets", "cpu_thread_policy", "hypervisor", "realtime_vcpus"}
-        if all(cs.floating for cs in vm.cpu_sets):  # a shared flavor with a NUMA topology
-            specs["hw:cpu_policy"] = "shared"
-        else:
-            specs["hw:cpu_policy"] = "dedicated"
-            specs["hw:cpu_thread_policy"] = _nova_thread_policy(vm)
-        specs["hw:numa_nodes"] = str(len(vm.cpu_sets))
-        for index, cs in enumerate(vm.cpu_sets):
-            specs[f"hw:numa_cpus.{index}"] = ",".join(str(v) for v in cs.vcpus)
-            specs[f"hw:numa_mem.{index}"] = str(cs.memory_mib)
-        page = page_of(vm)
-        if page:
-            specs["hw:mem_page_size"] = str(page)
-    if vm.emulator_threads.value == "isolate":
-        specs["hw:emulator_threads_policy"] = "isolate"
-    if vm.realtime_vcpus:
-        specs["hw:cpu_realtime"] = "yes"
-        others = [v for v in range(vcpus) if v not in vm.realtime_vcpus]
-        if others:
-            specs["hw:cpu_realtime_mask"] = "^" + ",".join(str(v) for v in others)
-    if vm.processor is not None and vm.processor.required_flags:
-        said.add("processor")
-        for flag in vm.processor.required_flags:
-            trait = FLAG_TRAITS.get(flag, flag.upper())
-            specs[f"trait:HW_CPU_X86_{trait}"] = "required"
-    flavor: dict[str, Any] = {"name": vm.name, "vcpus": vcpus, "ram": memory}
-    root = next((d for d in vm.storage if d.name == "root"), None)
-    if root is not None:
-        flavor["disk"] = root.size_gib
-    flavor["extra_specs"] = specs
-    notes = not_said(vm, "a Nova flavor", said)
-    for index, cs in enumerate(vm.cpu_sets):
-        if cs.interfaces:
-            notes.append(
-                Note(
-                    ("cpu_sets", index, "interfaces"),
-                    "not carried: interfaces are Neutron ports (vnic_type direct or "
-                    "direct-physical), not part of a Nova flavor",
-                )
-            )
-        if cs.howtogroup and specs.get("hw:cpu_thread_policy") != "require":
-            notes.append(
-                Note(
-                    ("cpu_sets", index, "howtogroup"),
-                    "not carried: Nova pairs vCPUs on sibling threads only with thread policy "
-                    "require",
-                )
-            )
-    notes += one_page_size(vm, "a Nova flavor") + one_thread_policy(vm, "a Nova flavor")
-    return {"flavor": flavor}, notes
+NOVA_VNF_HINTS = {
+    "links": "connect the members' ports on Neutron networks",
+    "anti_affinity": "boot the members in a server group with the policy anti-affinity",
+}
 
 
 def to_openvim(vm: VmDescriptor) -> tuple[dict[str, Any], list[Note]]:
@@ -185,5 +120,39 @@ WRITERS: dict[str, Writer] = {
     "sol006": _capabilities_kept(to_sol006),
     "openvim": _capabilities_kept(to_openvim),
 }
-VNF_WRITERS: dict[str, VnfWriter] = {"osm": to_osm_vnf, "sol006": to_sol006_vnf}
+
+
+def to_nova_vnf(vnf: VnfTemplate) -> tuple[dict[str, Any], list[Note]]:
+    """A Nova flavor per member (`{"flavors": [...]}`, as `GET /flavors/detail` lists them),
+    named `<template>-<member>`; counts, links and anti-affinity are said at boot, not by a flavor."""
+    flavors = []
+    notes: list[Note] = []
+    for index, member in enumerate(vnf.members):
+        vm = member.descriptor
+        assert vm is not None  # convert inlines members given as files
+        data, member_notes = WRITERS["nova"](vm)
+        data["flavor"]["name"] = f"{vnf.name}-{member.name}"
+        flavors.append(data["flavor"])
+        at = ("members", index)
+        notes += [Note((*at, "descriptor", *n.path), n.message, n.kind) for n in member_notes]
+        if member.count > 1:
+            notes.append(
+                Note(
+                    (*at, "count"),
+                    f"{member.count} instances: a flavor has no count; boot them with "
+                    f"min_count={member.count} (openstack server create --min)",
+                    ASSUMED,
+                )
+            )
+    for note in not_said(vnf, "a Nova flavor", {"members", "vendor", "version"}):
+        how = NOVA_VNF_HINTS.get(str(note.path[0]))
+        notes.append(Note(note.path, f"{note.message}: {how}" if how else note.message, note.kind))
+    return {"flavors": flavors}, notes
+
+
+VNF_WRITERS: dict[str, VnfWriter] = {
+    "osm": to_osm_vnf,
+    "sol006": to_sol006_vnf,
+    "nova": to_nova_vnf,
+}
 """The targets that write a VNF template of several VMs (one VDU per member)."""

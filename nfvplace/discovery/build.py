@@ -37,6 +37,7 @@ from ..models.chd import (
     Processor,
     Provenance,
 )
+from ..models.validation import plain
 from .facts import HostFacts
 from .hwtopo import HwTopology
 from .nics import nics_by_node
@@ -146,7 +147,7 @@ def build_chd(
         return _build(topo, host_id, facts, source=source, tool=tool)
     except ValidationError as exc:
         problems = "; ".join(
-            f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}"
+            f"{'.'.join(str(p) for p in err['loc'])}: {plain(err)[0]}"
             for err in exc.errors(include_url=False)[:5]
         )
         raise DiscoveryError(

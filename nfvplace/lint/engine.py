@@ -93,8 +93,15 @@ def _dialect_hits(conversion: Conversion, resolve: Resolver | None) -> list[Hit]
         ASSUMED: doc_rules.DIALECT_ASSUMED,
         MISSING: doc_rules.DIALECT_MISSING,
     }
+    schema = conversion.data.get("schema")
+    loss_fix = (
+        "check that the converted descriptor says what you mean, or write it in nfvplace's own "
+        f"format ({schema}: 'nfvplace convert FILE' writes it)"
+    )
     out.extend(
-        rule_of.get(note.kind, doc_rules.DIALECT_LOSS).hit(note.path, note.message)
+        rule_of.get(note.kind, doc_rules.DIALECT_LOSS).hit(
+            note.path, note.message, loss_fix if note.kind not in rule_of else None
+        )
         for note in conversion.notes
     )
     if any(note.kind == MISSING for note in conversion.notes):
@@ -136,6 +143,14 @@ def check_document(document: SourceDocument, resolve: Resolver | None = None) ->
     return _result(document, hits, kind, None)
 
 
+HOST_DIALECTS = ("openvim-host", "kubernetes-nrt")  # the dialects of hosts; the others are of VMs
+
+
+def own_schema(dialect: str) -> str:
+    """The schema of nfvplace's own format for what a dialect's documents describe."""
+    return "nfvplace/chd/v1" if dialect in HOST_DIALECTS else "nfvplace/vmd/v1"
+
+
 def _converted(data: Any, dialect: str, resolve: Resolver | None) -> tuple[list[Hit], str | None]:
     """The hits of a dialect document (as what it converts to), and the kind it converts to."""
     try:
@@ -146,7 +161,8 @@ def _converted(data: Any, dialect: str, resolve: Resolver | None) -> tuple[list[
             doc_rules.SCHEMA.hit(
                 exc.path,
                 f"cannot convert from {dialect}: {exc}",
-                "fix the field, or write the descriptor in nfvplace/vmd/v1",
+                "fix the field, or write the descriptor in nfvplace's own format "
+                f"({own_schema(dialect)})",
             ),
         ], None
     return _dialect_hits(conversion, resolve), str(conversion.data.get("schema"))

@@ -6,21 +6,27 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from ..errors import DescriptorError
-from ..models.loading import DESCRIPTOR_SUFFIXES, iter_descriptor_files
+from ..models.loading import (
+    DESCRIPTOR_SUFFIXES,
+    MemberOutsideError,
+    iter_descriptor_files,
+    member_path,
+)
 from ..models.vmd import VmDescriptor
 from ..reader import load_document, read_path
 from .engine import check_document, error_result
 from .findings import FileResult, LintReport
-from .rules.vnf import Resolver
+from .rules.vnf import Outside, Resolver
 
 
 def file_resolver(base: Path) -> Resolver:
     """Loads VNF member files relative to `base` (the template's folder)."""
 
     def resolve(relative: str) -> VmDescriptor | str:
-        target = base / relative
         try:
-            loaded = load_document(read_path(target))
+            loaded = load_document(read_path(member_path(base, relative)))
+        except MemberOutsideError as exc:
+            return Outside(exc.message)
         except DescriptorError as exc:
             first = exc.issues[0] if exc.issues else None
             detail = f" ({first.path}: {first.message})" if first and first.path else ""

@@ -58,6 +58,31 @@ def _load_own(path: Path) -> Descriptor:
     return parse_document(read_document(path))
 
 
+class MemberOutsideError(DescriptorError):
+    """A VNF member's file lies outside the template's folder."""
+
+
+def member_path(base: Path, file: str) -> Path:
+    """The member file `file` of a template in the folder `base`. Raises MemberOutsideError
+    (`nfvplace.input.reference`) when it lies outside that folder (an absolute path, `..` above
+    it, a link out of it): a template must not make nfvplace open files elsewhere on the machine
+    (`file: ../../../../etc/passwd`)."""
+    target = (base / file).resolve()
+    if Path(file).is_absolute() or not target.is_relative_to(base.resolve()):
+        raise MemberOutsideError(
+            errors.INPUT_REFERENCE,
+            f"{file} lies outside the template's folder ({base}); not opened",
+            issues=(
+                Issue(
+                    "outside the template's folder",
+                    hint="copy the file into the template's folder (or one below it) and give "
+                    "its path relative to the template, e.g. members/du.yaml",
+                ),
+            ),
+        )
+    return target
+
+
 def resolve_members(
     template: VnfTemplate,
     base: Path,
@@ -68,9 +93,8 @@ def resolve_members(
     members = []
     for index, member in enumerate(template.members):
         if member.descriptor is None and member.file is not None:
-            target = (base / member.file).resolve()
             try:
-                loaded = load_member(target)
+                loaded = load_member(member_path(base, member.file))
             except DescriptorError as exc:
                 raise DescriptorError(
                     errors.INPUT_REFERENCE,
@@ -78,7 +102,11 @@ def resolve_members(
                     file=source,
                     issues=(
                         Issue(
-                            str(exc), path=f"members[{index}].file", hint="fix the path or the file"
+                            str(exc),
+                            path=f"members[{index}].file",
+                            hint=exc.issues[0].hint
+                            if isinstance(exc, MemberOutsideError)
+                            else "fix the path or the file",
                         ),
                     ),
                 ) from exc
@@ -141,6 +169,7 @@ __all__ = [
     "MAX_DEPTH",
     "MAX_NODES",
     "Descriptor",
+    "MemberOutsideError",
     "PathKey",
     "SourceDocument",
     "check_json_shape",
@@ -150,6 +179,7 @@ __all__ = [
     "gc_paused",
     "iter_descriptor_files",
     "kind_of",
+    "member_path",
     "parse_document",
     "parse_own_file",
     "parse_problem",

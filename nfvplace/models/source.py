@@ -9,6 +9,7 @@ takes a faster road (`parse_text_fast`) to the same data, limits and errors.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,6 +39,14 @@ def format_path(path: Sequence[str | int]) -> str:
         else:
             out += f".{part}" if out else str(part)
     return out
+
+
+_STEP = re.compile(r"([^.\[\]]+)|\[(\d+)\]")
+
+
+def parse_path(dotted: str) -> PathKey:
+    """`numa_nodes[0].cpus[3].id` -> `("numa_nodes", 0, "cpus", 3, "id")` (format_path's inverse)."""
+    return tuple(int(index) if index else name for name, index in _STEP.findall(dotted))
 
 
 @dataclass(frozen=True)

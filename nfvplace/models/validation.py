@@ -93,8 +93,7 @@ def validation_issues(
         loc = error_location(err["loc"], document.data if document else _NO_DATA)
         path = format_path(loc)
         line = document.line_of(loc) if document else None
-        message = err["msg"]
-        hint: str | None = None
+        message, hint = plain(err, _model_at(model, (*loc, "")))
         if err["type"] == "extra_forbidden":
             holder = _model_at(model, loc)
             candidates = _field_names(holder) if holder else []
@@ -103,7 +102,7 @@ def validation_issues(
             message = f"unknown field '{name}'"
             hint = f"did you mean '{close[0]}'?" if close else "remove it"
         elif err["type"] == "enum":
-            expected = err.get("ctx", {}).get("expected", "")
+            expected = _ctx(err).get("expected", "")
             given = str(err.get("input"))
             options = [o.strip(" '") for o in expected.replace(" or ", ",").split(",") if o.strip()]
             close = difflib.get_close_matches(given, options, n=1)
@@ -111,9 +110,76 @@ def validation_issues(
         elif err["type"] == "missing":
             message = f"required field '{loc[-1]}' is missing" if loc else message
             hint = "add it"
-        elif err["type"] == "literal_error":
-            hint = f"use {err.get('ctx', {}).get('expected', '')}"
-        elif message.startswith("Value error, "):
-            message = message.removeprefix("Value error, ")
         issues.append(Issue(message=message, path=path, line=line, hint=hint))
     return tuple(issues)
+
+
+# What pydantic's error types ask for, in words (its `int_parsing`, `model_type`, ... without the
+# suffix): nfvplace says what the field must be, what it got, and how to fix it, in its own words
+_KINDS = {
+    "int": "a whole number",
+    "float": "a number",
+    "decimal": "a number",
+    "bool": "true or false",
+    "string": "text",
+    "bytes": "text",
+    "list": "a list",
+    "tuple": "a list",
+    "set": "a list",
+    "frozen_set": "a list",
+    "dict": "a mapping (key: value lines)",
+    "model": "a mapping (key: value lines)",
+    "model_attributes": "a mapping (key: value lines)",
+    "dataclass": "a mapping (key: value lines)",
+}
+_BOUNDS = {
+    "greater_than_equal": ("ge", "at least"),
+    "greater_than": ("gt", "more than"),
+    "less_than_equal": ("le", "at most"),
+    "less_than": ("lt", "less than"),
+}
+
+
+def _ctx(err: Any) -> dict[str, Any]:
+    return dict(err.get("ctx") or {})
+
+
+def _given(value: Any) -> str:
+    text = repr(value) if not isinstance(value, dict | list | tuple) else type(value).__name__
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def plain(err: Any, holder: type[BaseModel] | None = None) -> tuple[str, str | None]:
+    """One pydantic error as nfvplace's message and fix (never the validation library's words).
+    `holder` is the model the field itself is, when it is one (its fields make the fix)."""
+    kind, ctx, given = str(err["type"]), _ctx(err), _given(err.get("input"))
+    base = kind.removesuffix("_type").removesuffix("_parsing")
+    if kind in ("too_short", "too_long"):
+        has = ctx.get("actual_length")
+        if kind == "too_short":
+            least = ctx.get("min_length")
+            return f"needs at least {least} item(s), has {has}", f"give at least {least}"
+        most = ctx.get("max_length")
+        return f"has {has} items, more than the {most} allowed", f"give at most {most}"
+    if kind == "int_from_float":
+        return f"must be a whole number, not {given}", "drop the fraction"
+    if kind in _BOUNDS:
+        key, words = _BOUNDS[kind]
+        return f"must be {words} {ctx.get(key)}, not {given}", f"use a value {words} {ctx.get(key)}"
+    if kind in ("enum", "literal_error"):
+        expected = ctx.get("expected", "")
+        return f"must be {expected}, not {given}", f"use {expected}"
+    if kind == "string_pattern_mismatch":
+        return (
+            f"{given} is not of the form this field takes (pattern {ctx.get('pattern')})",
+            "see the field's description: nfvplace schemas writes them",
+        )
+    if base in _KINDS and kind != base:
+        fix = f"write {_KINDS[base]}"
+        if holder is not None:
+            fix = f"give its fields as key: value lines ({', '.join(_field_names(holder)[:6])})"
+        return f"must be {_KINDS[base]}, not {given}", fix
+    message = str(err["msg"]).removeprefix("Value error, ").removeprefix("Assertion failed, ")
+    for theirs, ours in (("Input should be", "must be"), ("String should", "must")):
+        message = message.replace(theirs, ours)
+    return message, None

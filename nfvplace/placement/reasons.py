@@ -23,7 +23,7 @@ class Reason(StrEnum):
         member.resource = resource or code.replace("_", " ")
         return member
 
-    # processor, memory type and hypervisor (resources/capabilities.py)
+    # processor, memory type and hypervisor (resources/capabilities/)
     processor_vendor = ("processor_vendor", "the processor vendor is not the one the VM names")
     processor_architecture = ("processor_architecture", "the processor architecture differs")
     processor_flags = ("processor_flags", "the processor lacks CPU flags the VM requires")
@@ -155,7 +155,11 @@ class Reason(StrEnum):
     timeout = ("timeout", "the exact model was not decided within the solver's time limit")
     internal = ("internal", "an internal invariant broke after the solve (a bug: please report)")
     claim = ("claim", "the configuration could not be claimed (a bug: please report)")
-    not_tried = ("not_tried", "the host passed the filter, but max_candidates hosts were tried")
+    not_tried = (
+        "not_tried",
+        "the host passed the filter but was not tried: max_candidates hosts were tried first, or a "
+        "joint search did not get to it",
+    )
     # joint placement (joint/)
     affinity = ("affinity", "a member of the same anti-affinity group is already there")
     link = ("link", "a link's locality or bandwidth rules the host out")

@@ -14,6 +14,7 @@ from typing import Any
 
 import yaml
 
+from ..dialects.nova_traits import mask_text
 from ..models.chd import ComputeHostDescriptor
 from ..models.configuration import VmConfiguration
 from ..models.vmd import InterfaceMode, ThreadPolicy, VmDescriptor
@@ -144,7 +145,7 @@ def _realtime_specs(req: FlavorRequest, specs: dict[str, str]) -> None:
     specs["hw:cpu_realtime"] = "yes"
     ordinary = sorted(set(range(req.vcpus)) - set(req.realtime))
     if ordinary:
-        specs["hw:cpu_realtime_mask"] = "^" + cpu_list(ordinary)
+        specs["hw:cpu_realtime_mask"] = mask_text(ordinary)
     else:
         specs["hw:cpu_realtime_mask"] = cpu_list(req.realtime)
         if not req.emulator_isolate:

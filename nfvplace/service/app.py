@@ -7,7 +7,9 @@ import importlib
 import os
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from functools import partial
 from typing import Any
+from urllib.parse import unquote
 
 from fastapi import Depends, FastAPI
 from fastapi.exceptions import RequestValidationError
@@ -17,8 +19,11 @@ from starlette.responses import JSONResponse
 
 from .. import __version__
 from ..errors import NfvplaceError
+from ..integrations.kubernetes.calls import Door
+from ..redaction import url_password
 from ..store import Store, default_url
 from ..store.parsed import ParsedHosts
+from . import k8s_cluster, logs
 from .auth import TokenTable, require
 from .faults import FaultEpisodes, Readiness
 from .metrics import Metrics
@@ -45,7 +50,9 @@ from .routers import (
     schemas,
     ui,
 )
+from .routers.hosts import report
 from .settings import EVALUATIONS_PATH, Settings, resolve_tokens
+from .workers import SLOT_ENV
 
 SETTINGS_ENV = "NFVPLACE_SERVICE_SETTINGS"
 PLACER_ENV = "NFVPLACE_PLACER"
@@ -83,6 +90,13 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     )
     app.state.placements = placements
     app.state.parsed_hosts = ParsedHosts(store)  # the extender's nodes, kept parsed
+    app.state.kube_client, app.state.kube_watch = await run_in_threadpool(
+        k8s_cluster.started,
+        settings,
+        Door(store, app.state.parsed_hosts, settings.unregistered_nodes == "pass"),
+        partial(report, store),
+        os.environ.get(SLOT_ENV, "0") == "0",  # one worker of a server watches
+    )
     await run_in_threadpool(placements.live.refresh)  # the index, before /readyz
     upkeep = [
         asyncio.create_task(prune_forever(store, settings.keep_released_s, episodes)),
@@ -94,6 +108,8 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     finally:
         for task in upkeep:
             task.cancel()
+        if app.state.kube_watch is not None:
+            app.state.kube_watch.stop()
         placements.close()
         store.close()
 
@@ -126,6 +142,9 @@ def create_app(
     )
     app.state.settings = settings
     app.state.tokens = TokenTable(tokens)
+    logs.keep_secret(*(t for role in (tokens or {}).values() for t in role))
+    password = url_password(settings.db_url)
+    logs.keep_secret(password, unquote(password or ""))
     app.state.metrics = metrics
     app.state.placer = placer or import_placer(settings.placer)
     app.state.on_index_built = on_index_built
@@ -176,7 +195,6 @@ def _private_openapi(app: FastAPI) -> None:
 
 def app_from_env() -> FastAPI:
     """Factory for uvicorn workers: settings from $NFVPLACE_SERVICE_SETTINGS (set by serve)."""
-    from . import logs
     from .workers import die_with_master, keep_out_of_collections, pin_if_asked
 
     die_with_master()

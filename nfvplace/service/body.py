@@ -8,6 +8,7 @@ import zlib
 from fastapi import Request
 
 from .. import errors
+from ..dialects import sol006_xml
 from ..errors import DescriptorError, Issue
 from ..models.loading import (
     SourceDocument,
@@ -19,7 +20,12 @@ from ..models.loading import (
 from .problems import ProblemError
 
 YAML_TYPES = ("application/yaml", "application/x-yaml", "text/yaml", "text/x-yaml")
-JSON_TYPES = ("application/json", "application/problem+json", "")
+JSON_TYPES = ("application/json", "application/problem+json")
+XML_TYPES = ("application/xml", "text/xml")
+# Bodies whose type says nothing of their syntax, read by their first character (XML, JSON, else
+# YAML): no type at all, and curl's `-d` default, which users send JSON with
+SNIFFED_TYPES = ("", "application/x-www-form-urlencoded", "text/plain", "application/octet-stream")
+XML_SOURCE = "body.xml"  # an XML body's source: findings on it give XPath paths
 
 
 async def read_bytes(request: Request, limit: int | None = None) -> bytes:
@@ -64,22 +70,40 @@ def gunzip(raw: bytes, limit: int) -> bytes:
     return out
 
 
-def parse_body(raw: bytes, media: str) -> SourceDocument:
-    """`raw` parsed as its media type says; ProblemError 415 for another type."""
-    if media not in YAML_TYPES and media not in JSON_TYPES and not media.endswith("+json"):
+def syntax_of(media: str, text: str = "") -> str:
+    """`json`, `yaml` or `xml`: what the media type says, else what the body looks like."""
+    if media in YAML_TYPES:
+        return "yaml"
+    if media in XML_TYPES or media.endswith("+xml"):
+        return "xml"
+    if media in JSON_TYPES or media.endswith("+json"):
+        return "json"
+    if media not in SNIFFED_TYPES:
         raise ProblemError(
             415,
             errors.SERVICE_UNSUPPORTED_MEDIA_TYPE,
-            f"content type {media!r} is not supported; send application/json or application/yaml",
+            f"content type {media!r} is not supported; send application/json, "
+            "application/yaml or application/xml (SOL006)",
         )
+    start = text.lstrip()[:1]
+    return "xml" if start == "<" else "json" if start in ("{", "[", "") else "yaml"
+
+
+def parse_body(raw: bytes, media: str) -> SourceDocument:
+    """`raw` parsed as its media type says (or, for no type or curl's form type, as it looks);
+    ProblemError 415 for another type."""
+    syntax_of(media)  # an unsupported type is refused before its body is decoded
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise DescriptorError(
             errors.INPUT_UNREADABLE, f"request body is not UTF-8 (byte {exc.start})", file="body"
         ) from exc
-    if media in YAML_TYPES:
+    syntax = syntax_of(media, text)
+    if syntax == "yaml":
         return parse_text(text, "body")
+    if syntax == "xml":
+        return sol006_xml.parse_text(text, XML_SOURCE)
     try:
         data = json.loads(text)
     except RecursionError as exc:  # the same refusal as a YAML body nested as deep

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import http.client
 import os
-import stat
 import time
 import urllib.error
 import urllib.request
@@ -25,6 +24,9 @@ from urllib.parse import quote, urlsplit
 from .. import errors
 from ..errors import Issue, NfvplaceError
 from ..models.chd import ComputeHostDescriptor
+from ..redaction import is_token, read_token
+
+__all__ = ["Client", "Reply", "read_token", "token_from"]
 
 SAFE_AGAIN = ("GET", "PUT", "DELETE")
 MAX_WAIT_S = 30.0  # the longest `Retry-After` honoured at once
@@ -46,28 +48,6 @@ class Reply:
         if isinstance(self.body, Mapping) and "code" in self.body:
             return f"[{self.body['code']}] {self.body.get('detail', '')}"
         return f"HTTP {self.status}"
-
-
-def read_token(path: Path) -> str:
-    """The bearer token in `path` (its first line); refused when other users may read it."""
-    try:
-        mode = path.stat().st_mode
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise NfvplaceError(
-            errors.USAGE_INVALID_OPTION, f"cannot read the token: {exc}", file=str(path)
-        ) from exc
-    if mode & (stat.S_IRWXO):
-        raise NfvplaceError(
-            errors.USAGE_INVALID_OPTION,
-            f"other users may read the token file (mode {mode & 0o777:o})",
-            file=str(path),
-            issues=(Issue("readable by others", hint=f"chmod 600 {path}"),),
-        )
-    token = text.strip().splitlines()[0].strip() if text.strip() else ""
-    if not token:
-        raise NfvplaceError(errors.USAGE_INVALID_OPTION, "the token file is empty", file=str(path))
-    return token
 
 
 @dataclass
@@ -162,4 +142,11 @@ def token_from(path: Path | None) -> str | None:
     """The token of `--token-file`, else of $NFVPLACE_TOKEN (None: no token: `--no-auth`)."""
     if path is not None:
         return read_token(path)
-    return os.environ.get("NFVPLACE_TOKEN") or None
+    token = os.environ.get("NFVPLACE_TOKEN", "").strip()
+    if token and not is_token(token):
+        raise NfvplaceError(
+            errors.USAGE_INVALID_OPTION,
+            "$NFVPLACE_TOKEN is not one bearer token",
+            issues=(Issue("not one token", hint="set it to one token, nothing else"),),
+        )
+    return token or None

@@ -7,6 +7,7 @@ from typing import Annotated
 
 from fastapi import Depends, Request
 
+from ..integrations.kubernetes.calls import Door
 from ..store import Store
 from ..store.parsed import ParsedHosts
 from .metrics import Metrics
@@ -31,6 +32,14 @@ async def get_parsed_hosts(request: Request) -> ParsedHosts:
     return hosts
 
 
+async def get_door(request: Request) -> Door:
+    """The Kubernetes extender's door: the store, its nodes kept parsed, the service's rule for
+    nodes without a NodeResourceTopology."""
+    request.state.store_used = True
+    state = request.app.state
+    return Door(state.store, state.parsed_hosts, state.settings.unregistered_nodes == "pass")
+
+
 async def get_metrics(request: Request) -> Metrics:
     metrics: Metrics = request.app.state.metrics
     return metrics
@@ -40,3 +49,4 @@ StoreDep = Annotated[Store, Depends(get_store)]
 PlacementsDep = Annotated[Placements, Depends(get_placements)]
 MetricsDep = Annotated[Metrics, Depends(get_metrics)]
 ParsedHostsDep = Annotated[ParsedHosts, Depends(get_parsed_hosts)]
+DoorDep = Annotated[Door, Depends(get_door)]

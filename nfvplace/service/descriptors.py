@@ -14,6 +14,7 @@ from ..errors import LintError
 from ..lint import gate
 from ..lint.rules.document import SCHEMA
 from ..models.loading import SourceDocument, error_location, validation_issues
+from ..models.source import parse_path
 from ..reader import load_document
 from .problems import ProblemError
 from .requests import DIALECTS
@@ -45,16 +46,20 @@ def parse_as[M: BaseModel](
         raise ProblemError(
             422, errors.INPUT_INVALID, f"invalid {what}", extra={"findings": findings}
         ) from exc
-    gated(document, what)
+    gated(document, what, at)
     return parsed
 
 
-def gated(document: SourceDocument, what: str) -> None:
-    """The lint gate every door passes: 422 with lint's findings when lint refuses `document`."""
+def gated(document: SourceDocument, what: str, at: Sequence[str | int] = ()) -> None:
+    """The lint gate every door passes: 422 with lint's findings when lint refuses `document`,
+    each with the JSON pointer of its field in the request body (as the schema's findings)."""
     try:
         gate(document, what)
     except LintError as exc:
-        findings = [finding.as_json() for finding in exc.findings]
+        findings = [
+            finding.as_json() | {"pointer": json_pointer((*at, *parse_path(finding.path)))}
+            for finding in exc.findings
+        ]
         raise ProblemError(
             422, errors.INPUT_INVALID, f"{what} has lint errors", extra={"findings": findings}
         ) from None
@@ -101,13 +106,16 @@ def parse_descriptor[M: BaseModel](
     found = check_dialect(document.data, dialect, f'"{at[0]}"' if at else "the body")
     if found is None:
         return parse_as(document, model, what, at)
-    gated(document, f"{what} ({found})")
+    gated(document, f"{what} ({found})", at)
     descriptor = load_document(document)
     if not isinstance(descriptor, model):
+        kind = type(descriptor).__name__
+        send = {"VnfTemplate": "vnf", "VmDescriptor": "vm"}.get(kind)
+        hint = f'; send it as "{send}"' if at and send and at[0] != send else ""
         raise ProblemError(
             422,
             errors.INPUT_UNKNOWN_KIND,
-            f"the {found} document converts to a {type(descriptor).__name__}, not a {what}",
+            f"the {found} document converts to a {kind}, not a {what}{hint}",
         )
     return descriptor
 

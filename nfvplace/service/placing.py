@@ -121,6 +121,9 @@ def _explanation(request: PlacementRequest, result: PlacementResult) -> dict[str
 Target = VmDescriptor | VnfTemplate | tuple[BatchItem, ...]
 
 
+DRY_RUN_ID = "dry-run"  # a dry run's instances are named after no placement (ids are generated)
+
+
 def owner_name(placement_id: str, descriptor: Target) -> str:
     """The instance id the engine claims with: `<placement id>/<vm>` for a VM; the instances of a
     VNF or a batch are `<placement id>/<template>.<member>-<k>` (`<placement id>/<member>-<k>`)."""
@@ -164,14 +167,10 @@ class Placements:
         # replicas that lost a race to each other do not pick the same host again
         self._retry_seed = os.getpid()
         # A worker's claiming placements run on threads of their own, in the order they came:
-        # one on SQLite, which takes one writer at a time (10-15 % less CPU per placement than
-        # several threads taking turns on the index's lock and then on SQLite's write lock, for
-        # the same placements a second), `placing_threads` on PostgreSQL. There a placement waits
-        # for its commit's round trips, but on a database nearby several threads (up to one per
-        # request, on the shared pool, until the seventh round of issue 23) spent more taking
-        # turns on the interpreter's lock than they gained committing side by side: one thread
-        # placed 1.22 x as many VMs a second with 2 workers and 1.07 x with 1, at 0.86 x the CPU
-        # per placement (docs/benchmarks.md).
+        # one on SQLite, which takes one writer at a time (more threads would only take turns on
+        # the index's lock and then on SQLite's write lock), `placing_threads` on PostgreSQL,
+        # where a placement waits for its commit's round trips but more threads than that spend
+        # more on the interpreter's lock than they gain (docs/benchmarks.md, "Settings").
         self._inline = store.engine.dialect.name == "sqlite"
         self._placing = ThreadPoolExecutor(
             1 if self._inline else placing_threads, thread_name_prefix="nfvplace-placing"
@@ -272,7 +271,7 @@ class Placements:
         # before every placement cost a query (a round trip on PostgreSQL) for the rare retry.
         key = None if request.dry_run else idempotency_key
         for attempt in range(1 if inline else self.max_attempts):
-            placement_id = new_placement_id()
+            placement_id = DRY_RUN_ID if request.dry_run else new_placement_id()
             try:
                 decision = self.live.decide(
                     partial(

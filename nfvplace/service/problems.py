@@ -12,6 +12,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from .. import errors
 from ..errors import NfvplaceError
+from ..models.validation import plain
 
 PROBLEM_JSON = "application/problem+json"
 TYPE_BASE = "https://nfvplace.dev/errors/"
@@ -128,7 +129,7 @@ async def on_validation_error(request: Request, exc: Exception) -> JSONResponse:
     issues = [
         {
             "path": ".".join(str(p) for p in err.get("loc", ())),
-            "message": str(err.get("msg", "")),
+            "message": plain(err)[0],
         }
         for err in exc.errors()
     ]

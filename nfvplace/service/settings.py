@@ -13,6 +13,7 @@ import yaml
 
 from .. import errors
 from ..errors import Issue, NfvplaceError
+from ..redaction import is_token
 
 ROLES = ("reader", "placer", "host-agent", "admin")
 MAX_BODY_BYTES = 2 * 1024 * 1024
@@ -45,6 +46,10 @@ class Settings:
     public_docs: bool = False  # /docs and /openapi.json without a token, when tokens are set
     keep_released_s: float = 7 * 86400.0  # released placements are forgotten after this long
     placing_threads: int = 1  # PostgreSQL: placements a worker runs at once (SQLite: always 1)
+    kubeconfig: str | None = None  # Kubernetes: watch NRTs and pods, bind, with this kubeconfig
+    kube_context: str | None = None  # its context (None: the current one)
+    in_cluster: bool = False  # Kubernetes: the same with the pod's service account
+    unregistered_nodes: str = "refuse"  # the extender's answer for a node without an NRT
 
     def to_json(self) -> str:
         data = asdict(self)
@@ -63,6 +68,9 @@ def is_loopback(host: str) -> bool:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False
+
+
+MIN_TOKEN_CHARS = 16
 
 
 def load_tokens(path: str | Path) -> dict[str, tuple[str, ...]]:
@@ -90,8 +98,14 @@ def load_tokens(path: str | Path) -> dict[str, tuple[str, ...]]:
             f"not UTF-8 text (byte {exc.start}): save the tokens file as UTF-8",
             file=source,
         ) from exc
-    except yaml.YAMLError as exc:
-        raise SettingsError(errors.SERVICE_CONFIG, f"not valid YAML: {exc}", file=source) from exc
+    except yaml.YAMLError as exc:  # its message quotes the line: a token
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        raise SettingsError(
+            errors.SERVICE_CONFIG,
+            f"not valid YAML{where}: e.g. 'reader: [token1, token2]' per role",
+            file=source,
+        ) from None
     return check_tokens(data, source)
 
 
@@ -107,15 +121,28 @@ def check_tokens(data: Any, source: str = "<tokens>") -> dict[str, tuple[str, ..
     issues = []
     for role, tokens in data.items():
         if role not in ROLES:
-            issues.append(Issue(f"unknown role {role!r}", path=str(role), hint=f"use {ROLES}"))
+            # a key as long as a token may be one (the file written token: role): never echoed
+            key = str(role)
+            named = repr(key) if len(key) < MIN_TOKEN_CHARS else f"(a key of {len(key)} characters)"
+            issues.append(Issue(f"unknown role {named}", hint=f"use one of {ROLES} as keys"))
             continue
         if not isinstance(tokens, list) or not all(isinstance(t, str) and t for t in tokens):
             issues.append(Issue("must be a list of non-empty strings", path=str(role)))
             continue
-        short = [t for t in tokens if len(t) < 16]
+        short = [t for t in tokens if len(t) < MIN_TOKEN_CHARS]
         if short:
             issues.append(
                 Issue("tokens must be at least 16 characters", path=str(role), hint="use longer")
+            )
+            continue
+        if not all(is_token(t) for t in tokens):
+            issues.append(
+                Issue(
+                    "a token holds characters a bearer header cannot carry",
+                    path=str(role),
+                    hint="use letters, digits and -._~+/ only (e.g. python -c "
+                    "'import secrets; print(secrets.token_urlsafe(32))')",
+                )
             )
             continue
         out[str(role)] = tuple(tokens)

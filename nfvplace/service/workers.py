@@ -73,11 +73,8 @@ def pin_if_asked() -> int | None:
     system without CPU affinity). Threads started later inherit it.
 
     A worker's threads take turns on the interpreter's lock: spread over the cores by the kernel,
-    each turn went from one core to another. Kept on one core, a worker placing on one thread per
-    request (PostgreSQL, before --placing-threads) placed 1.26 x as many VMs a second with 1
-    worker and 1.29 x with 2 on this project's 2-core machine; with one placing thread and each
-    commit in one write, 1.05 x and 1.14 x (docs/scaling.md). SQLite's placements run on the event loop, one at a time: no
-    change measured there."""
+    each turn goes from one core to another; kept on one core, they do not (the figures are in
+    docs/scaling.md and docs/benchmarks.md, "Settings")."""
     if not os.environ.get(PIN_ENV) or not hasattr(os, "sched_setaffinity"):
         return None
     cpus = sorted(os.sched_getaffinity(0))

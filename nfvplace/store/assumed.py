@@ -1,20 +1,26 @@
-"""The Kubernetes extender's assumed pods, shared by every worker and replica through the database.
+"""The Kubernetes door's assumed pods, shared by every worker and replica through the database.
 
-The scheduler calls an extender's filter without telling it the node it then picks, and the nodes'
-NodeResourceTopology objects show a pod only some seconds after its kubelet admitted it. So the
-extender keeps, per pod UID, what the pod would take on each node it admitted it on, and counts
-that in its next answers, until the pod shows in the node's NodeResourceTopology, the pod is gone
-(`drop`), or the assumption expires.
+A pod is assumed on the ONE node it is bound to (by nfvplace's bind verb, or seen bound by the pod
+watch) from the moment it is bound until that node's NodeResourceTopology accounts for it, the pod
+is gone or finished, or the assumption expires. Filter and prioritize only read them.
 
-`decide` runs one filter call as one transaction that first updates the one-row `k8s_lock`: the
-decisions of every worker and replica are taken one after the other, each on the assumptions every
-earlier one recorded.
+Which assumed pods a node's new NodeResourceTopology accounts for is read from the node's totals,
+not from a predicted NUMA node (the kubelet may align a pod elsewhere than predicted): each node
+keeps a baseline, its free counts from before the oldest pod still assumed there. When the object
+changes, its free totals fell below the baseline by some amount; the oldest assumed pods whose
+totals fit within that fall are accounted, in order, and the baseline moves past them. A pod
+leaving the node raises the free counts: the baseline is raised with them, so that a departure is
+never taken for nothing arriving (at worst an assumption then lasts until it expires).
+
+Writes (`assume`, `reconcile`, `drop`) run as one transaction that first updates the one-row
+`k8s_lock`: every worker's and replica's binds are decided one after the other, each on what the
+earlier ones assumed.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Collection, Iterable, Mapping
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, cast
 
@@ -35,13 +41,20 @@ def _counts(data: Mapping[str, Any]) -> Counts:
     return {str(r): {int(n): int(v) for n, v in per.items()} for r, per in data.items()}
 
 
+def totals(counts: Mapping[str, Mapping[int, int]]) -> dict[str, int]:
+    """Resource -> amount over the node's NUMA nodes."""
+    return {r: sum(per.values()) for r, per in counts.items()}
+
+
 @dataclass(frozen=True)
 class AssumedPod:
-    """A pod the extender admitted: what it would take on each node it was admitted on."""
+    """A pod bound to `node` that the node's NodeResourceTopology does not show yet, and what it
+    takes there per NUMA node."""
 
     uid: str
     pod: str
-    nodes: Mapping[str, Counts]
+    node: str
+    consumption: Counts
     created_at: datetime
     expires_at: datetime
 
@@ -49,31 +62,49 @@ class AssumedPod:
         return {
             "uid": self.uid,
             "pod": self.pod,
-            "nodes": {
-                node: {r: {str(n): a for n, a in per.items()} for r, per in counts.items()}
-                for node, counts in self.nodes.items()
+            "node": self.node,
+            "takes": {
+                r: {str(n): a for n, a in per.items()} for r, per in self.consumption.items()
             },
             "created_at": self.created_at.isoformat(),
             "expires_at": self.expires_at.isoformat(),
         }
 
 
-@dataclass(frozen=True)
-class SeenNode:
-    """A node as the extender last saw it: its host generation and free counts."""
+def accounted(
+    baseline: Mapping[str, int], free: Mapping[str, int], pending: list[AssumedPod]
+) -> tuple[list[str], dict[str, int]]:
+    """Which of `pending` (oldest first) a node's free totals `free` account for, and the node's
+    baseline after them (module docstring). Totals: resource -> amount over the node."""
+    fall = {r: total - free.get(r, 0) for r, total in baseline.items()}
+    shown: list[str] = []
+    need: dict[str, int] = {}
+    for pod in pending:
+        for resource, amount in totals(pod.consumption).items():
+            need[resource] = need.get(resource, 0) + amount
+        if any(amount > fall.get(r, 0) for r, amount in need.items()):
+            break
+        shown.append(pod.uid)
+    taken = totals_of(p.consumption for p in pending if p.uid in shown)
+    moved = {r: total - taken.get(r, 0) for r, total in baseline.items()}
+    for resource, amount in free.items():  # a pod that left raised the free counts
+        moved[resource] = max(moved.get(resource, amount), amount)
+    return shown, moved
 
-    generation: int
-    free: Counts
+
+def totals_of(consumptions: Iterable[Mapping[str, Mapping[int, int]]]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for consumption in consumptions:
+        for resource, amount in totals(consumption).items():
+            out[resource] = out.get(resource, 0) + amount
+    return out
 
 
-@dataclass(frozen=True)
-class Outcome[T]:
-    """What one filter decision writes: the views seen, the pods now shown, the pod assumed."""
-
-    answer: T
-    views: Mapping[str, SeenNode] = field(default_factory=dict)
-    shown: Collection[str] = ()
-    assume: AssumedPod | None = None
+def _totals_read(data: Mapping[str, Any]) -> dict[str, int]:
+    """A baseline read back (resource -> total; per NUMA node in databases written before)."""
+    return {
+        str(r): int(sum(v.values())) if isinstance(v, Mapping) else int(v) for r, v in data.items()
+    }
 
 
 class AssumedPods:
@@ -82,57 +113,102 @@ class AssumedPods:
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
 
-    def decide[T](
+    def _locked(self, conn: Any, now: datetime) -> None:
+        conn.execute(update(LOCK).where(LOCK.c.id == 1).values(seq=LOCK.c.seq + 1))
+        conn.execute(delete(ASSUMED).where(ASSUMED.c.expires_at <= now))
+
+    def assume[T](
         self,
-        uid: str,
-        nodes: Collection[str],
+        node: str,
         now: datetime,
-        compute: Callable[[list[AssumedPod], dict[str, SeenNode]], Outcome[T]],
+        decide: Callable[[list[AssumedPod]], tuple[T, AssumedPod | None]],
+        baseline: tuple[int, Mapping[str, int]],
     ) -> T:
-        """One filter decision: under the lock, `compute` gets the live assumed pods (but the
-        pod `uid`'s own, which its new answer replaces) and the views of `nodes`; what it returns
-        is written before the lock is released."""
+        """Under the lock: `decide` gets the pods assumed on `node` (oldest first) and answers,
+        with the pod to assume there or None. When it is the node's first, the node's baseline
+        becomes `baseline` (its generation and free counts now)."""
         with self.engine.begin() as conn:
-            conn.execute(update(LOCK).where(LOCK.c.id == 1).values(seq=LOCK.c.seq + 1))
-            conn.execute(delete(ASSUMED).where(ASSUMED.c.expires_at <= now))
-            pods = [p for p in self._live(conn) if p.uid != uid]
-            rows = conn.execute(select(VIEWS).where(VIEWS.c.node.in_(sorted(nodes)))).mappings()
-            views = {r["node"]: SeenNode(int(r["generation"]), _counts(r["free"])) for r in rows}
-            outcome = compute(pods, views)
-            for node, view in outcome.views.items():
-                values = {"generation": view.generation, "free": view.free}
-                if node in views:
-                    conn.execute(update(VIEWS).where(VIEWS.c.node == node).values(**values))
-                else:
-                    conn.execute(insert(VIEWS).values(node=node, **values))
-            drop = {*outcome.shown, uid}
-            conn.execute(delete(ASSUMED).where(ASSUMED.c.uid.in_(sorted(drop))))
-            if outcome.assume is not None:
-                conn.execute(insert(ASSUMED).values(**vars(outcome.assume)))
-        return outcome.answer
+            self._locked(conn, now)
+            pending = [p for p in self._rows(conn) if p.node == node]
+            answer, pod = decide(pending)
+            if pod is not None:
+                conn.execute(delete(ASSUMED).where(ASSUMED.c.uid == pod.uid))
+                conn.execute(insert(ASSUMED).values(**_row(pod)))
+                if not pending:
+                    self._set_view(conn, node, *baseline)
+        return answer
 
-    def _live(self, conn: Any) -> list[AssumedPod]:
+    def reconcile(
+        self, node: str, generation: int, free: Mapping[str, int], now: datetime
+    ) -> list[str]:
+        """The node's NodeResourceTopology changed (its generation, its free totals): drop the
+        assumed pods it accounts for; returns their UIDs."""
+        with self.engine.begin() as conn:
+            self._locked(conn, now)
+            pending = [p for p in self._rows(conn) if p.node == node]
+            if not pending:
+                self._set_view(conn, node, generation, free)
+                return []
+            row = conn.execute(select(VIEWS).where(VIEWS.c.node == node)).mappings().first()
+            if row is not None and int(row["generation"]) >= generation:
+                return []  # seen already (another worker or replica got there first)
+            baseline = _totals_read(row["free"]) if row is not None else dict(free)
+            shown, moved = accounted(baseline, free, pending)
+            if shown:
+                conn.execute(delete(ASSUMED).where(ASSUMED.c.uid.in_(shown)))
+            self._set_view(conn, node, generation, free if len(shown) == len(pending) else moved)
+            return shown
+
+    def _set_view(self, conn: Any, node: str, generation: int, free: Mapping[str, int]) -> None:
+        values = {"generation": generation, "free": dict(free)}
+        if conn.execute(update(VIEWS).where(VIEWS.c.node == node).values(**values)).rowcount:
+            return
+        conn.execute(insert(VIEWS).values(node=node, **values))
+
+    def _rows(self, conn: Any) -> list[AssumedPod]:
         rows = conn.execute(select(ASSUMED).order_by(ASSUMED.c.created_at, ASSUMED.c.uid))
-        return [
-            AssumedPod(
-                r["uid"],
-                r["pod"],
-                {node: _counts(c) for node, c in r["nodes"].items()},
-                _aware(r["created_at"]),
-                _aware(r["expires_at"]),
+        out = []
+        for r in rows.mappings():
+            ((node, counts),) = r["nodes"].items()
+            out.append(
+                AssumedPod(
+                    r["uid"],
+                    r["pod"],
+                    node,
+                    _counts(counts),
+                    _aware(r["created_at"]),
+                    _aware(r["expires_at"]),
+                )
             )
-            for r in rows.mappings()
-        ]
+        return out
 
-    def live(self, now: datetime) -> list[AssumedPod]:
-        """The assumed pods that have not expired, oldest first (no lock: for reading)."""
+    def live(self, now: datetime, nodes: Collection[str] | None = None) -> list[AssumedPod]:
+        """The assumed pods that have not expired (on `nodes`, when given), oldest first."""
         with self.engine.connect() as conn:
-            return [p for p in self._live(conn) if p.expires_at > now]
+            pods = [p for p in self._rows(conn) if p.expires_at > now]
+        return pods if nodes is None else [p for p in pods if p.node in nodes]
 
     def drop(self, uid: str) -> bool:
-        """Forget a pod's assumption (the pod is gone); False when there was none."""
+        """Forget a pod's assumption (the pod is gone or finished); False when there was none."""
         with self.engine.begin() as conn:
             return bool(conn.execute(delete(ASSUMED).where(ASSUMED.c.uid == uid)).rowcount)
+
+    def drop_node(self, node: str) -> None:
+        """Forget a node's assumed pods and baseline (its NodeResourceTopology was deleted)."""
+        with self.engine.begin() as conn:
+            for pod in [p for p in self._rows(conn) if p.node == node]:
+                conn.execute(delete(ASSUMED).where(ASSUMED.c.uid == pod.uid))
+            conn.execute(delete(VIEWS).where(VIEWS.c.node == node))
+
+
+def _row(pod: AssumedPod) -> dict[str, Any]:
+    return {
+        "uid": pod.uid,
+        "pod": pod.pod,
+        "nodes": {pod.node: {r: dict(per) for r, per in pod.consumption.items()}},
+        "created_at": pod.created_at,
+        "expires_at": pod.expires_at,
+    }
 
 
 def _aware(moment: datetime) -> datetime:

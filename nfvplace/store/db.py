@@ -48,10 +48,12 @@ def check_url(url: str) -> str:
     hint = "use sqlite:///path/to/nfvplace.db or postgresql://user@host/dbname"
     try:
         parsed = make_url(normal)
-    except ArgumentError as exc:
+    except (ArgumentError, ValueError):
         raise NfvplaceError(
-            errors.STORE_UNSUPPORTED, f"--db {url!r} is not a database URL; {hint}"
-        ) from exc
+            errors.STORE_UNSUPPORTED,
+            # not echoed: what cannot be parsed cannot have its password hidden
+            f"--db is not a database URL (scheme://user@host:port/dbname); {hint}",
+        ) from None
     if parsed.drivername not in ("sqlite", "sqlite+pysqlite", "postgresql+psycopg"):
         raise NfvplaceError(
             errors.STORE_UNSUPPORTED,
@@ -110,8 +112,7 @@ def make_engine(url: str) -> Engine:
         # `DEALLOCATE ALL` at each rollback, dropping them
         connect_args={"prepare_threshold": None},
         # the connection given back last is taken first, so a worker's placing thread keeps
-        # talking to the same backend, its caches warm: 7 % less PostgreSQL CPU per placement
-        # with 2 workers (0.52 against 0.56 ms, four paired rounds)
+        # talking to the same backend, its caches warm (docs/benchmarks.md, "Settings")
         pool_use_lifo=True,
     )
     event.listen(engine, "checkin", _checked_in)

@@ -3,9 +3,11 @@
 Every method is one database transaction. A placement is computed outside the database (each worker
 keeps an index of the hosts' availability, refreshed from the change feed: `changes_since`), then
 `commit_placement` bumps each touched host's generation only if it is still the one the placement was
-computed on (UPDATE ... WHERE generation = :seen), writes the host as the engine claimed it, and inserts
-one unique row per exclusively held resource; either step failing rolls everything back and raises
-`StaleSnapshot`, and the caller refreshes and recomputes.
+computed on (UPDATE ... WHERE generation = :seen), inserts one unique row per exclusively held
+resource and adds its hugepages to the pools' counters; it does not write the host's availability
+document, which readers bring up to date with the placements committed since (`current.py`). Any
+step failing rolls everything back and raises `StaleSnapshot`, and the caller refreshes and
+recomputes.
 
 Every write that changes a host stamps it with a change number (`hosts.change_seq`, or
 `deleted_hosts` for a deletion), which the change feed reads (`changes`).

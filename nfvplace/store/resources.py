@@ -13,6 +13,7 @@ PU = "pu"
 VF = "vf"
 PORT = "port"
 PCI = "pci"
+CACHE_WAY = "cache_way"
 
 
 @dataclass(frozen=True, slots=True, order=True)
@@ -25,7 +26,7 @@ class Held:
 
 
 def held_resources(config: VmConfiguration) -> list[Held]:
-    """Every PU, VF, dedicated port and PCI device `config` holds exclusively."""
+    """Every PU, VF, dedicated port, PCI device and L3 cache way `config` holds exclusively."""
     held = [Held(config.host, PU, str(pu)) for pu in config.held_cpus]
     for iface in config.interfaces:
         if iface.pci_address is None:
@@ -35,6 +36,11 @@ def held_resources(config: VmConfiguration) -> list[Held]:
         elif iface.mode == "dedicated":
             held.append(Held(config.host, PORT, iface.pci_address.lower()))
     held.extend(Held(config.host, PCI, d.pci_address.lower()) for d in config.pci_devices)
+    for cs in config.cpu_sets:
+        if cs.cache_ways is not None:
+            first, domain = cs.cache_ways.first_way, cs.cache_ways.domain
+            ways = range(first, first + cs.cache_ways.ways)
+            held.extend(Held(config.host, CACHE_WAY, f"{domain}/{way}") for way in ways)
     return held
 
 

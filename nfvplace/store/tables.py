@@ -170,8 +170,8 @@ class HugepageClaimRow(Base):
 
 
 class K8sAssumedPodRow(Base):
-    """A pod the Kubernetes extender admitted on nodes whose NodeResourceTopology does not show it
-    yet: what it would take on each of them (node -> resource -> NUMA node -> amount)."""
+    """A pod bound to a node whose NodeResourceTopology does not show it yet: what it takes there
+    (`nodes`: its one node -> resource -> NUMA node -> amount)."""
 
     __tablename__ = "k8s_assumed_pods"
 
@@ -185,8 +185,8 @@ class K8sAssumedPodRow(Base):
 
 
 class K8sNodeViewRow(Base):
-    """What the extender last saw of a node: its host generation and free counts per NUMA node
-    (to tell, when the node's NodeResourceTopology changes, which assumed pods it now shows)."""
+    """A node's baseline for its assumed pods: the host generation last reconciled and its free
+    totals from before the oldest pod still assumed there (resource -> amount; store/assumed.py)."""
 
     __tablename__ = "k8s_node_views"
 
@@ -196,8 +196,8 @@ class K8sNodeViewRow(Base):
 
 
 class K8sLockRow(Base):
-    """One row: every filter call updates it first, so that the decisions of all workers and
-    replicas (and the assumed pods they record) are taken one after the other."""
+    """One row: every bind and reconciliation updates it first, so that the decisions of all
+    workers and replicas (and the assumed pods they record) are taken one after the other."""
 
     __tablename__ = "k8s_lock"
 

@@ -22,6 +22,8 @@ from .svg import (
     STATE_FILL,
     Box,
     document,
+    fit_line,
+    fit_lines,
     flow,
     group,
     rect,
@@ -178,8 +180,11 @@ def _port(port: Port, marks: Overlay, width: float) -> Box:
 
 
 def _nic(nic: Nic, marks: Overlay, width: float) -> Box:
-    parts = [text(PAD, 11, f"NIC {nic.vendor} {nic.model}"[:60], size=8.5, weight="bold")]
-    y = 16.0
+    label = fit_lines(f"NIC {nic.vendor} {nic.model}", width - 2 * PAD, 8.5, bold=True)
+    parts = [
+        text(PAD, 11 + 10.5 * k, line, size=8.5, weight="bold") for k, line in enumerate(label)
+    ]
+    y = 5.5 + 10.5 * len(label)
     for port in nic.ports:
         box = _port(port, marks, width - 2 * PAD)
         parts.append(box.at(PAD, y))
@@ -195,7 +200,10 @@ def _device(device: PciDevice, width: float, prefix: str) -> Box:
     label = f"{device.device_class} {device.pci_address} {device.model or ''}".strip()
     tip = label + (f", owner {device.owner}" if device.owner else "")
     svg = group(
-        [rect(0, 0, width, 16, STATE_FILL[state], title=tip), text(3, 11.5, label[:48], size=8)],
+        [
+            rect(0, 0, width, 16, STATE_FILL[state], title=tip),
+            text(3, 11.5, fit_line(label, width - 6, 8), size=8),
+        ],
         id=f"{prefix}dev-{device.pci_address}",
         class_=f"pcidev {state}",
     )

@@ -6,6 +6,7 @@ cairosvg (for PNG) all read. Colours are inline attributes (not only CSS) so eve
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from html import escape
@@ -96,6 +97,25 @@ def text(
         **extra,
     )
     return f"<text {a}>{escape(content)}</text>"
+
+
+# An upper bound of DejaVu Sans's advance per character, in ems (its capitals and digits are about
+# 0.6-0.7 em, bold a little wider): a label cut to it never runs out of its box.
+CHAR_EM = 0.64
+BOLD_EM = 0.70
+
+
+def fit_lines(content: str, width: float, size: float, *, bold: bool = False) -> list[str]:
+    """`content` broken at spaces into lines no wider than `width` at font size `size` (a word
+    longer than a line is broken inside)."""
+    per_line = max(int(width / (size * (BOLD_EM if bold else CHAR_EM))), 4)
+    return textwrap.wrap(content, per_line, break_long_words=True) or [""]
+
+
+def fit_line(content: str, width: float, size: float) -> str:
+    """`content` on one line no wider than `width`, ending in an ellipsis when cut."""
+    per_line = max(int(width / (size * CHAR_EM)), 2)
+    return content if len(content) <= per_line else content[: per_line - 1] + "\u2026"
 
 
 def group(children: Iterable[str], **extra: object) -> str:

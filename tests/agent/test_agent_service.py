@@ -52,6 +52,7 @@ class Agent:
     def __init__(self, folder: Path, server: str, *extra: str, interval: int = 1) -> None:
         token = folder / "agent.token"
         token.write_text(AGENT + "\n")
+        token.chmod(0o600)
         self.log = folder / "agent.log"
         self.metrics = folder / "agent.prom"
         self.process = subprocess.Popen(

@@ -66,3 +66,46 @@ def test_large_fleets_are_cut_to_a_readable_table_that_keeps_the_winner() -> Non
     assert len(lines) == 1 + MAX_ROWS + 1
     assert lines[1].split()[:2] == [winner, "chosen"]
     assert lines[-1] == f"... and {len(many) - MAX_ROWS} more hosts (the table shows {MAX_ROWS})"
+
+
+def test_a_vnf_is_explained_vm_by_vm_with_what_each_instance_was_given() -> None:
+    result = CliRunner().invoke(
+        app,
+        [
+            "place",
+            "--hosts",
+            str(FLEET),
+            "--vm",
+            str(ROOT / "examples" / "vnf" / "ran-site.yaml"),
+            "--explain",
+        ],
+    )
+    assert result.exit_code == 0, result.stderr
+    lines = result.stderr.splitlines()
+    placed = yaml.safe_load(result.stdout)
+    configs = placed.get("configurations", placed)
+    du = next(c for c in configs if c["vm"] == "vran-du")
+    # a table per VM of the template, naming every host with its verdict
+    header = lines.index(f"VM vran-du (placed on {du['host']}):")
+    rows = lines[header + 2 : header + 2 + len(list(FLEET.glob("*.yaml")))]
+    assert rows[0].split()[:2] == [du["host"], "chosen"]
+    assert all("[" in row for row in rows if " rejected " in row)  # each with its reason code
+    # what the DU was given: its node, every vCPU's PU, the hugepages, the VFs and their ports
+    said = "\n".join(lines)
+    cs = du["cpu_sets"][0]
+    assert f"cpu-set 0 on NUMA node {cs['numa_node']}" in said
+    pins = ", ".join(f"{v}->{p}" for v, p in sorted(cs["vcpu_pins"].items()))
+    assert pins in said
+    assert f"{cs['hugepages']['count']} x 1GiB hugepages" in said
+    vf = next(i for i in du["interfaces"] if i["mode"] == "sriov")
+    assert f"{vf['pci_address']} (a VF of port {vf['physical_function']})" in said
+
+
+def test_one_vm_is_shown_with_its_pus_pages_and_vfs() -> None:
+    config, lines = _explain("sriov-small.yaml")
+    said = "\n".join(lines)
+    cs = config["cpu_sets"][0]
+    assert ", ".join(f"{v}->{p}" for v, p in sorted(cs["vcpu_pins"].items())) in said
+    for interface in config["interfaces"]:
+        if interface.get("pci_address"):
+            assert interface["pci_address"] in said

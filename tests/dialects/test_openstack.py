@@ -20,10 +20,10 @@ def test_example_du_flavor() -> None:
     assert isinstance(vm, VmDescriptor)
     assert vm.name == "vran.du.large"
     (cpu_set,) = vm.cpu_sets
-    assert cpu_set.vcpus == tuple(range(10))
+    assert cpu_set.vcpus == tuple(range(4))
     assert cpu_set.hugepages is not None
-    assert (cpu_set.hugepages.size_kib, cpu_set.hugepages.count) == (1024 * 1024, 24)
-    assert vm.realtime_vcpus == tuple(range(2, 10))
+    assert (cpu_set.hugepages.size_kib, cpu_set.hugepages.count) == (1024 * 1024, 8)
+    assert vm.realtime_vcpus == tuple(range(2, 4))
     assert vm.emulator_threads.value == "isolate"
     assert vm.storage[0].size_gib == 40
 

@@ -19,11 +19,11 @@ def test_example_vbras() -> None:
     vm = nfvplace.load(EXAMPLES / "openvim-vbras.yaml")
     assert isinstance(vm, VmDescriptor)
     (cpu_set,) = vm.cpu_sets
-    assert len(cpu_set.vcpus) == 16
-    assert len(cpu_set.howtogroup) == 8
+    assert len(cpu_set.vcpus) == 8
+    assert len(cpu_set.howtogroup) == 4
     assert cpu_set.hugepages is not None
     assert cpu_set.hugepages.count == 2
-    assert [(i.mode.value, i.bandwidth_gbps) for i in cpu_set.interfaces] == [("dedicated", 10)] * 4
+    assert [(i.mode.value, i.bandwidth_gbps) for i in cpu_set.interfaces] == [("sriov", 10)] * 4
     assert [i.name for i in vm.interfaces] == ["mgmt"]
 
 

@@ -187,24 +187,26 @@ func TestFilterWithNodeObjects(t *testing.T) {
 	}
 }
 
-func TestAssumedPodsFillTheNodeBeforeItsNRTShowsThem(t *testing.T) {
+func TestFilterAssumesNothing(t *testing.T) {
 	names := setup(t, "burst")[:1] // burst-roomy: 12 free CPUs on NUMA node 1, 4 VFs there
-	admitted := 0
-	for i := 0; i < 4; i++ {
+	for i := 0; i < 4; i++ {       // four pods of 4 CPUs: each passes, none is assumed (no bind)
 		args := extenderv1.ExtenderArgs{Pod: pod(fmt.Sprintf("burst-%d", i), "4"), NodeNames: &names}
 		var result extenderv1.ExtenderFilterResult
 		send(t, http.MethodPost, "/k8s/v1/filter", args, &result)
-		if result.NodeNames != nil && len(*result.NodeNames) == 1 {
-			admitted++
-			continue
-		}
-		reason := result.FailedNodes[names[0]]
-		if !strings.Contains(reason, "does not show yet") {
-			t.Fatalf("pod %d: want a resolvable refusal naming the assumed pods, got %+v", i, result)
+		if result.Error != "" || result.NodeNames == nil || len(*result.NodeNames) != 1 {
+			t.Fatalf("pod %d: want %v kept, got %+v", i, names, result)
 		}
 	}
-	if admitted != 3 { // 12 CPUs on NUMA node 1 take three pods of 4
-		t.Fatalf("want 3 pods admitted before the NRT changes, got %d", admitted)
+}
+
+func TestBindWithoutACluster(t *testing.T) {
+	args := extenderv1.ExtenderBindingArgs{
+		PodName: "cnf-bind-1", PodNamespace: "contract", PodUID: types.UID("bind-1"), Node: "n",
+	}
+	var result extenderv1.ExtenderBindingResult
+	send(t, http.MethodPost, "/k8s/v1/bind", args, &result)
+	if !strings.HasPrefix(result.Error, "nfvplace.kubernetes.no_cluster:") {
+		t.Fatalf("want the no_cluster Error (serve has no --kubeconfig here), got %q", result.Error)
 	}
 }
 
@@ -216,9 +218,20 @@ func TestPrioritize(t *testing.T) {
 	if len(result) != len(names) {
 		t.Fatalf("want one HostPriority per node, got %v", result)
 	}
+	var filtered extenderv1.ExtenderFilterResult
+	send(t, http.MethodPost, "/k8s/v1/filter", args, &filtered)
+	kept := map[string]bool{}
+	if filtered.NodeNames != nil {
+		for _, name := range *filtered.NodeNames {
+			kept[name] = true
+		}
+	}
 	best := ""
 	var top int64 = -1
 	for i, priority := range result {
+		if kept[priority.Host] != (priority.Score > 0) { // one decision: refused 0, kept 1-10
+			t.Errorf("%s: filter kept it %v, yet it scores %d", priority.Host, kept[priority.Host], priority.Score)
+		}
 		if priority.Host != names[i] {
 			t.Errorf("host %d: want %s, got %s", i, names[i], priority.Host)
 		}
@@ -230,7 +243,7 @@ func TestPrioritize(t *testing.T) {
 			best, top = priority.Host, priority.Score
 		}
 	}
-	if best != names[0] || top != extenderv1.MaxExtenderPriority {
-		t.Fatalf("spread: want %s (the most free CPUs) at %d, got %s at %d", names[0], extenderv1.MaxExtenderPriority, best, top)
+	if best != names[0] {
+		t.Fatalf("spread: want %s (the most free CPUs) first, got %s at %d", names[0], best, top)
 	}
 }

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from nfvplace.lint import lint_paths
+from nfvplace.lint.rules.vnf import Outside
 from nfvplace.models import VmDescriptor
 
 from .cases import Case, check
@@ -23,6 +24,8 @@ MEMBER = VmDescriptor.model_validate(
 
 
 def resolve(relative: str) -> VmDescriptor | str:
+    if relative.startswith(("/", "..")):
+        return Outside(f"{relative} lies outside the template's folder; not opened")
     return MEMBER if relative == "lb.yaml" else "cannot read file: No such file or directory"
 
 
@@ -115,6 +118,12 @@ CASES = [
             FILE + INLINE,
             LINK + "    locality: different_host\nanti_affinity:\n  - members: [lb, worker]\n",
         ),
+    ),
+    Case(
+        "NFV710",
+        "members[0].file",
+        vnf("  - {name: lb, file: ../../etc/passwd} #<\n" + INLINE),
+        vnf(FILE + INLINE),
     ),
     # Inline members are checked as VM Descriptors, under their own path.
     Case(

@@ -58,7 +58,11 @@ def _bundled_hosts() -> list[ComputeHostDescriptor]:
 
 
 BUNDLED_VMS = sorted(
-    [*(EXAMPLES / "vms").glob("*.yaml"), *(EXAMPLES / "vnf").glob("**/*.yaml")],
+    [
+        *(EXAMPLES / "vms").glob("*.yaml"),
+        *(EXAMPLES / "vnf").glob("**/*.yaml"),
+        *(EXAMPLES / "dialects").glob("*.yaml"),  # a vendor's VM in its own format
+    ],
     key=lambda p: p.name,
 )
 
@@ -69,6 +73,15 @@ def test_every_bundled_example_vm_fits_a_bundled_host(path: Path) -> None:
     assert isinstance(vm, VmDescriptor | VnfTemplate)
     result = nfvplace.place(_bundled_hosts(), vm)
     assert result.ok, result.diagnosis.summary if result.diagnosis else path
+
+
+def test_the_bundled_pod_fits_the_bundled_kubernetes_node() -> None:
+    node = nfvplace.load(EXAMPLES / "kubernetes" / "nrt-worker-1.yaml")
+    pod = nfvplace.load(EXAMPLES / "kubernetes" / "cnf-pod.yaml")
+    assert isinstance(pod, VmDescriptor)
+    assert isinstance(node, ComputeHostDescriptor)
+    result = nfvplace.place([node], pod)
+    assert result.ok, result.diagnosis.summary if result.diagnosis else pod
 
 
 def test_vbras_fits_the_fleet_through_its_sriov_variant() -> None:

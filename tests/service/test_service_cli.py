@@ -26,6 +26,10 @@ def runner() -> CliRunner:
         (["--no-auth", "--host", "0.0.0.0"], "only binds to loopback"),
         (["--no-auth", "--tokens", "t.yaml"], "not both"),
         (["--no-auth", "--placing-threads", "0"], "--placing-threads"),
+        (["--no-auth", "--kubeconfig", "k", "--in-cluster"], "--kubeconfig FILE or --in-cluster"),
+        (["--no-auth", "--kube-context", "c"], "--kube-context needs --kubeconfig"),
+        (["--no-auth", "--kubeconfig", "/nonexistent"], "/nonexistent: cannot read the cluster"),
+        (["--no-auth", "--unregistered-nodes", "maybe"], "--unregistered-nodes"),
     ],
 )
 def test_serve_refuses_unsafe_settings(

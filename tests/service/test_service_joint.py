@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import yaml
 from fastapi.testclient import TestClient
 from service_hosts import host, vm
 from service_support import auth
@@ -75,3 +78,29 @@ def test_dry_run_with_moves_advises_and_moves_nothing(client: TestClient) -> Non
     assert client.get("/v1/hosts").json() == before
     bad = client.post("/v1/placements", json={"vm": vm(), "moves": True}, headers=auth("placer"))
     assert bad.status_code == 422
+
+
+def test_dry_run_batch_of_capacity_fits_and_one_more_is_409(client: TestClient) -> None:
+    # issue 37: on examples/fleet, capacity counts 164 instances of a 1-vCPU VM; a dry-run batch
+    # of 100 failed at instance 61
+    fleet = Path(__file__).resolve().parents[2] / "examples" / "fleet"
+    for chd in sorted(fleet.glob("*.yaml")):
+        data = yaml.safe_load(chd.read_text())
+        assert client.put(f"/v1/hosts/{data['id']}", json=data).status_code == 201
+    tiny = {"schema": "nfvplace/vmd/v1", "name": "tiny", "vcpus": 1, "memory_mib": 256}
+    before = client.get("/v1/hosts").json()
+    capacity = client.post("/v1/capacity", json={"vm": tiny}, headers=auth("reader")).json()
+    assert capacity["count"] == 164
+    for count in (100, 164):
+        body = {"batch": [{"vm": tiny, "count": count}], "dry_run": True}
+        answer = client.post("/v1/placements", json=body, headers=auth("placer"))
+        assert answer.status_code == 200, answer.text
+        assert len(answer.json()["configurations"]) == count
+    body = {"batch": [{"vm": tiny, "count": 165}], "dry_run": True}
+    refused = client.post("/v1/placements", json=body, headers=auth("placer"))
+    assert refused.status_code == 409, refused.text
+    assert refused.json()["code"] == "nfvplace.placement.no_fit"
+    detail = refused.json()["detail"]
+    assert "instance 165/165 does not fit (164 instances of tiny fit" in detail, detail
+    assert "vSwitch" not in detail
+    assert client.get("/v1/hosts").json() == before

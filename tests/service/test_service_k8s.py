@@ -44,61 +44,35 @@ def demo_pod(uid: str = "uid-1") -> dict[str, Any]:
 
 def test_filter_follows_the_upstream_demo(client: TestClient) -> None:
     """worker-node-A holds deviceA and deviceB on NUMA node 0; worker-node-B has them on different
-    NUMA nodes, so its kubelet (single-numa-node) would refuse the pod: unresolvable."""
+    NUMA nodes, so its kubelet (single-numa-node) would refuse the pod: unresolvable. A node with
+    no NRT is refused too (the default of --unregistered-nodes), and says why."""
     for name in ("worker-node-A.yaml", "worker-node-B.yaml"):
         put_nrt(client, load(DATA / name))
     args = {"Pod": demo_pod(), "NodeNames": ["worker-node-a", "worker-node-b", "no-nrt"]}
     answer = client.post("/k8s/v1/filter", json=args)
     assert answer.status_code == 200, answer.text
     result = answer.json()
-    assert result["NodeNames"] == ["worker-node-a", "no-nrt"]
+    assert result["NodeNames"] == ["worker-node-a"]
     assert result["Error"] == ""
     assert result["FailedNodes"] == {}
     reason = result["FailedAndUnresolvableNodes"]["worker-node-b"]
     assert "Topology Affinity Error" in reason
     assert "1 example.com/deviceA, 1 example.com/deviceB" in reason
-    assumed = client.get("/k8s/v1/assumptions").json()["pods"]
-    assert [(p["uid"], list(p["nodes"])) for p in assumed] == [("uid-1", ["worker-node-a"])]
-    assert assumed[0]["nodes"]["worker-node-a"]["cpu"] == {"0": 1}
+    assert "no NodeResourceTopology known" in result["FailedAndUnresolvableNodes"]["no-nrt"]
+    assert client.get("/k8s/v1/assumptions").json() == {"pods": []}  # filter assumes nothing
 
 
-def test_node_objects_are_given_back_and_the_second_pod_waits(client: TestClient) -> None:
-    """nodeCacheCapable false: Node objects in, the ones that fit out. Each NUMA node of node A
-    takes one such pod (node 0 has one deviceA, node 1 one deviceB): the first two are assumed
-    there, the third is refused until the NRT shows them (resolvable: FailedNodes)."""
+def test_node_objects_are_given_back(client: TestClient) -> None:
+    """nodeCacheCapable false: Node objects in, the ones that fit out; filtering the same pod
+    again and again assumes nothing (a pod is assumed only where it is bound)."""
     put_nrt(client, load(DATA / "worker-node-A.yaml"))
     node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "worker-node-a"}}
-
-    def nodes_for(uid: str) -> dict[str, Any]:
+    for uid in ("p1", "p2", "p3"):
         answer = client.post(
             "/k8s/v1/filter", json={"Pod": demo_pod(uid), "Nodes": {"items": [node]}}
-        )
-        result: dict[str, Any] = answer.json()
-        return result
-
-    first = nodes_for("p1")
-    assert (first["Nodes"]["items"], first["NodeNames"]) == ([node], None)
-    assert nodes_for("p2")["Nodes"]["items"] == [node]
-    third = nodes_for("p3")
-    assert third["Nodes"]["items"] == []
-    assert "2 pod(s) admitted here" in third["FailedNodes"]["worker-node-a"]
-    assert nodes_for("p2")["Nodes"]["items"] == [node]  # the same pod again replaces its own
-
-
-def test_the_assumption_goes_when_the_nrt_shows_the_pod(client: TestClient) -> None:
-    nrt = load(DATA / "worker-node-A.yaml")
-    put_nrt(client, nrt)
-    names = {"NodeNames": ["worker-node-a"]}
-    assert client.post("/k8s/v1/filter", json={"Pod": demo_pod("p1"), **names}).json()["NodeNames"]
-    shown = copy.deepcopy(nrt)  # the exporter reports p1 on NUMA node 0
-    for resource in shown["zones"][0]["resources"]:
-        resource["available"] -= 1
-    put_nrt(client, shown)
-    second = client.post("/k8s/v1/filter", json={"Pod": demo_pod("p2"), **names}).json()
-    assert second["NodeNames"] == ["worker-node-a"]  # on NUMA node 1 now: p1 is in the NRT
-    pods = client.get("/k8s/v1/assumptions").json()["pods"]
-    assert [p["uid"] for p in pods] == ["p2"]
-    assert pods[0]["nodes"]["worker-node-a"]["example.com/deviceA"] == {"1": 1}
+        ).json()
+        assert (answer["Nodes"]["items"], answer["NodeNames"]) == ([node], None)
+    assert client.get("/k8s/v1/assumptions").json() == {"pods": []}
 
 
 def test_bad_requests_get_the_upstream_error_field(client: TestClient) -> None:
@@ -120,7 +94,8 @@ def test_bad_requests_get_the_upstream_error_field(client: TestClient) -> None:
     assert bad.json()["code"] == "nfvplace.service.invalid_request"
 
 
-def test_prioritize_scores_zero_to_ten(client: TestClient) -> None:
+def test_prioritize_scores_from_the_filters_decision(client: TestClient) -> None:
+    """A node filter keeps scores 1 to 10, a node it refuses 0 (an unknown node too)."""
     one = load(EXAMPLES / "nrt-worker-1.yaml")
     two = copy.deepcopy(one)
     two["metadata"]["name"] = "worker-2"
@@ -132,36 +107,49 @@ def test_prioritize_scores_zero_to_ten(client: TestClient) -> None:
     pod = load(EXAMPLES / "cnf-pod.yaml")
     pod["metadata"]["uid"] = "cnf-1"
     args = {"Pod": pod, "NodeNames": ["worker-1", "worker-2", "unknown"]}
-    assert client.post("/k8s/v1/filter", json=args).json()["NodeNames"] == [
-        "worker-1",
-        "worker-2",
-        "unknown",
-    ]
+    kept = client.post("/k8s/v1/filter", json=args).json()["NodeNames"]
+    assert kept == ["worker-1", "worker-2"]
     packed = {h["Host"]: h["Score"] for h in client.post("/k8s/v1/prioritize", json=args).json()}
-    assert packed == {"worker-1": 10, "worker-2": 0, "unknown": 0}  # pack: the fuller node
+    assert packed["unknown"] == 0
+    assert 1 <= packed["worker-2"] < packed["worker-1"] <= 10  # pack: the fuller node
     spread = client.post("/k8s/v1/prioritize?policy=spread", json=args).json()
-    assert {h["Host"]: h["Score"] for h in spread} == {"worker-1": 0, "worker-2": 10, "unknown": 0}
+    spread_scores = {h["Host"]: h["Score"] for h in spread}
+    assert 1 <= spread_scores["worker-1"] < spread_scores["worker-2"] <= 10
+    assert spread_scores["unknown"] == 0
 
 
 def test_assumptions_are_listed_and_dropped_by_role(client: TestClient) -> None:
-    put_nrt(client, load(DATA / "worker-node-A.yaml"))
-    client.post("/k8s/v1/filter", json={"Pod": demo_pod("gone"), "NodeNames": ["worker-node-a"]})
-    reader = client.delete("/k8s/v1/assumptions/gone", headers=auth("reader"))
-    assert reader.status_code == 403
-    assert client.delete("/k8s/v1/assumptions/gone", headers=auth("placer")).status_code == 204
-    missing = client.delete("/k8s/v1/assumptions/gone")
+    missing = client.delete("/k8s/v1/assumptions/gone", headers=auth("placer"))
     assert missing.status_code == 404
     assert missing.json()["code"] == "nfvplace.kubernetes.not_assumed"
+    assert client.delete("/k8s/v1/assumptions/gone", headers=auth("reader")).status_code == 403
     assert client.get("/k8s/v1/assumptions", headers=auth("reader")).json() == {"pods": []}
     refused = client.post("/k8s/v1/filter", json={}, headers=auth("reader"))
     assert refused.status_code == 403
+    assert client.post("/k8s/v1/bind", json={}, headers=auth("reader")).status_code == 403
 
 
-def test_long_uids_and_names_are_kept_within_the_columns(client: TestClient) -> None:
+def test_bind_reads_the_upstream_args_and_needs_a_cluster(client: TestClient) -> None:
+    bad = client.post("/k8s/v1/bind", json={"PodName": "p"}).json()
+    assert bad["Error"].startswith("nfvplace.service.invalid_request: ExtenderBindingArgs.")
+    body = {"PodName": "p", "PodNamespace": "ns", "PodUID": "u", "Node": "n"}
+    answer = client.post("/k8s/v1/bind", json=body).json()
+    assert answer["Error"].startswith("nfvplace.kubernetes.no_cluster:")
+
+
+def test_what_lint_refuses_is_placed_nowhere(client: TestClient) -> None:
+    """The pod goes through the reader and the lint gate: a pod `nfvplace lint` refuses (more
+    vCPUs than a VM Descriptor takes) is refused on every node, unresolvable, with the rule, in a
+    bounded message, and scores 0."""
     put_nrt(client, load(DATA / "worker-node-A.yaml"))
-    pod = demo_pod("x" * 1000)
-    pod["metadata"]["name"] = "n" * 1000
-    answer = client.post("/k8s/v1/filter", json={"Pod": pod, "NodeNames": ["worker-node-a"]})
-    assert answer.json()["NodeNames"] == ["worker-node-a"]
-    (assumed,) = client.get("/k8s/v1/assumptions").json()["pods"]
-    assert (len(assumed["uid"]), len(assumed["pod"])) == (64, 512)
+    pod = demo_pod("huge")
+    pod["spec"]["containers"][0]["resources"] = {"limits": {"cpu": "5000", "memory": "1Gi"}}
+    args = {"Pod": pod, "NodeNames": ["worker-node-a"]}
+    result = client.post("/k8s/v1/filter", json=args).json()
+    assert (result["NodeNames"], result["Error"]) == ([], "")
+    reason = result["FailedAndUnresolvableNodes"]["worker-node-a"]
+    assert reason.startswith("nfvplace: lint refuses the pod (")
+    assert "NFV001" in reason
+    assert len(reason) <= 2000
+    scores = client.post("/k8s/v1/prioritize", json=args).json()
+    assert scores == [{"Host": "worker-node-a", "Score": 0}]

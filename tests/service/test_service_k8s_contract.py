@@ -51,7 +51,8 @@ def test_upstream_go_types_talk_to_the_extender(
     for name in (
         "TestFilterWithNodeNames",
         "TestFilterWithNodeObjects",
-        "TestAssumedPodsFillTheNodeBeforeItsNRTShowsThem",
+        "TestFilterAssumesNothing",
+        "TestBindWithoutACluster",
         "TestPrioritize",
     ):
         assert f"--- PASS: {name}" in run.stdout

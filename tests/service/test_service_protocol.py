@@ -62,7 +62,9 @@ def test_body_size_is_bounded(app_factory: Callable[..., Any], sqlite_url: str) 
         # as deep as Python's own parser refuses: the same refusal as 100 levels (docs/errors.md)
         (b"[" * 100000 + b"]" * 100000, "application/json", "nfvplace.input.unsafe", 422),
         (b"a: !!python/object:os.system {}", "application/yaml", "nfvplace.input.syntax", 422),
-        (b"<chd/>", "application/xml", "nfvplace.service.unsupported_media_type", 415),
+        # XML is read (SOL006), and what is not a host is refused as such
+        (b"<chd/>", "application/xml", "nfvplace.input.invalid", 422),
+        (b"<chd/>", "application/pdf", "nfvplace.service.unsupported_media_type", 415),
     ],
 )
 def test_malformed_bodies_are_problems(

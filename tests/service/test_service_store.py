@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
+from alembic import command
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from service_hosts import host
-from sqlalchemy import insert, inspect
+from sqlalchemy import insert, inspect, select
 from sqlalchemy.exc import IntegrityError
 
 from nfvplace.models.chd import ComputeHostDescriptor
@@ -25,8 +27,10 @@ def store(db_url: str) -> Iterator[Store]:
     opened.close()
 
 
-def config(owner: str, pus: list[int], vf: str | None = None, pages: int = 1) -> VmConfiguration:
-    data = {
+def config(
+    owner: str, pus: list[int], vf: str | None = None, pages: int = 1, ways: int = 0
+) -> VmConfiguration:
+    data: dict[str, Any] = {
         "vm": "vm",
         "instance": owner,
         "host": "h1",
@@ -52,6 +56,8 @@ def config(owner: str, pus: list[int], vf: str | None = None, pages: int = 1) ->
             else []
         ),
     }
+    if ways:
+        data["cpu_sets"][0]["cache_ways"] = {"domain": 0, "first_way": 0, "ways": ways}
     return VmConfiguration.model_validate(data)
 
 
@@ -82,6 +88,47 @@ def test_database_refuses_a_double_claim(store: Store) -> None:
         conn.execute(
             insert(CLAIMS).values(placement_id="p1", host_id="h1", kind="pu", resource="1")
         )
+
+
+def cached_host() -> ComputeHostDescriptor:
+    """`host("h1")` with an L3 cache of 11 ways per NUMA node (Intel RDT CAT)."""
+    data = host("h1")
+    data["cache_allocation"] = {
+        "classes": 4,
+        "domains": [{"id": k, "numa_nodes": [k], "ways": 11, "way_kib": 2560} for k in (0, 1)],
+    }
+    return ComputeHostDescriptor.model_validate(data)
+
+
+def test_database_refuses_a_cache_way_held_twice(store: Store) -> None:
+    store.put_host(cached_host())
+    commit(store, "p1", [config("p1/vm", [1, 2], ways=2)])
+    with pytest.raises(IntegrityError), store.engine.begin() as conn:
+        conn.execute(
+            insert(CLAIMS).values(placement_id="p1", host_id="h1", kind="cache_way", resource="0/1")
+        )
+    assert store.audit() == []
+
+
+def test_migration_0008_gives_live_placements_their_cache_way_rows(store: Store) -> None:
+    store.put_host(cached_host())
+    commit(store, "p1", [config("p1/vm", [1, 2], ways=3)])
+    settings = alembic_config(store.engine.url.render_as_string(hide_password=False))
+    with store.engine.begin() as conn:
+        settings.attributes["connection"] = conn
+        command.downgrade(settings, "0007")
+        assert _cache_way_rows(conn) == []
+    migrate(store.engine)
+    with store.engine.connect() as conn:
+        assert _cache_way_rows(conn) == [("p1", "0/0"), ("p1", "0/1"), ("p1", "0/2")]
+    assert store.audit() == []
+
+
+def _cache_way_rows(conn: Any) -> list[tuple[str, str]]:
+    rows = conn.execute(
+        select(CLAIMS.c.placement_id, CLAIMS.c.resource).where(CLAIMS.c.kind == "cache_way")
+    )
+    return sorted((str(p), str(r)) for p, r in rows)
 
 
 def test_stale_snapshot_cannot_commit(store: Store) -> None:

@@ -45,7 +45,9 @@ CONFIG = VmConfiguration.model_validate(
 
 
 def test_held_resources_names_every_exclusive_resource() -> None:
-    assert sorted(held_resources(CONFIG)) == sorted(
+    data = CONFIG.model_dump(mode="json", by_alias=True)
+    data["cpu_sets"][0]["cache_ways"] = {"domain": 1, "first_way": 8, "ways": 2}
+    assert sorted(held_resources(VmConfiguration.model_validate(data))) == sorted(
         [
             Held("h1", "pu", "9"),
             Held("h1", "pu", "10"),
@@ -54,6 +56,8 @@ def test_held_resources_names_every_exclusive_resource() -> None:
             Held("h1", "vf", "0000:58:02.1"),
             Held("h1", "port", "0000:58:00.0"),
             Held("h1", "pci", "0000:3d:00.0"),  # lower case: addresses compare case-blind
+            Held("h1", "cache_way", "1/8"),  # each way of the cpu-set's L3 cache
+            Held("h1", "cache_way", "1/9"),
         ]
     )
 

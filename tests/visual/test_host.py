@@ -146,3 +146,31 @@ def test_a_shared_cpu_vm_shows_its_legend_colour_on_its_shared_pus(
         element = drawn[f"pu-{pu}"]
         assert {"shared", "vm-shared", "vm-0"} <= _classes(element)
         assert colour in {r.get("fill") for r in element.iter(f"{SVG}rect")}
+
+
+@pytest.mark.parametrize(
+    "model",
+    [
+        "Ethernet Controller E810-XXV for SFP (synthetic)",
+        "Ethernet Controller X710 for 10GbE SFP+ with a very long marketing name (rev 02, OEM)",
+    ],
+)
+def test_a_nic_label_is_never_cut(model: str) -> None:
+    host = nfvplace.load(EXAMPLES / "hosts" / "dell-r740-2s-gold-6230-snc2.yaml")
+    assert isinstance(host, ComputeHostDescriptor)
+    nic = host.numa_nodes[0].nics[0].model_copy(update={"model": model})
+    node = host.numa_nodes[0].model_copy(update={"nics": (nic,)})
+    host = host.model_copy(update={"numa_nodes": (node, *host.numa_nodes[1:])})
+    texts = [t.text or "" for t in ElementTree.fromstring(host_svg(host)).iter(f"{SVG}text")]
+    drawn = " ".join(t for t in texts if t.startswith("NIC") or model.split()[-1] in t)
+    for word in f"NIC {nic.vendor} {model}".split():
+        assert word in drawn, (word, texts)
+
+
+def test_text_fits_the_width_it_is_given() -> None:
+    from nfvplace.visual.svg import BOLD_EM, fit_line, fit_lines
+
+    lines = fit_lines("NIC Intel Corporation Ethernet Controller E810-XXV (x)", 200, 8.5, bold=True)
+    assert len(lines) > 1
+    assert all(len(line) * 8.5 * BOLD_EM <= 200 for line in lines)
+    assert fit_line("0000:18:00.0 a device model name far too long", 60, 8).endswith("\u2026")

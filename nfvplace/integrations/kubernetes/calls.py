@@ -1,69 +1,320 @@
-"""The extender's two calls over the store: the nodes' CHDs (each read from its NodeResourceTopology
-by `PUT /v1/hosts/{node}`, kept parsed while unchanged: `store/parsed.py`) and the assumed pods
-every worker and replica shares."""
+"""The extender's verbs and the watch's events over the store: the nodes (each read from its
+NodeResourceTopology by `PUT /v1/hosts/{node}` or the built-in watch, kept parsed while unchanged:
+`store/parsed.py`, and counted once per generation here) and the pods assumed on them, which every
+worker and replica shares.
+
+Filter and prioritize read; bind decides again under the lock, creates the Binding through the API
+server and assumes the pod on that node only; a NodeResourceTopology update (`reconcile`) and the
+pod watch (`pod_bound`, `pod_gone`) drop what the nodes now account for.
+"""
 
 from __future__ import annotations
 
-from datetime import timedelta
+import hashlib
+import json
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
 from typing import Any
 
-from ...models.chd import ComputeHostDescriptor
+from ... import errors
+from ...dialects.k8s_pod import read_pod
+from ...dialects.kubernetes import Pod
+from ...errors import LintError
+from ...lint.gate import gate
+from ...models.chd import ComputeHostDescriptor, TopologyManager
+from ...models.loading import SourceDocument
 from ...store import Store
-from ...store.assumed import AssumedPod, AssumedPods, Outcome, SeenNode
+from ...store.assumed import AssumedPod, AssumedPods, totals
 from ...store.parsed import ParsedHosts
 from ...store.records import utc_now
+from .decide import Decision, NodeView, decide, decide_all, pod_shape
 from .extender import (
+    BindingArgs,
     ExtenderArgs,
-    Seen,
-    assumed_on,
     filter_result,
-    free_counts,
-    now_shown,
+    key_of,
     pod_key,
-    scores,
-    verdict,
+    priorities,
 )
-from .state import node_state
+from .state import NodeState, node_state, topology_manager
 
 
-def filter_call(
-    store: Store, nodes: ParsedHosts, args: ExtenderArgs, assume_s: float
-) -> dict[str, Any]:
-    """`ExtenderFilterResult` for `args`; the pod is assumed on every node that takes it (for
-    `assume_s` seconds at most), in place of what it was assumed on before."""
-    uid, now = pod_key(args.pod), utc_now()
+@dataclass(frozen=True)
+class Door:
+    """What the verbs need besides the request: the store, its nodes kept parsed, and the
+    service's Kubernetes settings."""
 
-    def compute(pods: list[AssumedPod], views: dict[str, SeenNode]) -> Outcome[dict[str, Any]]:
-        read = nodes.read(args.node_names)
-        hosts: dict[str, ComputeHostDescriptor] = {h: chd for h, (_g, chd) in read.items()}
-        seen = Seen()
-        for node, (generation, host) in read.items():
-            free = free_counts(node_state(host))
-            now_shown(node, generation, free, views.get(node), pods, seen)
-        live = [p for p in pods if p.uid not in seen.shown]
-        verdicts = [
-            verdict(node, hosts.get(node), args.pod, assumed_on(node, live))
-            for node in args.node_names
-        ]
-        taken = {
-            v.node: v.admission.consumption
-            for v in verdicts
-            if v.fits and v.admission is not None and v.admission.consumption
+    store: Store
+    hosts: ParsedHosts
+    pass_unregistered: bool = False
+
+
+class Counted:
+    """Each node's counts and Topology Manager, kept per generation (counting a CHD is the cost
+    of a node that did not change)."""
+
+    def __init__(self, limit: int = 10_000) -> None:
+        self.limit = limit
+        self._kept: OrderedDict[str, tuple[int, NodeState, TopologyManager]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def of(
+        self, node: str, generation: int, host: ComputeHostDescriptor
+    ) -> tuple[NodeState, TopologyManager]:
+        with self._lock:
+            kept = self._kept.get(node)
+            if kept is not None and kept[0] == generation:
+                self._kept.move_to_end(node)
+                return kept[1], kept[2]
+        state, manager = node_state(host), topology_manager(host)
+        with self._lock:
+            self._kept[node] = (generation, state, manager)
+            while len(self._kept) > self.limit:
+                self._kept.popitem(last=False)
+        return state, manager
+
+
+COUNTED = Counted()
+
+
+def views(door: Door, names: Collection[str], now: datetime) -> dict[str, NodeView]:
+    """The nodes of `names` that have a NodeResourceTopology, with the pods assumed on them."""
+    read = door.hosts.read(names)
+    assumed: dict[str, list[AssumedPod]] = {}
+    for pod in AssumedPods(door.store.engine).live(now, read.keys()):
+        assumed.setdefault(pod.node, []).append(pod)
+    out = {}
+    for node, (generation, host) in read.items():
+        state, manager = COUNTED.of(node, generation, host)
+        mine = tuple((p.uid, p.consumption) for p in assumed.get(node, ()))
+        out[node] = NodeView(node, generation, state, manager, mine)
+    return out
+
+
+# --- the lint gate --------------------------------------------------------------------------------
+
+_GATED: OrderedDict[str, str | None] = OrderedDict()
+_GATED_LOCK = threading.Lock()
+
+
+def lint_refusal(raw_pod: Mapping[str, Any] | None) -> str | None:
+    """Why lint refuses the pod (its rules and messages), or None: what `nfvplace lint` refuses,
+    the extender places nowhere. Kept per pod content (a burst of replicas is linted once)."""
+    if raw_pod is None:
+        return None
+    body = {k: raw_pod.get(k) for k in ("apiVersion", "kind", "spec")}
+    body["metadata"] = {"annotations": (raw_pod.get("metadata") or {}).get("annotations")}
+    key = hashlib.sha256(json.dumps(body, sort_keys=True, default=str).encode()).hexdigest()
+    with _GATED_LOCK:
+        if key in _GATED:
+            return _GATED[key]
+    document = {"apiVersion": "v1", "kind": "Pod", **raw_pod}
+    try:
+        gate(SourceDocument(data=document, source="ExtenderArgs.Pod"), "pod")
+        refusal = None
+    except LintError as exc:
+        issues = exc.issues or ()
+        details = "; ".join(issue.message for issue in issues[:3])
+        more = f" (and {len(issues) - 3} more)" if len(issues) > 3 else ""
+        refusal = f"nfvplace: {exc.message}: {details}{more}"[:2000]
+    with _GATED_LOCK:
+        _GATED[key] = refusal
+        while len(_GATED) > 4096:
+            _GATED.popitem(last=False)
+    return refusal
+
+
+# --- the verbs ------------------------------------------------------------------------------------
+
+
+class Filtered:
+    """The node views each pod was last filtered on (this worker, the last `TTL_S` seconds): the
+    prioritize call of the same scheduling cycle scores from the decisions filter took, even when
+    a bind lands between the two calls (the bind then decides again on the new state)."""
+
+    TTL_S = 30.0
+
+    def __init__(self, limit: int = 4096) -> None:
+        self.limit = limit
+        self._kept: OrderedDict[str, tuple[float, dict[str, NodeView]]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def put(self, pod: str, known: dict[str, NodeView]) -> None:
+        with self._lock:
+            self._kept[pod] = (time.monotonic(), known)
+            self._kept.move_to_end(pod)
+            while len(self._kept) > self.limit:
+                self._kept.popitem(last=False)
+
+    def get(self, pod: str) -> dict[str, NodeView]:
+        with self._lock:
+            kept = self._kept.get(pod)
+        if kept is None or time.monotonic() - kept[0] > self.TTL_S:
+            return {}
+        return kept[1]
+
+
+FILTERED = Filtered()
+
+
+def filter_call(door: Door, args: ExtenderArgs) -> dict[str, Any]:
+    """`ExtenderFilterResult` for `args` (nothing is written)."""
+    refusal = lint_refusal(args.raw_pod)
+    known = views(door, args.node_names, utc_now())
+    FILTERED.put(pod_key(args.pod), known)
+    decisions = decide_all(args.pod, args.node_names, known, "pack", door.pass_unregistered)
+    return filter_result(args, decisions, refusal)
+
+
+def prioritize_call(door: Door, args: ExtenderArgs, policy: str) -> list[dict[str, Any]]:
+    """`HostPriorityList` for `args`, from the decisions filter took for the pod (on the node
+    views it decided on, where this worker filtered it lately; else on the nodes as they are)."""
+    if lint_refusal(args.raw_pod) is not None:
+        return [{"Host": node, "Score": 0} for node in args.node_names]
+    filtered = FILTERED.get(pod_key(args.pod))
+    missing = [n for n in args.node_names if n not in filtered]
+    known = {**views(door, missing, utc_now()), **filtered} if missing else filtered
+    decisions = decide_all(args.pod, args.node_names, known, policy, door.pass_unregistered)
+    return priorities(args, decisions)
+
+
+class BindError(Exception):
+    """The bind verb's `Error`: its code and why."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(f"{code}: {message}")
+
+
+Binder = Callable[[BindingArgs], None]
+"""Creates the pod's Binding through the API server (raises with the API server's reason)."""
+PodReader = Callable[[str, str], Mapping[str, Any]]
+"""Reads a pod (namespace, name) from the API server."""
+
+
+def bind_call(
+    door: Door, args: BindingArgs, read_pod_of: PodReader, bind: Binder, assume_s: float
+) -> dict[str, str]:
+    """`ExtenderBindingResult`: the node decided again for the pod under the lock, the pod
+    assumed there, the Binding created; a refusal or a failed Binding leaves nothing behind."""
+    try:
+        pod = read_pod(
+            {"apiVersion": "v1", "kind": "Pod", **read_pod_of(args.namespace, args.name)}
+        )[0]
+    except Exception as exc:  # the API server's or the reader's reason, to the pod's events
+        return {"Error": f"{errors.KUBERNETES_BIND_FAILED}: cannot read the pod: {exc}"}
+    if args.uid and pod.uid and pod.uid != args.uid:
+        return {
+            "Error": f"{errors.KUBERNETES_BIND_FAILED}: pod {args.namespace}/{args.name} is "
+            f"{pod.uid}, not {args.uid} (it was replaced)"
         }
-        assume = None
-        if taken and assume_s > 0:
-            name = f"{args.pod.namespace}/{args.pod.name}"[:512]
-            assume = AssumedPod(uid, name, taken, now, now + timedelta(seconds=assume_s))
-        return Outcome(filter_result(args, verdicts), seen.views, seen.shown, assume)
+    uid = key_of(args.uid) if args.uid else pod_key(pod)
+    try:
+        assumed = assume(door, pod, uid, args.node, assume_s)
+    except BindError as exc:
+        return {"Error": str(exc)}
+    try:
+        bind(args)
+    except Exception as exc:
+        if bound_to(read_pod_of, args) == args.node:
+            return {"Error": ""}  # an earlier call, timed out on the scheduler's side, bound it
+        if assumed:
+            AssumedPods(door.store.engine).drop(uid)  # the exact inverse: nothing left behind
+        return {"Error": f"{errors.KUBERNETES_BIND_FAILED}: the API server refused: {exc}"}
+    return {"Error": ""}
 
-    return AssumedPods(store.engine).decide(uid, args.node_names, now, compute)
+
+def bound_to(read_pod_of: PodReader, args: BindingArgs) -> str:
+    """The node the pod is bound to now ("" unbound, or unreadable)."""
+    try:
+        pod = read_pod_of(args.namespace, args.name)
+    except Exception:
+        return ""
+    return str((pod.get("spec") or {}).get("nodeName") or "")
 
 
-def prioritize_call(
-    store: Store, nodes: ParsedHosts, args: ExtenderArgs, policy: str
-) -> list[dict[str, Any]]:
-    """`HostPriorityList` for `args`: the engine's score around the other assumed pods."""
-    uid = pod_key(args.pod)
-    pods = [p for p in AssumedPods(store.engine).live(utc_now()) if p.uid != uid]
-    hosts = {h: chd for h, (_g, chd) in nodes.read(args.node_names).items()}
-    return scores(args, hosts, pods, policy)
+def assume(door: Door, pod: Pod, uid: str, node: str, assume_s: float) -> bool:
+    """Decide `pod` on `node` again, under the lock, and assume it there (unless it takes nothing
+    nfvplace counts, or `assume_s` is 0); raises BindError when the node no longer admits it."""
+    if any(p.uid == uid for p in AssumedPods(door.store.engine).live(utc_now())):
+        return False  # bound already (the pod watch saw it): the API server will say where
+    if node not in door.hosts.read([node]):
+        decision = decide(pod, pod_shape(pod), None, node, "pack", door.pass_unregistered)
+        if not decision.fits:
+            raise BindError(errors.KUBERNETES_BIND_REFUSED, decision.reason)
+        return False
+    decision, assumed = assumed_there(door, pod, uid, node, assume_s)
+    if not decision.fits:
+        raise BindError(errors.KUBERNETES_BIND_REFUSED, decision.reason)
+    return assumed
+
+
+def assumed_there(
+    door: Door, pod: Pod, uid: str, node: str, assume_s: float
+) -> tuple[Decision, bool]:
+    """Under the lock, the decision for `pod` on `node` (a registered one) counting the pods
+    assumed there, and the pod assumed there when the node takes it (and it pins something)."""
+    generation, host = door.hosts.read([node])[node]
+    state, manager = COUNTED.of(node, generation, host)
+    now = utc_now()
+
+    def check(pending: list[AssumedPod]) -> tuple[tuple[Decision, bool], AssumedPod | None]:
+        others = tuple((p.uid, p.consumption) for p in pending if p.uid != uid)
+        view = NodeView(node, generation, state, manager, others)
+        decision = decide(pod, pod_shape(pod), view, node, "pack", door.pass_unregistered)
+        if not decision.fits or not decision.consumption or assume_s <= 0:
+            return (decision, False), None
+        name = f"{pod.namespace}/{pod.name}"[:512]
+        expires = now + timedelta(seconds=assume_s)
+        return (decision, True), AssumedPod(uid, name, node, decision.consumption, now, expires)
+
+    baseline = (generation, free_totals(state))
+    return AssumedPods(door.store.engine).assume(node, now, check, baseline)
+
+
+def free_totals(state: NodeState) -> dict[str, int]:
+    """Resource -> free amount over the node's NUMA nodes."""
+    free = {"cpu": {n: p.free for n, p in state.cpus.items()}}
+    for pools in (state.memory, state.devices):
+        free.update({r: {n: p.free for n, p in per.items()} for r, per in pools.items()})
+    return totals(free)
+
+
+# --- what the cluster says ------------------------------------------------------------------------
+
+
+def reconcile(store: Store, node: str, generation: int, host: ComputeHostDescriptor) -> list[str]:
+    """A node's NodeResourceTopology changed: drop the assumed pods its totals account for."""
+    state, _manager = COUNTED.of(node, generation, host)
+    return AssumedPods(store.engine).reconcile(node, generation, free_totals(state), utc_now())
+
+
+def pod_bound(door: Door, raw: Mapping[str, Any], assume_s: float) -> bool:
+    """The pod watch saw `raw` bound to a node, by whichever binder (a pod outside the
+    extender's `managedResources`, another scheduler): assume it there, as the kubelet would
+    admit it, until the node's NodeResourceTopology accounts for it. True when assumed."""
+    node = str((raw.get("spec") or {}).get("nodeName") or "")
+    if not node or assume_s <= 0 or node not in door.hosts.read([node]):
+        return False
+    pod = read_pod({"apiVersion": "v1", "kind": "Pod", **raw})[0]
+    uid = pod_key(pod)
+    if any(p.uid == uid for p in AssumedPods(door.store.engine).live(utc_now(), [node])):
+        return False  # nfvplace bound it (or saw it) already
+    return assumed_there(door, pod, uid, node, assume_s)[1]
+
+
+def pod_gone(door: Door, uid: str) -> bool:
+    """The pod was deleted or finished: its assumption (if any) goes."""
+    return AssumedPods(door.store.engine).drop(key_of(uid))
+
+
+def node_gone(door: Door, node: str) -> None:
+    AssumedPods(door.store.engine).drop_node(node)
+
+
+def all_decisions(door: Door, pod: Pod, nodes: Sequence[str], policy: str) -> list[Decision]:
+    """Every node's decision for `pod` (tests and tools: filter and prioritize read these)."""
+    return decide_all(pod, nodes, views(door, nodes, utc_now()), policy, door.pass_unregistered)

@@ -27,6 +27,8 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from .cpu_flags import kernel_flags
+
 SMALL_PAGE_KIB = 4
 LIBVIRT_CAPABILITIES = ("cpu_pinning", "numa_memory_pinning", "hugepage_numa_pinning")
 VENDORS = {"intel": "GenuineIntel", "amd": "AuthenticAMD"}
@@ -125,7 +127,7 @@ def chd_of(
     processor: dict[str, Any] = {
         "vendor": VENDORS.get(vendor.lower(), vendor or "unknown"),
         "model": str(info.get("model") or "unknown"),
-        "flags": list(info.get("features") or ()),
+        "flags": kernel_flags(info.get("features") or ()),  # libvirt names -> /proc/cpuinfo
     }
     unknown = [f"processor.{k}" for k in ("vendor", "model") if not info.get(k)]
     if not cells:  # no NUMA topology: one node of floating PUs, and nothing can be pinned

@@ -36,6 +36,7 @@ from oslo_log import log as logging
 
 from .client import EvaluatedHost, EvaluationClient, EvaluationError
 from .hosts import chd_of, host_view, isolate_refused
+from .reach import floats_host_wide, host_wide
 from .requests import pins_isolated, request_document
 
 LOG = logging.getLogger(__name__)
@@ -91,6 +92,8 @@ def _ask(hosts: list[Any], spec_obj: Any) -> list[EvaluatedHost]:
     try:
         document = request_document(spec_obj)
         views = [host_view(h) for h in hosts]
+        if floats_host_wide(document):  # a shared guest with no NUMA topology: the whole host
+            views = [host_wide(v) for v in views]
         closed = [isolate_refused(v) if pins_isolated(document) else {} for v in views]
         chds = [chd_of(view, cells) for view, cells in zip(views, closed, strict=True)]
     except Exception as exc:  # the edge of Nova's objects: one line in the log, never a traceback

@@ -52,7 +52,8 @@ DIALECT_LOSS = Rule(
     Severity.warning,
     FAMILY,
     "A field of the dialect that bears on placement has no nfvplace equivalent and is not carried",
-    "check that the converted descriptor says what you mean, or write it in nfvplace/vmd/v1",
+    "check that the converted descriptor says what you mean, or write it in nfvplace's own "
+    "format (nfvplace/vmd/v1 for a VM, nfvplace/chd/v1 for a host)",
 )
 DIALECT_ASSUMED = Rule(
     "NFV006",

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ...models.chd import ComputeHostDescriptor
+from ...models.page_sizes import page_sizes_kib
 from ...models.units import format_memory_kib
 from ...models.vmd import PageSizeChoice, VmDescriptor
 from ..finding import Severity
@@ -12,8 +13,6 @@ from ..findings import Hit, Rule
 
 FAMILY = "memory"
 
-# Page sizes Linux offers on x86_64, arm64 (4K and 64K granules) and POWER.
-KNOWN_PAGE_SIZES_KIB = frozenset({64, 2048, 32 * 1024, 512 * 1024, 1024 * 1024, 16 * 1024 * 1024})
 
 HUGEPAGES_EXCEED_MEMORY = Rule(
     "NFV201",
@@ -33,10 +32,12 @@ MEMORY_COUNT_MISMATCH = Rule(
 )
 UNUSUAL_PAGE_SIZE = Rule(
     "NFV203",
-    Severity.warning,
+    Severity.error,
     FAMILY,
-    "The hugepage size is not one Linux offers (64KiB, 2MiB, 32MiB, 512MiB, 1GiB, 16GiB)",
-    "use 2MiB or 1GiB on x86_64",
+    "The hugepage size is one no processor has (of the architecture given, else of any: "
+    "x86_64 2MiB 1GiB; aarch64 64KiB 2MiB 32MiB 512MiB 1GiB 16GiB; ppc64le 2MiB 16MiB 1GiB "
+    "16GiB; s390x 1MiB 2GiB; riscv64 64KiB 2MiB 1GiB)",
+    "use 2MiB or 1GiB on x86_64 (the sizes of the processor's architecture elsewhere)",
     "8.2.2.4",
 )
 ZERO_MEMORY = Rule(
@@ -138,8 +139,14 @@ RULES = (
 )
 
 
+def _sizes_fix(arch: str | None, sizes: frozenset[int]) -> str:
+    named = ", ".join(format_memory_kib(s) for s in sorted(sizes))
+    return f"use one of {named}" + (f" ({arch})" if arch else " (the processor's architecture)")
+
+
 def check_vmd(vm: VmDescriptor) -> Iterator[Hit]:
     uses_hugepages = False
+    arch, sizes = page_sizes_kib(vm.processor.architecture if vm.processor else None)
     for index, cs in enumerate(vm.cpu_sets):
         if cs.memory_mib == 0:
             yield ZERO_MEMORY.hit(("cpu_sets", index, "memory_mib"), f"cpu-set {cs.id} has 0 MiB")
@@ -161,10 +168,11 @@ def check_vmd(vm: VmDescriptor) -> Iterator[Hit]:
                 ("cpu_sets", index, "hugepages", "count"),
                 f"cpu-set {cs.id} declares {format_memory_kib(size)} pages but count is 0",
             )
-        if size not in KNOWN_PAGE_SIZES_KIB:
+        if size not in sizes:
             yield UNUSUAL_PAGE_SIZE.hit(
                 ("cpu_sets", index, "hugepages", "size"),
-                f"page size {format_memory_kib(size)} is not a size Linux offers",
+                f"page size {format_memory_kib(size)} is one no {arch or 'processor'} has",
+                _sizes_fix(arch, sizes),
             )
         huge_kib = pages.pages * size
         if huge_kib > cs.memory_mib * 1024:
@@ -192,6 +200,7 @@ def check_vmd(vm: VmDescriptor) -> Iterator[Hit]:
 
 
 def check_chd(host: ComputeHostDescriptor) -> Iterator[Hit]:
+    arch, offered = page_sizes_kib(host.processor.architecture)
     for n, node in enumerate(host.numa_nodes):
         memory = node.memory
         base = ("numa_nodes", n, "memory")
@@ -211,9 +220,11 @@ def check_chd(host: ComputeHostDescriptor) -> Iterator[Hit]:
                     (*where, "used"),
                     f"node {node.id}: {pool.used} of {pool.total} {size} pages used",
                 )
-            if pool.size_kib not in KNOWN_PAGE_SIZES_KIB:
+            if pool.size_kib not in offered:
                 yield UNUSUAL_PAGE_SIZE.hit(
-                    (*where, "size_kib"), f"node {node.id}: page size {size} is unusual"
+                    (*where, "size_kib"),
+                    f"node {node.id}: page size {size} is one no {arch or 'processor'} has",
+                    _sizes_fix(arch, offered),
                 )
         if memory.hugepage_mib > memory.total_mib:
             yield HOST_HUGEPAGES_EXCEED.hit(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
 
+from ... import errors
 from ...models.vmd import VmDescriptor
 from ...models.vnf import LinkEndpoint, VnfLink, VnfTemplate
 from ..finding import Severity
@@ -14,6 +15,13 @@ CLAUSE = "8.2.1"
 
 Resolver = Callable[[str], VmDescriptor | str]
 """Loads a member file (relative to the template): the VM Descriptor, or why it cannot be loaded."""
+
+
+class Outside(str):
+    """Why a member file was not opened: it lies outside the template's folder."""
+
+    __slots__ = ()
+
 
 MEMBER_DUPLICATE = Rule(
     "NFV701",
@@ -88,6 +96,18 @@ ANTI_AFFINITY_SAME_HOST = Rule(
     CLAUSE,
 )
 
+MEMBER_FILE_OUTSIDE = Rule(
+    "NFV710",
+    Severity.error,
+    FAMILY,
+    "A member's file lies outside the template's folder (an absolute path, or '..' above it): "
+    "it is not opened",
+    "copy the file into the template's folder (or one below it) and give its path relative to "
+    "the template, e.g. members/du.yaml",
+    CLAUSE,
+    errors.INPUT_REFERENCE,
+)
+
 RULES = (
     MEMBER_DUPLICATE,
     LINK_UNKNOWN_MEMBER,
@@ -98,6 +118,7 @@ RULES = (
     LINK_DUPLICATE,
     LINK_OVER_SPEED,
     ANTI_AFFINITY_SAME_HOST,
+    MEMBER_FILE_OUTSIDE,
 )
 
 
@@ -120,6 +141,12 @@ def member_descriptors(
             loaded = resolve(member.file)
             if isinstance(loaded, VmDescriptor):
                 found.setdefault(member.name, loaded)
+            elif isinstance(loaded, Outside):
+                hits.append(
+                    MEMBER_FILE_OUTSIDE.hit(
+                        ("members", index, "file"), f"member '{member.name}': {loaded}"
+                    )
+                )
             else:
                 hits.append(
                     MEMBER_FILE_BROKEN.hit(

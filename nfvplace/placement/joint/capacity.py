@@ -15,7 +15,6 @@ names, share one count).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -28,12 +27,21 @@ from ..engine.place import place_vm
 from ..engine.variants import split
 from ..index import FleetIndex, index_of
 from ..options import Options, Policy
-from ..reasons import resource_of
+from ..reasons import Reason, resource_of
 from ..request import build_request
 from .counting import count_host, covers
 from .state import host_signature
 
 MAX_PER_HOST = 4096  # a guard against a VM that takes nothing
+Stops = tuple[str, ...]  # the reason codes of what stopped a host's next instance
+
+
+@dataclass(frozen=True, slots=True)
+class HostCount:
+    """How many instances one host takes, and the reason codes of what stopped the next."""
+
+    count: int
+    stops: Stops
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,13 +66,8 @@ class CapacityReport:
         return {"vm": self.vm, "count": self.count, "hosts": [h.to_dict() for h in self.hosts]}
 
 
-def _name(code: str) -> str:
-    """The resource a rejection code names in `limited_by`."""
-    return resource_of(code)
-
-
-def _from_filter(single: FleetIndex, vm: VmDescriptor, options: Options) -> str | None:
-    """The resource named by the count filter's first record on a one-host index (None: passes)."""
+def _from_filter(single: FleetIndex, vm: VmDescriptor, options: Options) -> Stops | None:
+    """The codes of the count filter's first record on a one-host index (None: passes)."""
     exists = single.node_id[0] >= 0
     for descriptor, variant, mask in split(single, vm):
         outcome = run_filter(single, build_request(descriptor, variant), options, mask)
@@ -72,45 +75,48 @@ def _from_filter(single: FleetIndex, vm: VmDescriptor, options: Options) -> str 
             if isinstance(record, NodeRecord):
                 alone = [n.code for n in record.needs if not (n.ok[0] & exists).any()]
                 if alone:
-                    return _name(alone[0])
+                    return (alone[0],)
                 mixed = [n.code for n in record.needs if not (n.ok[0] & exists).all()]
-                return " + ".join(dict.fromkeys(_name(c) for c in mixed)) or "NUMA nodes"
-            return _name(record.code if isinstance(record, CountRecord) else record.check.code)
+                return tuple(mixed) or (Reason.numa_nodes,)
+            return (record.code if isinstance(record, CountRecord) else record.check.code,)
     return None
 
 
-def _limited_by(single: FleetIndex, vm: VmDescriptor, options: Options, reasons: Reasons) -> str:
+def _stopped_by(single: FleetIndex, vm: VmDescriptor, options: Options, reasons: Reasons) -> Stops:
     named = _from_filter(single, vm, options)
     if named is not None:
         return named
     for rejection in reasons.diagnosis(1, 0).rejections:  # the exact model said no
-        return _name(rejection.reason)
-    return "unknown"
+        return (rejection.reason,)
+    return ()
 
 
 def count_on_host(
     host: ComputeHostDescriptor, vm: VmDescriptor, options: Options
-) -> tuple[int, str]:
-    """Instances of `vm` placed one after the other on `host` alone, and what stopped the next."""
+) -> tuple[int, Stops]:
+    """Instances of `vm` placed one after the other on `host` alone, and the reason codes of
+    what stopped the next."""
     single = index_of([host], private=True)
     count = 0
     while count < MAX_PER_HOST:
         reasons = Reasons()
         outcome = place_vm(single, vm, options, reasons=reasons, instance=f"what-if-{count + 1}")
         if outcome.host is None:
-            return count, _limited_by(single, vm, options, reasons)
+            return count, _stopped_by(single, vm, options, reasons)
         single.update(outcome.host)
         count += 1
-    return count, "unknown"
+    return count, ()
 
 
-def _limit(stops: Sequence[str]) -> str:
-    return " + ".join(dict.fromkeys(_name(code) for code in stops)) or "unknown"
+def limit_of(stops: Stops) -> str:
+    """What `limited_by` says for the reason codes that stopped a host's next instance."""
+    return " + ".join(dict.fromkeys(resource_of(code) for code in stops)) or "unknown"
 
 
-def capacity_of(fleet: FleetIndex, vm: VmDescriptor, options: Options) -> CapacityReport:
-    counts: dict[int, tuple[int, str]] = {}
-    known: dict[int, tuple[int, str]] = {}  # by host signature, for the engine's counts
+def count_fleet(fleet: FleetIndex, vm: VmDescriptor, options: Options) -> dict[int, HostCount]:
+    """Every host that passes the filter (by index): the instances it takes, and what stops it."""
+    counts: dict[int, HostCount] = {}
+    known: dict[int, tuple[int, Stops]] = {}  # by host signature, for the engine's counts
     spread = options.policy is Policy.spread
     for descriptor, variant, mask in split(fleet, vm):
         request = build_request(descriptor, variant)
@@ -119,14 +125,20 @@ def capacity_of(fleet: FleetIndex, vm: VmDescriptor, options: Options) -> Capaci
         for i in np.flatnonzero(passing).tolist():
             counted = count_host(fleet, i, request, spread) if modelled else None
             if counted is not None:
-                counts[i] = (counted[0], _limit(counted[1]))
+                counts[i] = HostCount(counted[0], tuple(counted[1]))
                 continue
-            host = fleet.hosts[i]
-            key = host_signature(host)
+            key = host_signature(fleet.hosts[i])
             if key not in known:
-                known[key] = count_on_host(host, vm, options)
-            counts[i] = known[key]
+                known[key] = count_on_host(fleet.hosts[i], vm, options)
+            counts[i] = HostCount(*known[key])
+    return counts
+
+
+def capacity_of(fleet: FleetIndex, vm: VmDescriptor, options: Options) -> CapacityReport:
+    counts = count_fleet(fleet, vm, options)
     hosts = tuple(
-        HostCapacity(fleet.host_ids[i], n, limit) for i, (n, limit) in sorted(counts.items()) if n
+        HostCapacity(fleet.host_ids[i], c.count, limit_of(c.stops))
+        for i, c in sorted(counts.items())
+        if c.count
     )
     return CapacityReport(vm.name, sum(h.count for h in hosts), hosts)

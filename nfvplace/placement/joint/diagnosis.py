@@ -26,6 +26,7 @@ NUMA_APART = (
     "share every usable NUMA node with a member of the same anti-affinity group (numa_node)"
 )
 LINK_ROOM = "lack the vSwitch bandwidth for the links to the members already on them"
+UNTRIED = "take it as things stand (the search did not get to place it there)"
 
 
 def _builder(
@@ -52,11 +53,17 @@ def unit_diagnosis(search: JointSearch, state: JointState, u: int) -> Diagnosis:
     fits = fitting_hosts(
         state.fleet, unit.member.vm, search.options, consider, unit.instance, reasons
     )
-    crowded = [fit.index for fit in fits]
+    # hosts that take the unit on its own: the links' bandwidth is what stops it there when it
+    # has links to the members on them, else the search did not get to place it there
+    taking = [fit.index for fit in fits]
+    crowded = [h for h in taking if state.link_traffic(u, h) > 0]
+    untried = [h for h in taking if h not in crowded]
     if numa:
         reasons.add(NUMA_APART, len(numa), _builder(state, numa, NUMA_APART, Reason.affinity))
     if crowded:
         reasons.add(LINK_ROOM, len(crowded), _builder(state, crowded, LINK_ROOM, Reason.link))
+    if untried:
+        reasons.add(UNTRIED, len(untried), _builder(state, untried, UNTRIED, Reason.not_tried))
     return reasons.diagnosis(len(state.fleet), 0)
 
 

@@ -100,7 +100,14 @@ def descriptor_of(config: VmConfiguration) -> VmDescriptor:
             }
         if cs.memory_bandwidth_gbps:
             entry["memory_bandwidth_gbps"] = cs.memory_bandwidth_gbps
-        if config.thread_policy is None:
+        if cs.cache_ways is not None and cs.cache_ways.ways:
+            entry["cache_ways"] = cs.cache_ways.ways
+        if cs.floating is not None:
+            entry["floating"] = True
+            entry["vcpus"] = sorted(cs.floating.vcpus)
+        if cs.thread_policy is not None:
+            entry["thread_policy"] = cs.thread_policy.value
+        elif config.thread_policy is None:
             entry["thread_policy"] = "isolate" if cs.reserved_siblings else "prefer"
         cpu_sets.append(entry)
     if cpu_sets:

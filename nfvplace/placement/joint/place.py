@@ -21,6 +21,7 @@ from ..index import FleetIndex
 from ..options import Options, Policy
 from ..result import PlacementResult, Unplaced
 from .batch import Group
+from .copies import copies_of, place_copies
 from .diagnosis import diagnose, unit_summary
 from .lns import consolidate, improve
 from .realise import planned_pass
@@ -73,6 +74,11 @@ def place_joint(
             f"unknown mode {mode!r}",
             issues=(Issue("use all (all or nothing) or max (as many as fit)", path="mode"),),
         )
+    vm = copies_of(group)
+    if vm is not None:  # copies of one VM: capacity's count decides, no search needed
+        placed = place_copies(fleet, group, vm, options, mode)
+        if placed is not None:
+            return placed
     if mode == "all":
         search = JointSearch(fleet, group, options, limit_s)
         units = search.units

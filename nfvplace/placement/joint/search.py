@@ -8,11 +8,12 @@ link locality and the bandwidth of colocated links narrow the candidates. When a
 candidate, the search backtracks: if an assignment of all instances exists (among the layouts the
 engine picks per host), it is found.
 
-Search order: largest members first (they have the fewest hosts). Two pruning rules keep it small:
-after a subtree fails on a host, the hosts that are identical to it (same descriptor but for ids and
-owners, same members of this search on it) are skipped; and a time limit (`limit_s`) bounds it, after
-which the answer says so. Hosts this search already uses come first (fewer hosts used), then the
-largest machines.
+Search order: largest members first (they have the fewest hosts). Three rules keep it small: after a
+subtree fails on a host, the hosts that are identical to it (same descriptor but for ids and owners,
+same members of this search on it) are skipped; the instances of one member are placed host by host
+(`left_behind`); and a time limit (`limit_s`) bounds it, after which the answer says so. Hosts this
+search already uses come first (fewer hosts used), then the largest machines. The deepest dead end
+where the unit fits no host at all (the twin rule aside) is kept for the diagnosis.
 
 How the search is driven (all or nothing, or as many as fit) is `place.py`'s.
 """
@@ -89,21 +90,41 @@ class JointSearch:
         rank[list(self.state.on_host)] = 0
         return rank
 
+    def left_behind(self, u: int) -> list[int]:
+        """The hosts unit u's twin rule rules out: those holding instances of its member, but for
+        the host of the instance just before it. Instances of one member are interchangeable, so
+        each host's share is placed in one run: after the previous instance, the next goes on the
+        same host or on one holding none yet. Every share of the instances among the hosts is
+        reached that way, whatever order the candidates come in (a rule by fleet order, as here
+        before, left the hosts before the first one chosen behind)."""
+        before = self.twin.get(u)
+        if before is None or before not in self.state.placed:
+            return []
+        last = self.state.placed[before].host
+        member = self.units[u].member
+        return [
+            h
+            for h, held in self.state.on_host.items()
+            if h != last and any(self.units[v].member is member for v in held)
+        ]
+
     def candidates(
-        self, u: int, skip: set[str] | None = None, within: list[int] | None = None
+        self,
+        u: int,
+        skip: set[str] | None = None,
+        within: list[int] | None = None,
+        twins: bool = True,
     ) -> Iterator[Fit]:
         """The hosts that take unit u now, best first (hosts whose signature is in `skip` left out,
-        only the hosts `within` when given)."""
+        only the hosts `within` when given, the twin rule applied unless `twins` is False)."""
         state = self.state
         consider, _ = state.consider(u)
         if within is not None:
             allowed = np.zeros_like(consider)
             allowed[within] = True
             consider &= allowed
-        before = self.twin.get(u)
-        if before is not None and before in state.placed:
-            # instances of one member are interchangeable: their hosts never go down in index
-            consider[: state.placed[before].host] = False
+        if twins:
+            consider[self.left_behind(u)] = False
         numa = [h for h in state.numa_hosts(u) if consider[h]]
         consider[numa] = False
         unit = self.units[u]
@@ -166,10 +187,19 @@ class JointSearch:
             self.state.undo(u)
             self.backtracks += 1
             failed.add(self.state.signature(fit.index))
-        if not found and pos > self.dead.depth:
+        if not found and pos > self.dead.depth and not self.takes_any(u):
             placed = self.state.placed
             path = tuple((v, placed[v].host, placed[v].configuration) for v in self.path)
             self.dead = _Dead(pos, u, path)
+        return False
+
+    def takes_any(self, u: int) -> bool:
+        """Whether some host takes unit u now, the twin rule aside: a dead end only the rule makes
+        is not where the diagnosis looks (every host there would say "fits")."""
+        for fit in self.candidates(u, twins=False):
+            if self.state.place(u, fit.index, fit.configuration, fit.host):
+                self.state.undo(u)
+                return True
         return False
 
     def greedy(self, order: list[int]) -> list[int]:

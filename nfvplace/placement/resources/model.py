@@ -1,9 +1,10 @@
 """The exact model of one request on one host, as the kinds build it (CP-SAT), and its solution.
 
 The solver core creates one boolean per (cpu-set, allowed node) (`place`), then asks every kind for
-its usage terms (`post_demand`) and then for its limits and costs (`post_limits`). Kinds share named
-pools of a node (`use`: the CPU pools the emulator PU also draws from) and the objective (`cost`,
-by the cost names the kinds declare), and keep the variables they read back after the solve (`keep`).
+its usage terms (`post_demand`) and then for its limits and costs (`post_limits`). The CPU kind sums
+its usage terms per node and pool (`use`: the classes of free cores that the cpu-sets and the emulator
+PU draw from); every kind adds to the objective (`cost`, by the cost names the kinds declare) and
+keeps the variables it reads back after the solve (`keep`).
 """
 
 from __future__ import annotations

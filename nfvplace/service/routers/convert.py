@@ -48,7 +48,8 @@ async def convert_route(
     strict: bool = Query(False, description="ok is false when anything was not carried"),
     dialect: DialectQuery = None,
 ) -> dict[str, Any]:
-    """Convert one descriptor (JSON, or YAML with `Content-Type: application/yaml`); the
+    """Convert one descriptor (JSON, YAML or SOL006 XML, as its Content-Type says; with no type,
+    or curl's form type, as the body looks); the
     findings say what was not carried, read with an assumption, or is missing. The source's
     dialect is detected; `dialect` says which one it must be."""
     document = await read_document(request)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Path, Request, Response
@@ -10,8 +11,12 @@ from pydantic import BaseModel, Field
 from starlette.concurrency import run_in_threadpool
 
 from ... import errors
+from ...dialects import k8s_nrt
+from ...integrations.kubernetes.calls import reconcile
 from ...models.chd import ComputeHostDescriptor
-from ...store import HostInUseError, HostRecord
+from ...models.loading import SourceDocument
+from ...store import HostInUseError, HostRecord, Store
+from ...store.records import HostPut
 from ..auth import require
 from ..body import read_document
 from ..deps import StoreDep
@@ -100,16 +105,7 @@ async def put_host(
     """Create or replace what a host reports (a CHD, or a host in a dialect such as OpenVIM's).
     Live claims are kept; conflicts are listed."""
     document = await read_document(request)
-    chd = parse_descriptor(
-        document, ComputeHostDescriptor, "Compute Host Descriptor", dialect=dialect
-    )
-    if chd.id != host_id:
-        raise ProblemError(
-            422,
-            errors.HOST_ID_MISMATCH,
-            f"the CHD's id {chd.id!r} is not the host {host_id!r} of the URL",
-        )
-    put = await run_in_threadpool(store.put_host, chd)
+    put = await run_in_threadpool(report, store, document, host_id, dialect)
     answer = {
         "id": put.id,
         "generation": put.generation,
@@ -121,6 +117,27 @@ async def put_host(
         status_code=201 if put.created else 200,
         headers={"ETag": f'"{put.generation}"', "Location": f"/v1/hosts/{host_id}"},
     )
+
+
+def report(
+    store: Store, document: SourceDocument, host_id: str, dialect: str | None = None
+) -> HostPut:
+    """Store what a host reports (a CHD or a host dialect's document: `PUT /v1/hosts/{id}` and
+    the Kubernetes watch's NodeResourceTopology objects both come here); a NodeResourceTopology
+    then settles the pods the Kubernetes door assumed on that node."""
+    chd = parse_descriptor(
+        document, ComputeHostDescriptor, "Compute Host Descriptor", dialect=dialect
+    )
+    if chd.id != host_id:
+        raise ProblemError(
+            422,
+            errors.HOST_ID_MISMATCH,
+            f"the CHD's id {chd.id!r} is not the host {host_id!r} of the URL",
+        )
+    put = store.put_host(chd)
+    if isinstance(document.data, Mapping) and k8s_nrt.detect(document.data):
+        reconcile(store, put.id, put.generation, put.available)
+    return put
 
 
 @router.delete(

@@ -7,6 +7,7 @@ upstream `Error` field (the scheduler reports it on the pod), not a problem docu
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, Path, Query, Request, Response
@@ -15,13 +16,19 @@ from pydantic import BaseModel, Field
 from starlette.concurrency import run_in_threadpool
 
 from ... import errors
-from ...integrations.kubernetes.calls import filter_call, prioritize_call
-from ...integrations.kubernetes.extender import ExtenderInputError, read_args
+from ...integrations.kubernetes.calls import bind_call, filter_call, prioritize_call
+from ...integrations.kubernetes.extender import (
+    ExtenderInputError,
+    empty,
+    read_args,
+    read_binding,
+)
 from ...store.assumed import AssumedPods
 from ...store.records import utc_now
+from .. import k8s_cluster
 from ..auth import require
 from ..body import read_document
-from ..deps import ParsedHostsDep, StoreDep
+from ..deps import DoorDep, StoreDep
 from ..problems import ProblemError
 from .common import problems
 
@@ -75,8 +82,10 @@ class HostPriority(BaseModel):
 class AssumedPodView(BaseModel):
     uid: str
     pod: str = Field(description="namespace/name")
-    nodes: dict[str, dict[str, dict[str, int]]] = Field(
-        description="node -> resource -> NUMA node -> amount (CPUs, bytes, devices)"
+    node: str = Field(description="The node it is bound to")
+    takes: dict[str, dict[str, int]] = Field(
+        description="resource -> NUMA node -> amount (CPUs, bytes, devices), as the kubelet "
+        "would allocate it there"
     )
     created_at: str
     expires_at: str
@@ -86,41 +95,24 @@ class AssumedPodList(BaseModel):
     pods: list[AssumedPodView]
 
 
-def _empty(error: str) -> dict[str, Any]:
-    return {
-        "Nodes": None,
-        "NodeNames": None,
-        "FailedNodes": {},
-        "FailedAndUnresolvableNodes": {},
-        "Error": error,
-    }
-
-
 @router.post(
     "/filter",
     response_model=ExtenderFilterResult,
     dependencies=[Depends(require("placer"))],
-    responses=problems(401, 403, 413, 415),
+    responses=problems(401, 403, 413, 415, 422),
     openapi_extra=EXTENDER_ARGS,
 )
-async def extender_filter(
-    request: Request,
-    store: StoreDep,
-    nodes: ParsedHostsDep,
-    assume_s: Annotated[
-        float,
-        Query(ge=0, le=86400, description="How long a pod stays assumed at most (0: never)"),
-    ] = 300.0,
-) -> JSONResponse:
+async def extender_filter(request: Request, door: DoorDep) -> JSONResponse:
     """The nodes whose kubelet would admit the pod, NUMA-aligned as its Topology Manager policy
-    says, counting the pods admitted before that their NodeResourceTopology does not show yet;
-    the pod is then assumed on them."""
+    says, counting the pods bound there that their NodeResourceTopology does not show yet. When
+    none would now but some would once those show, the answer is an `Error` (kube-scheduler then
+    retries the pod after a backoff). Nothing is assumed."""
     document = await read_document(request)
     try:
         args = read_args(document.data)
     except ExtenderInputError as exc:
-        return JSONResponse(_empty(str(exc)))
-    return JSONResponse(await run_in_threadpool(filter_call, store, nodes, args, assume_s))
+        return JSONResponse(empty(str(exc)))
+    return JSONResponse(await run_in_threadpool(filter_call, door, args))
 
 
 @router.post(
@@ -132,20 +124,128 @@ async def extender_filter(
 )
 async def extender_prioritize(
     request: Request,
-    store: StoreDep,
-    nodes: ParsedHostsDep,
+    door: DoorDep,
     policy: Annotated[
         Literal["pack", "spread", "least-fragmentation"],
         Query(description="nfvplace's placement policy the nodes are scored by"),
     ] = "pack",
 ) -> JSONResponse:
-    """Each node's score, 0 to 10, by nfvplace's engine under the policy (nothing is assumed)."""
+    """Each node's score from the same decision as filter: 0 where filter refuses, 1 to 10 where
+    it keeps, by the policy (nothing is assumed)."""
     document = await read_document(request)
     try:
         args = read_args(document.data)
     except ExtenderInputError as exc:
         raise ProblemError(422, errors.SERVICE_INVALID_REQUEST, str(exc)) from exc
-    return JSONResponse(await run_in_threadpool(prioritize_call, store, nodes, args, policy))
+    return JSONResponse(await run_in_threadpool(prioritize_call, door, args, policy))
+
+
+BINDING_ARGS = {
+    "requestBody": {
+        "required": True,
+        "description": "`ExtenderBindingArgs` (k8s.io/kube-scheduler/extender/v1): the pod "
+        "kube-scheduler chose a node for, and that node",
+        "content": {
+            "application/json": {
+                "schema": {
+                    "title": "ExtenderBindingArgs",
+                    "type": "object",
+                    "required": ["PodName", "PodNamespace", "PodUID", "Node"],
+                    "properties": {
+                        "PodName": {"type": "string"},
+                        "PodNamespace": {"type": "string"},
+                        "PodUID": {"type": "string"},
+                        "Node": {"type": "string"},
+                    },
+                }
+            }
+        },
+    }
+}
+
+
+class ExtenderBindingResult(BaseModel):
+    """`ExtenderBindingResult`: empty `Error` when the pod is bound."""
+
+    Error: str = ""
+
+
+@router.post(
+    "/bind",
+    response_model=ExtenderBindingResult,
+    dependencies=[Depends(require("placer"))],
+    responses=problems(401, 403, 413, 415, 422),
+    openapi_extra=BINDING_ARGS,
+)
+async def extender_bind(
+    request: Request,
+    door: DoorDep,
+    assume_s: Annotated[
+        float,
+        Query(
+            ge=0,
+            le=86400,
+            description="How long the pod stays assumed on its node at most, while the node's "
+            "NodeResourceTopology does not show it (0: never assumed)",
+        ),
+    ] = 300.0,
+) -> JSONResponse:
+    """Bind the pod to the node kube-scheduler chose (a Binding through the API server), after
+    checking again that the node's kubelet admits it; the pod is then assumed on that node only.
+    A bind that fails leaves nothing behind."""
+    document = await read_document(request)
+    try:
+        args = read_binding(document.data)
+    except ExtenderInputError as exc:
+        return JSONResponse({"Error": f"{errors.SERVICE_INVALID_REQUEST}: {exc}"})
+    client = request.app.state.kube_client
+    if client is None:
+        return JSONResponse(
+            {
+                "Error": f"{errors.KUBERNETES_NO_CLUSTER}: nfvplace serve was started without "
+                "--kubeconfig FILE or --in-cluster, so it cannot create the Binding"
+            }
+        )
+    answer = await run_in_threadpool(
+        bind_call,
+        door,
+        args,
+        partial(k8s_cluster.read_pod, client),
+        partial(k8s_cluster.bind, client),
+        assume_s,
+    )
+    return JSONResponse(answer)
+
+
+class ExtenderStatus(BaseModel):
+    """The door's link to the cluster (`nfvplace serve --kubeconfig` or `--in-cluster`)."""
+
+    binding: bool = Field(description="The bind verb can create Bindings")
+    watch: dict[str, Any] | None = Field(
+        None,
+        description="The server's watch (one worker watches; the others read what it writes): "
+        "`synced` lists (nodeResourceTopologies, pods), how many nodes and pods it knows, "
+        "restarts and the last error; null without a cluster, or before the watch starts",
+    )
+    unregistered_nodes: Literal["refuse", "pass"]
+
+
+@router.get(
+    "/status",
+    response_model=ExtenderStatus,
+    dependencies=[Depends(require("reader"))],
+    responses=problems(401, 403),
+)
+def extender_status(request: Request) -> dict[str, Any]:
+    """Whether nfvplace can bind, and what its watch of the cluster has read."""
+    state = request.app.state
+    watch = getattr(state, "kube_watch", None)
+    binding = getattr(state, "kube_client", None) is not None
+    return {
+        "binding": binding,
+        "watch": watch.state.as_json() if watch is not None else k8s_cluster.shared_status(),
+        "unregistered_nodes": state.settings.unregistered_nodes,
+    }
 
 
 @router.get(

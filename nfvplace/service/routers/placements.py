@@ -13,14 +13,16 @@ from fastapi.routing import APIRoute
 from pydantic import BaseModel, Field
 
 from ... import errors
+from ...dialects import sol006_xml
 from ...models.configuration import VmConfiguration
 from ...models.loading import SourceDocument
 from ...models.vmd import VmDescriptor
 from ...models.vnf import VnfTemplate
 from ...placement import BatchItem
+from ...reader import load_document, parse_any
 from ...render import render
 from ..auth import SECURITY, admit, require
-from ..body import parse_body, read_body
+from ..body import XML_SOURCE, parse_body, read_body
 from ..deps import StoreDep, get_placements
 from ..descriptors import parse_descriptor, parse_options
 from ..moves import vm_descriptors
@@ -67,7 +69,27 @@ def _invalid(message: str) -> ProblemError:
     return ProblemError(422, errors.SERVICE_INVALID_REQUEST, message)
 
 
+def _enveloped(document: SourceDocument) -> SourceDocument:
+    """A SOL006 XML body is the descriptor itself: `{"vm": ...}` or `{"vnf": ...}` as it reads."""
+    key = "vnf" if isinstance(load_document(document), VnfTemplate) else "vm"
+    lines = {(key, *path): line for path, line in document.lines.items()}
+    return SourceDocument(data={key: document.data}, source=document.source, lines=lines)
+
+
+def _inner(document: SourceDocument, key: str) -> SourceDocument:
+    """The document of `"vm"` or `"vnf"`: an object, or a string holding a whole document (SOL006
+    XML, YAML or JSON text)."""
+    value = document.data[key]
+    if isinstance(value, str):
+        xml = sol006_xml.looks_like_xml(value)
+        return parse_any(value, f"body.{key}" + (".xml" if xml else ""))
+    lines = {path[1:]: line for path, line in document.lines.items() if path[:1] == (key,)}
+    return SourceDocument(data=value, source=f"body.{key}", lines=lines)
+
+
 def placement_request(document: SourceDocument) -> PlacementRequest:
+    if document.source == XML_SOURCE:
+        document = _enveloped(document)
     body = document.data
     if not isinstance(body, Mapping):
         raise _invalid('the body must be a JSON object: {"vm": ...} or {"vnf": ...}')
@@ -101,8 +123,7 @@ def placement_request(document: SourceDocument) -> PlacementRequest:
             policy=policy,
             explain=explain,
         )
-    lines = {path[1:]: line for path, line in document.lines.items() if path[:1] == (key,)}
-    inner = SourceDocument(data=body[key], source=f"body.{key}", lines=lines)
+    inner = _inner(document, key)
     descriptor: VmDescriptor | VnfTemplate
     dialect = body.get("dialect")
     if key == "vm":

@@ -6,6 +6,8 @@ from builders import NodeSpec, cpu_set, host, vm
 
 import nfvplace
 from nfvplace.claims import claim, release
+from nfvplace.models.chd import ComputeHostDescriptor
+from nfvplace.models.configuration import VmConfiguration
 from nfvplace.placement import suggest_moves
 from nfvplace.placement.joint.moves import descriptor_of
 
@@ -51,3 +53,48 @@ def test_descriptor_of_a_configuration_asks_for_the_same_shape() -> None:
     assert [len(cs.vcpus) for cs in again.cpu_sets] == [4]
     assert again.cpu_sets[0].howtogroup == ((0, 1), (2, 3))
     assert nfvplace.place([host("c", nodes=[NodeSpec(cores=2)])], again).ok
+
+
+def test_descriptor_of_keeps_each_cpu_sets_cache_ways_and_thread_policy() -> None:
+    """A moved VM is placed again with its cache demand (a defragmentation move once dropped it)."""
+    data = host("w", nodes=[NodeSpec(cores=6), NodeSpec(cores=6)]).model_dump(
+        mode="json", by_alias=True
+    )
+    data["cache_allocation"] = {
+        "classes": 4,
+        "domains": [{"id": k, "numa_nodes": [k], "ways": 11, "way_kib": 2560} for k in (0, 1)],
+    }
+    cached = ComputeHostDescriptor.model_validate(data)
+    sets = [cpu_set(0, 2), cpu_set(1, 2, first_vcpu=2)]
+    sets[0]["cache_ways"] = 4
+    sets[1]["thread_policy"] = "isolate"
+    result = nfvplace.place([cached], vm("cached", sets, cpu_sets_may_share_node=True))
+    assert result.ok, result.diagnosis.summary
+    again = descriptor_of(result.configuration)
+    assert [cs.cache_ways for cs in again.cpu_sets] == [4, None]
+    assert again.cpu_sets[1].thread_policy == "isolate"
+    moved = nfvplace.place([cached], again)
+    assert moved.ok, moved.diagnosis.summary
+    ways = moved.configuration.cpu_sets[0].cache_ways
+    assert ways is not None
+    assert ways.ways == 4
+
+
+def test_descriptor_of_keeps_floating_cpu_sets() -> None:
+    config = VmConfiguration.model_validate(
+        {
+            "vm": "fl",
+            "host": "h",
+            "cpu_sets": [
+                {
+                    "id": 0,
+                    "numa_node": 1,
+                    "vcpu_pins": {},
+                    "memory_mib": 2048,
+                    "floating": {"vcpus": [0, 1], "cpus": [4, 5, 12]},
+                },
+            ],
+        }
+    )
+    again = descriptor_of(config)
+    assert [(cs.vcpus, cs.floating) for cs in again.cpu_sets] == [((0, 1), True)]
