@@ -174,11 +174,6 @@ def test_no_answer_log_or_metric_of_the_service_carries_a_token(tmp_path: Path) 
             assert token_given not in text, text
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="nfvplace/integrations/nova/client.py (owned by the Nova engineer) reads the token file "
-    "whole and its ValueError branch quotes urllib's 'Invalid header value' with the file in it",
-)
 def test_the_nova_filter_never_says_its_token_file(tmp_path: Path) -> None:
     from nfvplace.integrations.nova.client import EvaluationClient, EvaluationError
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import json
+import re
 import threading
 import urllib.error
 import urllib.request
@@ -33,6 +34,9 @@ PATH = "/v1/evaluations"
 UNKNOWN_REF = "nfvplace.service.unknown_host_ref"
 CHUNK_BYTES = 8 * 1024 * 1024  # hosts in full per request, before compression
 KEPT_REFS = 16384  # digests the service is believed to hold
+
+TOKEN = re.compile(r"[A-Za-z0-9._~+/=-]+")
+"""A bearer token (RFC 6750 b64token), as the service's tokens file holds them."""
 
 
 class EvaluationError(Exception):
@@ -97,13 +101,23 @@ class EvaluationClient:
     refs: _Refs = field(default_factory=_Refs, compare=False, repr=False)
 
     def _token(self) -> str | None:
-        """The bearer token, read at each call (a rotated token file is picked up)."""
+        """The bearer token, read at each call (a rotated token file is picked up). A file that
+        is not one token (the service's tokens file given by mistake) is refused by its shape,
+        never quoted."""
         if not self.token_file:
             return None
         try:
-            return Path(self.token_file).read_text(encoding="utf-8").strip() or None
-        except OSError as exc:
-            raise EvaluationError(f"cannot read token_file {self.token_file}: {exc}") from exc
+            text = Path(self.token_file).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            reason = exc.strerror if isinstance(exc, OSError) else "not UTF-8 text"
+            raise EvaluationError(f"cannot read token_file {self.token_file}: {reason}") from None
+        lines = [line.strip() for line in text.splitlines() if line.strip()]
+        if len(lines) > 1 or (lines and not TOKEN.fullmatch(lines[0])):
+            raise EvaluationError(
+                f"token_file {self.token_file} is not one token ({len(lines)} lines; a token is "
+                "letters, digits and -._~+/= on one line): put the reader token alone in it"
+            )
+        return lines[0] if lines else None
 
     def evaluate(self, vm: dict[str, Any], hosts: list[dict[str, Any]]) -> list[EvaluatedHost]:
         """Every host's answer, in the order given."""
@@ -160,10 +174,8 @@ class EvaluationClient:
         except (urllib.error.URLError, TimeoutError, ConnectionError) as exc:
             reason = getattr(exc, "reason", exc)
             raise EvaluationError(f"{self.url} unreachable: {reason}") from None
-        except ValueError as exc:
-            raise EvaluationError(
-                f"{self.url} answered something that is not JSON: {exc}"
-            ) from None
+        except ValueError:  # its text may quote the request (a header), never the answer alone
+            raise EvaluationError(f"{self.url} answered something that is not JSON") from None
 
 
 class _UnknownRefsError(Exception):
