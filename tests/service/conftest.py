@@ -17,6 +17,7 @@ import pytest
 with warnings.catch_warnings():  # starlette's note about httpx2; the client works as it is
     warnings.simplefilter("ignore")
     from fastapi.testclient import TestClient
+from kube_api import KubeApi
 from pg_cluster import Cluster, ClusterError, throwaway, throwaway_cluster
 from service_support import TOKENS, Server, auth
 from sqlalchemy.engine import make_url
@@ -167,3 +168,11 @@ def serve(placer_path: str, tmp_path: Path) -> Iterator[Callable[..., Server]]:
     yield start
     for server in started:
         server.kill(signal.SIGTERM)
+
+
+@pytest.fixture
+def api() -> Iterator[KubeApi]:
+    """A small Kubernetes API server on 127.0.0.1 (kube_api.py) for the door's watch and bind."""
+    server = KubeApi().start()
+    yield server
+    server.stop()

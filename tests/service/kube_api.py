@@ -16,7 +16,8 @@ from __future__ import annotations
 import copy
 import json
 import threading
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -218,3 +219,13 @@ def _status(code: int, reason: str, message: str) -> dict[str, Any]:
         "reason": reason,
         "code": code,
     }
+
+
+def wait_until(check: Callable[[], bool], what: str, timeout: float = 30.0) -> None:
+    """Poll `check` every 50 ms until it holds; AssertionError naming `what` after `timeout` s."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if check():
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"timed out waiting for {what}")

@@ -18,15 +18,14 @@ from __future__ import annotations
 
 import copy
 import threading
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
-from kube_api import KubeApi
+from kube_api import KubeApi, wait_until
 from service_support import Server, auth
 
 from nfvplace.dialects.k8s_pod import read_pod
@@ -156,22 +155,6 @@ def burst(
     with ThreadPoolExecutor(threads) as pool:
         outcomes = list(pool.map(one, pods))
     return {p["metadata"]["name"]: o for p, o in zip(pods, outcomes, strict=True)}
-
-
-def wait_until(check: Callable[[], bool], what: str, timeout: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if check():
-            return
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
-
-
-@pytest.fixture
-def api() -> Iterator[KubeApi]:
-    server = KubeApi().start()
-    yield server
-    server.stop()
 
 
 def start(

@@ -18,7 +18,7 @@ from typing import Any
 
 import httpx
 import pytest
-from kube_api import KubeApi
+from kube_api import KubeApi, wait_until
 from service_support import Server, auth
 
 VF = "intel.com/sriov_dp"
@@ -61,22 +61,6 @@ def pod(name: str, cpus: int = 6, node: str | None = None) -> dict[str, Any]:
         "spec": spec,
         "status": {"phase": "Pending"},
     }
-
-
-def wait_until(check: Callable[[], bool], what: str, timeout: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if check():
-            return
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
-
-
-@pytest.fixture
-def api() -> Iterator[KubeApi]:
-    server = KubeApi().start()
-    yield server
-    server.stop()
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
