@@ -229,3 +229,32 @@ def wait_until(check: Callable[[], bool], what: str, timeout: float = 30.0) -> N
             return
         time.sleep(0.05)
     raise AssertionError(f"timed out waiting for {what}")
+
+
+VF = "intel.com/sriov_dp"
+"""The SR-IOV device plugin resource the tests' nodes and pods use."""
+
+
+def nrt(
+    name: str, free: tuple[int, int] = (16, 16), vfs: tuple[int, int] = (4, 4)
+) -> dict[str, Any]:
+    def zone(n: int) -> dict[str, Any]:
+        return {
+            "name": f"node-{n}",
+            "type": "Node",
+            "resources": [
+                {"name": "cpu", "capacity": "18", "allocatable": "16", "available": str(free[n])},
+                {"name": VF, "capacity": "4", "allocatable": "4", "available": str(vfs[n])},
+            ],
+        }
+
+    return {
+        "apiVersion": "topology.node.k8s.io/v1alpha2",
+        "kind": "NodeResourceTopology",
+        "metadata": {"name": name},
+        "attributes": [
+            {"name": "topologyManagerPolicy", "value": "single-numa-node"},
+            {"name": "topologyManagerScope", "value": "container"},
+        ],
+        "zones": [zone(0), zone(1)],
+    }

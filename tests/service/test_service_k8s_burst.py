@@ -25,7 +25,7 @@ from typing import Any
 
 import httpx
 import pytest
-from kube_api import KubeApi, wait_until
+from kube_api import VF, KubeApi, nrt, wait_until
 from service_support import Server, auth
 
 from nfvplace.dialects.k8s_pod import read_pod
@@ -36,27 +36,7 @@ from nfvplace.models.loading import SourceDocument
 from nfvplace.reader import load_document
 
 NODES = ("worker-a", "worker-b", "worker-c")
-VF = "intel.com/sriov_dp"
 PODS = 30  # each node takes 8 (two NUMA nodes of 16 free CPUs and 4 VFs; 4 CPUs and 1 VF a pod)
-
-
-def nrt(name: str) -> dict[str, Any]:
-    zone = [
-        {"name": "cpu", "capacity": "18", "allocatable": "16", "available": "16"},
-        {"name": VF, "capacity": "4", "allocatable": "4", "available": "4"},
-    ]
-    return {
-        "apiVersion": "topology.node.k8s.io/v1alpha2",
-        "kind": "NodeResourceTopology",
-        "metadata": {"name": name},
-        "attributes": [
-            {"name": "topologyManagerPolicy", "value": "single-numa-node"},
-            {"name": "topologyManagerScope", "value": "container"},
-        ],
-        "zones": [
-            {"name": f"node-{n}", "type": "Node", "resources": copy.deepcopy(zone)} for n in (0, 1)
-        ],
-    }
 
 
 def pod(index: int) -> dict[str, Any]:

@@ -18,35 +18,8 @@ from typing import Any
 
 import httpx
 import pytest
-from kube_api import KubeApi, wait_until
+from kube_api import VF, KubeApi, nrt, wait_until
 from service_support import Server, auth
-
-VF = "intel.com/sriov_dp"
-
-
-def nrt(
-    name: str, free: tuple[int, int] = (16, 16), vfs: tuple[int, int] = (4, 4)
-) -> dict[str, Any]:
-    def zone(n: int) -> dict[str, Any]:
-        return {
-            "name": f"node-{n}",
-            "type": "Node",
-            "resources": [
-                {"name": "cpu", "capacity": "18", "allocatable": "16", "available": str(free[n])},
-                {"name": VF, "capacity": "4", "allocatable": "4", "available": str(vfs[n])},
-            ],
-        }
-
-    return {
-        "apiVersion": "topology.node.k8s.io/v1alpha2",
-        "kind": "NodeResourceTopology",
-        "metadata": {"name": name},
-        "attributes": [
-            {"name": "topologyManagerPolicy", "value": "single-numa-node"},
-            {"name": "topologyManagerScope", "value": "container"},
-        ],
-        "zones": [zone(0), zone(1)],
-    }
 
 
 def pod(name: str, cpus: int = 6, node: str | None = None) -> dict[str, Any]:
