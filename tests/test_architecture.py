@@ -17,7 +17,7 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parents[1] / "nfvplace"
 MAX_MODULE_LINES = 400
 MAX_FUNCTION_LINES = 60
-FUNCTION_LIMITED = ("nfvplace.placement", "nfvplace.claims")
+FUNCTION_UNLIMITED = ("nfvplace.store.migrations",)  # a migration is one schema step, read whole
 GENERATED = frozenset[str]()  # modules exempt from the module limit (generated tables)
 
 
@@ -149,10 +149,10 @@ def test_no_module_is_over_the_size_limit() -> None:
     assert long == {}
 
 
-def test_no_function_of_the_placement_wing_is_over_the_size_limit() -> None:
+def test_no_function_outside_migrations_is_over_the_size_limit() -> None:
     long = {}
     for name, path in modules().items():
-        if not name.startswith(FUNCTION_LIMITED):
+        if name.startswith(FUNCTION_UNLIMITED):
             continue
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
