@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from ...models.chd import TopologyManager
+from ...models.chd import ComputeHostDescriptor, TopologyManager
 from ...store import Store
 from .hints import BEST_EFFORT, NONE, RESTRICTED, SINGLE_NUMA_NODE
 from .state import NodeState, Pool, node_state, topology_manager
@@ -82,6 +82,8 @@ class NodeTable:
         self.orders: list[tuple[tuple[str, ...], tuple[str, ...]]] = []
         self._order_ids: dict[tuple[tuple[str, ...], tuple[str, ...]], int] = {}
         self._next_stamp = 1
+        self._layout = 0  # changes when a name gets or loses its row
+        self._rows_of: dict[tuple[str, ...], tuple[int, Ints]] = {}
         self._allocate(capacity)
         self.memory: dict[str, Pools] = {}
         self.devices: dict[str, Pools] = {}
@@ -113,9 +115,17 @@ class NodeTable:
         self.devices = {r: p.grown(2 * n) for r, p in old["devices"].items()}
 
     def rows(self, names: Sequence[str]) -> Ints:
-        """Each name's row, -1 where the node has none."""
-        get = self.row_of.get
-        return np.fromiter((get(n, -1) for n in names), np.int64, len(names))
+        """Each name's row, -1 where the node has none (kept for the last lists of names asked:
+        kube-scheduler names the same nodes call after call)."""
+        key = tuple(names)
+        found = self._rows_of.get(key)
+        if found is None or found[0] != self._layout:
+            get = self.row_of.get
+            found = (self._layout, np.fromiter((get(n, -1) for n in key), np.int64, len(key)))
+            self._rows_of[key] = found
+            while len(self._rows_of) > 8:
+                del self._rows_of[next(iter(self._rows_of))]
+        return found[1]
 
     def put(self, name: str, generation: int, state: NodeState, manager: TopologyManager) -> int:
         """Write the node's row (a new one, or its own again); its row number."""
@@ -125,6 +135,7 @@ class NodeTable:
             if row == self.capacity:
                 self._grow()
             self.row_of[name] = row
+            self._layout += 1
             self.names.append(name)
             self.states.append(state)
             self.managers.append(manager)
@@ -169,9 +180,10 @@ class NodeTable:
         return found
 
     def drop(self, name: str) -> None:
-        """The node is gone: its row stays, never exact again, until it comes back."""
-        row = self.row_of.get(name)
+        """The node is gone: its row is no longer its (a new one is written if it comes back)."""
+        row = self.row_of.pop(name, None)
         if row is not None:
+            self._layout += 1
             self.generation[row] = -1
             self.exact[row] = False
             self.states[row] = None
@@ -207,32 +219,43 @@ class NodeSource:
     def __init__(self) -> None:
         self.table = NodeTable()
         self.lock = threading.Lock()
-        self._known: dict[str, int] = {}
+        self._known: dict[str, int] = {}  # every host's generation, as the change feed said
+        self._stale: set[str] = set()  # hosts whose row is older than `_known` (or missing)
         self._watermark = -1
+
+    def put(self, host: str, generation: int, chd: ComputeHostDescriptor) -> None:
+        """A host's new document, as this worker stored it (the others read it from the feed)."""
+        with self.lock:
+            self._write(host, generation, chd)
+
+    def _write(self, host: str, generation: int, chd: ComputeHostDescriptor) -> None:
+        row = self.table.row_of.get(host)
+        if row is not None and self.table.generation[row] > generation:
+            return  # a newer one is written already
+        self.table.put(host, generation, node_state(chd), topology_manager(chd))
+        if self._known.get(host, generation) <= generation:
+            self._known[host] = generation
+            self._stale.discard(host)
 
     def sync(self, store: Store, names: Sequence[str]) -> Ints:
         """Each name's row, current (-1: no host of that name); call with `lock` held."""
         changes = store.changes_since(self._watermark)
+        table = self.table
         for host, generation in changes.hosts.items():
+            row = table.row_of.get(host)
             if generation is None:
                 self._known.pop(host, None)
-                self.table.drop(host)
+                self._stale.discard(host)
+                table.drop(host)
+                continue
+            self._known[host] = generation
+            if row is None or table.generation[row] != generation:
+                self._stale.add(host)
             else:
-                self._known[host] = generation
+                self._stale.discard(host)
         self._watermark = changes.seq
-        rows = self.table.rows(names)
-        known, held = self._known, self.table.generation
-        stale = [
-            n
-            for n, r in zip(names, rows.tolist(), strict=True)
-            if n in known and (r < 0 or held[r] != known[n])
-        ]
-        if stale:
-            for host, gen, chd in store.iter_availability(stale):
-                self.table.put(host, gen, node_state(chd), topology_manager(chd))
-                known[host] = max(known.get(host, gen), gen)
-            rows = self.table.rows(names)
-        gone = [n for n, r in zip(names, rows.tolist(), strict=True) if r >= 0 and n not in known]
-        for name in gone:
-            rows[names.index(name)] = -1
-        return rows
+        wanted = self._stale.intersection(names) if self._stale else ()
+        if wanted:
+            for host, generation, chd in store.iter_availability(wanted):
+                self._write(host, generation, chd)
+        return table.rows(names)

@@ -75,7 +75,7 @@ def read_args(body: Any) -> ExtenderArgs:
 def _nodes(body: Mapping[str, Any]) -> tuple[tuple[str, ...], tuple[Mapping[str, Any], ...] | None]:
     if body.get("NodeNames") is not None:
         names = body["NodeNames"]
-        if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+        if not isinstance(names, list) or not set(map(type, names)) <= {str}:
             raise ExtenderInputError("ExtenderArgs.NodeNames must be a list of node names")
         return tuple(names), None
     items = as_mapping(body.get("Nodes")).get("items")

@@ -267,20 +267,26 @@ def _single_numa(batch: Batch, unit: Unit, policy: str) -> tuple[Bools, Ints, li
 def _memory_hints(batch: Batch, demand: Demand) -> tuple[Bools, Bools, Bools]:
     """Per row: whether one NUMA node could hold the memory asked (or the node has one), which
     NUMA nodes have it free, and whether no set of NUMA nodes has it free (no hint at all)."""
-    n = len(batch.rows)
     could_at = batch.valid.copy()
     hint = batch.valid.copy()
-    any_mask = np.ones((n, _MASKS.shape[1]), bool)
     for resource, want in demand.memory.items():
         allocatable, free, _ = batch.pools(batch.table.memory, resource)
         could_at &= allocatable >= want
         hint &= free >= want
-        any_mask &= free @ _MASKS >= want
     could = (batch.k == 1) | could_at.any(axis=1)
-    unused = (batch.memory_used.astype(np.int64) @ _MASKS) == 0
-    in_node = _MASK_TOP[None, :] <= batch.k[:, None]
-    any_mask &= in_node & ((_MASK_SIZE == 1)[None, :] | unused)
-    return could, hint, ~hint.any(axis=1) & ~any_mask.any(axis=1)
+    none_at_all = ~hint.any(axis=1)
+    wider = np.flatnonzero(none_at_all & (batch.k > 1))
+    if len(wider):  # no NUMA node alone: does a set of them (whose memory is unused) have it?
+        k = batch.k[wider]
+        masks = _MASKS[:, : (1 << int(k.max())) - 1]
+        size, top = _MASK_SIZE[: masks.shape[1]], _MASK_TOP[: masks.shape[1]]
+        unused = (batch.memory_used[wider].astype(np.int64) @ masks) == 0
+        found = (top[None, :] <= k[:, None]) & ((size == 1)[None, :] | unused)
+        for resource, want in demand.memory.items():
+            _, free, _ = batch.pools(batch.table.memory, resource)
+            found &= free[wider] @ masks >= want
+        none_at_all[wider] = ~found.any(axis=1)
+    return could, hint, none_at_all
 
 
 def _refusal(batch: Batch, i: int, unit: Unit, hint_none: bool, memory: bool) -> str:

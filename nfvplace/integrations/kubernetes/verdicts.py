@@ -6,10 +6,15 @@
   burst of equal pods over unchanged nodes is decided once;
 - a node with pods assumed on it (bound, not yet in its object): `decide` with them counted;
 - a node with no object: `decide` once for all of them (the answer names no node).
+
+`NFVPLACE_K8S_SCALAR=1` in the environment turns the columns' decision off (every node is then
+decided by `decide`, one by one): the baseline of `bench/bench_k8s.py`, and a way to rule the
+vector decision out when in doubt.
 """
 
 from __future__ import annotations
 
+import os
 import threading
 import weakref
 from collections import OrderedDict
@@ -24,6 +29,8 @@ from .columns import Bools, Ints, NodeSource, NodeTable
 from .decide import NodeDecision, NodeView, decide, pod_shape
 from .state import Consumption, NodeState
 from .vector import decide_rows, unit_of
+
+SCALAR = os.environ.get("NFVPLACE_K8S_SCALAR") == "1"
 
 Assumed = Mapping[str, tuple[tuple[str, Consumption], ...]]
 """Node -> the pods assumed there (uid, what it takes), oldest first."""
@@ -166,7 +173,7 @@ def _decide_rows(
     stale = rows[kept.stamp[rows] != table.stamp[rows]]
     if not len(stale):
         return
-    answers = decide_rows(pod, unit_of(pod), table, stale, policy)
+    answers = decide_rows(pod, None if SCALAR else unit_of(pod), table, stale, policy)
     kept.stamp[stale] = table.stamp[stale]
     kept.fits[stale], kept.score[stale] = answers.fits, answers.score
     for row, reason in zip(stale.tolist(), answers.reasons, strict=True):
