@@ -24,6 +24,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from pydantic_core import to_json
+
 from .. import errors
 from ..models.chd import ComputeHostDescriptor
 from .problems import ProblemError
@@ -140,7 +142,13 @@ def resolve(index: int, host: Mapping[str, Any]) -> HostRef | str:
         raise ProblemError(
             422, errors.SERVICE_INVALID_REQUEST, f"hosts[{index}].chd must be an object"
         )
-    found, text = digest_of(chd)
+    # a client that sends the canonical JSON sends its keys sorted, and the body's reading keeps
+    # their order: written back as read (in Rust) it is that JSON, hashed to `ref`; anything else
+    # (keys in another order, a float written otherwise) is checked the long way
+    text = to_json(chd)
+    found = hashlib.sha256(text).hexdigest()
+    if found != ref:
+        found, text = digest_of(chd)
     if found != ref:
         raise ProblemError(
             422,

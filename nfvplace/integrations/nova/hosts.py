@@ -105,23 +105,15 @@ def view_of(inputs: tuple[Any, ...]) -> dict[str, Any]:
         "vcpus_total": int(vcpus or 0),
         "memory_mb": int(ram or 0),
         "cpu_info": _cpu_info(info),
-        "cells": [_cell(*cell) for cell in cells],
+        "cells": [_cell(cell) for cell in cells],
         "pci_pools": [p for p in map(_pool, pools) if p["count"] > 0],
     }
 
 
-def _cell(
-    cell_id: Any,
-    cpuset: Any,
-    pcpuset: Any,
-    pinned: Any,
-    siblings: Any,
-    memory: Any,
-    memory_usage: Any,
-    cpu_usage: Any,
-    pages: Any,
-    socket: Any,
-) -> dict[str, Any]:
+def _cell(cell: tuple[Any, ...]) -> dict[str, Any]:
+    cell_id, cpuset, pcpuset, pinned, siblings, memory, memory_usage, cpu_usage, pages, socket = (
+        cell
+    )
     return {
         "id": int(cell_id),
         "cpuset": _ints(cpuset),
