@@ -20,13 +20,13 @@ from ...models.chd import ComputeHostDescriptor
 from ...models.configuration import VmConfiguration
 from ...models.vnf import AntiAffinityScope, Locality
 from ..index import FleetIndex
-from ..resources import KINDS, Kind
+from ..resources import implementing
 from ..resources.base import UNLIMITED_KBPS, BoolArray
 from .batch import Group, Unit
 
 AFFINITY = "already host a member of the same anti-affinity group"
 
-_LINKING = tuple(k for k in KINDS if type(k).link_kbps is not Kind.link_kbps)
+_LINKING = implementing("link_kbps")
 """The kinds that carry links between members of a VNF on one host (the vSwitch)."""
 
 
