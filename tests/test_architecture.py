@@ -17,7 +17,7 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parents[1] / "nfvplace"
 MAX_MODULE_LINES = 400
 MAX_FUNCTION_LINES = 60
-FUNCTION_LIMITED = ("nfvplace.placement", "nfvplace.claims")
+FUNCTION_UNLIMITED = ("nfvplace.store.migrations",)  # a migration is one schema step, read whole
 GENERATED = frozenset[str]()  # modules exempt from the module limit (generated tables)
 
 
@@ -149,10 +149,10 @@ def test_no_module_is_over_the_size_limit() -> None:
     assert long == {}
 
 
-def test_no_function_of_the_placement_wing_is_over_the_size_limit() -> None:
+def test_no_function_outside_migrations_is_over_the_size_limit() -> None:
     long = {}
     for name, path in modules().items():
-        if not name.startswith(FUNCTION_LIMITED):
+        if name.startswith(FUNCTION_UNLIMITED):
             continue
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
@@ -160,3 +160,55 @@ def test_no_function_of_the_placement_wing_is_over_the_size_limit() -> None:
                 if lines > MAX_FUNCTION_LINES:
                     long[f"{name}.{node.name}"] = lines
     assert long == {}
+
+
+KIND_BLIND = (
+    "nfvplace.placement.engine",
+    "nfvplace.placement.joint",
+    "nfvplace.claims",
+    "nfvplace.store",
+)
+"""Packages that reach the kinds only through the registry and the kinds' hooks."""
+
+NAMES_A_KIND = {
+    "nfvplace.placement.joint.state": "a VNF's links between members are checked against the "
+    "vSwitch's free bandwidth (NICS) while the search claims units: no kind hook yet",
+}
+"""The remaining exceptions, each with why it still names a kind."""
+
+
+def _kind_names() -> set[str]:
+    """The module-level names the kinds are bound to (`CPU`, `NICS`, ...)."""
+    import importlib
+
+    from nfvplace.placement.resources import KINDS
+
+    names = set()
+    for name in modules():
+        if name.startswith("nfvplace.placement.resources"):
+            module = importlib.import_module(name)
+            names.update(k for k, v in vars(module).items() if any(v is kind for kind in KINDS))
+    return names - {"KINDS"}
+
+
+def test_no_kind_is_named_outside_the_resources_package() -> None:
+    kinds = _kind_names()
+    naming = {}
+    for name, path in modules().items():
+        if not name.startswith(KIND_BLIND) or name in NAMES_A_KIND:
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and (found := {a.name for a in node.names} & kinds):
+                naming[name] = sorted(found)
+    assert naming == {}
+    assert kinds >= {"CPU", "MEMORY", "NICS", "CACHE_WAYS"}  # the scan sees the kinds
+
+
+def test_every_listed_exception_still_names_a_kind() -> None:
+    kinds = _kind_names()
+    for name in NAMES_A_KIND:
+        tree = ast.parse(modules()[name].read_text())
+        imported = {
+            a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) for a in n.names
+        }
+        assert imported & kinds, f"{name} names no kind any more: take it off NAMES_A_KIND"

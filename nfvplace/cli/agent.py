@@ -13,48 +13,58 @@ if TYPE_CHECKING:
     from ..models.chd import ComputeHostDescriptor
 
 
+ServerOption = Annotated[
+    str, typer.Option("--server", help="The service's URL, e.g. http://nfvplace:8080")
+]
+TokenFileOption = Annotated[
+    Path,
+    typer.Option("--token-file", help="File holding a bearer token of the host-agent role"),
+]
+IntervalOption = Annotated[
+    float, typer.Option("--interval", min=1.0, help="Seconds between two reports")
+]
+SetOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--set",
+        help="KEY=VALUE a fact discovery cannot know (as discover)",
+        metavar="KEY=VALUE",
+    ),
+]
+DefaultsOption = Annotated[
+    Path | None,
+    typer.Option("--defaults", help="YAML mapping of KEY: VALUE filling what is not known"),
+]
+IdOption = Annotated[str | None, typer.Option("--id", help="Host id (default: hostname)")]
+LibvirtXmlOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--libvirt-xml",
+        help="Read the running domains from this folder of domain XML files, not from libvirt",
+    ),
+]
+MetricsFileOption = Annotated[
+    Path | None,
+    typer.Option("--metrics-file", help="Write the drift metric here (Prometheus text format)"),
+]
+SysfsRootOption = Annotated[
+    Path, typer.Option("--sysfs-root", help="Read sysfs/procfs under this root")
+]
+OnceOption = Annotated[bool, typer.Option("--once", help="Report once and exit (1 if it failed)")]
+
+
 @app.command("agent")
 def agent_command(
-    server: Annotated[
-        str, typer.Option("--server", help="The service's URL, e.g. http://nfvplace:8080")
-    ],
-    token_file: Annotated[
-        Path,
-        typer.Option("--token-file", help="File holding a bearer token of the host-agent role"),
-    ],
-    interval: Annotated[
-        float, typer.Option("--interval", min=1.0, help="Seconds between two reports")
-    ] = 60.0,
-    sets: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--set",
-            help="KEY=VALUE a fact discovery cannot know (as discover)",
-            metavar="KEY=VALUE",
-        ),
-    ] = None,
-    defaults: Annotated[
-        Path | None,
-        typer.Option("--defaults", help="YAML mapping of KEY: VALUE filling what is not known"),
-    ] = None,
-    host_id: Annotated[str | None, typer.Option("--id", help="Host id (default: hostname)")] = None,
-    libvirt_xml: Annotated[
-        Path | None,
-        typer.Option(
-            "--libvirt-xml",
-            help="Read the running domains from this folder of domain XML files, not from libvirt",
-        ),
-    ] = None,
-    metrics_file: Annotated[
-        Path | None,
-        typer.Option("--metrics-file", help="Write the drift metric here (Prometheus text format)"),
-    ] = None,
-    sysfs_root: Annotated[
-        Path, typer.Option("--sysfs-root", help="Read sysfs/procfs under this root")
-    ] = Path("/"),
-    once: Annotated[
-        bool, typer.Option("--once", help="Report once and exit (1 if it failed)")
-    ] = False,
+    server: ServerOption,
+    token_file: TokenFileOption,
+    interval: IntervalOption = 60.0,
+    sets: SetOption = None,
+    defaults: DefaultsOption = None,
+    host_id: IdOption = None,
+    libvirt_xml: LibvirtXmlOption = None,
+    metrics_file: MetricsFileOption = None,
+    sysfs_root: SysfsRootOption = Path("/"),
+    once: OnceOption = False,
 ) -> None:
     """Keep this host's CHD current in a service: discover, report drift against libvirt's running
     domains, and PUT it every --interval seconds (the service keeps its claims). Exits 0 on

@@ -50,44 +50,49 @@ def with_facts(
         ) from None
 
 
+HwlocXmlOption = Annotated[
+    list[Path] | None,
+    typer.Option(
+        "--hwloc-xml",
+        help="Build the CHD from this hwloc XML export (lstopo --of xml); repeat it, or give a "
+        "folder, for one CHD per export (-o then names a folder)",
+    ),
+]
+IdOption = Annotated[
+    str | None, typer.Option("--id", help="Host id (default: hostname, or the file's name)")
+]
+OutOption = Annotated[
+    Path | None, typer.Option("--out", "-o", help="Write the CHD here instead of stdout")
+]
+FormatOption = Annotated[OutputFormat, typer.Option("--format", help="yaml or json")]
+SysfsRootOption = Annotated[
+    Path,
+    typer.Option("--sysfs-root", help="Read sysfs/procfs under this root (fixture trees, images)"),
+]
+SetOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--set",
+        help="KEY=VALUE a fact the source cannot know, e.g. hypervisor.type=kvm or "
+        "numa_nodes[*].nics[*].ports[*].speed_gbps=25 (overrides)",
+        metavar="KEY=VALUE",
+    ),
+]
+DefaultsOption = Annotated[
+    Path | None,
+    typer.Option("--defaults", help="YAML mapping of KEY: VALUE filling only what is not known"),
+]
+
+
 @app.command("discover")
 def discover_command(
-    hwloc_xml: Annotated[
-        list[Path] | None,
-        typer.Option(
-            "--hwloc-xml",
-            help="Build the CHD from this hwloc XML export (lstopo --of xml); repeat it, or give a "
-            "folder, for one CHD per export (-o then names a folder)",
-        ),
-    ] = None,
-    host_id: Annotated[
-        str | None, typer.Option("--id", help="Host id (default: hostname, or the file's name)")
-    ] = None,
-    out: Annotated[
-        Path | None, typer.Option("--out", "-o", help="Write the CHD here instead of stdout")
-    ] = None,
-    fmt: Annotated[OutputFormat, typer.Option("--format", help="yaml or json")] = OutputFormat.yaml,
-    sysfs_root: Annotated[
-        Path,
-        typer.Option(
-            "--sysfs-root", help="Read sysfs/procfs under this root (fixture trees, images)"
-        ),
-    ] = Path("/"),
-    sets: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--set",
-            help="KEY=VALUE a fact the source cannot know, e.g. hypervisor.type=kvm or "
-            "numa_nodes[*].nics[*].ports[*].speed_gbps=25 (overrides)",
-            metavar="KEY=VALUE",
-        ),
-    ] = None,
-    defaults: Annotated[
-        Path | None,
-        typer.Option(
-            "--defaults", help="YAML mapping of KEY: VALUE filling only what is not known"
-        ),
-    ] = None,
+    hwloc_xml: HwlocXmlOption = None,
+    host_id: IdOption = None,
+    out: OutOption = None,
+    fmt: FormatOption = OutputFormat.yaml,
+    sysfs_root: SysfsRootOption = Path("/"),
+    sets: SetOption = None,
+    defaults: DefaultsOption = None,
 ) -> None:
     """Write this host's Compute Host Descriptor, or one built from an hwloc XML export.
 
@@ -115,6 +120,11 @@ def discover_command(
     except Exception as exc:  # an adapter at the edge: never a traceback for the user
         typer.echo(f"error [nfvplace.discovery.failed]: unexpected failure: {exc!r}", err=True)
         raise typer.Exit(1) from None
+    _write(text, out)
+
+
+def _write(text: str, out: Path | None) -> None:
+    """The CHD on stdout, or in `out` (exit 1 if it cannot be written)."""
     if out is None:
         typer.echo(text, nl=False)
         return

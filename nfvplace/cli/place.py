@@ -29,57 +29,65 @@ FORMATS = ("yaml", "json", "libvirt")
 EXIT_NO_FIT = 3
 
 
+HostsOption = Annotated[
+    list[Path],
+    typer.Option("--hosts", help="CHD files or folders (repeat, or list several after it)"),
+]
+VmOption = Annotated[
+    list[Path],
+    typer.Option("--vm", help="VM Descriptor or VNF template (repeat: a batch, placed jointly)"),
+]
+MoreHostsArgument = Annotated[
+    list[Path] | None, typer.Argument(help="More CHD files or folders", show_default=False)
+]
+FormatOption = Annotated[str, typer.Option("--format", "-f", help="yaml | json | libvirt")]
+OutOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--out",
+        "-o",
+        help="Write here instead of stdout; with --format libvirt and several VMs, a folder",
+    ),
+]
+ExplainOption = Annotated[
+    bool, typer.Option("--explain", help="Say, host by host, why the winner won (stderr)")
+]
+PolicyOption = Annotated[str, typer.Option("--policy", help="pack | spread | least-fragmentation")]
+SeedOption = Annotated[int, typer.Option("--seed", help="Tie-break seed")]
+CountOption = Annotated[
+    int, typer.Option("--count", help="Instances of each --vm, placed jointly", min=1)
+]
+ModeOption = Annotated[
+    str, typer.Option("--mode", help="all (all or nothing) | max (as many as fit)")
+]
+SuggestOption = Annotated[
+    bool,
+    typer.Option("--suggest-moves", help="If it fits nowhere: moves of --config VMs that help"),
+]
+ConfigOption = Annotated[
+    list[Path] | None,
+    typer.Option("--config", help="VM Configurations of the placed VMs (for --suggest-moves)"),
+]
+
+
 @app.command("place")
 def place_command(
-    hosts: Annotated[
-        list[Path],
-        typer.Option("--hosts", help="CHD files or folders (repeat, or list several after it)"),
-    ],
-    vm: Annotated[
-        list[Path],
-        typer.Option(
-            "--vm", help="VM Descriptor or VNF template (repeat: a batch, placed jointly)"
-        ),
-    ],
-    more_hosts: Annotated[
-        list[Path] | None, typer.Argument(help="More CHD files or folders", show_default=False)
-    ] = None,
-    fmt: Annotated[str, typer.Option("--format", "-f", help="yaml | json | libvirt")] = "yaml",
-    out: Annotated[
-        Path | None,
-        typer.Option(
-            "--out",
-            "-o",
-            help="Write here instead of stdout; with --format libvirt and several VMs, a folder",
-        ),
-    ] = None,
-    explain: Annotated[
-        bool, typer.Option("--explain", help="Say, host by host, why the winner won (stderr)")
-    ] = False,
-    policy: Annotated[
-        str, typer.Option("--policy", help="pack | spread | least-fragmentation")
-    ] = "pack",
-    seed: Annotated[int, typer.Option("--seed", help="Tie-break seed")] = 0,
-    count: Annotated[
-        int, typer.Option("--count", help="Instances of each --vm, placed jointly", min=1)
-    ] = 1,
-    mode: Annotated[
-        str, typer.Option("--mode", help="all (all or nothing) | max (as many as fit)")
-    ] = "all",
-    suggest: Annotated[
-        bool,
-        typer.Option("--suggest-moves", help="If it fits nowhere: moves of --config VMs that help"),
-    ] = False,
-    config: Annotated[
-        list[Path] | None,
-        typer.Option("--config", help="VM Configurations of the placed VMs (for --suggest-moves)"),
-    ] = None,
+    hosts: HostsOption,
+    vm: VmOption,
+    more_hosts: MoreHostsArgument = None,
+    fmt: FormatOption = "yaml",
+    out: OutOption = None,
+    explain: ExplainOption = False,
+    policy: PolicyOption = "pack",
+    seed: SeedOption = 0,
+    count: CountOption = 1,
+    mode: ModeOption = "all",
+    suggest: SuggestOption = False,
+    config: ConfigOption = None,
 ) -> None:
     """Place one VM, every member of a VNF template, or a batch (several --vm), on the hosts."""
-    from ..models.loading import dump
     from ..placement import place
-    from ..render.several import render_configurations
-    from .inputs import document, load_hosts, load_vm
+    from .inputs import load_hosts, load_vm
     from .joint import echo_unplaced, moves_advice, target
 
     check_choice(fmt, FORMATS)
@@ -99,18 +107,32 @@ def place_command(
                 )
             _no_fit(result, vm, fmt, suggest, advice)
         echo_unplaced(result)
-        configs = result.configurations
-        if fmt == "libvirt":
-            rendered = render_configurations(configs, "libvirt", vm=descriptor)
-            emit_rendered(configs, rendered, "libvirt", out)
-            return
-        text = dump(document(descriptor, configs), fmt)
-        if out is None:
-            typer.echo(text, nl=False)
-        else:
-            write_text(out, text)
+        _emit(descriptor, result, fmt, out)
     except NfvplaceError as error:
         raise fail(error) from None
+
+
+def _emit(
+    descriptor: VmDescriptor | VnfTemplate | list[VmDescriptor],
+    result: PlacementResult,
+    fmt: str,
+    out: Path | None,
+) -> None:
+    """The placed VM Configurations, as --format says, on stdout or in --out."""
+    from ..models.loading import dump
+    from ..render.several import render_configurations
+    from .inputs import document
+
+    configs = result.configurations
+    if fmt == "libvirt":
+        rendered = render_configurations(configs, "libvirt", vm=descriptor)
+        emit_rendered(configs, rendered, "libvirt", out)
+        return
+    text = dump(document(descriptor, configs), fmt)
+    if out is None:
+        typer.echo(text, nl=False)
+    else:
+        write_text(out, text)
 
 
 def _explain(

@@ -59,36 +59,43 @@ def load_configurations(paths: list[Path]) -> list[VmConfiguration]:
     return out
 
 
+ConfigsArgument = Annotated[
+    list[Path],
+    typer.Argument(
+        help="VM Configuration files (vm-configuration or vm-configurations documents)",
+        metavar="CONFIG",
+    ),
+]
+FormatOption = Annotated[
+    str,
+    typer.Option("--format", "-f", help=f"Target: {', '.join(FORMATS)}", metavar="FORMAT"),
+]
+VmOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--vm", help="The VM Descriptor (or VNF template) the configurations were placed from"
+    ),
+]
+HostOption = Annotated[
+    Path | None, typer.Option("--host", help="The Compute Host Descriptor of the host")
+]
+OutOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--out",
+        "-o",
+        help="Write here instead of stdout; a folder (one file per VM) for several",
+    ),
+]
+
+
 @app.command("render")
 def render_command(
-    configs: Annotated[
-        list[Path],
-        typer.Argument(
-            help="VM Configuration files (vm-configuration or vm-configurations documents)",
-            metavar="CONFIG",
-        ),
-    ],
-    fmt: Annotated[
-        str,
-        typer.Option("--format", "-f", help=f"Target: {', '.join(FORMATS)}", metavar="FORMAT"),
-    ],
-    vm: Annotated[
-        Path | None,
-        typer.Option(
-            "--vm", help="The VM Descriptor (or VNF template) the configurations were placed from"
-        ),
-    ] = None,
-    host: Annotated[
-        Path | None, typer.Option("--host", help="The Compute Host Descriptor of the host")
-    ] = None,
-    out: Annotated[
-        Path | None,
-        typer.Option(
-            "--out",
-            "-o",
-            help="Write here instead of stdout; a folder (one file per VM) for several",
-        ),
-    ] = None,
+    configs: ConfigsArgument,
+    fmt: FormatOption,
+    vm: VmOption = None,
+    host: HostOption = None,
+    out: OutOption = None,
 ) -> None:
     """Render VM Configurations for a deployment target; warnings go to standard error."""
     from ..models.chd import ComputeHostDescriptor

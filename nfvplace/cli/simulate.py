@@ -19,6 +19,7 @@ from .common import check_choice, fail
 if TYPE_CHECKING:  # loaded when the command runs: `--help` stays quick
     from ..models.chd import ComputeHostDescriptor
     from ..models.vmd import VmDescriptor
+    from ..simulation.run import Run
 
 PLOT_FORMATS = ("png", "svg")
 
@@ -58,40 +59,54 @@ def _auto_lifetime(
     return max(1.2 * threads / mean_vcpus / rate, 1.0)
 
 
+HostsOption = Annotated[list[Path], typer.Option("--hosts", help="CHD files or folders")]
+VmOption = Annotated[list[Path], typer.Option("--vm", help="VM Descriptors of the mix (repeat)")]
+PolicyOption = Annotated[
+    list[str] | None,
+    typer.Option("--policy", help="pack | spread | least-fragmentation (repeat: one run each)"),
+]
+EventsOption = Annotated[int, typer.Option("--events", help="Events to generate", min=1)]
+SeedOption = Annotated[int, typer.Option("--seed", help="Seed of the trace and tie-breaks")]
+RateOption = Annotated[float, typer.Option("--rate", help="Arrivals per second", min=1e-9)]
+LifetimeOption = Annotated[
+    float, typer.Option("--lifetime", help="Mean VM lifetime in seconds (0: load the fleet)")
+]
+CopiesOption = Annotated[
+    int, typer.Option("--copies", help="Copies of the hosts (a larger fleet)", min=1)
+]
+TraceOption = Annotated[
+    Path | None, typer.Option("--trace", help="Replay this trace (JSON lines) instead")
+]
+WriteTraceOption = Annotated[
+    Path | None, typer.Option("--write-trace", help="Also write the trace as JSON lines")
+]
+OutOption = Annotated[Path, typer.Option("--out", help="Folder for series and plots")]
+PlotFormatOption = Annotated[str, typer.Option("--plot-format", help="png | svg")]
+SamplesOption = Annotated[int, typer.Option("--samples", help="Points per series", min=1)]
+QuietOption = Annotated[bool, typer.Option("--quiet", help="No progress bar")]
+
+
 @app.command("simulate")
 def simulate_command(
-    hosts: Annotated[list[Path], typer.Option("--hosts", help="CHD files or folders")],
-    vm: Annotated[list[Path], typer.Option("--vm", help="VM Descriptors of the mix (repeat)")],
-    policy: Annotated[
-        list[str] | None,
-        typer.Option("--policy", help="pack | spread | least-fragmentation (repeat: one run each)"),
-    ] = None,
-    events: Annotated[int, typer.Option("--events", help="Events to generate", min=1)] = 10_000,
-    seed: Annotated[int, typer.Option("--seed", help="Seed of the trace and tie-breaks")] = 0,
-    rate: Annotated[float, typer.Option("--rate", help="Arrivals per second", min=1e-9)] = 1.0,
-    lifetime: Annotated[
-        float, typer.Option("--lifetime", help="Mean VM lifetime in seconds (0: load the fleet)")
-    ] = 0.0,
-    copies: Annotated[
-        int, typer.Option("--copies", help="Copies of the hosts (a larger fleet)", min=1)
-    ] = 1,
-    trace: Annotated[
-        Path | None, typer.Option("--trace", help="Replay this trace (JSON lines) instead")
-    ] = None,
-    write_trace: Annotated[
-        Path | None, typer.Option("--write-trace", help="Also write the trace as JSON lines")
-    ] = None,
-    out: Annotated[Path, typer.Option("--out", help="Folder for series and plots")] = Path(
-        "simulation"
-    ),
-    plot_format: Annotated[str, typer.Option("--plot-format", help="png | svg")] = "png",
-    samples: Annotated[int, typer.Option("--samples", help="Points per series", min=1)] = 100,
-    quiet: Annotated[bool, typer.Option("--quiet", help="No progress bar")] = False,
+    hosts: HostsOption,
+    vm: VmOption,
+    policy: PolicyOption = None,
+    events: EventsOption = 10_000,
+    seed: SeedOption = 0,
+    rate: RateOption = 1.0,
+    lifetime: LifetimeOption = 0.0,
+    copies: CopiesOption = 1,
+    trace: TraceOption = None,
+    write_trace: WriteTraceOption = None,
+    out: OutOption = Path("simulation"),
+    plot_format: PlotFormatOption = "png",
+    samples: SamplesOption = 100,
+    quiet: QuietOption = False,
 ) -> None:
     """Replay a seeded (or given) arrival/departure trace over the fleet for each policy."""
     from ..simulation import make_trace, read_trace
     from ..simulation import write_trace as save_trace
-    from ..simulation.plot import plot, require_matplotlib, to_csv
+    from ..simulation.plot import require_matplotlib
     from ..simulation.run import replay
     from .inputs import load_hosts
     from .progress import Progress
@@ -118,19 +133,26 @@ def simulate_command(
                 run = replay(
                     fleet, named, trail, name, samples=samples, seed=seed, on_event=bar.advance
                 )
-            stem = out / run.policy
-            (stem.with_suffix(".csv")).write_text(to_csv(run), encoding="utf-8")
-            (stem.with_suffix(".json")).write_text(
-                json.dumps(run.to_dict(), indent=2) + "\n", encoding="utf-8"
-            )
-            plot(run, stem.with_suffix(f".{plot_format}"))
-            last = run.samples[-1]
-            typer.echo(
-                f"{run.policy}: {run.accepted}/{run.arrivals} placed ({run.acceptance:.1%}), "
-                f"stranded at the end: {last.half_cores} half-used cores, "
-                f"{last.hugepages_gib:g} GiB hugepages and {last.vfs} VFs next to no free core; "
-                f"p95 latency {last.latency_p95_ms:g} ms; {len(trail)} events on {len(fleet)} "
-                f"hosts in {run.seconds:.1f} s -> {stem}.{{csv,json,{plot_format}}}"
-            )
+            _save(run, out, plot_format, f"{len(trail)} events on {len(fleet)} hosts")
     except NfvplaceError as error:
         raise fail(error) from None
+
+
+def _save(run: Run, out: Path, plot_format: str, what: str) -> None:
+    """One policy's run: its series (CSV, JSON) and plot in `out`, and its summary line."""
+    from ..simulation.plot import plot, to_csv
+
+    stem = out / run.policy
+    (stem.with_suffix(".csv")).write_text(to_csv(run), encoding="utf-8")
+    (stem.with_suffix(".json")).write_text(
+        json.dumps(run.to_dict(), indent=2) + "\n", encoding="utf-8"
+    )
+    plot(run, stem.with_suffix(f".{plot_format}"))
+    last = run.samples[-1]
+    typer.echo(
+        f"{run.policy}: {run.accepted}/{run.arrivals} placed ({run.acceptance:.1%}), "
+        f"stranded at the end: {last.half_cores} half-used cores, "
+        f"{last.hugepages_gib:g} GiB hugepages and {last.vfs} VFs next to no free core; "
+        f"p95 latency {last.latency_p95_ms:g} ms; {what} "
+        f"in {run.seconds:.1f} s -> {stem}.{{csv,json,{plot_format}}}"
+    )

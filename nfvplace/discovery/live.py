@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import socket
 from collections import Counter
+from collections.abc import Collection
 from pathlib import Path
+from typing import Any
 
 from .. import errors
 from ..errors import DiscoveryError
@@ -104,15 +106,9 @@ def discover_live(
     topo, tool = _topology(root, netdevs, real if use_hwloc is None else use_hwloc, timeout, notes)
     probe = probe_host(root, run_commands=real)
     processor = _processor(root, topo, probe, unknown)
-    cmdline = read_cmdline(root)
-    version = read_kernel_version(root)
-    kernel = Kernel(version=version, cmdline=cmdline, realtime=read_kernel_realtime(root))
-    if version is None:
-        unknown.append("kernel.version")
-    if cmdline is None:
-        unknown.append("kernel.cmdline")
+    kernel = _kernel(root, unknown)
     hypervisor, hv_unknown, hv_notes = hypervisor_from_probe(
-        probe, processor.features, cmdline or ""
+        probe, processor.features, kernel.cmdline or ""
     )
     unknown.extend(hv_unknown)
     notes.extend(hv_notes)
@@ -121,12 +117,7 @@ def discover_live(
     if not any(hugepages.values()):
         unknown.append("numa_nodes[*].memory.hugepages")
     distances = read_node_distances(root)
-    cache = read_cache_allocation(root)
-    if cache is None and "cat_l3" in processor.flags:
-        notes.append(
-            "L3 cache allocation: resctrl is not mounted (mount -t resctrl resctrl /sys/fs/resctrl)"
-        )
-        unknown.append("cache_allocation")
+    cache = _cache_allocation(root, processor.flags, notes, unknown)
     facts = HostFacts(
         processor=processor,
         kernel=kernel,
@@ -147,6 +138,30 @@ def discover_live(
         source="live",
         tool=tool,
     )
+
+
+def _kernel(root: Path, unknown: list[str]) -> Kernel:
+    """The kernel's version, command line and realtime flag; what could not be read is unknown."""
+    cmdline = read_cmdline(root)
+    version = read_kernel_version(root)
+    if version is None:
+        unknown.append("kernel.version")
+    if cmdline is None:
+        unknown.append("kernel.cmdline")
+    return Kernel(version=version, cmdline=cmdline, realtime=read_kernel_realtime(root))
+
+
+def _cache_allocation(
+    root: Path, flags: Collection[str], notes: list[str], unknown: list[str]
+) -> dict[str, Any] | None:
+    """L3 cache allocation from resctrl; unknown (with how to mount it) if the CPU has it."""
+    cache = read_cache_allocation(root)
+    if cache is None and "cat_l3" in flags:
+        notes.append(
+            "L3 cache allocation: resctrl is not mounted (mount -t resctrl resctrl /sys/fs/resctrl)"
+        )
+        unknown.append("cache_allocation")
+    return cache
 
 
 def _topology(

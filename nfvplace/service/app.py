@@ -153,23 +153,7 @@ def create_app(
     app.state.metrics = metrics
     app.state.placer = placer or import_placer(settings.placer)
     app.state.on_index_built = on_index_built
-    app.add_exception_handler(ProblemError, on_problem)
-    app.add_exception_handler(NfvplaceError, on_nfvplace_error)
-    app.add_exception_handler(StarletteHTTPException, on_http_error)
-    app.add_exception_handler(RequestValidationError, on_validation_error)
-    for module in (
-        hosts,
-        placements,
-        capacity,
-        evaluations,
-        lint,
-        convert,
-        schemas,
-        health,
-        ui,
-        k8s,
-    ):
-        app.include_router(module.router)
+    _add_routes(app)
     app.state.episodes = FaultEpisodes()
     app.add_middleware(
         RequestContext,
@@ -187,6 +171,27 @@ def create_app(
     if not public_docs:
         _private_openapi(app)
     return app
+
+
+def _add_routes(app: FastAPI) -> None:
+    """The routers, and the handlers that turn their errors into problem documents."""
+    app.add_exception_handler(ProblemError, on_problem)
+    app.add_exception_handler(NfvplaceError, on_nfvplace_error)
+    app.add_exception_handler(StarletteHTTPException, on_http_error)
+    app.add_exception_handler(RequestValidationError, on_validation_error)
+    for module in (
+        hosts,
+        placements,
+        capacity,
+        evaluations,
+        lint,
+        convert,
+        schemas,
+        health,
+        ui,
+        k8s,
+    ):
+        app.include_router(module.router)
 
 
 def _private_openapi(app: FastAPI) -> None:

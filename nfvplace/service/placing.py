@@ -315,6 +315,10 @@ class Placements:
             self.metrics.placements.labels("placed").inc()
             note("placed", placement=placement_id, hosts=sorted(result.hosts))
             return Answer(201, response, {"Location": f"/v1/placements/{placement_id}"})
+        return self._outrun(request, key)
+
+    def _outrun(self, request: PlacementRequest, key: str | None) -> Answer:
+        """Every attempt lost to other writers: its key's first answer (a retry), else 409."""
         first = self._placed_with(key)
         if first is not None:
             return self._replay(first, request)

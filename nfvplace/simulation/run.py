@@ -184,32 +184,44 @@ def replay(
                 for hosts_of in blocked.values():
                     hosts_of.discard(host)
         if n % every == 0 or n == len(events):
-            half, pages, vfs, used = stranded(fleet)
-            arrived, accepted = run.arrivals - window[0], run.accepted - window[1]
-            lat = np.asarray(latencies or [0.0])
-            run.samples.append(
-                Sample(
-                    event=n,
-                    t=round(event.t, 3),
-                    arrivals=run.arrivals,
-                    accepted=run.accepted,
-                    acceptance=round(run.acceptance, 4),
-                    window_acceptance=round(accepted / arrived, 4) if arrived else 1.0,
-                    live=len(live),
-                    used_threads=round(used, 4),
-                    half_cores=half,
-                    hugepages_gib=round(pages, 1),
-                    vfs=vfs,
-                    latency_p50_ms=round(float(np.percentile(lat, 50)), 3),
-                    latency_p95_ms=round(float(np.percentile(lat, 95)), 3),
-                )
-            )
+            run.samples.append(_sample(run, fleet, n, event.t, len(live), window, latencies))
             window = (run.arrivals, run.accepted)
             latencies = []
         if on_event is not None:
             on_event()
     run.seconds = time.perf_counter() - start
     return run
+
+
+def _sample(
+    run: Run,
+    fleet: FleetIndex,
+    n: int,
+    t: float,
+    live: int,
+    window: tuple[int, int],
+    latencies: list[float],
+) -> Sample:
+    """The fleet after the n-th event: acceptance overall and since the previous sample (`window`:
+    arrivals and accepted then), what is stranded, and the latencies since the previous sample."""
+    half, pages, vfs, used = stranded(fleet)
+    arrived, accepted = run.arrivals - window[0], run.accepted - window[1]
+    lat = np.asarray(latencies or [0.0])
+    return Sample(
+        event=n,
+        t=round(t, 3),
+        arrivals=run.arrivals,
+        accepted=run.accepted,
+        acceptance=round(run.acceptance, 4),
+        window_acceptance=round(accepted / arrived, 4) if arrived else 1.0,
+        live=live,
+        used_threads=round(used, 4),
+        half_cores=half,
+        hugepages_gib=round(pages, 1),
+        vfs=vfs,
+        latency_p50_ms=round(float(np.percentile(lat, 50)), 3),
+        latency_p95_ms=round(float(np.percentile(lat, 95)), 3),
+    )
 
 
 def simulate(

@@ -146,16 +146,7 @@ class PlacementStore:
         (with `lock_timeout_s`, on SQLite) WriteLockBusyError when another connection held the
         write lock that long (rather than SQLite's 30 s busy timeout).
         """
-        by_host: dict[str, list[VmConfiguration]] = defaultdict(list)
-        for config in configurations:
-            by_host[config.host].append(config)
-        if any(h not in snapshot.generations for h in by_host):
-            raise StaleSnapshot(sorted(set(by_host) - set(snapshot.generations))[0])
-        for host_id, configs in by_host.items():
-            if host_id in snapshot.hosts:  # tools and tests: the claims must fit first
-                chd = snapshot.hosts[host_id]
-                for config in configs:
-                    chd = claim(chd, config)
+        touched = _touched_hosts(configurations, snapshot)
         if configurations_json is None:
             dumped = CONFIGURATIONS.dump_json(
                 list(configurations), by_alias=True, exclude_none=True
@@ -175,7 +166,7 @@ class PlacementStore:
         try:
             with db.transaction(self.engine) as conn, db.lock_wait(conn, lock_timeout_s):
                 counted = counts_changes(conn.dialect)
-                writes = commit_steps(row, configurations, sorted(by_host), snapshot, counted)
+                writes = commit_steps(row, configurations, touched, snapshot, counted)
                 steps.commit(conn, writes)
         except IntegrityError as exc:
             if idempotency_key is not None:
@@ -354,3 +345,19 @@ def _placement(row: Any) -> PlacementRecord:
         released=row["released_at"] is not None,
         descriptor=row["descriptor"],
     )
+
+
+def _touched_hosts(configurations: Sequence[VmConfiguration], snapshot: Snapshot) -> list[str]:
+    """The hosts the configurations are on, sorted; StaleSnapshot if the snapshot lacks one, and
+    ClaimConflictError if they do not fit on a host the snapshot gives (tools and tests)."""
+    by_host: dict[str, list[VmConfiguration]] = defaultdict(list)
+    for config in configurations:
+        by_host[config.host].append(config)
+    if any(h not in snapshot.generations for h in by_host):
+        raise StaleSnapshot(sorted(set(by_host) - set(snapshot.generations))[0])
+    for host_id, configs in by_host.items():
+        if host_id in snapshot.hosts:
+            chd = snapshot.hosts[host_id]
+            for config in configs:
+                chd = claim(chd, config)
+    return sorted(by_host)

@@ -21,6 +21,6 @@ export GOFLAGS=-mod=readonly GOTOOLCHAIN=local
 log="${LOOP_LOG:-$(mktemp -t k8s-loop.XXXXXX.log)}"
 cd "$here"
 status=0
-LOOP_LOG="$log" go test -vet=off -count=1 -timeout 90m -run "^TestLoop\$" -v . || status=$?
+LOOP_LOG="$log" go test -vet=off -count=1 -timeout 90m -run "^(TestJudge|TestLoop)\$" -v . || status=$?
 echo "kube-apiserver and kube-scheduler logs: $log" >&2
 exit "$status"

@@ -123,9 +123,22 @@ def placement_request(document: SourceDocument) -> PlacementRequest:
             policy=policy,
             explain=explain,
         )
+    descriptor = _descriptor(document, key, body.get("dialect"))
+    return PlacementRequest(
+        descriptor=descriptor,
+        body=body,
+        dry_run=dry_run,
+        policy=policy,
+        explain=explain,
+        moves=moves,
+    )
+
+
+def _descriptor(document: SourceDocument, key: str, dialect: Any) -> VmDescriptor | VnfTemplate:
+    """The VM Descriptor (`key` "vm") or VNF template ("vnf") of the body, read in `dialect`; a
+    template's members must be inline."""
     inner = _inner(document, key)
     descriptor: VmDescriptor | VnfTemplate
-    dialect = body.get("dialect")
     if key == "vm":
         descriptor = parse_descriptor(
             inner, VmDescriptor, "VM Descriptor", at=(key,), dialect=dialect
@@ -144,14 +157,7 @@ def placement_request(document: SourceDocument) -> PlacementRequest:
                 "writes the template with every member file inlined",
                 extra={"members": missing},
             )
-    return PlacementRequest(
-        descriptor=descriptor,
-        body=body,
-        dry_run=dry_run,
-        policy=policy,
-        explain=explain,
-        moves=moves,
-    )
+    return descriptor
 
 
 def batch_items(document: SourceDocument) -> tuple[BatchItem, ...]:
