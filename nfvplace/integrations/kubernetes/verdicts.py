@@ -24,7 +24,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...dialects.kubernetes import Pod
-from ...models.chd import TopologyManager
 from ...store import Store
 from .columns import Bools, Ints, NodeSource, NodeTable
 from .decide import NodeDecision, NodeView, decide, pod_shape
@@ -115,14 +114,11 @@ def door_of(store: Store) -> Door:
 
 @dataclass(frozen=True)
 class Seen:
-    """What a call decided on: the pods assumed on its nodes, and each row as it was (a row
-    written since is decided on the state kept here: prioritize answers from filter's nodes)."""
+    """What a call decided on: the pods assumed on its nodes, and the rows as they were (the
+    stamp of the row written last; rows written since are read from their kept history)."""
 
     assumed: Assumed
-    stamp: Ints
-    generation: Ints
-    states: list[NodeState | None]
-    managers: list[TopologyManager]
+    stamp: int
 
 
 def verdicts(
@@ -160,7 +156,7 @@ def verdicts(
                 generation = int(table.generation[row])
                 state, manager = _state(table, row), table.managers[row]
                 views[i] = NodeView(names[i], generation, state, manager, pods.get(names[i], ()))
-        now = _seen(table, pods)
+        now = Seen(pods, table.last_stamp)
     unregistered = np.flatnonzero(rows < 0)
     if len(unregistered):
         d = decide(pod, shape, None, names[int(unregistered[0])], policy, pass_unregistered)
@@ -174,31 +170,18 @@ def verdicts(
     return out, now
 
 
-def _seen(table: NodeTable, pods: Assumed) -> Seen:
-    n = len(table.names)
-    return Seen(
-        pods,
-        table.stamp[:n].copy(),
-        table.generation[:n].copy(),
-        list(table.states),
-        list(table.managers),
-    )
-
-
 def _moved(
     table: NodeTable, names: Sequence[str], rows: Ints, plain: Bools, seen: Seen, pods: Assumed
 ) -> dict[int, NodeView]:
-    """The nodes whose row was written since `seen`, as `seen` had them (taken out of `plain`)."""
-    known = (rows >= 0) & (rows < len(seen.stamp))
-    at = np.where(known, rows, 0)
-    moved = known & (seen.stamp[at] != table.stamp[at]) if len(seen.stamp) else known
+    """The nodes whose row was written since `seen`, as `seen` had them (taken out of `plain`;
+    a node `seen` did not have is decided as it is now)."""
     views = {}
+    moved = (rows >= 0) & (table.stamp[np.where(rows >= 0, rows, 0)] > seen.stamp)
     for i in np.flatnonzero(moved).tolist():
-        row = int(rows[i])
-        state = seen.states[row]
-        if state is not None:
-            generation, manager = int(seen.generation[row]), seen.managers[row]
-            views[i] = NodeView(names[i], generation, state, manager, pods.get(names[i], ()))
+        former = table.former(int(rows[i]), seen.stamp)
+        if former is not None and former.state is not None:
+            state, manager = former.state, former.manager
+            views[i] = NodeView(names[i], former.generation, state, manager, pods.get(names[i], ()))
             plain[i] = False
     return views
 
