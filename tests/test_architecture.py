@@ -170,12 +170,6 @@ KIND_BLIND = (
 )
 """Packages that reach the kinds only through the registry and the kinds' hooks."""
 
-NAMES_A_KIND = {
-    "nfvplace.placement.joint.state": "a VNF's links between members are checked against the "
-    "vSwitch's free bandwidth (NICS) while the search claims units: no kind hook yet",
-}
-"""The remaining exceptions, each with why it still names a kind."""
-
 
 def _kind_names() -> set[str]:
     """The module-level names the kinds are bound to (`CPU`, `NICS`, ...)."""
@@ -195,20 +189,10 @@ def test_no_kind_is_named_outside_the_resources_package() -> None:
     kinds = _kind_names()
     naming = {}
     for name, path in modules().items():
-        if not name.startswith(KIND_BLIND) or name in NAMES_A_KIND:
+        if not name.startswith(KIND_BLIND):
             continue
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.ImportFrom) and (found := {a.name for a in node.names} & kinds):
                 naming[name] = sorted(found)
     assert naming == {}
     assert kinds >= {"CPU", "MEMORY", "NICS", "CACHE_WAYS"}  # the scan sees the kinds
-
-
-def test_every_listed_exception_still_names_a_kind() -> None:
-    kinds = _kind_names()
-    for name in NAMES_A_KIND:
-        tree = ast.parse(modules()[name].read_text())
-        imported = {
-            a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) for a in n.names
-        }
-        assert imported & kinds, f"{name} names no kind any more: take it off NAMES_A_KIND"

@@ -8,10 +8,10 @@ import numpy as np
 
 from ...models.vmd import VariantMatch, VmDescriptor
 from ..index import FleetIndex
-from ..resources import KINDS, Kind
+from ..resources import implementing
 from ..resources.base import BoolArray
 
-_MATCHING = tuple(k for k in KINDS if type(k).variant_hosts is not Kind.variant_hosts)
+_MATCHING = implementing("variant_hosts")
 
 
 def matches(fleet: FleetIndex, match: VariantMatch) -> BoolArray:

@@ -17,6 +17,7 @@ default that does nothing, so a kind implements only the stages it takes part in
 | counting model (capacity) | `counts`, `count_state`, `count_take`, `count_caps` | `joint/counting.py` |
 | relaxation (joint) | `relax_slot_ok`, `relax_add`, `relax_host`, `relax_capacity`, `relax_finish` | `joint/relaxation.py` |
 | claim and release on a CHD | `claim`, `owners` | `claims.py` |
+| links between a VNF's members on one host | `link_kbps` | `joint/state.py` |
 | policy scores | `fullness`, `room`, `kept`, `node_fullness`, `node_kept` | `engine/policies/` |
 
 Every rejection a kind gives carries one of its `reasons` (`placement/reasons.py`).
@@ -169,6 +170,9 @@ class ResourceKind[T: Table, F](Protocol):
     def claim(self, draft: HostDraft, config: VmConfiguration, sign: int) -> None: ...
     def owners(self, host: ComputeHostDescriptor) -> Iterable[str]: ...
 
+    # joint search: links between members of a VNF on one host
+    def link_kbps(self, table: T, host: int) -> int | None: ...
+
     # policy scores (`scoring.py`)
     def fullness(self, table: T) -> Fullness | None: ...
     def room(self, table: T) -> IntArray | None: ...
@@ -298,6 +302,11 @@ class Kind[T: Table, F]:
 
     def owners(self, host: ComputeHostDescriptor) -> Iterable[str]:
         return ()
+
+    def link_kbps(self, table: T, host: int) -> int | None:
+        """What a host carries between members of a VNF on it, kbit/s (None: this kind does not
+        carry them; `UNLIMITED_KBPS`: no figure)."""
+        return None
 
     def fullness(self, table: T) -> Fullness | None:
         return None

@@ -1,4 +1,4 @@
-"""What a kind tells the placement policies (`engine/policies/`), through four hooks of `Kind`:
+"""What a kind tells the placement policies (`engine/policies/`), through five hooks of `Kind`:
 
 - `fullness(table)`: how much of the kind each host has free, of how much (`Fullness`); `pack` adds
   up the shares of every kind that says one. The share that `leads` (threads) is also the one

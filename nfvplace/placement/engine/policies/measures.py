@@ -11,21 +11,15 @@ import numpy as np
 
 from ...index import FleetIndex
 from ...request import CpuSetDemand, Request
-from ...resources import KINDS, Kind, ResourceKind
+from ...resources import implementing
 from ...resources.base import HostFree, IntArray
 from ...resources.scoring import Fullness, Kept, NodeFullness
 
-
-def _giving(hook: str) -> tuple[ResourceKind[Any, Any], ...]:
-    """The kinds that implement `hook` (the others would answer None or 0)."""
-    return tuple(k for k in KINDS if getattr(type(k), hook) is not getattr(Kind, hook))
-
-
-_FULL = _giving("fullness")
-_ROOMY = _giving("room")
-_KEEPING = _giving("kept")
-_NODE_FULL = _giving("node_fullness")
-_NODE_KEEPING = _giving("node_kept")
+_FULL = implementing("fullness")
+_ROOMY = implementing("room")
+_KEEPING = implementing("kept")
+_NODE_FULL = implementing("node_fullness")
+_NODE_KEEPING = implementing("node_kept")
 
 
 def fullness(fleet: FleetIndex) -> list[Fullness]:

@@ -182,6 +182,11 @@ class NicsKind(Kind[NicsTable, NicsFree]):
     def claim(self, draft: HostDraft, config: VmConfiguration, sign: int) -> None:
         claim_interfaces(draft, config, sign)
 
+    def link_kbps(self, table: NicsTable, host: int) -> int | None:
+        if table.vswitch_type[host] < 0:
+            return None  # no vSwitch: the links are not limited here
+        return int(table.vswitch_free[host])
+
     def kept(self, table: NicsTable, request: Request) -> Kept | None:
         if any(i.mode is not InterfaceMode.vswitch for i in request.interfaces):
             return None
