@@ -133,3 +133,20 @@ def test_prioritize_answers_from_what_filter_saw(tmp_path: Path) -> None:
     assert scored.score.tolist() == filtered.score.tolist()
     again, _ = verdicts(store, POD, names, {}, "pack", False)
     assert again.fits.tolist() == [False, False, True, True]
+
+
+def test_a_starting_worker_counts_every_stored_node_before_it_is_asked(tmp_path: Path) -> None:
+    """`NodeSource.prime` (a worker's start in a cluster): every stored node gets its row, so the
+    first call counts nothing; the answers are decide's."""
+    from nfvplace.integrations.kubernetes.columns import NodeSource
+
+    url = f"sqlite:///{tmp_path / 'k8s.db'}"
+    writer = Store.open(url)
+    for name, free in FREE.items():
+        put(writer, name, free)
+    source = NodeSource()
+    assert source.prime(Store.open(url)) == len(FREE)
+    assert sorted(source.table.row_of) == sorted(FREE)
+    assert source.prime(Store.open(url)) == 0  # nothing changed since
+    put(writer, "n-2", (12, 2))
+    assert source.prime(writer) == 1

@@ -274,6 +274,16 @@ class NodeSource:
             self._known[host] = generation
             self._stale.discard(host)
 
+    def prime(self, store: Store) -> int:
+        """Every stored host counted into a row, as a worker starts: its first call would
+        otherwise read and count every named node (6-9 s for 5,000, past kube-scheduler's
+        default 5 s `httpTimeout`). Returns the rows written."""
+        with self.lock:
+            self.sync(store, ())  # learns every host's generation from the change feed
+            stale = sorted(self._stale)
+            self.sync(store, stale)
+            return len(stale) - len(self._stale.intersection(stale))
+
     def sync(self, store: Store, names: Sequence[str]) -> Ints:
         """Each name's row, current (-1: no host of that name); call with `lock` held."""
         changes = store.changes_since(self._watermark)
