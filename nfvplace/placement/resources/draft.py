@@ -57,7 +57,7 @@ def touch(entries: list[Any], k: int, lazy: str | None = None) -> dict[str, Any]
 
 
 _POSITIONS: dict[int, tuple[tuple[Any, ...], dict[int, int]]] = {}
-_POSITIONS_KEPT = 4096
+_POSITIONS_KEPT = 512  # node PU tuples (they are held: a few hot hosts' nodes)
 
 
 def _positions(cpus: tuple[Any, ...]) -> dict[int, int]:
