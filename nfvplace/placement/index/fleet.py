@@ -84,7 +84,9 @@ class FleetIndex:
     def _remember(self, i: int, host: ComputeHostDescriptor, free: HostFree) -> HostFree:
         self._free.pop(i, None)
         self._free[i] = (host, free)
-        while len(self._free) > VIEW_CACHE:
+        # a compact index keeps no more views than hot hosts: a view holds its host's objects
+        kept = self.hosts.hot_size if isinstance(self.hosts, HostStore) else VIEW_CACHE
+        while len(self._free) > kept:
             self._free.pop(next(iter(self._free)))
         return free
 
