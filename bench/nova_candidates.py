@@ -2,7 +2,8 @@
 same HostStates in the same run (Nova's `max_placement_results` is 1,000 by default).
 
 Runs in the Nova virtualenv with this repository on PYTHONPATH, against a live `nfvplace serve`;
-reads JSON on stdin: {"url", "token_file", "hosts": N, "seed": S, "rounds": R}; prints JSON.
+reads JSON on stdin: {"url", "token_file", "hosts": N, "seed": S, "flavors": [k, ...]} (indexes
+of FLAVORS, all by default); prints JSON.
 `bench/nova_scale.py` (nfvplace's side) starts the service and prints the ratios.
 
 Hosts: two (one in five: four) NUMA cells of 12-32 SMT cores, the first core of each cell for the
@@ -12,9 +13,11 @@ pages partly used; one host in three with a pool of SR-IOV VFs per cell: CHDs of
 Per flavor (pinned, pinned isolate, pinned with 1 GiB pages over two nodes, shared with a NUMA
 topology), each timed on fresh HostStates of the same fleet:
 - `nova`: NUMATopologyFilter.host_passes over every host (what the scheduler runs today);
-- `cold`: NfvplaceFilter.filter_all, the service holding none of the hosts;
+- `cold`: NfvplaceFilter.filter_all, the plug-in new (no host's CHD written, none sent before);
 - `warm`: the same again after one host changed (the next boot);
 - `warm_other`: another flavor over the same hosts (hosts held, answers not).
+`bench/nova_scale.py` runs each flavor against a service of its own, so that its cold pass finds
+the service holding none of the hosts and none of the answers.
 """
 
 from __future__ import annotations
@@ -58,6 +61,13 @@ FLAVORS = [
         "extra_specs": {"hw:numa_nodes": "1", "hw:mem_page_size": "2MB"},
     },
 ]
+
+OTHER = {  # the flavor of `warm_other`, never timed cold (the service holds none of its answers)
+    "name": "pinned-two",
+    "vcpus": 2,
+    "ram": 2048,
+    "extra_specs": {"hw:cpu_policy": "dedicated"},
+}
 
 
 def host(rng: random.Random, name: str) -> dict[str, Any]:
@@ -139,6 +149,7 @@ def main() -> None:
     objects.register_all()
     from bench.nova_scheduler_probe import Lines, _spec, _states
     from nfvplace.integrations.nova import NfvplaceFilter, scheduler
+    from nfvplace.integrations.nova.chds import SentHosts
     from nfvplace.integrations.nova.client import CHUNK_BYTES
     from nfvplace.integrations.nova.hosts import chd_of, host_view
 
@@ -161,16 +172,18 @@ def main() -> None:
         "chunk_bytes": CHUNK_BYTES,
         "flavors": [],
     }
-    for n, flavor in enumerate(FLAVORS):
+    for n in data.get("flavors", range(len(FLAVORS))):
+        flavor = FLAVORS[n]
         spec = _spec(ctx, {"flavor": flavor})
         states = _states(views)
         nova_ms, nova = _timed(_nova, states, spec)
         ours = NfvplaceFilter()
         scheduler._CLIENTS.clear()  # a new client: every host goes in full
+        scheduler.SENT = SentHosts()  # and a new plug-in: every host's CHD is written
         cold_ms, cold = _timed(ours.filter_all, _states(views), spec)
         views[n]["cells"][0]["pinned_cpus"] = []  # the next boot: one host changed
         warm_ms, warm = _timed(ours.filter_all, _states(views), spec)
-        other = _spec(ctx, {"flavor": FLAVORS[(n + 1) % len(FLAVORS)]})
+        other = _spec(ctx, {"flavor": OTHER})
         other_ms, other_pass = _timed(ours.filter_all, _states(views), other)
         out["flavors"].append(
             {

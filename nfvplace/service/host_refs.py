@@ -9,7 +9,9 @@ naming the digests it does not hold (restarted, another worker, forgotten), whic
 then sends in full. Identical hosts share one digest, and one answer per VM.
 
 The store is per worker process, in memory, the least recently used forgotten first: the cost of a
-miss is one more request, never a wrong answer.
+miss is one more request, never a wrong answer. The last `KEPT_MODELS` hosts read also keep their
+validated CHD: another flavor over the same hosts reads none of them again, and finds the fleet
+index built for them by their identity (`placement.index.cache`).
 """
 
 from __future__ import annotations
@@ -22,10 +24,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from pydantic_core import to_json
+
 from .. import errors
+from ..models.chd import ComputeHostDescriptor
 from .problems import ProblemError
 
 KEPT_HOSTS = 4096  # a fleet of a thousand hosts, each in a few states
+KEPT_MODELS = 1024  # of them validated (a request's worth: Nova asks about 1,000 at most)
 MEMBERS = ("id", "ref", "chd")
 
 
@@ -40,25 +46,51 @@ def digest_of(chd: Mapping[str, Any]) -> tuple[str, bytes]:
     return hashlib.sha256(text).hexdigest(), text
 
 
+class Held:
+    """A host the service holds: its CHD (id aside) as canonical JSON, and once read, the CHD
+    validated under the id it was last asked with (a scheduler's thousand hosts are read once,
+    not at each new flavor)."""
+
+    __slots__ = ("model", "text")
+
+    def __init__(self, text: bytes) -> None:
+        self.text = text
+        self.model: ComputeHostDescriptor | None = None
+
+
 class _Store:
     def __init__(self, size: int) -> None:
         self.size = size
-        self.kept: OrderedDict[str, bytes] = OrderedDict()
+        self.kept: OrderedDict[str, Held] = OrderedDict()
+        self.modelled: OrderedDict[str, Held] = OrderedDict()  # those holding their model
         self.lock = threading.Lock()
 
-    def get(self, ref: str) -> bytes | None:
+    def get(self, ref: str) -> Held | None:
         with self.lock:
             found = self.kept.get(ref)
             if found is not None:
                 self.kept.move_to_end(ref)
             return found
 
-    def put(self, ref: str, text: bytes) -> None:
+    def put(self, ref: str, text: bytes) -> Held:
         with self.lock:
-            self.kept[ref] = text
+            found = self.kept.get(ref)
+            if found is None:  # the same digest is the same text: keep what was read of it
+                found = self.kept[ref] = Held(text)
             self.kept.move_to_end(ref)
             while len(self.kept) > self.size:
                 self.kept.popitem(last=False)
+            return found
+
+    def keep_model(self, ref: str, held: Held, model: ComputeHostDescriptor) -> None:
+        """Keep `model` with the host; past `KEPT_MODELS` hosts the least recently read forgets
+        its model (a host read back costs about 1 ms and 110 KiB held)."""
+        with self.lock:
+            held.model = model
+            self.modelled[ref] = held
+            self.modelled.move_to_end(ref)
+            while len(self.modelled) > KEPT_MODELS:
+                self.modelled.popitem(last=False)[1].model = None
 
 
 HOSTS = _Store(KEPT_HOSTS)
@@ -66,14 +98,25 @@ HOSTS = _Store(KEPT_HOSTS)
 
 @dataclass(frozen=True)
 class HostRef:
-    """A host of the request by reference: its id, its digest, and its CHD (id aside) as JSON."""
+    """A host of the request by reference: its id, its digest, what the service holds of it, and
+    the CHD (id aside) when it came in full with this request."""
 
     id: str
     ref: str
-    text: bytes
+    held: Held
+    given: Mapping[str, Any] | None = None
 
     def chd(self) -> dict[str, Any]:
-        return {**json.loads(self.text), "id": self.id}
+        found = json.loads(self.held.text) if self.given is None else self.given
+        return {**found, "id": self.id}
+
+    def kept(self) -> ComputeHostDescriptor | None:
+        """The CHD as validated before under this id, if it was."""
+        model = self.held.model
+        return model if model is not None and model.id == self.id else None
+
+    def keep(self, model: ComputeHostDescriptor) -> None:
+        HOSTS.keep_model(self.ref, self.held, model)
 
 
 def is_ref(host: Any) -> bool:
@@ -93,13 +136,19 @@ def resolve(index: int, host: Mapping[str, Any]) -> HostRef | str:
         )
     chd = host.get("chd")
     if chd is None:
-        text = HOSTS.get(ref)
-        return ref if text is None else HostRef(host_id, ref, text)
+        held = HOSTS.get(ref)
+        return ref if held is None else HostRef(host_id, ref, held)
     if not isinstance(chd, Mapping):
         raise ProblemError(
             422, errors.SERVICE_INVALID_REQUEST, f"hosts[{index}].chd must be an object"
         )
-    found, text = digest_of(chd)
+    # a client that sends the canonical JSON sends its keys sorted, and the body's reading keeps
+    # their order: written back as read (in Rust) it is that JSON, hashed to `ref`; anything else
+    # (keys in another order, a float written otherwise) is checked the long way
+    text = to_json(chd)
+    found = hashlib.sha256(text).hexdigest()
+    if found != ref:
+        found, text = digest_of(chd)
     if found != ref:
         raise ProblemError(
             422,
@@ -107,8 +156,7 @@ def resolve(index: int, host: Mapping[str, Any]) -> HostRef | str:
             f"hosts[{index}].ref is not the digest of its chd (sha256 of its canonical JSON, "
             f"id aside: {found})",
         )
-    HOSTS.put(ref, text)
-    return HostRef(host_id, ref, text)
+    return HostRef(host_id, ref, HOSTS.put(ref, text), chd)
 
 
 def unknown_refs(refs: list[str]) -> ProblemError:

@@ -65,6 +65,39 @@ def test_a_host_in_full_under_another_digest_is_refused(sqlite_client: TestClien
     assert host_refs.HOSTS.get(wrong["ref"]) is None
 
 
+def test_a_host_in_full_with_its_keys_in_another_order_is_checked_the_long_way(
+    sqlite_client: TestClient,
+) -> None:
+    chd = host("unsorted", cores=3)
+    item = _full(chd)
+    item["chd"] = dict(reversed(list(item["chd"].items())))  # not the canonical JSON's order
+    answer = _post(sqlite_client, {"vm": vm(sriov=0), "hosts": [item]})
+    assert answer.status_code == 200, answer.text
+    held = host_refs.HOSTS.get(item["ref"])
+    assert held is not None
+    assert held.text == digest(chd)[1]  # kept as its canonical JSON
+
+
+def test_a_held_host_is_read_once_for_every_flavor(
+    sqlite_client: TestClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from nfvplace.service.routers import evaluations
+
+    hosts = [host("once-a", cores=7), host("once-b", cores=9)]  # shapes no other test sends
+    first = _post(sqlite_client, {"vm": vm(vcpus=2, sriov=0), "hosts": [_full(h) for h in hosts]})
+    assert first.status_code == 200, first.text
+    read: list[object] = []
+    chd_of = evaluations._chd  # the route's reading of one host
+    monkeypatch.setattr(evaluations, "_chd", lambda i, h: read.append(h) or chd_of(i, h))
+    again = _post(sqlite_client, {"vm": vm(vcpus=4, sriov=0), "hosts": [_ref(h) for h in hosts]})
+    assert again.status_code == 200, again.text
+    assert read == []  # another flavor, the same hosts: none read again
+    renamed = {**_ref(hosts[0]), "id": "once-c"}  # the same host under another id: read for it
+    third = _post(sqlite_client, {"vm": vm(vcpus=6, sriov=0), "hosts": [renamed]})
+    assert [a["host"] for a in third.json()["hosts"]] == ["once-c"]
+    assert len(read) == 1
+
+
 @pytest.mark.parametrize(
     ("item", "words"),
     [

@@ -121,7 +121,12 @@ class EvaluationClient:
 
     def evaluate(self, vm: dict[str, Any], hosts: list[dict[str, Any]]) -> list[EvaluatedHost]:
         """Every host's answer, in the order given."""
-        hosts_in = [(str(h["id"]), *digest(h)) for h in hosts]
+        return self.evaluate_sent(vm, [(str(h["id"]), *digest(h)) for h in hosts])
+
+    def evaluate_sent(
+        self, vm: dict[str, Any], hosts_in: list[tuple[str, str, bytes]]
+    ) -> list[EvaluatedHost]:
+        """Every host's answer, in the order given: hosts as (id, digest, canonical JSON)."""
         unknown = [h for h in hosts_in if h[1] not in self.refs]
         for part in _parts(unknown, CHUNK_BYTES):
             if len(part) < len(unknown):  # a cold request in parts: the service keeps each
@@ -137,7 +142,7 @@ class EvaluationClient:
             except _UnknownRefsError:  # another worker answered: every host in full
                 data = self._post(vm, hosts_in, {ref for _, ref, _ in hosts_in})
         self.refs.add(ref for _, ref, _ in hosts_in)
-        return _answers(data, len(hosts))
+        return _answers(data, len(hosts_in))
 
     def _post(
         self, vm: dict[str, Any], hosts: Sequence[tuple[str, str, bytes]], inline: set[str]

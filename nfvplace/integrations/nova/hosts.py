@@ -35,60 +35,116 @@ VENDORS = {"intel": "GenuineIntel", "amd": "AuthenticAMD"}
 
 
 def _ints(values: Any) -> list[int]:
-    return sorted(int(v) for v in (values or ()))
+    return sorted(map(int, values or ()))
+
+
+def host_inputs(host_state: Any) -> tuple[Any, ...]:
+    """What `host_view` reads of a HostState, as a hashable tuple (equal inputs, equal view): the
+    scheduler plug-in keeps each host's CHD by it (`chds.SentHosts`). Sets are read in their own
+    order: equal sets read in another order only cost a CHD built again."""
+    topology = getattr(host_state, "numa_topology", None)
+    cells = tuple(
+        (
+            cell.id,
+            tuple(cell.cpuset or ()),
+            tuple(getattr(cell, "pcpuset", ()) or ()),
+            tuple(getattr(cell, "pinned_cpus", ()) or ()),
+            tuple(tuple(s) for s in getattr(cell, "siblings", ()) or ()),
+            cell.memory,
+            getattr(cell, "memory_usage", 0),
+            getattr(cell, "cpu_usage", 0),
+            tuple(
+                (p.size_kb, p.total, getattr(p, "used", 0), getattr(p, "reserved", 0))
+                for p in getattr(cell, "mempages", ()) or ()
+            ),
+            getattr(cell, "socket", None),
+        )
+        for cell in getattr(topology, "cells", None) or ()
+    )
+    stats = getattr(host_state, "pci_stats", None)
+    pools = tuple(
+        tuple(pool.get(k, d) for k, d in POOL_KEYS) for pool in getattr(stats, "pools", None) or ()
+    )
+    info = getattr(host_state, "cpu_info", None)
+    return (
+        host_state.host,
+        getattr(host_state, "nodename", None),
+        getattr(host_state, "cpu_allocation_ratio", None),
+        getattr(host_state, "ram_allocation_ratio", None),
+        getattr(host_state, "vcpus_total", 0),
+        getattr(host_state, "total_usable_ram_mb", 0),
+        info if info is None or isinstance(info, str) else json.dumps(info, sort_keys=True),
+        cells,
+        pools,
+    )
+
+
+POOL_KEYS = (
+    ("vendor_id", ""),
+    ("product_id", ""),
+    ("numa_node", None),
+    ("dev_type", "type-PCI"),
+    ("physical_network", None),
+    ("count", 0),
+)
 
 
 def host_view(host_state: Any) -> dict[str, Any]:
     """What Nova's scheduler knows of one host (a `nova.scheduler.host_manager.HostState`)."""
-    topology = getattr(host_state, "numa_topology", None)
-    cells = []
-    for cell in getattr(topology, "cells", None) or ():
-        cells.append(
-            {
-                "id": int(cell.id),
-                "cpuset": _ints(cell.cpuset),
-                "pcpuset": _ints(getattr(cell, "pcpuset", ())),
-                "pinned_cpus": _ints(getattr(cell, "pinned_cpus", ())),
-                "siblings": [_ints(s) for s in getattr(cell, "siblings", ()) or ()],
-                "memory": int(cell.memory),
-                "memory_usage": int(getattr(cell, "memory_usage", 0) or 0),
-                "cpu_usage": int(getattr(cell, "cpu_usage", 0) or 0),
-                "mempages": [
-                    {
-                        "size_kb": int(p.size_kb),
-                        "total": int(p.total),
-                        "used": int(getattr(p, "used", 0) or 0),
-                        "reserved": int(getattr(p, "reserved", 0) or 0),
-                    }
-                    for p in getattr(cell, "mempages", ()) or ()
-                ],
-                "socket": getattr(cell, "socket", None),
-            }
-        )
-    stats = getattr(host_state, "pci_stats", None)
-    pools = [_pool(pool) for pool in getattr(stats, "pools", None) or ()]
+    return view_of(host_inputs(host_state))
+
+
+def view_of(inputs: tuple[Any, ...]) -> dict[str, Any]:
+    """The host view of a HostState's `host_inputs`."""
+    host, nodename, cpu_ratio, ram_ratio, vcpus, ram, info, cells, pools = inputs
     return {
-        "host": str(host_state.host),
-        "nodename": str(getattr(host_state, "nodename", None) or host_state.host),
-        "cpu_allocation_ratio": float(getattr(host_state, "cpu_allocation_ratio", None) or 1.0),
-        "ram_allocation_ratio": float(getattr(host_state, "ram_allocation_ratio", None) or 1.0),
-        "vcpus_total": int(getattr(host_state, "vcpus_total", 0) or 0),
-        "memory_mb": int(getattr(host_state, "total_usable_ram_mb", 0) or 0),
-        "cpu_info": _cpu_info(getattr(host_state, "cpu_info", None)),
-        "cells": cells,
-        "pci_pools": [p for p in pools if p["count"] > 0],
+        "host": str(host),
+        "nodename": str(nodename or host),
+        "cpu_allocation_ratio": float(cpu_ratio or 1.0),
+        "ram_allocation_ratio": float(ram_ratio or 1.0),
+        "vcpus_total": int(vcpus or 0),
+        "memory_mb": int(ram or 0),
+        "cpu_info": _cpu_info(info),
+        "cells": [_cell(cell) for cell in cells],
+        "pci_pools": [p for p in map(_pool, pools) if p["count"] > 0],
     }
 
 
-def _pool(pool: Mapping[str, Any]) -> dict[str, Any]:
-    node = pool.get("numa_node")
+def _cell(cell: tuple[Any, ...]) -> dict[str, Any]:
+    cell_id, cpuset, pcpuset, pinned, siblings, memory, memory_usage, cpu_usage, pages, socket = (
+        cell
+    )
     return {
-        "vendor_id": str(pool.get("vendor_id", "")),
-        "product_id": str(pool.get("product_id", "")),
+        "id": int(cell_id),
+        "cpuset": _ints(cpuset),
+        "pcpuset": _ints(pcpuset),
+        "pinned_cpus": _ints(pinned),
+        "siblings": [_ints(s) for s in siblings],
+        "memory": int(memory),
+        "memory_usage": int(memory_usage or 0),
+        "cpu_usage": int(cpu_usage or 0),
+        "mempages": [
+            {
+                "size_kb": int(size),
+                "total": int(total),
+                "used": int(used or 0),
+                "reserved": int(reserved or 0),
+            }
+            for size, total, used, reserved in pages
+        ],
+        "socket": socket,
+    }
+
+
+def _pool(pool: tuple[Any, ...]) -> dict[str, Any]:
+    vendor, product, node, dev_type, network, count = pool
+    return {
+        "vendor_id": str(vendor),
+        "product_id": str(product),
         "numa_node": None if node is None else int(node),
-        "dev_type": str(pool.get("dev_type", "type-PCI")),
-        "physical_network": pool.get("physical_network"),
-        "count": int(pool.get("count", 0)),
+        "dev_type": str(dev_type),
+        "physical_network": network,
+        "count": int(count),
     }
 
 

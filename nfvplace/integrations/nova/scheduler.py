@@ -34,9 +34,9 @@ from nova.scheduler import filters, weights
 from oslo_config import cfg
 from oslo_log import log as logging
 
+from .chds import SentHosts
 from .client import EvaluatedHost, EvaluationClient, EvaluationError
-from .hosts import chd_of, host_view, isolate_refused
-from .reach import floats_host_wide, host_wide
+from .reach import floats_host_wide
 from .requests import pins_isolated, request_document
 
 LOG = logging.getLogger(__name__)
@@ -62,14 +62,9 @@ OPTIONS = [
 CONF.register_opts(OPTIONS, group="nfvplace")
 
 KEPT_REQUESTS = 64
+SENT = SentHosts()  # each candidate host's CHD, by what Nova holds of it
 
 
-BUG_1889633 = (
-    "nova-compute refuses hw:cpu_thread_policy=isolate on SMT cell(s) {cells} configured with "
-    "cpu_dedicated_set (Nova bug #1889633: its claim would fail and Nova reschedule); to take "
-    "isolate VMs there, leave each dedicated core's sibling threads out of cpu_dedicated_set and "
-    "cpu_shared_set (Nova then takes each dedicated thread as a whole core), or turn SMT off"
-)
 _CLIENTS: dict[tuple[str, str | None, float, str], EvaluationClient] = {}
 
 
@@ -91,34 +86,18 @@ def _ask(hosts: list[Any], spec_obj: Any) -> list[EvaluatedHost]:
     the answer says why."""
     try:
         document = request_document(spec_obj)
-        views = [host_view(h) for h in hosts]
-        if floats_host_wide(document):  # a shared guest with no NUMA topology: the whole host
-            views = [host_wide(v) for v in views]
-        closed = [isolate_refused(v) if pins_isolated(document) else {} for v in views]
-        chds = [chd_of(view, cells) for view, cells in zip(views, closed, strict=True)]
+        wide, isolate = floats_host_wide(document), pins_isolated(document)
+        sent = [SENT.of(h, wide, isolate) for h in hosts]
     except Exception as exc:  # the edge of Nova's objects: one line in the log, never a traceback
         raise EvaluationError(f"cannot read the request or a host: {exc!r}") from None
-    answers = _client().evaluate(document, chds)
-    for chd, answer in zip(chds, answers, strict=True):
-        if answer.host != chd["id"]:
-            raise EvaluationError(f"the answer names {answer.host!r} where {chd['id']!r} was")
+    answers = _client().evaluate_sent(document, [(h.id, h.ref, h.text) for h in sent])
+    for host, answer in zip(sent, answers, strict=True):
+        if answer.host != host.id:
+            raise EvaluationError(f"the answer names {answer.host!r} where {host.id!r} was")
     return [
-        replace(a, reasons=(*a.reasons, _closed_reason(view, cells))) if cells and not a.fits else a
-        for a, view, cells in zip(answers, views, closed, strict=True)
+        replace(a, reasons=(*a.reasons, h.closed)) if h.closed and not a.fits else a
+        for a, h in zip(answers, sent, strict=True)
     ]
-
-
-def _closed_reason(view: dict[str, Any], closed: dict[int, list[int]]) -> str:
-    """Why nova-compute would not pin an isolate request on these cells' CPUs."""
-    legacy = {int(c["id"]) for c in view["cells"] if set(c["cpuset"]) == set(c["pcpuset"])}
-    smt = [str(cell) for cell in closed if cell not in legacy]
-    if smt:
-        return BUG_1889633.format(cells=", ".join(smt))
-    pus = ", ".join(str(pu) for cell in closed.values() for pu in cell)
-    return (
-        "nova-compute takes for isolate only cores with all their threads in vcpu_pin_set: "
-        f"not CPUs {pus}"
-    )
 
 
 class _LastAnswers:

@@ -226,6 +226,18 @@ def _chd(index: int, host: Mapping[str, Any]) -> ComputeHostDescriptor:
         ) from exc
 
 
+def _held(index: int, host: Any) -> ComputeHostDescriptor:
+    """The CHD of hosts[index]: read and kept with the host the first time it is given by
+    reference (kept objects also find their fleet index again, `placement.index.cache`)."""
+    if not isinstance(host, HostRef):
+        return _chd(index, host)
+    model = host.kept()
+    if model is None:
+        model = _chd(index, host.chd())
+        host.keep(model)
+    return model
+
+
 def _request_hosts(hosts: list[Any]) -> tuple[list[tuple[str, bytes]], list[Any]]:
     """Each host's (id, shape key) and what it was given as (a CHD, or a `HostRef`); a 409
     naming the digests this service does not hold."""
@@ -269,10 +281,7 @@ def evaluate_request(body: Any) -> list[dict[str, Any]]:
         else:
             missing.setdefault(shape, index)
     if missing:
-        chds = [
-            _chd(i, given[i].chd() if isinstance(given[i], HostRef) else given[i])
-            for i in missing.values()
-        ]
+        chds = [_held(i, given[i]) for i in missing.values()]
         answers = evaluate(chds, vm, policy=options.policy, seed=options.seed)
         for shape, evaluation in zip(missing, answers, strict=True):
             found[shape] = _Answer(evaluation.rank, evaluation.host, evaluation.to_dict())

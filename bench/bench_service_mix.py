@@ -1,0 +1,247 @@
+"""The REST service on the realistic mix, against the engine on the same requests in the same run.
+
+    .venv/bin/python bench/bench_service_mix.py                     # SQLite and PostgreSQL, 1w and 2w
+    .venv/bin/python bench/bench_service_mix.py --db sqlite --setups 1w --seconds 20
+
+`bench_service.py` places one small VM again and again; users send a mix. Here the hosts are
+`bench/hostgen` hosts (`--hosts`, 1,000) and the requests `hostgen.request_stream` (vRAN DUs,
+vBRAS workers, small SR-IOV VMs and cloud VMs, as `bench_placement.py` places them), sent in one
+order by `wrk` over `--clients` (8) keep-alive connections: the latency run's `--latency` requests
+first, one at a time, then the stream from there for `--seconds`. Per setup it prints placements
+per second, requests per second (a VM the fleet no longer takes is a 409), and the server's CPU per
+request against the engine's own CPU on the very same requests in the same order, placed and
+claimed on a prebuilt `FleetIndex` of the same hosts (issue 38: at most 2.5 x, and at least 150
+placements/s with one SQLite worker; on PostgreSQL 2 workers at least 1.3 x one).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from bench.bench_service import (  # noqa: E402
+    HEADERS,
+    TOKEN,
+    Server,
+    fresh_postgres,
+    load,
+    new_key,
+    pct,
+    postgres_server,
+    prebuilt_fleet,
+    register,
+)
+from bench.hostgen import iter_fleet, request_stream  # noqa: E402
+from nfvplace.placement import place  # noqa: E402
+
+STREAM = 4000  # requests in the stream (cycled if a run sends more)
+
+WRK_SCRIPT = """
+local bodies = {%s}
+local first = %d
+wrk.method = "POST"
+wrk.headers["Content-Type"] = "application/json"
+wrk.headers["Authorization"] = "Bearer %s"
+local threads = {}
+function setup(thread) table.insert(threads, thread); thread:set("id", #threads) end
+function init(args) placed = 0; other = 0; failed = 0; sent = 0 end
+function request()  -- the stream in order, each POST with an Idempotency-Key of its own
+  local k = (first + sent) %% #bodies + 1
+  sent = sent + 1
+  wrk.headers["Idempotency-Key"] = string.format("%s-%%d-%%d", id, sent)
+  return wrk.format(nil, nil, nil, bodies[k])
+end
+function response(status, headers, body)
+  if status == 201 then placed = placed + 1
+  elseif status >= 500 then failed = failed + 1
+  else other = other + 1 end
+end
+function done(summary, latency, requests)
+  local p, o, f = 0, 0, 0
+  for _, t in ipairs(threads) do p = p + t:get("placed"); o = o + t:get("other"); f = f + t:get("failed") end
+  io.write(string.format("NFVPLACE %%d %%d %%d %%d %%f\\n", p, o, f,
+    summary.errors.connect + summary.errors.read + summary.errors.write + summary.errors.timeout,
+    summary.duration / 1e6))
+end
+"""
+
+
+def bodies(seed: int) -> list[str]:
+    """The stream's POST bodies, in order."""
+    return [
+        json.dumps({"vm": vm.model_dump(mode="json", by_alias=True, exclude_none=True)})
+        for vm in request_stream(STREAM, seed=seed)
+    ]
+
+
+def latency(url: str, stream: Sequence[str], count: int) -> tuple[list[float], Counter[int]]:
+    times: list[float] = []
+    statuses: Counter[int] = Counter()
+    headers = {**HEADERS, "Content-Type": "application/json"}
+    with httpx.Client(base_url=url, headers=headers, timeout=120) as http:
+        for k in range(count):
+            start = time.perf_counter()
+            answer = http.post("/v1/placements", content=stream[k % len(stream)], headers=new_key())
+            times.append((time.perf_counter() - start) * 1000)
+            statuses[answer.status_code] += 1
+    return times, statuses
+
+
+def throughput(
+    url: str, stream: Sequence[str], first: int, clients: int, seconds: float, folder: Path
+) -> tuple[float, Counter[str]]:
+    """wrk (one thread, `clients` connections) sending the stream from request `first` on."""
+    script = folder / f"mix-{uuid.uuid4().hex}.lua"
+    quoted = ",".join(f"[==[{body}]==]" for body in stream)
+    script.write_text(WRK_SCRIPT % (quoted, first, TOKEN, script.stem))
+    command = ["wrk", "-t1", f"-c{clients}", f"-d{seconds:g}s", "-s", str(script)]
+    out = subprocess.run([*command, url + "/v1/placements"], capture_output=True, text=True).stdout
+    counts: Counter[str] = Counter()
+    elapsed = 0.0
+    for text in out.splitlines():
+        if text.startswith("NFVPLACE "):
+            placed, other, failed, transport, took = text.split()[1:]
+            counts.update(placed=int(placed), refused=int(other), errors_5xx=int(failed))
+            counts["transport_error"] += int(transport)
+            elapsed = float(took)
+    return elapsed, counts
+
+
+def engine_on(
+    hosts: Sequence[dict[str, Any]], stream: Sequence[str], before: int, count: int
+) -> tuple[float, int]:
+    """The engine's mean CPU ms per request over requests `before` .. `before + count` of the
+    stream (the ones before placed unmeasured), each placed and claimed on a prebuilt FleetIndex,
+    and how many of the measured ones it placed."""
+    from nfvplace.models.vmd import VmDescriptor
+
+    fleet = prebuilt_fleet(hosts)
+    vms = [VmDescriptor.model_validate(json.loads(body)["vm"]) for body in stream]
+    cpu, placed = 0.0, 0
+    for k in range(before + count):
+        started = time.process_time()
+        result = place(fleet, vms[k % len(vms)], instance=f"bench-{k}")
+        if k >= before:
+            cpu += time.process_time() - started
+            placed += result.ok
+        if result.ok:
+            fleet.update_many(result.hosts.values())
+    return cpu * 1000 / max(count, 1), placed
+
+
+def run_setup(
+    db: str,
+    setup: str,
+    hosts: Sequence[dict[str, Any]],
+    stream: Sequence[str],
+    args: argparse.Namespace,
+) -> dict[str, Any]:
+    folder = Path(tempfile.mkdtemp(prefix="bench-mix-"))
+    workers = 2 if setup == "2w" else 1
+    server = Server(db, workers, folder).start()
+    try:
+        register(server.url, hosts)
+        for _ in range(workers * 2):  # every worker builds its index on its first request
+            httpx.post(
+                server.url + "/v1/placements",
+                json={"vm": json.loads(stream[0])["vm"], "dry_run": True},
+                headers=HEADERS,
+                timeout=600,
+            )
+        times, statuses = latency(server.url, stream, args.latency)
+        cpu_before = server.cpu_s()
+        phases_before = server.phase_cpu_s()
+        elapsed, counts = throughput(
+            server.url, stream, args.latency, args.clients, args.seconds, folder
+        )
+        cpu = server.cpu_s() - cpu_before
+        phases = {k: v - phases_before.get(k, 0.0) for k, v in server.phase_cpu_s().items()}
+        rss = server.max_rss_mib()
+    finally:
+        server.stop()
+    answered = counts["placed"] + counts["refused"]
+    engine_cpu, engine_placed = engine_on(hosts, stream, args.latency, answered)
+    return {
+        "setup": setup,
+        "latency_p50_ms": statistics.median(times),
+        "latency_p99_ms": pct(times, 0.99),
+        "latency_statuses": dict(statuses),
+        "placements_per_s": counts["placed"] / elapsed,
+        "requests_per_s": answered / elapsed,
+        "answers": dict(counts),
+        "engine_placed": engine_placed,
+        "server_cpu_ms_per_request": 1000 * cpu / max(answered, 1),
+        "engine_cpu_ms_per_request": engine_cpu,
+        "phase_cpu_ms_per_request": {
+            k: 1000 * v / max(answered, 1) for k, v in sorted(phases.items())
+        },
+        "max_worker_rss_mib": rss,
+        "load": load(),
+    }
+
+
+def report(label: str, result: dict[str, Any]) -> str:
+    ratio = result["server_cpu_ms_per_request"] / result["engine_cpu_ms_per_request"]
+    split = ", ".join(f"{k} {v:.2f}" for k, v in result["phase_cpu_ms_per_request"].items())
+    return (
+        f"{label:8} {result['setup']}: {result['placements_per_s']:.0f} placements/s "
+        f"({result['requests_per_s']:.0f} requests/s; {result['answers']}; the engine placed "
+        f"{result['engine_placed']} of them); server CPU {result['server_cpu_ms_per_request']:.2f} "
+        f"ms per request, x{ratio:.2f} the engine's {result['engine_cpu_ms_per_request']:.2f} ms "
+        f"on the same requests (server phases: {split}); one client p50 "
+        f"{result['latency_p50_ms']:.1f} ms, p99 {result['latency_p99_ms']:.1f} ms; worker RSS "
+        f"{result['max_worker_rss_mib']:.0f} MiB; load {result['load']}"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--hosts", type=int, default=1000)
+    parser.add_argument("--clients", type=int, default=8)
+    parser.add_argument("--seconds", type=float, default=10)
+    parser.add_argument("--latency", type=int, default=200, help="sequential POSTs for p50/p99")
+    parser.add_argument("--db", default="sqlite,postgres")
+    parser.add_argument("--setups", default="1w,2w")
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--json", type=Path, help="also write the figures here")
+    args = parser.parse_args()
+    hosts = [h.model_dump(mode="json", by_alias=True) for h in iter_fleet(args.hosts, args.seed)]
+    stream = bodies(args.seed + 1)
+    results = []
+    with contextlib.ExitStack() as stack:
+        pg = stack.enter_context(postgres_server()) if "postgres" in args.db else ""
+        for label in args.db.split(","):
+            for setup in args.setups.split(","):
+                if label == "sqlite":
+                    db = f"sqlite:///{tempfile.mkdtemp(prefix='bench-sqlite-')}/nfvplace.db"
+                else:
+                    db = fresh_postgres(pg)
+                result = run_setup(db, setup, hosts, stream, args) | {"db": label}
+                results.append(result)
+                print(report(label, result), flush=True)
+    rates = {(r["db"], r["setup"]): r["placements_per_s"] for r in results}
+    for label in args.db.split(","):
+        if (label, "1w") in rates and (label, "2w") in rates:
+            print(f"{label}: 2 workers / 1 worker = {rates[label, '2w'] / rates[label, '1w']:.2f}")
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=2))
+
+
+if __name__ == "__main__":
+    main()
