@@ -12,7 +12,7 @@ from ...models.chd import ComputeHostDescriptor, Port
 
 _M = TypeVar("_M")
 
-HOT = 16
+HOT = 64
 """Hosts a compact store keeps as objects (and views of, `FleetIndex.free`). A decompressed host
 holds about 85 KiB of objects (its parts are not shared with other hosts'): with 512 of them a
 worker's index of 10,000 hosts grew from 40 to 53 MiB over 300 placements. A placement reads one or
