@@ -12,11 +12,11 @@ from ...models.chd import ComputeHostDescriptor, Port
 
 _M = TypeVar("_M")
 
-HOT = 64
+HOT = 32
 """Hosts a compact store keeps as objects (and views of, `FleetIndex.free`). A decompressed host
-holds about 85 KiB of objects (its parts are not shared with other hosts'): with 512 of them a
-worker's index of 10,000 hosts grew from 40 to 53 MiB over 300 placements. A placement reads one or
-two hosts, and packing comes back to the same few."""
+holds about 85 KiB of objects (its parts are not shared with other hosts'): over 300 placements a
+worker's index of 10,000 hosts grew from 40 MiB to 53 with 512 of them, to 48 with 64, to 44 with
+16. A placement reads one or two hosts, and packing comes back to the same few."""
 
 
 class Interner:
