@@ -31,7 +31,7 @@ from .placement.resources.impact import IMPACT
 HostsLike = str | Path | Hosts | Iterable[ComputeHostDescriptor]
 
 
-def _index(hosts: HostsLike, compact: bool | None) -> FleetIndex:
+def _index(hosts: HostsLike, compact: bool) -> FleetIndex:
     """A private index of the hosts given as a path (read here), a mapping, an iterable or an
     index; anything that is not a host is refused with its position."""
     if isinstance(hosts, str | Path):
@@ -50,11 +50,10 @@ class Fleet:
 
     `Fleet(hosts)` takes a folder or file of CHDs (any format `nfvplace.load` reads), a list or a
     mapping of `ComputeHostDescriptor`, or a `FleetIndex`; `compact=True` keeps the descriptors
-    compressed (see `FleetIndex`; by default from 2,000 hosts on). The descriptors given are never
-    changed: the fleet keeps new ones.
+    compressed (see `FleetIndex`). The descriptors given are never changed: the fleet keeps new ones.
     """
 
-    def __init__(self, hosts: HostsLike = (), *, compact: bool | None = None) -> None:
+    def __init__(self, hosts: HostsLike = (), *, compact: bool = False) -> None:
         self._index = _index(hosts, compact)
 
     # --- placing ------------------------------------------------------------------------------

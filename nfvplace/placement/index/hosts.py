@@ -12,6 +12,12 @@ from ...models.chd import ComputeHostDescriptor, Port
 
 _M = TypeVar("_M")
 
+HOT = 32
+"""Hosts a compact store keeps as objects (and views of, `FleetIndex.free`). A decompressed host
+holds about 85 KiB of objects (its parts are not shared with other hosts'): over 300 placements a
+worker's index of 10,000 hosts grew from 40 MiB to 53 with 512 of them, to 48 with 64, to 44 with
+16. A placement reads one or two hosts, and packing comes back to the same few."""
+
 
 class Interner:
     """Shares equal sub-models between hosts (models are immutable, so equal parts can be one object).
@@ -59,14 +65,16 @@ class Interner:
 class HostStore:
     """The fleet's descriptors, as given, or (compact) pickled and compressed.
 
-    A compact store keeps a few hundred recently used hosts as objects and the rest as compressed
+    A compact store keeps the `HOT` most recently used hosts as objects and the rest as compressed
     bytes (2-5 KiB a host instead of 50-400 KiB of model objects); a host is decompressed when the
     solver or a message needs it and compressed again only when it leaves the hot set changed.
     """
 
-    def __init__(self, hosts: Iterable[ComputeHostDescriptor], compact: bool, hot: int = 512):
+    def __init__(
+        self, hosts: Iterable[ComputeHostDescriptor], compact: bool, hot: int | None = None
+    ):
         self.compact = compact
-        self.hot_size = hot
+        self.hot_size = HOT if hot is None else hot
         self._hot: OrderedDict[int, tuple[ComputeHostDescriptor, bool]] = OrderedDict()
         self._items: list[ComputeHostDescriptor | bytes | None] = []
         for host in hosts:

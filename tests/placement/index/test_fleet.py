@@ -2,15 +2,11 @@
 
 from __future__ import annotations
 
-import pytest
 from builders import NodeSpec, PortSpec, cpu_set, host, vm
 
 import nfvplace
 from nfvplace.placement import FleetIndex
-from nfvplace.placement.index import cache as index_cache
-from nfvplace.placement.index import fleet as fleet_module
-from nfvplace.placement.index import index_of
-from nfvplace.placement.index.hosts import HostStore
+from nfvplace.placement.index.hosts import HOT, HostStore
 from nfvplace.placement.resources.cpu import CPU
 from nfvplace.placement.resources.memory import MEMORY
 
@@ -85,17 +81,14 @@ def test_interned_hosts_equal_the_given_ones_and_share_equal_parts() -> None:
     assert f.host("b") == b
 
 
-def test_large_fleets_are_compact_by_default(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(fleet_module, "COMPACT_FROM", 3)
-    small = [host(f"s{i}") for i in range(2)]
-    large = [host(f"l{i}") for i in range(3)]
-    assert isinstance(FleetIndex(small).hosts, list)
-    assert isinstance(FleetIndex(large).hosts, HostStore)
-    assert isinstance(FleetIndex(large, compact=False).hosts, list)
-    assert isinstance(nfvplace.Fleet(large).index.hosts, HostStore)
-    # the index kept for a caller's own list stays plain: the caller holds the objects anyway
-    index_cache.clear()
-    assert isinstance(index_of(large).hosts, list)
+def test_a_compact_index_keeps_few_hosts_as_objects() -> None:
+    hosts = [host(f"h{i}") for i in range(HOT + 8)]
+    f = FleetIndex(hosts, compact=True)
+    for i in range(len(hosts)):
+        f.free(i)  # reads every host, and keeps its view
+    assert isinstance(f.hosts, HostStore)
+    assert len(f.hosts._hot) == HOT
+    assert len(f._free) == HOT  # a view holds its host's objects: no more views than hot hosts
 
 
 def test_claimed_hosts_refill_their_rows_as_a_fresh_index_would() -> None:
