@@ -1,16 +1,25 @@
 """The Kubernetes scheduler extender at cluster scale: `POST /k8s/v1/filter` and `/prioritize` over
-HTTP, against baselines measured in the same run.
+real HTTP on a running `nfvplace serve`, against the per-node scalar path in the same run.
 
-    .venv/bin/python bench/bench_k8s.py [--nodes 100] [--calls 30] [--db sqlite|postgres]
+    .venv/bin/python bench/bench_k8s.py [--nodes 5000] [--sizes 500,5000] [--calls 20]
+                                        [--baseline-calls 3] [--db sqlite|postgres]
 
 One `nfvplace serve` (1 worker) gets `--nodes` NodeResourceTopology objects (two NUMA zones of 32
-allocatable CPUs, 64 GiB, 8 SR-IOV VFs; 0-70 % taken, seeded) through `PUT /v1/hosts/{node}`,
-as a feeder would send them. The scheduler's calls are then timed one after the other, as
-kube-scheduler makes them for each pod: `filter` with every node by name (`nodeCacheCapable:
-true`; a Guaranteed pod of 4 CPUs, 1 GiB and a VF, each call a new pod) and `prioritize` with the
-nodes that passed. Baselines in the same run: `GET /healthz` (the HTTP floor) and, in process,
-`nfvplace.placement.evaluate` on the same CHDs (the engine's score of every node, index prebuilt).
-The figures are p50 and p90 of `--calls` calls, wall time, with the load average.
+allocatable CPUs, 64 GiB, 8 SR-IOV VFs; 0-70 % taken, seeded; Topology Manager single-numa-node)
+through `PUT /v1/hosts/{node}`, one after the other on one keep-alive connection, as a feeder sends
+them (timed: the registration figure). The scheduler's calls are then timed as kube-scheduler makes
+them for each pod, for each size of `--sizes` (the first nodes by name): `filter` with the nodes by
+name (`nodeCacheCapable: true`; a Guaranteed pod of 4 CPUs, 1 GiB and a VF) and `prioritize` with the
+nodes that passed. Two kinds of pods:
+
+- `new shape`: each call a pod no call had before (its container's name changes), so nothing
+  decided for an earlier pod is reused: the cost of deciding every node;
+- `burst`: pods of one shape, new pods each call (a ReplicaSet's): the answers kept per (pod shape,
+  node generation) answer them.
+
+The baseline is the same door deciding every node one by one with `decide` (a second server on the
+same database with `NFVPLACE_K8S_SCALAR=1`), `--baseline-calls` new-shape calls per size. The
+figures are p50 and p95 of wall time, with the load average.
 """
 
 from __future__ import annotations
@@ -63,13 +72,13 @@ def nrt(name: str, rng: random.Random) -> dict[str, Any]:
     }
 
 
-def pod(index: int) -> dict[str, Any]:
+def pod(index: int, shape: str) -> dict[str, Any]:
     limits = {"cpu": "4", "memory": "1Gi", VF: "1"}
     return {
         "apiVersion": "v1",
         "kind": "Pod",
         "metadata": {"name": f"cnf-{index}", "namespace": "bench", "uid": f"bench-{index}"},
-        "spec": {"containers": [{"name": "dp", "resources": {"limits": limits}}]},
+        "spec": {"containers": [{"name": shape, "resources": {"limits": limits}}]},
     }
 
 
@@ -79,38 +88,47 @@ def timed(call: Any) -> tuple[float, Any]:
     return (time.perf_counter() - start) * 1000, out
 
 
-def summary(label: str, times: list[float]) -> str:
+def p50(times: list[float]) -> float:
+    return statistics.median(times)
+
+
+def spread(times: list[float]) -> str:
     ordered = sorted(times)
-    p90 = ordered[min(int(0.9 * len(ordered)), len(ordered) - 1)]
-    return f"{label}: p50 {statistics.median(times):.1f} ms, p90 {p90:.1f} ms"
+    p95 = ordered[min(int(0.95 * len(ordered)), len(ordered) - 1)]
+    return f"p50 {p50(times):.1f} ms, p95 {p95:.1f} ms"
 
 
-def engine_baseline(objects: list[dict[str, Any]], calls: int) -> list[float]:
-    """`evaluate` of the pod's VM Descriptor on every node's CHD, in process, index prebuilt."""
-    from nfvplace.dialects.k8s_pod import vm_of
-    from nfvplace.dialects.kubernetes import read_pod_spec
-    from nfvplace.models.chd import ComputeHostDescriptor
-    from nfvplace.models.loading import SourceDocument
-    from nfvplace.models.vmd import VmDescriptor
-    from nfvplace.placement import FleetIndex, evaluate
-    from nfvplace.reader import load_document
+Figures = tuple[tuple[list[float], list[float], list[float]], int]
+"""Filter, prioritize (`pack`, the deployed verb) and prioritize?policy=spread ms; nodes passed."""
 
-    hosts = []
-    for obj in objects:
-        host = load_document(SourceDocument(data=obj, source=obj["metadata"]["name"]))
-        assert isinstance(host, ComputeHostDescriptor)
-        hosts.append(host)
-    fleet = FleetIndex(hosts)
-    spec = pod(0)
-    parsed = read_pod_spec(spec["metadata"], spec["spec"], None, ("Pod", "spec"))
-    vm = VmDescriptor.model_validate(vm_of(parsed, None, [], pod_scope=False, memory=False))
-    return [timed(lambda: evaluate(fleet, vm))[0] for _ in range(calls)]
+
+def calls(client: httpx.Client, names: list[str], count: int, shape_of: Any, first: int) -> Figures:
+    """`count` rounds of filter, then prioritize (and prioritize?policy=spread) of what passed."""
+    filters: list[float] = []
+    packs: list[float] = []
+    spreads: list[float] = []
+    passed = 0
+    for k in range(first, first + count):
+        body = {"Pod": pod(k, shape_of(k)), "NodeNames": names}
+        took, answer = timed(lambda b=body: client.post("/k8s/v1/filter", json=b))
+        assert answer.status_code == 200, answer.text
+        filters.append(took)
+        fits = answer.json()["NodeNames"]
+        body = {"Pod": pod(k, shape_of(k)), "NodeNames": fits}
+        for verb, out in (("prioritize", packs), ("prioritize?policy=spread", spreads)):
+            took, scored = timed(lambda b=body, v=verb: client.post(f"/k8s/v1/{v}", json=b))
+            assert scored.status_code == 200, scored.text
+            out.append(took)
+        passed = len(fits)
+    return (filters, packs, spreads), passed
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--nodes", type=int, default=100)
-    parser.add_argument("--calls", type=int, default=30)
+    parser.add_argument("--nodes", type=int, default=5000)
+    parser.add_argument("--sizes", default="500,5000")
+    parser.add_argument("--calls", type=int, default=20)
+    parser.add_argument("--baseline-calls", type=int, default=3)
     parser.add_argument("--db", choices=("sqlite", "postgres"), default="sqlite")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
@@ -124,45 +142,86 @@ def main() -> None:
         run(f"sqlite:///{folder / 'k8s.db'}", objects, folder, args)
 
 
+def register(client: httpx.Client, objects: list[dict[str, Any]]) -> float:
+    start = time.perf_counter()
+    for obj in objects:
+        answer = client.put(f"/v1/hosts/{obj['metadata']['name']}", json=obj)
+        assert answer.status_code in (200, 201), answer.text
+    return time.perf_counter() - start
+
+
 def run(db: str, objects: list[dict[str, Any]], folder: Path, args: argparse.Namespace) -> None:
     names = [o["metadata"]["name"] for o in objects]
+    sizes = [min(int(s), len(names)) for s in args.sizes.split(",")]
+    figures: dict[tuple[int, str], Figures] = {}
     server = Server(db, 1, folder).start()
     try:
         with httpx.Client(base_url=server.url, headers=HEADERS, timeout=600) as client:
-            for obj in objects:
-                answer = client.put(f"/v1/hosts/{obj['metadata']['name']}", json=obj)
-                assert answer.status_code in (200, 201), answer.text
+            registered = register(client, objects)
             health = [timed(lambda: client.get("/healthz"))[0] for _ in range(args.calls)]
-            filters, priorities, passed = [], [], []
-            for k in range(args.calls + 1):
-                body = {"Pod": pod(k), "NodeNames": names}
-                took, answer = timed(lambda b=body: client.post("/k8s/v1/filter", json=b))
-                fits = answer.json()["NodeNames"]
-                body = {"Pod": pod(k), "NodeNames": fits}
-                took_p, scored = timed(lambda b=body: client.post("/k8s/v1/prioritize", json=b))
-                assert scored.status_code == 200, scored.text
-                if k:  # the first call of each builds what the worker keeps
-                    filters.append(took)
-                    priorities.append(took_p)
-                    passed.append(len(fits))
-                client.delete(f"/k8s/v1/assumptions/bench-{k}")
+            for size in sizes:
+                first = 1000 * size
+                figures[size, "new"] = calls(
+                    client, names[:size], args.calls, lambda k: f"dp-{k}", first
+                )
+                figures[size, "burst"] = calls(
+                    client, names[:size], args.calls, lambda k: "dp", first + args.calls
+                )
     finally:
         server.stop()
-    baseline = engine_baseline(objects, args.calls)
-    print(f"{args.nodes} NRT nodes, {args.db}, load {os.getloadavg()}")
-    print(summary("GET /healthz (HTTP floor)", health))
-    print(summary("engine: evaluate() on every node's CHD, in process (baseline)", baseline))
+    os.environ["NFVPLACE_K8S_SCALAR"] = "1"
+    scalar = Server(db, 1, folder).start()
+    os.environ.pop("NFVPLACE_K8S_SCALAR")
+    try:
+        with httpx.Client(base_url=scalar.url, headers=HEADERS, timeout=600) as client:
+            restart = timed(lambda: client.post("/k8s/v1/filter", json=warm_up(names)))[0]
+            for size in sizes:
+                figures[size, "scalar"] = calls(
+                    client, names[:size], args.baseline_calls, lambda k: f"dp-{k}", 7 * size
+                )
+    finally:
+        scalar.stop()
+    report(args, len(names), registered, health, restart, figures, sizes)
+
+
+def warm_up(names: list[str]) -> dict[str, Any]:
+    return {"Pod": pod(0, "warm-up"), "NodeNames": names}
+
+
+def report(
+    args: argparse.Namespace,
+    nodes: int,
+    registered: float,
+    health: list[float],
+    restart: float,
+    figures: dict[tuple[int, str], Figures],
+    sizes: list[int],
+) -> None:
+    print(f"{nodes} NRT nodes, {args.db}, 1 worker, load {os.getloadavg()}")
     print(
-        summary(f"POST /k8s/v1/filter, {args.nodes} nodes by name", filters)
-        + f" ({statistics.median(filters) / statistics.median(baseline):.1f} x the engine)"
+        f"registering {nodes} NodeResourceTopology objects (PUT, one connection): "
+        f"{registered:.1f} s ({1000 * registered / nodes:.1f} ms each)"
     )
+    print(f"GET /healthz (HTTP floor): {spread(health)}")
     print(
-        summary(
-            f"POST /k8s/v1/prioritize, the {statistics.median(passed):.0f} nodes that passed",
-            priorities,
-        )
-        + f" ({statistics.median(priorities) / statistics.median(baseline):.1f} x the engine)"
+        f"first filter of a restarted worker, {nodes} names (rows read from the store): "
+        f"{restart:.0f} ms"
     )
+    for size in sizes:
+        base = figures[size, "scalar"][0]
+        for kind in ("new", "burst"):
+            mine, passed = figures[size, kind]
+            label = "new shape" if kind == "new" else "burst"
+            print(f"{size} names, {label} ({passed} nodes pass):")
+            for index, verb in enumerate(VERBS):
+                ratio = p50(base[index]) / p50(mine[index])
+                print(f"  {verb}: {spread(mine[index])} ({ratio:.0f}x faster than scalar)")
+        print(f"{size} names, scalar baseline (decide per node, new shape):")
+        for index, verb in enumerate(VERBS):
+            print(f"  {verb}: {spread(base[index])}")
+
+
+VERBS = ("filter", "prioritize (policy=pack)", "prioritize?policy=spread")
 
 
 if __name__ == "__main__":

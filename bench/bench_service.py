@@ -50,7 +50,7 @@ import yaml
 from sqlalchemy.engine import make_url
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests" / "service"))
+sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT))
 
 from pg_cluster import free_port, throwaway_cluster  # noqa: E402

@@ -31,7 +31,7 @@ from .placement.resources.impact import IMPACT
 HostsLike = str | Path | Hosts | Iterable[ComputeHostDescriptor]
 
 
-def _index(hosts: HostsLike, compact: bool) -> FleetIndex:
+def _index(hosts: HostsLike, compact: bool | None) -> FleetIndex:
     """A private index of the hosts given as a path (read here), a mapping, an iterable or an
     index; anything that is not a host is refused with its position."""
     if isinstance(hosts, str | Path):
@@ -50,10 +50,11 @@ class Fleet:
 
     `Fleet(hosts)` takes a folder or file of CHDs (any format `nfvplace.load` reads), a list or a
     mapping of `ComputeHostDescriptor`, or a `FleetIndex`; `compact=True` keeps the descriptors
-    compressed (see `FleetIndex`). The descriptors given are never changed: the fleet keeps new ones.
+    compressed (see `FleetIndex`; by default from 2,000 hosts on). The descriptors given are never
+    changed: the fleet keeps new ones.
     """
 
-    def __init__(self, hosts: HostsLike = (), *, compact: bool = False) -> None:
+    def __init__(self, hosts: HostsLike = (), *, compact: bool | None = None) -> None:
         self._index = _index(hosts, compact)
 
     # --- placing ------------------------------------------------------------------------------
@@ -67,7 +68,7 @@ class Fleet:
         """
         gate(vm, "VM Descriptor or VNF template")
         result = place(self._index, vm, **policy)
-        self._index.update_many(result.hosts.values())
+        self._index.claimed(result.hosts.values())
         return result
 
     def try_place(self, vm: VmDescriptor | VnfTemplate, **policy: Any) -> PlacementResult:
@@ -97,7 +98,7 @@ class Fleet:
                     issues=(Issue("release it on the fleet that placed it", path="host"),),
                 )
             host = release_claim(self.host(config.host), config)
-            self._index.update(host)
+            self._index.claimed((host,))
             updated[host.id] = host
         return updated
 

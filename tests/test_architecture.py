@@ -160,3 +160,39 @@ def test_no_function_outside_migrations_is_over_the_size_limit() -> None:
                 if lines > MAX_FUNCTION_LINES:
                     long[f"{name}.{node.name}"] = lines
     assert long == {}
+
+
+KIND_BLIND = (
+    "nfvplace.placement.engine",
+    "nfvplace.placement.joint",
+    "nfvplace.claims",
+    "nfvplace.store",
+)
+"""Packages that reach the kinds only through the registry and the kinds' hooks."""
+
+
+def _kind_names() -> set[str]:
+    """The module-level names the kinds are bound to (`CPU`, `NICS`, ...)."""
+    import importlib
+
+    from nfvplace.placement.resources import KINDS
+
+    names = set()
+    for name in modules():
+        if name.startswith("nfvplace.placement.resources"):
+            module = importlib.import_module(name)
+            names.update(k for k, v in vars(module).items() if any(v is kind for kind in KINDS))
+    return names - {"KINDS"}
+
+
+def test_no_kind_is_named_outside_the_resources_package() -> None:
+    kinds = _kind_names()
+    naming = {}
+    for name, path in modules().items():
+        if not name.startswith(KIND_BLIND):
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and (found := {a.name for a in node.names} & kinds):
+                naming[name] = sorted(found)
+    assert naming == {}
+    assert kinds >= {"CPU", "MEMORY", "NICS", "CACHE_WAYS"}  # the scan sees the kinds

@@ -35,6 +35,8 @@ GUARANTEED, BURSTABLE, BEST_EFFORT = "Guaranteed", "Burstable", "BestEffort"
 
 def parse_quantity(value: Any, what: str, path: PathKey) -> Fraction:
     """A Kubernetes `resource.Quantity` (`"4"`, `"500m"`, `"1Gi"`, `"1e3"`) as an exact number."""
+    if type(value) is str and value.isascii() and value.isdigit() and len(value) < 19:
+        return Fraction(int(value))  # a plain count (most of a NodeResourceTopology): fast
     if isinstance(value, bool) or value is None:
         raise DialectError(f"{what} must be a quantity such as '4', '500m' or '1Gi'", path)
     if isinstance(value, int | float):

@@ -9,7 +9,7 @@ from fastapi import Query
 from pydantic import BaseModel, ValidationError
 
 from .. import errors
-from ..dialects import detect
+from ..dialects import conversions_kept, detect
 from ..errors import LintError
 from ..lint import gate
 from ..lint.rules.document import SCHEMA
@@ -106,8 +106,9 @@ def parse_descriptor[M: BaseModel](
     found = check_dialect(document.data, dialect, f'"{at[0]}"' if at else "the body")
     if found is None:
         return parse_as(document, model, what, at)
-    gated(document, f"{what} ({found})", at)
-    descriptor = load_document(document)
+    with conversions_kept():  # the gate's conversion is the reader's
+        gated(document, f"{what} ({found})", at)
+        descriptor = load_document(document)
     if not isinstance(descriptor, model):
         kind = type(descriptor).__name__
         send = {"VnfTemplate": "vnf", "VmDescriptor": "vm"}.get(kind)

@@ -144,7 +144,11 @@ class AssumedPods:
         self, node: str, generation: int, free: Mapping[str, int], now: datetime
     ) -> list[str]:
         """The node's NodeResourceTopology changed (its generation, its free totals): drop the
-        assumed pods it accounts for; returns their UIDs."""
+        assumed pods it accounts for; returns their UIDs. Nothing is written when no pod is
+        assumed there (the node's baseline is written when its first pod is assumed)."""
+        with self.engine.connect() as conn:
+            if not any(p.node == node for p in self._rows(conn)):
+                return []
         with self.engine.begin() as conn:
             self._locked(conn, now)
             pending = [p for p in self._rows(conn) if p.node == node]

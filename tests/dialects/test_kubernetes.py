@@ -336,3 +336,18 @@ def test_every_file_lints_without_errors_and_converts(path: Path) -> None:
     assert not [f for f in report.findings if f.severity == "error"], report.findings
     converted = convert_file(path)
     assert converted.findings  # every one of them reads something with an assumption
+
+
+def test_a_request_converts_its_document_once() -> None:
+    """Within `conversions_kept` (a request's lint gate and reader), the very same document
+    object converts once; an equal but other object, or outside, converts anew."""
+    from nfvplace.dialects import conversions_kept, convert
+    from tests.service.kube_api import nrt
+
+    document = nrt("node-a")
+    assert convert(document) is not convert(document)
+    with conversions_kept():
+        first = convert(document)
+        assert convert(document) is first
+        assert convert(nrt("node-a")) is not first
+    assert convert(document) is not first

@@ -158,27 +158,31 @@ def test_the_answers_follow_the_decisions() -> None:
     """No node fits, some only because of assumed pods: an Error (kube-scheduler's backoff
     queue); a node fits: the others are FailedNodes or FailedAndUnresolvableNodes."""
     from nfvplace.integrations.kubernetes.decide import NodeDecision
+    from nfvplace.integrations.kubernetes.verdicts import Verdicts
+
+    def of(*decisions: NodeDecision) -> Verdicts:
+        return Verdicts.of(decisions)
 
     args = read_args({"Pod": POD, "NodeNames": ["a", "b", "c"]})
     waiting = NodeDecision("a", False, 0, "full of assumed pods", resolvable=True)
     never = NodeDecision("b", False, 0, "too small")
-    retry = filter_result(args, [waiting, never, NodeDecision("c", False, 0, "too small")])
+    retry = filter_result(args, of(waiting, never, NodeDecision("c", False, 0, "too small")))
     assert retry["Error"].startswith("nfvplace.kubernetes.retry: no node takes the pod now")
     assert "a: full of assumed pods" in retry["Error"]
     assert retry["NodeNames"] is None
-    kept = filter_result(args, [waiting, never, NodeDecision("c", True, 7)])
+    kept = filter_result(args, of(waiting, never, NodeDecision("c", True, 7)))
     assert kept["NodeNames"] == ["c"]
     assert kept["FailedNodes"] == {"a": "full of assumed pods"}
     assert kept["FailedAndUnresolvableNodes"] == {"b": "too small"}
     assert kept["Error"] == ""
-    only_never = filter_result(args, [never])
+    only_never = filter_result(args, of(never))
     assert (only_never["Error"], only_never["NodeNames"]) == ("", [])
-    assert priorities(args, [waiting, never, NodeDecision("c", True, 7)]) == [
+    assert priorities(args, of(waiting, never, NodeDecision("c", True, 7))) == [
         {"Host": "a", "Score": 0},
         {"Host": "b", "Score": 0},
         {"Host": "c", "Score": 7},
     ]
-    refused = filter_result(args, [NodeDecision("c", True, 7)], "nfvplace: lint refuses the pod")
+    refused = filter_result(args, of(NodeDecision("c", True, 7)), "nfvplace: lint refuses the pod")
     assert refused["FailedAndUnresolvableNodes"] == {"c": "nfvplace: lint refuses the pod"}
 
 

@@ -31,19 +31,6 @@ TOKENS = {
 }
 
 
-def generations(store: Any, host_id: str) -> tuple[int, int]:
-    """A stored host's generation, and the generation its availability document is exact at."""
-    from sqlalchemy import select
-
-    from nfvplace.store.records import HOSTS
-
-    with store.engine.connect() as conn:
-        row = conn.execute(
-            select(HOSTS.c.generation, HOSTS.c.available_generation).where(HOSTS.c.id == host_id)
-        ).one()
-    return int(row[0]), int(row[1])
-
-
 def auth(role: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {TOKENS[role][0]}"}
 

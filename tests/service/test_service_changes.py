@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterator
 
 import pytest
 from service_hosts import host
-from test_service_store import commit, config
+from stored import commit, config
 
 from nfvplace.models.chd import ComputeHostDescriptor
 from nfvplace.store import Store

@@ -8,7 +8,7 @@ from functools import partial
 
 import pytest
 from service_hosts import host, vm
-from service_support import generations
+from stored import generations
 
 from nfvplace.models.chd import ComputeHostDescriptor
 from nfvplace.models.vmd import VmDescriptor

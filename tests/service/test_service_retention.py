@@ -10,8 +10,9 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 from service_hosts import host, vm
-from service_support import auth, generations
+from service_support import auth
 from sqlalchemy import func, select
+from stored import generations
 
 from nfvplace.service import retention
 from nfvplace.store import Store

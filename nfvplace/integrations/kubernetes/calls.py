@@ -15,7 +15,7 @@ import json
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -31,7 +31,7 @@ from ...store import Store
 from ...store.assumed import AssumedPod, AssumedPods, totals
 from ...store.parsed import ParsedHosts
 from ...store.records import utc_now
-from .decide import NodeDecision, NodeView, decide, decide_all, pod_shape
+from .decide import NodeDecision, NodeView, decide, pod_shape
 from .extender import (
     BindingArgs,
     ExtenderArgs,
@@ -40,7 +40,8 @@ from .extender import (
     pod_key,
     priorities,
 )
-from .state import NodeState, node_state, topology_manager
+from .state import Consumption, NodeState, node_state, topology_manager
+from .verdicts import Assumed, door_of, verdicts
 
 
 @dataclass(frozen=True)
@@ -82,18 +83,13 @@ class Counted:
 COUNTED = Counted()
 
 
-def views(door: Door, names: Collection[str], now: datetime) -> dict[str, NodeView]:
-    """The nodes of `names` that have a NodeResourceTopology, with the pods assumed on them."""
-    read = door.hosts.read(names)
-    assumed: dict[str, list[AssumedPod]] = {}
-    for pod in AssumedPods(door.store.engine).live(now, read.keys()):
-        assumed.setdefault(pod.node, []).append(pod)
-    out = {}
-    for node, (generation, host) in read.items():
-        state, manager = COUNTED.of(node, generation, host)
-        mine = tuple((p.uid, p.consumption) for p in assumed.get(node, ()))
-        out[node] = NodeView(node, generation, state, manager, mine)
-    return out
+def assumed_on(door: Door, names: Collection[str], now: datetime) -> Assumed:
+    """The pods assumed on the nodes of `names` (uid, what it takes), oldest first."""
+    wanted = names if isinstance(names, (set, frozenset)) else set(names)
+    out: dict[str, list[tuple[str, Consumption]]] = {}
+    for pod in AssumedPods(door.store.engine).live(now, wanted):
+        out.setdefault(pod.node, []).append((pod.uid, pod.consumption))
+    return {node: tuple(pods) for node, pods in out.items()}
 
 
 # --- the lint gate --------------------------------------------------------------------------------
@@ -133,29 +129,30 @@ def lint_refusal(raw_pod: Mapping[str, Any] | None) -> str | None:
 
 
 class Filtered:
-    """The node views each pod was last filtered on (this worker, the last `TTL_S` seconds): the
-    prioritize call of the same scheduling cycle scores from the decisions filter took, even when
-    a bind lands between the two calls (the bind then decides again on the new state)."""
+    """The pods assumed on the nodes each pod was last filtered on (this worker, the last `TTL_S`
+    seconds): the prioritize call of the same scheduling cycle decides counting the same pods,
+    even when a bind lands between the two calls (the bind then decides again on the new
+    state)."""
 
     TTL_S = 30.0
 
     def __init__(self, limit: int = 4096) -> None:
         self.limit = limit
-        self._kept: OrderedDict[str, tuple[float, dict[str, NodeView]]] = OrderedDict()
+        self._kept: OrderedDict[str, tuple[float, Assumed]] = OrderedDict()
         self._lock = threading.Lock()
 
-    def put(self, pod: str, known: dict[str, NodeView]) -> None:
+    def put(self, pod: str, known: Assumed) -> None:
         with self._lock:
             self._kept[pod] = (time.monotonic(), known)
             self._kept.move_to_end(pod)
             while len(self._kept) > self.limit:
                 self._kept.popitem(last=False)
 
-    def get(self, pod: str) -> dict[str, NodeView]:
+    def get(self, pod: str) -> Assumed | None:
         with self._lock:
             kept = self._kept.get(pod)
         if kept is None or time.monotonic() - kept[0] > self.TTL_S:
-            return {}
+            return None
         return kept[1]
 
 
@@ -165,22 +162,22 @@ FILTERED = Filtered()
 def filter_call(door: Door, args: ExtenderArgs) -> dict[str, Any]:
     """`ExtenderFilterResult` for `args` (nothing is written)."""
     refusal = lint_refusal(args.raw_pod)
-    known = views(door, args.node_names, utc_now())
-    FILTERED.put(pod_key(args.pod), known)
-    decisions = decide_all(args.pod, args.node_names, known, "pack", door.pass_unregistered)
-    return filter_result(args, decisions, refusal)
+    assumed = assumed_on(door, args.node_names, utc_now())
+    FILTERED.put(pod_key(args.pod), assumed)
+    found = verdicts(door.store, args.pod, args.node_names, assumed, "pack", door.pass_unregistered)
+    return filter_result(args, found, refusal)
 
 
 def prioritize_call(door: Door, args: ExtenderArgs, policy: str) -> list[dict[str, Any]]:
-    """`HostPriorityList` for `args`, from the decisions filter took for the pod (on the node
-    views it decided on, where this worker filtered it lately; else on the nodes as they are)."""
+    """`HostPriorityList` for `args`, from the same decisions as filter: counting the pods
+    assumed where filter counted them, when this worker filtered the pod lately."""
     if lint_refusal(args.raw_pod) is not None:
         return [{"Host": node, "Score": 0} for node in args.node_names]
-    filtered = FILTERED.get(pod_key(args.pod))
-    missing = [n for n in args.node_names if n not in filtered]
-    known = {**views(door, missing, utc_now()), **filtered} if missing else filtered
-    decisions = decide_all(args.pod, args.node_names, known, policy, door.pass_unregistered)
-    return priorities(args, decisions)
+    assumed = FILTERED.get(pod_key(args.pod))
+    if assumed is None:
+        assumed = assumed_on(door, args.node_names, utc_now())
+    found = verdicts(door.store, args.pod, args.node_names, assumed, policy, door.pass_unregistered)
+    return priorities(args, found)
 
 
 class BindError(Exception):
@@ -288,7 +285,9 @@ def free_totals(state: NodeState) -> dict[str, int]:
 
 
 def reconcile(store: Store, node: str, generation: int, host: ComputeHostDescriptor) -> list[str]:
-    """A node's NodeResourceTopology changed: drop the assumed pods its totals account for."""
+    """A node's NodeResourceTopology changed: its row of this worker's columns is written, and
+    the assumed pods its totals account for are dropped."""
+    door_of(store).nodes.put(node, generation, host)
     state, _manager = COUNTED.of(node, generation, host)
     return AssumedPods(store.engine).reconcile(node, generation, free_totals(state), utc_now())
 
@@ -323,8 +322,3 @@ def pod_gone(door: Door, uid: str) -> bool:
 
 def node_gone(door: Door, node: str) -> None:
     AssumedPods(door.store.engine).drop_node(node)
-
-
-def all_decisions(door: Door, pod: Pod, nodes: Sequence[str], policy: str) -> list[NodeDecision]:
-    """Every node's decision for `pod` (tests and tools: filter and prioritize read these)."""
-    return decide_all(pod, nodes, views(door, nodes, utc_now()), policy, door.pass_unregistered)

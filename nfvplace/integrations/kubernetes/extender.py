@@ -26,11 +26,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from ... import errors
 from ...dialects.base import DialectError, as_mapping
 from ...dialects.k8s_nrt import VF_POOLS_ANNOTATION, vf_pools
 from ...dialects.kubernetes import Pod, read_pod_spec
-from .decide import NodeDecision
+from .verdicts import Verdicts
 
 
 class ExtenderInputError(ValueError):
@@ -73,7 +75,7 @@ def read_args(body: Any) -> ExtenderArgs:
 def _nodes(body: Mapping[str, Any]) -> tuple[tuple[str, ...], tuple[Mapping[str, Any], ...] | None]:
     if body.get("NodeNames") is not None:
         names = body["NodeNames"]
-        if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+        if not isinstance(names, list) or not set(map(type, names)) <= {str}:
             raise ExtenderInputError("ExtenderArgs.NodeNames must be a list of node names")
         return tuple(names), None
     items = as_mapping(body.get("Nodes")).get("items")
@@ -120,27 +122,30 @@ def read_binding(body: Any) -> BindingArgs:
 
 
 def filter_result(
-    args: ExtenderArgs, decisions: Sequence[NodeDecision], lint_refusal: str | None = None
+    args: ExtenderArgs, found: Verdicts, lint_refusal: str | None = None
 ) -> dict[str, Any]:
     """`ExtenderFilterResult` from the decisions (module docstring: which answer does what)."""
+    names, reasons = found.names, found.reasons
+    fits, resolvable = found.fits, found.resolvable
     if lint_refusal is not None:
-        decisions = [NodeDecision(d.node, False, 0, lint_refusal) for d in decisions]
-    fits = [d.node for d in decisions if d.fits]
-    waiting = [d for d in decisions if not d.fits and d.resolvable]
-    if not fits and waiting:
-        return empty(retry_message(waiting, decisions))
+        fits, resolvable = np.zeros_like(fits), np.zeros_like(resolvable)
+        reasons = [lint_refusal] * len(names)
+    waiting = np.flatnonzero(~fits & resolvable).tolist()
+    if not fits.any() and waiting:
+        return empty(retry_message(len(waiting), names, reasons, ~fits))
+    kept = [names[i] for i in np.flatnonzero(fits).tolist()]
     result: dict[str, Any] = {
-        "FailedNodes": {d.node: d.reason for d in waiting},
+        "FailedNodes": {names[i]: reasons[i] for i in waiting},
         "FailedAndUnresolvableNodes": {
-            d.node: d.reason for d in decisions if not d.fits and not d.resolvable
+            names[i]: reasons[i] for i in np.flatnonzero(~fits & ~resolvable).tolist()
         },
         "Error": "",
     }
     if args.node_objects is None:
-        result["NodeNames"] = fits
+        result["NodeNames"] = kept
         result["Nodes"] = None
     else:
-        keep = set(fits)
+        keep = set(kept)
         items = [
             o for o, name in zip(args.node_objects, args.node_names, strict=True) if name in keep
         ]
@@ -149,13 +154,13 @@ def filter_result(
     return result
 
 
-def retry_message(waiting: Sequence[NodeDecision], decisions: Sequence[NodeDecision]) -> str:
+def retry_message(waiting: int, names: Sequence[str], reasons: Sequence[str], refused: Any) -> str:
     """The `Error` that sends the pod to the backoff queue, with each node's reason."""
-    reasons = "; ".join(f"{d.node}: {d.reason}" for d in decisions if not d.fits)
+    listed = "; ".join(f"{names[i]}: {reasons[i]}" for i in np.flatnonzero(refused).tolist())
     return (
-        f"{errors.KUBERNETES_RETRY}: no node takes the pod now, and {len(waiting)} node(s) would "
+        f"{errors.KUBERNETES_RETRY}: no node takes the pod now, and {waiting} node(s) would "
         "once their NodeResourceTopology shows the pods bound there (or they go): try again "
-        f"({reasons})"
+        f"({listed})"
     )
 
 
@@ -170,6 +175,9 @@ def empty(error: str) -> dict[str, Any]:
     }
 
 
-def priorities(args: ExtenderArgs, decisions: Sequence[NodeDecision]) -> list[dict[str, Any]]:
+def priorities(args: ExtenderArgs, found: Verdicts) -> list[dict[str, Any]]:
     """`HostPriorityList`: each node's score, 0 where filter refuses, 1 to 10 where it keeps."""
-    return [{"Host": d.node, "Score": d.score if d.fits else 0} for d in decisions]
+    return [
+        {"Host": name, "Score": score}
+        for name, score in zip(found.names, found.score.tolist(), strict=True)
+    ]

@@ -14,12 +14,12 @@ from ..options import Options
 from ..reasons import Reason
 from ..request import Request, build_request
 from ..resources.base import BoolArray, IntArray
-from ..resources.cpu import CPU
 from ..result import ExplainRow, PlacementResult, Rejection
 from .attempt import Claimed, Infeasible, Refused, attempt
 from .explain import Reasons
 from .filter import FilterOutcome, run_filter
 from .policies import POLICY_SCORES, host_keys, score_terms
+from .policies.measures import leading
 from .variants import split
 
 NO_KEY = np.iinfo(np.int64).max
@@ -182,13 +182,12 @@ def _explain(
         rows.append(ExplainRow("variant", request.variant, f"its match applies to {host.id}"))
     runner = int(np.argmin(keys))
     if keys[runner] != NO_KEY:
-        cpu = fleet.table(CPU)
+        lead = leading(fleet)
         rows.append(
             ExplainRow(
                 "runner-up",
                 f"{fleet.host_ids[runner]}, score {int(keys[runner]) >> 32}",
-                f"{int(cpu.free_threads[runner])} of {int(cpu.total_threads[runner])} "
-                "eligible threads free",
+                f"{int(lead.free[runner])} of {int(lead.total[runner])} {lead.unit} free",
             )
         )
     return rows

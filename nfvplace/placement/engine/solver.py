@@ -41,14 +41,13 @@ def _place(ctx: ModelContext, allowed: dict[int, set[int]], skip: frozenset[str]
     """One node per cpu-set, among its allowed nodes; False when a cpu-set has none."""
     request, free = ctx.request, ctx.free
     for cs in request.cpu_sets:
-        needs_ports = any(i.mode.value != "vswitch" for i in request.interfaces_of(cs.id))
         choices = []
         for slot, node in enumerate(free.node_ids):
             if node in allowed.get(cs.id, set()):
                 var = ctx.model.new_bool_var(f"place[cs{cs.id}->n{node}]")
                 ctx.place[(cs.id, node)] = var
                 choices.append(var)
-                ctx.cost("node", node_cost(free, slot, cs, ctx.options, needs_ports) * var)
+                ctx.cost("node", node_cost(free, slot, cs, request, ctx.options) * var)
         if not choices:
             return False
         ctx.model.add_exactly_one(choices)

@@ -8,25 +8,19 @@ import numpy as np
 
 from ...models.vmd import VariantMatch, VmDescriptor
 from ..index import FleetIndex
+from ..resources import implementing
 from ..resources.base import BoolArray
-from ..resources.capabilities import CAPABILITIES_KIND
-from ..resources.capabilities.table import version_key
+
+_MATCHING = implementing("variant_hosts")
 
 
 def matches(fleet: FleetIndex, match: VariantMatch) -> BoolArray:
-    t = fleet.table(CAPABILITIES_KIND)
+    """The hosts that meet every kind's part of `match` (processor, hypervisor)."""
     ok: BoolArray = np.ones(len(fleet), dtype=np.bool_)
-    if match.processor_vendor:
-        ok &= t.vendor == fleet.vocab.code(match.processor_vendor.lower())
-    if match.processor_models:
-        codes = [fleet.vocab.code(m.lower()) for m in match.processor_models]
-        ok &= np.isin(t.model, codes)
-    if match.min_frequency_mhz:
-        ok &= t.frequency >= match.min_frequency_mhz
-    if match.hypervisor_type is not None:
-        ok &= t.hv_type == fleet.vocab.code(str(match.hypervisor_type))
-    if match.hypervisor_min_version:
-        ok &= t.hv_version >= version_key(match.hypervisor_min_version)
+    for kind in _MATCHING:
+        hosts = kind.variant_hosts(fleet.table(kind), fleet.vocab, match)
+        if hosts is not None:
+            ok &= hosts
     return ok
 
 

@@ -15,12 +15,13 @@ Hosts = FleetIndex | Sequence[ComputeHostDescriptor] | Mapping[str, ComputeHostD
 
 
 def index_of(
-    hosts: Hosts, *, private: bool = False, compact: bool = False, source: str | None = None
+    hosts: Hosts, *, private: bool = False, compact: bool | None = None, source: str | None = None
 ) -> FleetIndex:
     """The index of `hosts`: an index as given; a sequence or mapping of Compute Host Descriptors
     indexed (kept while the same host objects live, so that placing again on them costs no rebuild;
-    `private=True` builds one the caller may change, `compact` keeps its descriptors compressed). Anything else is refused with the position of
-    the first item that is not a host (`source`: the file or folder it came from)."""
+    `private=True` builds one the caller may change, `compact` keeps its descriptors compressed: by
+    default from `COMPACT_FROM` hosts on). Anything else is refused with the position of the first
+    item that is not a host (`source`: the file or folder it came from)."""
     if isinstance(hosts, FleetIndex):
         return FleetIndex(list(hosts.hosts), compact=compact) if private else hosts
     items = hosts_of(hosts, source)

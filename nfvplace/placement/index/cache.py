@@ -101,8 +101,8 @@ def index_for(hosts: Sequence[ComputeHostDescriptor]) -> FleetIndex:
             index = candidate.index.copy()
             index.update_many(hosts[k] for k in changed)
             break
-    if index is None:
-        index = FleetIndex(hosts)
+    if index is None:  # the caller keeps these objects: compressing them would save nothing
+        index = FleetIndex(hosts, compact=False)
     _remember(key, hosts, index)
     return index
 

@@ -33,12 +33,12 @@ from ...models.configuration import VmConfiguration
 from ...models.vmd import VmDescriptor
 from ..engine.explain import Reasons
 from ..engine.place import place_vm, rank
+from ..engine.policies.measures import leading
 from ..engine.variants import split
 from ..index import FleetIndex, index_of
 from ..options import Options, Policy
 from ..reasons import BY_CODE
 from ..request import build_request
-from ..resources.cpu import CPU
 from ..result import Diagnosis, PlacementResult, Rejection, Unplaced
 from .batch import Group, Unit
 from .capacity import HostCount, count_fleet, limit_of
@@ -107,8 +107,8 @@ def _spread(
 ) -> list[tuple[int, int]]:
     """One instance at a time to the host with the largest share of free threads (spread's host
     score), that share going down with each instance as the host's count is used up."""
-    cpu = fleet.table(CPU)
-    share = {i: float(cpu.free_threads[i]) / max(int(cpu.total_threads[i]), 1) for i in room}
+    lead = leading(fleet)
+    share = {i: float(lead.free[i]) / max(int(lead.total[i]), 1) for i in room}
     given: Counter[int] = Counter()
     heap = [(-share[i], key[i]) for i in room]
     heapq.heapify(heap)

@@ -27,11 +27,11 @@ from ...models.configuration import VmConfiguration
 from ...models.vmd import VmDescriptor
 from ..engine.filter import HostCheckRecord, run_filter
 from ..engine.place import VmOutcome, place_vm
+from ..engine.policies.measures import leading
 from ..engine.variants import split
 from ..index import FleetIndex
 from ..options import Options
 from ..request import build_request
-from ..resources.cpu import CPU
 
 MAX_HOSTS = 12  # hosts tried, most free threads first
 MAX_COMBINATIONS = 40  # sets of VMs released per host
@@ -145,7 +145,7 @@ def _hosts_to_try(fleet: FleetIndex, vm: VmDescriptor, options: Options) -> list
                 host_ok[record.hosts] = False
         ok |= host_ok
     order = np.flatnonzero(ok)
-    free = fleet.table(CPU).free_threads
+    free = leading(fleet).free  # the most free threads first
     ranked: list[int] = order[np.argsort(-free[order], kind="stable")].tolist()
     return ranked
 

@@ -30,10 +30,10 @@ from ...claims import ClaimConflictError, claim
 from ...models.chd import ComputeHostDescriptor
 from ...models.configuration import VmConfiguration
 from ..engine.candidates import Fit, fitting_hosts
+from ..engine.policies.measures import leading
 from ..index import FleetIndex
 from ..options import Options, Policy
 from ..resources.base import IntArray
-from ..resources.cpu import CPU
 from .batch import Group
 from .state import JointState
 
@@ -80,7 +80,7 @@ class JointSearch:
         self.path: list[int] = []
         self.twin: dict[int, int] = {}  # unit -> the previous instance of its member
         self.fewest_hosts = True  # pack: hosts this search uses first, then the largest machines
-        total = fleet.table(CPU).total_threads
+        total = leading(fleet).total  # eligible threads: the machine's size
         self._size_rank: IntArray = (int(total.max(initial=0)) + 1 - total).astype(np.int64)
 
     def rank(self) -> IntArray | None:

@@ -20,11 +20,14 @@ from ...models.chd import ComputeHostDescriptor
 from ...models.configuration import VmConfiguration
 from ...models.vnf import AntiAffinityScope, Locality
 from ..index import FleetIndex
+from ..resources import implementing
 from ..resources.base import UNLIMITED_KBPS, BoolArray
-from ..resources.nics import NICS
 from .batch import Group, Unit
 
 AFFINITY = "already host a member of the same anti-affinity group"
+
+_LINKING = implementing("link_kbps")
+"""The kinds that carry links between members of a VNF on one host (the vSwitch)."""
 
 
 def _nodes(config: VmConfiguration) -> set[int]:
@@ -123,11 +126,14 @@ class JointState:
 
     def link_room(self, host: int, extra: float) -> bool:
         """Whether `host` (with the unit claimed) still carries its colocated links plus `extra`."""
-        nics = self.fleet.table(NICS)
-        if extra <= 0 or nics.vswitch_type[host] < 0:
+        if extra <= 0:
             return True
-        free = int(nics.vswitch_free[host])  # kbit/s, exact
-        return free >= UNLIMITED_KBPS or kbps(self.link_gbps.get(host, 0.0) + extra) <= free
+        needed = kbps(self.link_gbps.get(host, 0.0) + extra)
+        for kind in _LINKING:
+            free = kind.link_kbps(self.fleet.table(kind), host)  # kbit/s, exact
+            if free is not None and free < UNLIMITED_KBPS and needed > free:
+                return False
+        return True
 
     def place(
         self, unit: int, host: int, config: VmConfiguration, updated: ComputeHostDescriptor

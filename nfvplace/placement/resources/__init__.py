@@ -37,4 +37,11 @@ named first when several fail, and the order of the exact model's constraints)."
 
 BY_NAME: dict[str, ResourceKind[Any, Any]] = {kind.name: kind for kind in KINDS}
 
-__all__ = ["BY_NAME", "KINDS", "Kind", "ResourceKind"]
+
+def implementing(hook: str) -> tuple[ResourceKind[Any, Any], ...]:
+    """The kinds that implement `hook` (the others keep `Kind`'s default, which does nothing), in
+    registry order: a stage that few kinds take part in loops over these alone."""
+    return tuple(k for k in KINDS if getattr(type(k), hook) is not getattr(Kind, hook))
+
+
+__all__ = ["BY_NAME", "KINDS", "Kind", "ResourceKind", "implementing"]

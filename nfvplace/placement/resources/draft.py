@@ -56,27 +56,45 @@ def touch(entries: list[Any], k: int, lazy: str | None = None) -> dict[str, Any]
     return dumped
 
 
+_POSITIONS: dict[int, tuple[tuple[Any, ...], dict[int, int]]] = {}
+_POSITIONS_KEPT = 4096
+
+
+def _positions(cpus: tuple[Any, ...]) -> dict[int, int]:
+    """PU id -> its position in a node's tuple of PUs. Kept by the tuple's identity (the tuple is
+    held, so its id is not reused): a claim rebuilds only the nodes it touches, so the next claim
+    on the same host finds the other nodes' maps."""
+    found = _POSITIONS.get(id(cpus))
+    if found is not None and found[0] is cpus:
+        return found[1]
+    positions = {cpu.id: k for k, cpu in enumerate(cpus)}
+    if len(_POSITIONS) >= _POSITIONS_KEPT:
+        _POSITIONS.clear()
+    _POSITIONS[id(cpus)] = (cpus, positions)
+    return positions
+
+
 class _Cpus:
     """PU id -> its entry as a dict; entries are dumped only when looked up."""
 
-    def __init__(self, nodes: list[dict[str, Any]]) -> None:
-        self._where: dict[int, tuple[list[Any], int]] = {}
-        for node in nodes:
-            entries: list[Any] = node.get("cpus", [])
-            for k, cpu in enumerate(entries):
-                pu = cpu["id"] if isinstance(cpu, dict) else cpu.id
-                self._where[pu] = (entries, k)
+    def __init__(self, host: ComputeHostDescriptor, nodes: list[dict[str, Any]]) -> None:
+        # the last node first: a PU id given twice resolves as a map over the nodes in order would
+        self._nodes = [
+            (node["cpus"], _positions(given.cpus))
+            for node, given in zip(nodes, host.numa_nodes, strict=True)
+        ][::-1]
 
     def get(self, pu: int) -> dict[str, Any] | None:
-        found = self._where.get(pu)
-        if found is None:
-            return None
-        entries, k = found
-        cpu = entries[k]
-        if not isinstance(cpu, dict):
-            cpu = cpu.model_dump(mode="python")
-            entries[k] = cpu
-        return cpu  # type: ignore[no-any-return]
+        for entries, positions in self._nodes:
+            k = positions.get(pu)
+            if k is None:
+                continue
+            cpu = entries[k]
+            if not isinstance(cpu, dict):
+                cpu = cpu.model_dump(mode="python")
+                entries[k] = cpu
+            return cpu  # type: ignore[no-any-return]
+        return None
 
 
 class _Nics:
@@ -134,7 +152,7 @@ class HostDraft:
 
     def cpu(self, pu: int) -> dict[str, Any] | None:
         if self._cpus is None:
-            self._cpus = _Cpus(self.data["numa_nodes"])
+            self._cpus = _Cpus(self.host, self.data["numa_nodes"])
         return self._cpus.get(pu)
 
     @property

@@ -9,6 +9,7 @@ default that does nothing, so a kind implements only the stages it takes part in
 |---|---|---|
 | index columns | `vocabulary`, `new_table`, `fill` | `index/` |
 | free resources of a host | `free`, `free_again` | `index/free.py` |
+| variants a host matches | `variant_hosts` | `engine/variants.py` |
 | filter (every host at once) | `host_checks` (ordered by `check_order`), `node_needs` | `engine/filter.py` |
 | choices made without the model | `decide` | `engine/attempt.py` |
 | exact model (CP-SAT) | `in_model`, `post_demand`, `post_limits`, `costs`, `blame` | `engine/solver.py` |
@@ -16,6 +17,8 @@ default that does nothing, so a kind implements only the stages it takes part in
 | counting model (capacity) | `counts`, `count_state`, `count_take`, `count_caps` | `joint/counting.py` |
 | relaxation (joint) | `relax_slot_ok`, `relax_add`, `relax_host`, `relax_capacity`, `relax_finish` | `joint/relaxation.py` |
 | claim and release on a CHD | `claim`, `owners` | `claims.py` |
+| links between a VNF's members on one host | `link_kbps` | `joint/state.py` |
+| policy scores | `fullness`, `room`, `kept`, `node_fullness`, `node_kept` | `engine/policies/` |
 
 Every rejection a kind gives carries one of its `reasons` (`placement/reasons.py`).
 """
@@ -30,14 +33,16 @@ from ortools.sat.python import cp_model
 
 from ...models.chd import ComputeHostDescriptor
 from ...models.configuration import VmConfiguration
+from ...models.vmd import VariantMatch
 from ..options import Options
 from ..reasons import Reason
-from ..request import Part, Request
+from ..request import CpuSetDemand, Part, Request
 from ..result import ExplainRow
-from .base import HostFree, IndexedFleet, NoTable, Table, Vocabulary
+from .base import BoolArray, HostFree, IndexedFleet, IntArray, NoTable, Table, Vocabulary
 from .draft import ConfigurationDraft, HostDraft
 from .filtering import FilterInput, HostCheck, NodeNeed
 from .model import Layout, ModelContext
+from .scoring import Fullness, Kept, NodeFullness
 
 Decisions = Mapping[str, object]
 """What kinds decided without the model (`decide`), by kind name."""
@@ -97,6 +102,11 @@ class ResourceKind[T: Table, F](Protocol):
     def free_again(
         self, host: ComputeHostDescriptor, before: ComputeHostDescriptor, free_before: F
     ) -> F: ...
+
+    # variants (`engine/variants.py`)
+    def variant_hosts(
+        self, table: T, vocab: Vocabulary, match: VariantMatch
+    ) -> BoolArray | None: ...
 
     # filter
     def host_checks(self, inp: FilterInput) -> list[HostCheck]: ...
@@ -160,6 +170,16 @@ class ResourceKind[T: Table, F](Protocol):
     def claim(self, draft: HostDraft, config: VmConfiguration, sign: int) -> None: ...
     def owners(self, host: ComputeHostDescriptor) -> Iterable[str]: ...
 
+    # joint search: links between members of a VNF on one host
+    def link_kbps(self, table: T, host: int) -> int | None: ...
+
+    # policy scores (`scoring.py`)
+    def fullness(self, table: T) -> Fullness | None: ...
+    def room(self, table: T) -> IntArray | None: ...
+    def kept(self, table: T, request: Request) -> Kept | None: ...
+    def node_fullness(self, free: F, slot: int) -> NodeFullness | None: ...
+    def node_kept(self, free: F, slot: int, request: Request, cs: CpuSetDemand) -> int: ...
+
 
 class Kind[T: Table, F]:
     """Defaults for every hook: a kind overrides the stages it takes part in."""
@@ -192,6 +212,10 @@ class Kind[T: Table, F]:
         a kind may keep what it derived from objects the new version still holds (a claim
         changes one node; the index's update after each placement reads the rest again)."""
         return self.free(host)
+
+    def variant_hosts(self, table: T, vocab: Vocabulary, match: VariantMatch) -> BoolArray | None:
+        """The hosts that meet what `match` asks of this kind (None: it asks nothing of it)."""
+        return None
 
     def host_checks(self, inp: FilterInput) -> list[HostCheck]:
         return []
@@ -278,3 +302,24 @@ class Kind[T: Table, F]:
 
     def owners(self, host: ComputeHostDescriptor) -> Iterable[str]:
         return ()
+
+    def link_kbps(self, table: T, host: int) -> int | None:
+        """What a host carries between members of a VNF on it, kbit/s (None: this kind does not
+        carry them; `UNLIMITED_KBPS`: no figure)."""
+        return None
+
+    def fullness(self, table: T) -> Fullness | None:
+        return None
+
+    def room(self, table: T) -> IntArray | None:
+        """Per host and node slot, what a cpu-set could take of the leading measure."""
+        return None
+
+    def kept(self, table: T, request: Request) -> Kept | None:
+        return None
+
+    def node_fullness(self, free: F, slot: int) -> NodeFullness | None:
+        return None
+
+    def node_kept(self, free: F, slot: int, request: Request, cs: CpuSetDemand) -> int:
+        return 0

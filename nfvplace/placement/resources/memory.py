@@ -37,6 +37,7 @@ from .filtering import FilterInput, NodeNeed
 from .kind import Decisions, Kind, RelaxModel
 from .model import Layout, ModelContext
 from .page_choice import Backing, backing, choice_need
+from .scoring import Fullness, NodeFullness
 
 
 @dataclass(frozen=True, slots=True)
@@ -279,6 +280,14 @@ class MemoryKind(Kind[MemoryTable, tuple[MemoryNode, ...]]):
             return total(t.bandwidth[host, cols])
         column = fleet.vocab.column("page_sizes", int(name[5:]))
         return 0 if column is None else total(t.hugepages[host, cols, column])
+
+    def fullness(self, table: MemoryTable) -> Fullness:
+        return Fullness(
+            "free memory", "MiB normal memory", table.normal_free, table.normal_capacity
+        )
+
+    def node_fullness(self, free: tuple[MemoryNode, ...], slot: int) -> NodeFullness:
+        return NodeFullness(free[slot].normal_free_mib, free[slot].normal_total_mib)
 
     def claim(self, draft: HostDraft, config: VmConfiguration, sign: int) -> None:
         for index, cs in enumerate(config.cpu_sets):

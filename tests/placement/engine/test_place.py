@@ -216,48 +216,6 @@ def test_plain_cloud_vm_pinned_on_one_node() -> None:
     claim(h, config)
 
 
-def test_oversubscribed_cloud_vm_uses_shared_pus_within_ratio() -> None:
-    h = host(shared={4: (4.0, 0.5), 5: (4.0, 0.75)})
-    v = vm(vcpus=2, memory_mib=1024, cpu_oversubscription=True)
-    result = nfvplace.place([h], v)
-    config = result.configuration
-    assert config.shared is not None
-    assert config.cpu_sets == ()
-    assert config.shared.cpus == (4, 5)  # one PU per vCPU at least
-    updated = result.hosts[h.id]
-    for cpu in updated.cpus:
-        if cpu.id in config.shared.cpus:
-            assert (cpu.usage_ratio or 0) <= 1.0
-
-
-@pytest.mark.parametrize(
-    ("vcpus", "reason", "numbers"),
-    [
-        # PU 5 has room for 0.4 vCPUs: two vCPUs never share PU 4 (no self-overcommit)
-        (2, "shared_cpu", None),
-        # two shared PUs for three vCPUs: the VM would overcommit against itself
-        (3, "shared_pus", (2, 3)),
-    ],
-)
-def test_a_shared_vm_never_overcommits_against_itself(
-    vcpus: int, reason: str, numbers: tuple[int, int] | None
-) -> None:
-    h = host(shared={4: (4.0, 0.5), 5: (4.0, 0.9)})
-    result = nfvplace.place([h], vm(vcpus=vcpus, memory_mib=1024, cpu_oversubscription=True))
-    assert not result.ok
-    assert result.diagnosis is not None
-    rejection = result.diagnosis.rejections[0]
-    assert rejection.reason == reason
-    if numbers is not None:
-        assert (rejection.available, rejection.requested) == numbers
-
-
-def test_pinned_vm_never_gets_shared_pus() -> None:
-    h = host(nodes=[NodeSpec(cores=1), NodeSpec(cores=0)], shared={0: (4.0, 0.0), 1: (4.0, 0.0)})
-    result = nfvplace.place([h], vm(vcpus=1, memory_mib=512))
-    assert not result.ok
-
-
 def test_pci_device_on_the_cpu_set_node() -> None:
     h = host(nodes=[NodeSpec(), NodeSpec(devices=["crypto"])])
     v = vm(cpu_sets=[cpu_set(0, 2)], pci_devices=[{"class": "crypto", "cpu_set": 0}])

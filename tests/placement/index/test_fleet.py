@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import pytest
 from builders import NodeSpec, PortSpec, cpu_set, host, vm
 
 import nfvplace
 from nfvplace.placement import FleetIndex
+from nfvplace.placement.index import cache as index_cache
+from nfvplace.placement.index import fleet as fleet_module
+from nfvplace.placement.index import index_of
+from nfvplace.placement.index.hosts import HostStore
 from nfvplace.placement.resources.cpu import CPU
 from nfvplace.placement.resources.memory import MEMORY
 
@@ -78,3 +83,28 @@ def test_interned_hosts_equal_the_given_ones_and_share_equal_parts() -> None:
     result = nfvplace.place(f, vm(cpu_sets=[cpu_set(0, 4)]))
     f.update_many(result.hosts.values())
     assert f.host("b") == b
+
+
+def test_large_fleets_are_compact_by_default(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(fleet_module, "COMPACT_FROM", 3)
+    small = [host(f"s{i}") for i in range(2)]
+    large = [host(f"l{i}") for i in range(3)]
+    assert isinstance(FleetIndex(small).hosts, list)
+    assert isinstance(FleetIndex(large).hosts, HostStore)
+    assert isinstance(FleetIndex(large, compact=False).hosts, list)
+    assert isinstance(nfvplace.Fleet(large).index.hosts, HostStore)
+    # the index kept for a caller's own list stays plain: the caller holds the objects anyway
+    index_cache.clear()
+    assert isinstance(index_of(large).hosts, list)
+
+
+def test_claimed_hosts_refill_their_rows_as_a_fresh_index_would() -> None:
+    hosts = [host(f"h{i}", nodes=[NodeSpec(cores=3), NodeSpec(cores=3)]) for i in range(3)]
+    f = FleetIndex(hosts)
+    result = nfvplace.place(f, vm(cpu_sets=[cpu_set(0, 4, hugepages_1g=1)]))
+    f.claimed(result.hosts.values())
+    fresh = FleetIndex([result.hosts.get(h.id, h) for h in hosts])
+    for kind in (CPU, MEMORY):
+        for name, value in vars(f.table(kind)).items():
+            assert (value == getattr(fresh.table(kind), name)).all(), name
+    assert f.host(next(iter(result.hosts))) is next(iter(result.hosts.values()))

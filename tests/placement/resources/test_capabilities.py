@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 from builders import cpu_set, host, vm
+from constraint_cases import Case, check
 
 import nfvplace
 
@@ -148,3 +149,128 @@ def test_a_variant_processor_applies_only_to_the_hosts_it_matches() -> None:
     (rejection,) = alone.diagnosis.rejections
     assert rejection.reason == "processor_model"
     assert "Cascade Lake (Xeon Scalable gen 2)" in rejection.message
+
+
+CAPS_CASES = [
+    Case(
+        "vendor",
+        [host(vendor="AuthenticAMD", model="AMD EPYC 7763 64-Core Processor")],
+        vm(processor={"vendor": "GenuineIntel"}),
+        "processor_vendor",
+    ),
+    Case(
+        "flags", [host()], vm(processor={"required_flags": ["avx512f", "amx"]}), "processor_flags"
+    ),
+    Case(
+        "capability present but disabled",
+        [host(caps=["cpu_pinning"], disabled_caps=("hugepage_numa_pinning",))],
+        vm(hypervisor={"required_capabilities": ["hugepage_numa_pinning"]}),
+        "capability_disabled",
+        summary="have hugepage_numa_pinning present but not enabled",
+    ),
+    Case(
+        "capability missing",
+        [host(caps=["cpu_pinning"])],
+        vm(hypervisor={"required_capabilities": ["cpu_pinning", "iommu"]}),
+        "capability",
+    ),
+    Case(
+        "capability set",
+        [host(caps=["cpu_pinning", "slat"])],
+        vm(hypervisor={"required_capability_sets": ["hw_virtualization"]}),
+        "capability",
+        summary="lack hypervisor capability slat_large_pages",
+    ),
+    Case(
+        "hypervisor version",
+        [host(hv_version="6.2.0")],
+        vm(hypervisor={"type": "kvm", "min_version": "8.0"}),
+        "hypervisor_version",
+    ),
+    Case("no hypervisor section", [host(hypervisor=False)], vm(), "hypervisor"),
+    Case(
+        "model of another family",
+        [host(model="Intel(R) Xeon(R) Silver 4108 CPU @ 1.80GHz", frequency=1800)],
+        vm(processor={"model": "Intel(R) Xeon(R) Gold 6248 CPU @ 2.50GHz"}),
+        "processor_model",
+    ),
+    Case(
+        "same family at the reference frequency",
+        [host(model="Intel(R) Xeon(R) Gold 6230 CPU @ 2.10GHz", frequency=2600)],
+        vm(
+            processor={
+                "model": "Intel(R) Xeon(R) Gold 6248 CPU @ 2.50GHz",
+                "reference_frequency_mhz": 2500,
+            }
+        ),
+    ),
+    Case(
+        "older generation of the same family, faster",  # Skylake for a VM sized on Ice Lake
+        [host(model="Intel(R) Xeon(R) Gold 6148 CPU @ 2.40GHz", frequency=3000)],
+        vm(
+            processor={
+                "model": "Intel(R) Xeon(R) Gold 6348 CPU @ 2.60GHz",
+                "reference_frequency_mhz": 2600,
+            }
+        ),
+        "processor_model",
+    ),
+    Case(
+        "newer generation of another tier",  # Sapphire Rapids Platinum for an Ice Lake Gold
+        [host(model="Intel(R) Xeon(R) Platinum 8480+ CPU @ 2.00GHz", frequency=2600)],
+        vm(
+            processor={
+                "model": "Intel(R) Xeon(R) Gold 6348 CPU @ 2.60GHz",
+                "reference_frequency_mhz": 2600,
+            }
+        ),
+    ),
+    Case(
+        "newer generation below the reference frequency",
+        [host(model="Intel(R) Xeon(R) Platinum 8480+ CPU @ 2.00GHz", frequency=2000)],
+        vm(
+            processor={
+                "model": "Intel(R) Xeon(R) Gold 6348 CPU @ 2.60GHz",
+                "reference_frequency_mhz": 2600,
+            }
+        ),
+        "processor_model",
+    ),
+    Case(
+        "frequency scaling accepts 75 % of the reference",
+        [host(model="Intel(R) Xeon(R) Silver 4108 CPU @ 1.80GHz", frequency=1900)],
+        vm(
+            processor={
+                "vendor": "GenuineIntel",
+                "model": "Intel(R) Xeon(R) Gold 6248 CPU @ 2.50GHz",
+                "reference_frequency_mhz": 2500,
+            }
+        ),
+        options={"frequency_scaling": True},
+    ),
+    Case(
+        "frequency scaling below 75 %",
+        [host(model="Intel(R) Xeon(R) Silver 4108 CPU @ 1.80GHz", frequency=1800)],
+        vm(
+            processor={
+                "model": "Intel(R) Xeon(R) Gold 6248 CPU @ 2.50GHz",
+                "reference_frequency_mhz": 2500,
+            }
+        ),
+        "processor_model",
+        options={"frequency_scaling": True},
+    ),
+    Case(
+        "minimum frequency",
+        [host(frequency=2000)],
+        vm(processor={"min_frequency_mhz": 2400}),
+        "processor_frequency",
+        2400,
+        2000,
+    ),
+]
+
+
+@pytest.mark.parametrize("case", CAPS_CASES, ids=[c.name for c in CAPS_CASES])
+def test_capabilities_cases(case: Case) -> None:
+    check(case)

@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import pytest
 from builders import NodeSpec, PortSpec, cpu_set, host, vm
+from constraint_cases import Case, check
 
 import nfvplace
 from nfvplace.models.chd import ComputeHostDescriptor
+from nfvplace.placement import FleetIndex
 from nfvplace.placement.joint.capacity import count_on_host
 from nfvplace.placement.options import Options
-from nfvplace.placement.resources.nics import match_vfs
+from nfvplace.placement.request import build_request
+from nfvplace.placement.resources.nics import NICS, match_vfs
+from nfvplace.placement.resources.scoring import KEEP_VF, PORT_KEEP
 
 
 def _sriov(name: str, gbps: float, speed: float = 10) -> dict[str, object]:
@@ -105,3 +109,126 @@ def test_an_interface_that_asks_no_speed_names_no_speed() -> None:
     assert result.diagnosis is not None
     assert "lack a free VF on a port" in result.diagnosis.summary
     assert "0 Gbps" not in result.diagnosis.summary
+
+
+SRIOV = {"name": "eth0", "mode": "sriov", "speed_gbps": 25, "bandwidth_gbps": 10}
+DEDICATED = {"name": "eth1", "mode": "dedicated", "speed_gbps": 25}
+NICS_CASES = [
+    Case(
+        "VF on the cpu-set's node",
+        [host(nodes=[NodeSpec(), NodeSpec(ports=[PortSpec(speed=25)])])],
+        vm(cpu_sets=[cpu_set(0, 2, interfaces=(SRIOV,))]),
+        node=1,
+    ),
+    Case(
+        "no port fast enough",
+        [host(nodes=[NodeSpec(ports=[PortSpec(speed=10)]), NodeSpec()])],
+        vm(cpu_sets=[cpu_set(0, 2, interfaces=(SRIOV,))]),
+        "sriov_vf",
+        summary="0/1 hosts fit: 1 lack a free VF on a ≥ 25 Gbps port",
+    ),
+    Case(
+        "all VFs in use",
+        [host(nodes=[NodeSpec(ports=[PortSpec(vfs=2, vfs_used=2)]), NodeSpec()])],
+        vm(cpu_sets=[cpu_set(0, 2, interfaces=(SRIOV,))]),
+        "sriov_vf",
+    ),
+    Case(
+        "port bandwidth used up",
+        [host(nodes=[NodeSpec(ports=[PortSpec(bandwidth_used=20)]), NodeSpec()])],
+        vm(cpu_sets=[cpu_set(0, 2, interfaces=(SRIOV,))]),
+        "sriov_bandwidth",
+        1,
+        5,
+    ),
+    Case(
+        "dedicated port fits",
+        [host(nodes=[NodeSpec(ports=[PortSpec(speed=100)]), NodeSpec()])],
+        vm(cpu_sets=[cpu_set(0, 2, interfaces=(DEDICATED,))]),
+        node=0,
+    ),
+    Case(
+        "dedicated port already shared by VFs",
+        [host(nodes=[NodeSpec(ports=[PortSpec(usage="sriov", vfs_used=1)]), NodeSpec()])],
+        vm(cpu_sets=[cpu_set(0, 2, interfaces=(DEDICATED,))]),
+        "dedicated_port",
+    ),
+    Case(
+        "dedicated and VF cannot share one port",
+        [host(nodes=[NodeSpec(ports=[PortSpec()]), NodeSpec()])],
+        vm(cpu_sets=[cpu_set(0, 2, interfaces=(DEDICATED, SRIOV))]),
+        "infeasible",
+        summary="fail the exact check on ports and VFs",
+    ),
+    Case(
+        "vswitch missing",
+        [host()],
+        vm(cpu_sets=[cpu_set(0, 2, interfaces=({"name": "v0", "mode": "vswitch"},))]),
+        "vswitch",
+    ),
+    Case(
+        "vswitch not accelerated",
+        [host(vswitch={"type": "ovs", "accelerated": False})],
+        vm(
+            cpu_sets=[cpu_set(0, 2, interfaces=({"name": "v0", "mode": "vswitch"},))],
+            hypervisor={"vswitch": {"accelerated": True}},
+        ),
+        "vswitch_acceleration",
+    ),
+    Case(
+        "vswitch accelerated with bandwidth",
+        [host(vswitch={"type": "ovs_dpdk", "accelerated": True, "bandwidth_gbps": 40})],
+        vm(
+            cpu_sets=[
+                cpu_set(0, 2, interfaces=({"name": "v0", "mode": "vswitch", "bandwidth_gbps": 10},))
+            ],
+            hypervisor={"vswitch": {"accelerated": True}},
+        ),
+    ),
+    Case(
+        "vswitch bandwidth short",
+        [host(vswitch={"type": "ovs_dpdk", "accelerated": True, "bandwidth_gbps": 5})],
+        vm(
+            cpu_sets=[
+                cpu_set(0, 2, interfaces=({"name": "v0", "mode": "vswitch", "bandwidth_gbps": 10},))
+            ]
+        ),
+        "vswitch_bandwidth",
+        10,
+        5,
+    ),
+    Case(
+        "unrestricted interface anywhere",
+        [host(nodes=[NodeSpec(), NodeSpec(ports=[PortSpec()])])],
+        vm(cpu_sets=[cpu_set(0, 2)], interfaces=[SRIOV]),
+        node=0,
+    ),
+]
+
+
+@pytest.mark.parametrize("case", NICS_CASES, ids=[c.name for c in NICS_CASES])
+def test_nics_cases(case: Case) -> None:
+    check(case)
+
+
+# --- its measures for the policies (resources/scoring.py) ---------------------------------------
+
+
+def test_free_vfs_and_ports_are_kept_for_vms_that_need_them() -> None:
+    fleet = FleetIndex([host(nodes=[NodeSpec(ports=[PortSpec(vfs=4)]), NodeSpec()])])
+    table = fleet.table(NICS)
+    needing = build_request(vm(cpu_sets=[cpu_set(0, 2, interfaces=(SRIOV,))]))
+    assert NICS.kept(table, needing) is None
+    kept = NICS.kept(table, build_request(vm()))
+    assert kept is not None
+    assert (kept.weight, int(kept.count[0])) == (KEEP_VF, int(table.nic_free[0]))
+
+
+def test_a_node_keeps_its_usable_ports_for_cpu_sets_that_need_them() -> None:
+    fleet = FleetIndex([host(nodes=[NodeSpec(ports=[PortSpec(), PortSpec()]), NodeSpec()])])
+    free = fleet.free(0).of(NICS)
+    plain = build_request(vm())
+    assert NICS.node_kept(free, 0, plain, plain.cpu_sets[0]) == 2 * PORT_KEEP
+    assert NICS.node_kept(free, 1, plain, plain.cpu_sets[0]) == 0
+    needing = build_request(vm(cpu_sets=[cpu_set(0, 2, interfaces=(SRIOV,))]))
+    assert NICS.node_kept(free, 0, needing, needing.cpu_sets[0]) == 0

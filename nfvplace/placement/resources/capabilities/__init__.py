@@ -24,7 +24,7 @@ import numpy as np
 
 from ....models.chd import ComputeHostDescriptor
 from ....models.processors import SAME_LINE, match_rank
-from ....models.vmd import MemoryRequirements, ProcessorRequirements
+from ....models.vmd import MemoryRequirements, ProcessorRequirements, VariantMatch
 from ...options import ProcessorMatch
 from ...reasons import Reason
 from ..base import BoolArray, FloatArray, HostFree, Vocabulary
@@ -52,6 +52,24 @@ class CapabilitiesKind(Kind[CapabilitiesTable, None]):
         Reason.capability_disabled,
     )
     check_order = 0
+
+    def variant_hosts(
+        self, table: CapabilitiesTable, vocab: Vocabulary, match: VariantMatch
+    ) -> BoolArray:
+        t = table
+        ok: BoolArray = np.ones(len(t.vendor), dtype=np.bool_)
+        if match.processor_vendor:
+            ok &= t.vendor == vocab.code(match.processor_vendor.lower())
+        if match.processor_models:
+            codes = [vocab.code(m.lower()) for m in match.processor_models]
+            ok &= np.isin(t.model, codes)
+        if match.min_frequency_mhz:
+            ok &= t.frequency >= match.min_frequency_mhz
+        if match.hypervisor_type is not None:
+            ok &= t.hv_type == vocab.code(str(match.hypervisor_type))
+        if match.hypervisor_min_version:
+            ok &= t.hv_version >= version_key(match.hypervisor_min_version)
+        return ok
 
     def vocabulary(self, host: ComputeHostDescriptor) -> Iterable[tuple[str, Hashable]]:
         yield from (("flags", f.lower()) for f in host.processor.flags)

@@ -17,11 +17,12 @@ from ....models.configuration import VmConfiguration
 from ...reasons import Reason
 from ...request import CpuSetDemand, Part, Request
 from ...result import ExplainRow
-from ..base import HostFree, IndexedFleet, Vocabulary
+from ..base import HostFree, IndexedFleet, IntArray, Vocabulary
 from ..draft import ConfigurationDraft, HostDraft
 from ..filtering import FilterInput, HostCheck, NodeNeed
 from ..kind import Decisions, Kind, RelaxModel
 from ..model import Layout, ModelContext
+from ..scoring import KEEP_SMT, Fullness, Kept, NodeFullness
 from . import estimates
 from .assign import assign_cpus
 from .model import post_capacity, post_cpu_set, post_emulator
@@ -180,6 +181,28 @@ class CpuKind(Kind[CpuTable, CpuFree]):
                 )
             else:
                 cpu.update(state="dedicated", owner=config.owner)
+
+    def fullness(self, table: CpuTable) -> Fullness:
+        return Fullness(
+            "free threads", "eligible threads", table.free_threads, table.total_threads, leads=True
+        )
+
+    def room(self, table: CpuTable) -> IntArray:
+        return table.whole * 2 + table.single + table.half_busy
+
+    def kept(self, table: CpuTable, request: Request) -> Kept | None:
+        if any(cs.pairs for cs in request.cpu_sets):
+            return None
+        return Kept(
+            "SMT kept",
+            KEEP_SMT,
+            table.smt,
+            "{weight} if the host has SMT: kept for VMs with howtogroup pairs",
+        )
+
+    def node_fullness(self, free: CpuFree, slot: int) -> NodeFullness:
+        node = free.nodes[slot]
+        return NodeFullness(node.free_threads, node.eligible_threads, leads=True)
 
     def owners(self, host: ComputeHostDescriptor) -> Iterable[str]:
         return (c.owner for node in host.numa_nodes for c in node.cpus if c.owner)

@@ -35,6 +35,7 @@ from ..draft import ConfigurationDraft, HostDraft
 from ..filtering import FilterInput, HostCheck, NodeNeed
 from ..kind import Decisions, Kind, RelaxModel
 from ..model import Layout, ModelContext
+from ..scoring import KEEP_VF, PORT_KEEP, Kept
 from . import filter as checks
 from .assign import assign_interfaces, chosen_ports
 from .claims import claim_interfaces
@@ -180,6 +181,26 @@ class NicsKind(Kind[NicsTable, NicsFree]):
 
     def claim(self, draft: HostDraft, config: VmConfiguration, sign: int) -> None:
         claim_interfaces(draft, config, sign)
+
+    def link_kbps(self, table: NicsTable, host: int) -> int | None:
+        if table.vswitch_type[host] < 0:
+            return None  # no vSwitch: the links are not limited here
+        return int(table.vswitch_free[host])
+
+    def kept(self, table: NicsTable, request: Request) -> Kept | None:
+        if any(i.mode is not InterfaceMode.vswitch for i in request.interfaces):
+            return None
+        return Kept(
+            "ports kept",
+            KEEP_VF,
+            table.nic_free,
+            "{count} free VFs and ports, {weight} each: kept for VMs that need them",
+        )
+
+    def node_kept(self, free: NicsFree, slot: int, request: Request, cs: CpuSetDemand) -> int:
+        if any(i.mode is not InterfaceMode.vswitch for i in request.interfaces_of(cs.id)):
+            return 0
+        return PORT_KEEP * sum(1 for p in free.nodes[slot].ports if p.sriov_ok)
 
     def owners(self, host: ComputeHostDescriptor) -> Iterable[str]:
         for node in host.numa_nodes:

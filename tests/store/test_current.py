@@ -13,8 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from service_hosts import host
-from service_support import generations
-from test_service_store import commit, config
+from stored import commit, config, generations
 
 from nfvplace.claims import claim
 from nfvplace.models.chd import ComputeHostDescriptor

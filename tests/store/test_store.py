@@ -12,9 +12,9 @@ from alembic.script import ScriptDirectory
 from service_hosts import host
 from sqlalchemy import insert, inspect, select
 from sqlalchemy.exc import IntegrityError
+from stored import commit, config
 
 from nfvplace.models.chd import ComputeHostDescriptor
-from nfvplace.models.configuration import VmConfiguration
 from nfvplace.store import StaleSnapshot, Store
 from nfvplace.store.db import alembic_config, migrate
 from nfvplace.store.records import CLAIMS
@@ -25,51 +25,6 @@ def store(db_url: str) -> Iterator[Store]:
     opened = Store.open(db_url)
     yield opened
     opened.close()
-
-
-def config(
-    owner: str, pus: list[int], vf: str | None = None, pages: int = 1, ways: int = 0
-) -> VmConfiguration:
-    data: dict[str, Any] = {
-        "vm": "vm",
-        "instance": owner,
-        "host": "h1",
-        "cpu_sets": [
-            {
-                "id": 0,
-                "numa_node": 0,
-                "vcpu_pins": {str(i): pu for i, pu in enumerate(pus)},
-                "memory_mib": 1024 * pages,
-                "hugepages": {"size_kib": 1048576, "count": pages},
-            }
-        ],
-        "interfaces": (
-            [
-                {
-                    "name": "e0",
-                    "mode": "sriov",
-                    "pci_address": vf,
-                    "physical_function": "0000:18:00.0",
-                }
-            ]
-            if vf
-            else []
-        ),
-    }
-    if ways:
-        data["cpu_sets"][0]["cache_ways"] = {"domain": 0, "first_way": 0, "ways": ways}
-    return VmConfiguration.model_validate(data)
-
-
-def commit(store: Store, pid: str, configs: list[VmConfiguration], snapshot=None):  # type: ignore[no-untyped-def]
-    return store.commit_placement(
-        placement_id=pid,
-        idempotency_key=None,
-        request_hash="h",
-        response={"id": pid},
-        configurations=configs,
-        snapshot=snapshot or store.snapshot(),
-    )
 
 
 def test_migrations_reach_head_and_are_idempotent(store: Store) -> None:

@@ -1,0 +1,190 @@
+"""Filter's and prioritize's answer for every named node of a call, from one decision per node:
+
+- a node with a NodeResourceTopology and no pod assumed on it: its row of the columns
+  (`columns.py`), decided with the others at once by `vector.decide_rows` where it can, by
+  `decide` where it cannot; the answers are kept per (pod shape, policy) and row stamp, so a
+  burst of equal pods over unchanged nodes is decided once;
+- a node with pods assumed on it (bound, not yet in its object): `decide` with them counted;
+- a node with no object: `decide` once for all of them (the answer names no node).
+
+`NFVPLACE_K8S_SCALAR=1` in the environment turns the columns' decision off (every node is then
+decided by `decide`, one by one): the baseline of `bench/bench_k8s.py`, and a way to rule the
+vector decision out when in doubt.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import weakref
+from collections import OrderedDict
+from collections.abc import Hashable, Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ...dialects.kubernetes import Pod
+from ...store import Store
+from .columns import Bools, Ints, NodeSource, NodeTable
+from .decide import NodeDecision, NodeView, decide, pod_shape
+from .state import Consumption, NodeState
+from .vector import decide_rows, unit_of
+
+SCALAR = os.environ.get("NFVPLACE_K8S_SCALAR") == "1"
+
+Assumed = Mapping[str, tuple[tuple[str, Consumption], ...]]
+"""Node -> the pods assumed there (uid, what it takes), oldest first."""
+
+
+@dataclass
+class Verdicts:
+    """Each named node's decision, in the call's order, as columns."""
+
+    names: Sequence[str]
+    fits: Bools
+    score: Ints  # 0 where refused
+    reasons: list[str]  # "" where admitted (or why it was let through unchecked)
+    resolvable: Bools
+
+    @classmethod
+    def of(cls, decisions: Sequence[NodeDecision]) -> Verdicts:
+        return cls(
+            [d.node for d in decisions],
+            np.array([d.fits for d in decisions], bool),
+            np.array([d.score if d.fits else 0 for d in decisions], np.int64),
+            [d.reason for d in decisions],
+            np.array([d.resolvable for d in decisions], bool),
+        )
+
+
+@dataclass
+class _Kept:
+    """A (pod shape, policy)'s answers per row, valid while the row's stamp is `stamp`."""
+
+    stamp: Ints
+    fits: Bools
+    score: Ints
+    reasons: list[str]
+
+    @classmethod
+    def sized(cls, capacity: int) -> _Kept:
+        n = capacity
+        return cls(np.zeros(n, np.int64), np.zeros(n, bool), np.zeros(n, np.int64), [""] * n)
+
+    def grown(self, capacity: int) -> _Kept:
+        out = _Kept.sized(capacity)
+        n = len(self.stamp)
+        out.stamp[:n], out.fits[:n], out.score[:n] = self.stamp, self.fits, self.score
+        out.reasons[:n] = self.reasons
+        return out
+
+
+class Door:
+    """One store's rows and the answers kept over them (a worker's)."""
+
+    SHAPES = 256
+
+    def __init__(self) -> None:
+        self.nodes = NodeSource()
+        self._kept: OrderedDict[Hashable, _Kept] = OrderedDict()
+
+    def kept(self, key: Hashable, capacity: int) -> _Kept:
+        found = self._kept.get(key)
+        if found is None:
+            found = self._kept[key] = _Kept.sized(capacity)
+        elif len(found.stamp) < capacity:
+            found = self._kept[key] = found.grown(capacity)
+        self._kept.move_to_end(key)
+        while len(self._kept) > self.SHAPES:
+            self._kept.popitem(last=False)
+        return found
+
+
+_DOORS: weakref.WeakKeyDictionary[Store, Door] = weakref.WeakKeyDictionary()
+_DOORS_LOCK = threading.Lock()
+
+
+def door_of(store: Store) -> Door:
+    with _DOORS_LOCK:
+        found = _DOORS.get(store)
+        if found is None:
+            found = _DOORS[store] = Door()
+        return found
+
+
+def verdicts(
+    store: Store,
+    pod: Pod,
+    names: Sequence[str],
+    assumed: Assumed,
+    policy: str,
+    pass_unregistered: bool,
+) -> Verdicts:
+    """The decision for `pod` on each of `names` (module docstring)."""
+    door = door_of(store)
+    n = len(names)
+    out = Verdicts(names, np.zeros(n, bool), np.zeros(n, np.int64), [""] * n, np.zeros(n, bool))
+    shape = pod_shape(pod)
+    with door.nodes.lock:
+        table = door.nodes.table
+        rows = door.nodes.sync(store, names)
+        plain = rows >= 0
+        for i in [i for i, name in enumerate(names) if name in assumed]:
+            plain[i] = False
+        kept = door.kept((shape, policy), table.capacity)
+        _decide_rows(pod, shape, table, kept, np.unique(rows[plain]), policy)
+        chosen = rows[plain]
+        out.fits[plain], out.score[plain] = kept.fits[chosen], kept.score[chosen]
+        for i, row in zip(np.flatnonzero(plain).tolist(), chosen.tolist(), strict=True):
+            out.reasons[i] = kept.reasons[row]
+        views = {
+            i: NodeView(
+                names[i],
+                int(table.generation[rows[i]]),
+                _state(table, int(rows[i])),
+                table.managers[rows[i]],
+                assumed[names[i]],
+            )
+            for i in np.flatnonzero((rows >= 0) & ~plain).tolist()
+        }
+    unregistered = np.flatnonzero(rows < 0)
+    if len(unregistered):
+        d = decide(pod, shape, None, names[int(unregistered[0])], policy, pass_unregistered)
+        out.fits[unregistered], out.score[unregistered] = d.fits, d.score if d.fits else 0
+        for i in unregistered.tolist():
+            out.reasons[i] = d.reason
+    for i, view in views.items():
+        d = decide(pod, shape, view, names[i], policy, pass_unregistered)
+        out.fits[i], out.score[i] = d.fits, d.score if d.fits else 0
+        out.reasons[i], out.resolvable[i] = d.reason, d.resolvable
+    return out
+
+
+def _state(table: NodeTable, row: int) -> NodeState:
+    state = table.states[row]
+    assert state is not None
+    return state
+
+
+def _decide_rows(
+    pod: Pod, shape: Hashable, table: NodeTable, kept: _Kept, rows: Ints, policy: str
+) -> None:
+    """Decide the rows whose kept answer is stale: at once where `vector` can, else one by one."""
+    stale = rows[kept.stamp[rows] != table.stamp[rows]]
+    if not len(stale):
+        return
+    answers = decide_rows(pod, None if SCALAR else unit_of(pod), table, stale, policy)
+    kept.stamp[stale] = table.stamp[stale]
+    kept.fits[stale], kept.score[stale] = answers.fits, answers.score
+    for row, reason in zip(stale.tolist(), answers.reasons, strict=True):
+        kept.reasons[row] = reason
+    for row in stale[~answers.decided].tolist():
+        view = NodeView(
+            table.names[row], int(table.generation[row]), _state(table, row), table.managers[row]
+        )
+        d = decide(pod, shape, view, view.name, policy)
+        kept.fits[row], kept.score[row], kept.reasons[row] = (
+            d.fits,
+            d.score if d.fits else 0,
+            d.reason,
+        )

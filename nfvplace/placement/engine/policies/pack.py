@@ -1,0 +1,60 @@
+"""`pack` (default): the fullest host that fits, counting the share of each kind's free capacity
+(threads, normal memory), and keeping hosts with what the VM does not need (free VFs and ports, SMT
+for howtogroup pairs) for the VMs that need it; on it the fullest node that fits (keep whole nodes
+free), keeping nodes with usable ports when the cpu-set needs none.
+
+One formula at both levels: the sum of the kinds' shares (in 1/10000 of a host, in percent of a
+node) plus the points of what is kept.
+"""
+
+from __future__ import annotations
+
+import operator
+from functools import reduce
+
+import numpy as np
+
+from ...index import FleetIndex
+from ...request import CpuSetDemand, Request
+from ...resources.base import HostFree, IntArray
+from .measures import Objective, fullness, kept, node_fullness, node_kept, share
+
+HOST_SCALE = 10_000  # a host's shares, in 1/10000
+NODE_SCALE = 100  # a node's shares, in percent
+
+
+def host_score(fleet: FleetIndex, request: Request, node_ok: dict[int, np.ndarray]) -> IntArray:
+    shares = [share(f.free, f.total, HOST_SCALE) for f in fullness(fleet)]
+    score: IntArray = reduce(operator.add, shares)
+    for keep in kept(fleet, request):
+        score = score + keep.weight * keep.count
+    return score
+
+
+def terms(fleet: FleetIndex, i: int, request: Request) -> list[tuple[str, int, str]]:
+    out = []
+    for f in fullness(fleet):
+        free, total = int(f.free[i]), int(f.total[i])
+        points = share(free, total, HOST_SCALE)
+        out.append((f.part, points, f"{free} of {total} {f.unit} free, in 1/{HOST_SCALE}"))
+    for keep in kept(fleet, request):
+        count = int(keep.count[i])
+        meaning = keep.meaning.format(count=count, weight=keep.weight)
+        out.append((keep.part, keep.weight * count, meaning))
+    return out
+
+
+def node_cost(free: HostFree, slot: int, cs: CpuSetDemand, request: Request) -> int:
+    shares = sum(share(n.free, max(n.total, 1), NODE_SCALE) for n in node_fullness(free, slot))
+    return int(shares) + node_kept(free, slot, request, cs)
+
+
+PACK = Objective(
+    score="shares of free threads and free normal memory (in 1/10000 each), plus points for "
+    "free VFs and ports and for SMT the VM does not need; lowest is the fullest host that fits",
+    node_cost_text="percent of free threads plus percent of free normal memory of each node, "
+    "lower is fuller",
+    host_score=host_score,
+    terms=terms,
+    node_cost=node_cost,
+)

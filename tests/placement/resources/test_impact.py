@@ -1,0 +1,43 @@
+"""The impact kind (clause 8.2.2.5 impact limits): instances per host, memory-bandwidth budget."""
+
+from __future__ import annotations
+
+import pytest
+from builders import host, vm
+from constraint_cases import Case, check, two_nodes
+
+IMPACT = [
+    Case(
+        "max instances per host",
+        [host(instances=({"id": "a-1", "vm": "vm"}, {"id": "a-2", "vm": "vm"}))],
+        vm(impact={"max_instances_per_host": 2}),
+        "max_instances",
+        2,
+        2,
+    ),
+    Case(
+        "memory-bandwidth budget",
+        [
+            host(
+                nodes=two_nodes(bandwidth_gbps=50),
+                instances=({"id": "a-1", "vm": "x", "memory_bandwidth_gbps": 90},),
+            )
+        ],
+        vm(impact={"memory_bandwidth_gbps": 20}),
+        "memory_bandwidth_budget",
+        20,
+        10,
+    ),
+    Case(
+        "memory-bandwidth budget fits",
+        [host(nodes=two_nodes(bandwidth_gbps=50))],
+        vm(impact={"memory_bandwidth_gbps": 20}),
+    ),
+]
+
+CASES = IMPACT
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_impact_cases(case: Case) -> None:
+    check(case)
