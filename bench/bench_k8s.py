@@ -39,7 +39,7 @@ import httpx
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.bench_service import HEADERS, Server, fresh_postgres, postgres_server
+from bench.bench_service import HEADERS, ROOT, Server, fresh_postgres, postgres_server
 
 VF = "intel.com/sriov_dp"
 
@@ -131,6 +131,12 @@ def main() -> None:
     parser.add_argument("--baseline-calls", type=int, default=3)
     parser.add_argument("--db", choices=("sqlite", "postgres"), default="sqlite")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--compare",
+        type=Path,
+        help="another source tree (an older commit, unpacked): its registration is timed too",
+    )
+    parser.add_argument("--compare-nodes", type=int, default=500)
     args = parser.parse_args()
     rng = random.Random(args.seed)
     objects = [nrt(f"worker-{k:04d}", rng) for k in range(args.nodes)]
@@ -182,6 +188,27 @@ def run(db: str, objects: list[dict[str, Any]], folder: Path, args: argparse.Nam
     finally:
         scalar.stop()
     report(args, len(names), registered, health, restart, figures, sizes)
+    if args.compare:
+        compare_registration(objects[: args.compare_nodes], folder, args.compare)
+
+
+def compare_registration(objects: list[dict[str, Any]], folder: Path, tree: Path) -> None:
+    """The same objects registered by a server of `tree` and one of this tree (fresh SQLite
+    databases), one after the other in this run."""
+    took: dict[str, float] = {}
+    for label, root in (("compared tree", tree.resolve()), ("this tree", ROOT)):
+        db = f"sqlite:///{folder / f'register-{len(took)}.db'}"
+        server = Server(db, 1, folder, root=root).start()
+        try:
+            with httpx.Client(base_url=server.url, headers=HEADERS, timeout=600) as client:
+                took[label] = register(client, objects)
+        finally:
+            server.stop()
+    before, after = took["compared tree"], took["this tree"]
+    print(
+        f"registering {len(objects)} objects, same run: {tree} {1000 * before / len(objects):.1f} "
+        f"ms each, this tree {1000 * after / len(objects):.1f} ms each ({before / after:.1f}x)"
+    )
 
 
 def warm_up(names: list[str]) -> dict[str, Any]:

@@ -18,7 +18,7 @@ from ..models.configuration import VmConfiguration, VmConfigurations
 from ..models.loading import gc_paused, iter_descriptor_files, resolve_members
 from ..models.vmd import VmDescriptor
 from ..models.vnf import VnfTemplate
-from ..reader import load_all, load_document, load_file
+from ..reader import load_all, load_file
 from .progress import progress
 
 
@@ -61,9 +61,9 @@ def _host(item: object, path: Path) -> ComputeHostDescriptor:
 def load_vm(path: Path) -> VmDescriptor | VnfTemplate:
     """The VM Descriptor or VNF template in `path`, read once and passed through the lint gate:
     what `nfvplace lint` refuses is refused with its rule ids (exit 1, findings on stderr)."""
-    from ..lint.gate import read_gated
+    from ..lint.gate import load_gated
 
-    loaded = load_document(read_gated(path, "VM Descriptor or VNF template"))
+    loaded = load_gated(path, "VM Descriptor or VNF template")
     if isinstance(loaded, VnfTemplate):
         loaded = resolve_members(loaded, path.parent, str(path), load_file)
     if isinstance(loaded, VmDescriptor | VnfTemplate):

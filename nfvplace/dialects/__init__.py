@@ -11,9 +11,7 @@ a file in any of them, or in nfvplace's own format.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
-from contextvars import ContextVar
+from collections.abc import Mapping
 from dataclasses import replace
 from functools import cache
 from types import ModuleType
@@ -73,35 +71,8 @@ def detect(data: Any) -> str | None:
     return None if module is None else str(module.NAME)
 
 
-_KEPT: ContextVar[dict[int, tuple[Any, Conversion]] | None] = ContextVar(
-    "nfvplace_conversions_kept", default=None
-)
-
-
-@contextmanager
-def conversions_kept() -> Iterator[None]:
-    """Within: converting the very same document object again returns its first conversion (a
-    request's lint gate and its reader convert it once, not twice)."""
-    token = _KEPT.set({})
-    try:
-        yield
-    finally:
-        _KEPT.reset(token)
-
-
 def convert(data: Any) -> Conversion:
     """Convert a dialect document to plain nfvplace data; raises DialectError."""
-    kept = _KEPT.get()
-    found = kept.get(id(data)) if kept is not None else None
-    if found is not None and found[0] is data:
-        return found[1]
-    conversion = _convert(data)
-    if kept is not None:
-        kept[id(data)] = (data, conversion)  # holding `data`: its id is not reused meanwhile
-    return conversion
-
-
-def _convert(data: Any) -> Conversion:
     module = _module(data)
     if module is None:
         raise DialectError("the document is in no dialect nfvplace reads")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel
@@ -52,16 +53,34 @@ def semantic_hits(model: BaseModel, resolve: Resolver | None = None) -> Iterable
 
 def lint_data(data: Any, resolve: Resolver | None = None) -> tuple[str | None, list[Hit]]:
     """Hits for plain data in one of our kinds: (kind, hits)."""
+    checked = _check_data(data, resolve)
+    return checked.kind, checked.hits
+
+
+@dataclass(frozen=True)
+class _Checked:
+    """One document checked: its kind, its hits, and the model it validated into."""
+
+    kind: str | None
+    hits: list[Hit]
+    model: BaseModel | None = None
+
+
+def _check_data(
+    data: Any, resolve: Resolver | None, validated: BaseModel | None = None
+) -> _Checked:
+    """Schema, then rules, on plain data in one of our kinds; `validated`: the model the caller
+    already validated `data` into (not validated again)."""
     kind = kind_of(data)
     model_class = KINDS.get(kind or "")
     if model_class is None:
-        return kind, [_unknown_kind(data, kind)]
+        return _Checked(kind, [_unknown_kind(data, kind)])
     hits = list(decimal_unit_hits(data))
-    model, schema = validate(model_class, data)
+    model, schema = (validated, []) if validated is not None else validate(model_class, data)
     hits.extend(schema)
     if model is not None:
         hits.extend(semantic_hits(model, resolve))
-    return kind, hits
+    return _Checked(kind, hits, model)
 
 
 def _unknown_kind(data: Any, kind: str | None) -> Hit:
@@ -80,8 +99,8 @@ def _unknown_kind(data: Any, kind: str | None) -> Hit:
     return doc_rules.UNKNOWN_KIND.hit(("schema",), f"unknown schema '{kind}'", hint)
 
 
-def _dialect_hits(conversion: Conversion, resolve: Resolver | None) -> list[Hit]:
-    """Hits on a converted document, moved to the paths of the vendor's file."""
+def _check_conversion(conversion: Conversion, resolve: Resolver | None) -> _Checked:
+    """The converted document checked, its hits moved to the paths of the vendor's file."""
     out = [
         doc_rules.DIALECT.hit(
             (),
@@ -93,7 +112,7 @@ def _dialect_hits(conversion: Conversion, resolve: Resolver | None) -> list[Hit]
         ASSUMED: doc_rules.DIALECT_ASSUMED,
         MISSING: doc_rules.DIALECT_MISSING,
     }
-    schema = conversion.data.get("schema")
+    schema = str(conversion.data.get("schema"))
     loss_fix = (
         "check that the converted descriptor says what you mean, or write it in nfvplace's own "
         f"format ({schema}: 'nfvplace convert FILE' writes it)"
@@ -105,16 +124,17 @@ def _dialect_hits(conversion: Conversion, resolve: Resolver | None) -> list[Hit]
         for note in conversion.notes
     )
     if any(note.kind == MISSING for note in conversion.notes):
-        return out  # an incomplete document: what is missing is said above, not checked further
-    _, hits = lint_data(conversion.data, resolve)
-    for hit in hits:
+        # an incomplete document: what is missing is said above, not checked further
+        return _Checked(schema, out)
+    checked = _check_data(conversion.data, resolve)
+    for hit in checked.hits:
         if hit.rule is doc_rules.DECIMAL_MEMORY_UNIT:
             continue
         origin = conversion.origin_of(hit.path)
         message = f"{format_path(hit.path)}: {hit.message}" if hit.path else hit.message
         hint = vendor_hint(conversion.dialect, hit.rule.id, hit.hint)
         out.append(Hit(hit.rule, origin, message, hint))
-    return out
+    return _Checked(schema, out, checked.model)
 
 
 def lint_document(document: SourceDocument, resolve: Resolver | None = None) -> list[Finding]:
@@ -122,9 +142,16 @@ def lint_document(document: SourceDocument, resolve: Resolver | None = None) -> 
     return list(check_document(document, resolve).findings)
 
 
-def check_document(document: SourceDocument, resolve: Resolver | None = None) -> FileResult:
-    """Like `lint_document`, also telling the document's kind and dialect. A Kubernetes List is
-    checked item by item (findings under `items/<n>`)."""
+def check_document(
+    document: SourceDocument,
+    resolve: Resolver | None = None,
+    validated: BaseModel | None = None,
+) -> FileResult:
+    """Like `lint_document`, also telling the document's kind and dialect, and giving the model it
+    validated into (`FileResult.model`). One pass down: the dialect detected and the document
+    converted once, then the schema, then the rules. A Kubernetes List is checked item by item
+    (findings under `items/<n>`). `validated`: the model the caller already validated a document
+    in nfvplace's own format into."""
     data = document.data
     kind = kind_of(data)
     if kind is None and isinstance(data, Mapping):
@@ -132,15 +159,15 @@ def check_document(document: SourceDocument, resolve: Resolver | None = None) ->
         if dialect is not None:
             items = list_items(data)
             if items is None:
-                hits, kind = _converted(data, dialect, resolve)
-                return _result(document, hits, kind, dialect)
-            hits = []
+                return _result(document, _converted(data, dialect, resolve), dialect)
+            hits: list[Hit] = []
+            kind = None
             for index, item in enumerate(items):
-                item_hits, kind = _converted(item, dialect, resolve)
-                hits.extend(hit.under(("items", index)) for hit in item_hits)
-            return _result(document, hits, kind, dialect)
-    kind, hits = lint_data(data, resolve)
-    return _result(document, hits, kind, None)
+                checked = _converted(item, dialect, resolve)
+                hits.extend(hit.under(("items", index)) for hit in checked.hits)
+                kind = checked.kind
+            return _result(document, _Checked(kind, hits), dialect)
+    return _result(document, _check_data(data, resolve, validated), None)
 
 
 HOST_DIALECTS = ("openvim-host", "kubernetes-nrt")  # the dialects of hosts; the others are of VMs
@@ -151,33 +178,37 @@ def own_schema(dialect: str) -> str:
     return "nfvplace/chd/v1" if dialect in HOST_DIALECTS else "nfvplace/vmd/v1"
 
 
-def _converted(data: Any, dialect: str, resolve: Resolver | None) -> tuple[list[Hit], str | None]:
-    """The hits of a dialect document (as what it converts to), and the kind it converts to."""
+def _converted(data: Any, dialect: str, resolve: Resolver | None) -> _Checked:
+    """A dialect document checked as what it converts to (its kind: the kind it converts to)."""
     try:
         conversion = convert(data)
     except DialectError as exc:
-        return [
-            doc_rules.DIALECT.hit((), f"read as {dialect}", ""),
-            doc_rules.SCHEMA.hit(
-                exc.path,
-                f"cannot convert from {dialect}: {exc}",
-                "fix the field, or write the descriptor in nfvplace's own format "
-                f"({own_schema(dialect)})",
-            ),
-        ], None
-    return _dialect_hits(conversion, resolve), str(conversion.data.get("schema"))
+        return _Checked(
+            None,
+            [
+                doc_rules.DIALECT.hit((), f"read as {dialect}", ""),
+                doc_rules.SCHEMA.hit(
+                    exc.path,
+                    f"cannot convert from {dialect}: {exc}",
+                    "fix the field, or write the descriptor in nfvplace's own format "
+                    f"({own_schema(dialect)})",
+                ),
+            ],
+        )
+    return _check_conversion(conversion, resolve)
 
 
-def _result(
-    document: SourceDocument, hits: list[Hit], kind: str | None, dialect: str | None
-) -> FileResult:
+def _result(document: SourceDocument, checked: _Checked, dialect: str | None) -> FileResult:
     findings = tuple(
         sorted(
-            (finding_from_hit(hit, document.source, document.line_of(hit.path)) for hit in hits),
+            (
+                finding_from_hit(hit, document.source, document.line_of(hit.path))
+                for hit in checked.hits
+            ),
             key=lambda f: (f.line or 0, f.rule, f.path),
         )
     )
-    return FileResult(document.source, findings, kind, dialect)
+    return FileResult(document.source, findings, checked.kind, dialect, model=checked.model)
 
 
 def lint_model(model: BaseModel, source: str = "<model>") -> FileResult:
@@ -192,8 +223,8 @@ def lint_model(model: BaseModel, source: str = "<model>") -> FileResult:
             for m in model.members
         )
         model = model.model_copy(update={"members": members})
-    hits = list(semantic_hits(model))
-    return _result(SourceDocument(data=None, source=source), hits, kind, None)
+    checked = _Checked(kind, list(semantic_hits(model)), model)
+    return _result(SourceDocument(data=None, source=source), checked, None)
 
 
 def lint_text(text: str, source: str = "<string>", resolve: Resolver | None = None) -> FileResult:

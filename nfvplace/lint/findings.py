@@ -7,6 +7,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import cast
 
+from pydantic import BaseModel
+
 from .. import errors, hooks
 from ..errors import Issue, LintError
 from ..models.loading import PathKey, format_path
@@ -54,6 +56,9 @@ class FileResult:
     kind: str | None = None
     dialect: str | None = None
     unreadable: bool = False
+    model: BaseModel | None = field(default=None, compare=False, repr=False)
+    """The document as the model it validated into (a dialect document: what it converts to), so
+    that a door reads it through the gate once; None when it is not one (or a list of several)."""
 
 
 @dataclass(frozen=True)

@@ -13,8 +13,8 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from ..errors import DescriptorError
-from ..models.loading import SourceDocument
-from ..reader import read_path
+from ..models.loading import Descriptor, SourceDocument
+from ..reader import load_document, read_path
 from .engine import check_document, error_result, lint_model
 from .files import file_resolver
 from .findings import FileResult, refuse_errors
@@ -22,29 +22,36 @@ from .rules.vnf import Resolver
 
 
 def gate(
-    descriptor: BaseModel | SourceDocument, what: str, resolve: Resolver | None = None
+    descriptor: BaseModel | SourceDocument,
+    what: str,
+    resolve: Resolver | None = None,
+    validated: BaseModel | None = None,
 ) -> FileResult:
     """Raise `LintError` (lint's findings and rule ids) when lint refuses `descriptor`; else the
-    findings (warnings and information) it passed with. `resolve` loads a VNF template's member
-    files, as `nfvplace lint` does."""
+    findings (warnings and information) it passed with, and the model it read
+    (`FileResult.model`). `resolve` loads a VNF template's member files, as `nfvplace lint` does;
+    `validated` is the model the caller already validated a document in nfvplace's format into."""
     if isinstance(descriptor, SourceDocument):
-        result = check_document(descriptor, resolve)
+        result = check_document(descriptor, resolve, validated)
     else:
         result = lint_model(descriptor, getattr(descriptor, "name", None) or "<vm>")
     refuse_errors(result, what)
     return result
 
 
-def read_gated(path: Path, what: str) -> SourceDocument:
-    """Read a descriptor file once and pass it through `gate` (its VNF member files resolved next
-    to it); a file lint cannot read is refused as lint refuses it (NFV000, NFV009)."""
+def load_gated(path: Path, what: str) -> Descriptor:
+    """The descriptor in a file, read once and passed through `gate` (its VNF member files
+    resolved next to it): one pass down, the file parsed, converted and validated once. A file
+    lint cannot read is refused as lint refuses it (NFV000, NFV009)."""
     try:
         document = read_path(path)
     except DescriptorError as exc:
         refuse_errors(error_result(exc, str(path)), what)
         raise
-    gate(document, what, file_resolver(path.parent))
-    return document
+    model = gate(document, what, file_resolver(path.parent)).model
+    if isinstance(model, Descriptor):
+        return model
+    return load_document(document)  # a list of several: the reader says what it holds
 
 
-__all__ = ["gate", "read_gated"]
+__all__ = ["gate", "load_gated"]

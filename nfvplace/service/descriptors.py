@@ -9,9 +9,10 @@ from fastapi import Query
 from pydantic import BaseModel, ValidationError
 
 from .. import errors
-from ..dialects import conversions_kept, detect
+from ..dialects import detect
 from ..errors import LintError
 from ..lint import gate
+from ..lint.findings import FileResult
 from ..lint.rules.document import SCHEMA
 from ..models.loading import SourceDocument, error_location, validation_issues
 from ..models.source import parse_path
@@ -46,15 +47,22 @@ def parse_as[M: BaseModel](
         raise ProblemError(
             422, errors.INPUT_INVALID, f"invalid {what}", extra={"findings": findings}
         ) from exc
-    gated(document, what, at)
+    gated(document, what, at, parsed)
     return parsed
 
 
-def gated(document: SourceDocument, what: str, at: Sequence[str | int] = ()) -> None:
+def gated(
+    document: SourceDocument,
+    what: str,
+    at: Sequence[str | int] = (),
+    validated: BaseModel | None = None,
+) -> FileResult:
     """The lint gate every door passes: 422 with lint's findings when lint refuses `document`,
-    each with the JSON pointer of its field in the request body (as the schema's findings)."""
+    each with the JSON pointer of its field in the request body (as the schema's findings); else
+    what lint found, with the model it read. `validated`: the model `document` was validated into
+    (not validated again)."""
     try:
-        gate(document, what)
+        return gate(document, what, validated=validated)
     except LintError as exc:
         findings = [
             finding.as_json() | {"pointer": json_pointer((*at, *parse_path(finding.path)))}
@@ -106,9 +114,8 @@ def parse_descriptor[M: BaseModel](
     found = check_dialect(document.data, dialect, f'"{at[0]}"' if at else "the body")
     if found is None:
         return parse_as(document, model, what, at)
-    with conversions_kept():  # the gate's conversion is the reader's
-        gated(document, f"{what} ({found})", at)
-        descriptor = load_document(document)
+    read = gated(document, f"{what} ({found})", at).model  # converted and validated once
+    descriptor = read if read is not None else load_document(document)  # a list: the reader's
     if not isinstance(descriptor, model):
         kind = type(descriptor).__name__
         send = {"VnfTemplate": "vnf", "VmDescriptor": "vm"}.get(kind)

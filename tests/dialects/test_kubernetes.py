@@ -338,16 +338,25 @@ def test_every_file_lints_without_errors_and_converts(path: Path) -> None:
     assert converted.findings  # every one of them reads something with an assumption
 
 
-def test_a_request_converts_its_document_once() -> None:
-    """Within `conversions_kept` (a request's lint gate and reader), the very same document
-    object converts once; an equal but other object, or outside, converts anew."""
-    from nfvplace.dialects import conversions_kept, convert
+def test_a_request_converts_its_document_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The service reads a dialect body through the lint gate once: detected, converted and
+    validated in one pass down (the gate's model is the descriptor), not converted again."""
+    from nfvplace.dialects import k8s_nrt
+    from nfvplace.models.chd import ComputeHostDescriptor
+    from nfvplace.models.loading import SourceDocument
+    from nfvplace.service.descriptors import parse_descriptor
     from tests.service.kube_api import nrt
 
-    document = nrt("node-a")
-    assert convert(document) is not convert(document)
-    with conversions_kept():
-        first = convert(document)
-        assert convert(document) is first
-        assert convert(nrt("node-a")) is not first
-    assert convert(document) is not first
+    calls: list[object] = []
+    real = k8s_nrt.convert
+
+    def counted(data: Any) -> Any:
+        calls.append(data)
+        return real(data)
+
+    monkeypatch.setattr(k8s_nrt, "convert", counted)
+    document = SourceDocument(data=nrt("node-a"), source="body")
+    host = parse_descriptor(document, ComputeHostDescriptor, "host")
+    assert isinstance(host, ComputeHostDescriptor)
+    assert host.id == "node-a"
+    assert len(calls) == 1

@@ -55,7 +55,7 @@ def expected(store: Store, names: list[str], assumed: Any, policy: str) -> list[
 
 
 def got(store: Store, names: list[str], assumed: Any, policy: str) -> list[tuple[Any, ...]]:
-    found = verdicts(store, POD, names, assumed, policy, False)
+    found, _seen = verdicts(store, POD, names, assumed, policy, False)
     return [
         (bool(found.fits[i]), int(found.score[i]), found.reasons[i], bool(found.resolvable[i]))
         for i in range(len(names))
@@ -116,3 +116,20 @@ def test_a_burst_of_equal_pods_is_decided_once(
     put(store, "n-1", (6, 6))
     got(store, list(FREE), {}, "pack")
     assert decided == [4, 1]  # only the node whose object changed
+
+
+def test_prioritize_answers_from_what_filter_saw(tmp_path: Path) -> None:
+    """A node's new object between filter and prioritize: prioritize scores the node as filter
+    decided it (one decision per scheduling cycle); the next cycle sees the new object."""
+    store = Store.open(f"sqlite:///{tmp_path / 'k8s.db'}")
+    for name, free in FREE.items():
+        put(store, name, free)
+    names = list(FREE)
+    filtered, seen = verdicts(store, POD, names, {}, "pack", False)
+    put(store, "n-0", (0, 0))
+    put(store, "n-2", (12, 12))
+    scored, _ = verdicts(store, POD, names, seen, "pack", False)
+    assert scored.fits.tolist() == filtered.fits.tolist() == [True, False, False, True]
+    assert scored.score.tolist() == filtered.score.tolist()
+    again, _ = verdicts(store, POD, names, {}, "pack", False)
+    assert again.fits.tolist() == [False, False, True, True]

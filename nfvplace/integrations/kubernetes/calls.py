@@ -1,11 +1,12 @@
 """The extender's verbs and the watch's events over the store: the nodes (each read from its
-NodeResourceTopology by `PUT /v1/hosts/{node}` or the built-in watch, kept parsed while unchanged:
-`store/parsed.py`, and counted once per generation here) and the pods assumed on them, which every
-worker and replica shares.
+NodeResourceTopology by `PUT /v1/hosts/{node}` or the built-in watch) and the pods assumed on
+them, which every worker and replica shares.
 
-Filter and prioritize read; bind decides again under the lock, creates the Binding through the API
-server and assumes the pod on that node only; a NodeResourceTopology update (`reconcile`) and the
-pod watch (`pod_bound`, `pod_gone`) drop what the nodes now account for.
+Filter and prioritize read the nodes as columns (`verdicts.py`); bind reads its node kept parsed
+while unchanged (`store/parsed.py`, counted once per generation here), decides again under the
+lock, creates the Binding through the API server and assumes the pod on that node only; a
+NodeResourceTopology update (`reconcile`) and the pod watch (`pod_bound`, `pod_gone`) drop what
+the nodes now account for.
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ from .extender import (
     priorities,
 )
 from .state import Consumption, NodeState, node_state, topology_manager
-from .verdicts import Assumed, door_of, verdicts
+from .verdicts import Assumed, Seen, door_of, verdicts
 
 
 @dataclass(frozen=True)
@@ -129,26 +130,26 @@ def lint_refusal(raw_pod: Mapping[str, Any] | None) -> str | None:
 
 
 class Filtered:
-    """The pods assumed on the nodes each pod was last filtered on (this worker, the last `TTL_S`
-    seconds): the prioritize call of the same scheduling cycle decides counting the same pods,
-    even when a bind lands between the two calls (the bind then decides again on the new
-    state)."""
+    """What each pod was last filtered on (this worker, the last `TTL_S` seconds: the pods
+    assumed on the nodes, the nodes' rows as they were): the prioritize call of the same
+    scheduling cycle scores from the decisions filter took, even when a bind or a node's new
+    object lands between the two calls (the bind then decides again on the new state)."""
 
     TTL_S = 30.0
 
     def __init__(self, limit: int = 4096) -> None:
         self.limit = limit
-        self._kept: OrderedDict[str, tuple[float, Assumed]] = OrderedDict()
+        self._kept: OrderedDict[str, tuple[float, Seen]] = OrderedDict()
         self._lock = threading.Lock()
 
-    def put(self, pod: str, known: Assumed) -> None:
+    def put(self, pod: str, known: Seen) -> None:
         with self._lock:
             self._kept[pod] = (time.monotonic(), known)
             self._kept.move_to_end(pod)
             while len(self._kept) > self.limit:
                 self._kept.popitem(last=False)
 
-    def get(self, pod: str) -> Assumed | None:
+    def get(self, pod: str) -> Seen | None:
         with self._lock:
             kept = self._kept.get(pod)
         if kept is None or time.monotonic() - kept[0] > self.TTL_S:
@@ -163,20 +164,22 @@ def filter_call(door: Door, args: ExtenderArgs) -> dict[str, Any]:
     """`ExtenderFilterResult` for `args` (nothing is written)."""
     refusal = lint_refusal(args.raw_pod)
     assumed = assumed_on(door, args.node_names, utc_now())
-    FILTERED.put(pod_key(args.pod), assumed)
-    found = verdicts(door.store, args.pod, args.node_names, assumed, "pack", door.pass_unregistered)
+    found, seen = verdicts(
+        door.store, args.pod, args.node_names, assumed, "pack", door.pass_unregistered
+    )
+    FILTERED.put(pod_key(args.pod), seen)
     return filter_result(args, found, refusal)
 
 
 def prioritize_call(door: Door, args: ExtenderArgs, policy: str) -> list[dict[str, Any]]:
-    """`HostPriorityList` for `args`, from the same decisions as filter: counting the pods
-    assumed where filter counted them, when this worker filtered the pod lately."""
+    """`HostPriorityList` for `args`, from the same decisions as filter: on what filter saw,
+    when this worker filtered the pod lately (`Filtered`), else on the nodes as they are."""
     if lint_refusal(args.raw_pod) is not None:
         return [{"Host": node, "Score": 0} for node in args.node_names]
-    assumed = FILTERED.get(pod_key(args.pod))
-    if assumed is None:
-        assumed = assumed_on(door, args.node_names, utc_now())
-    found = verdicts(door.store, args.pod, args.node_names, assumed, policy, door.pass_unregistered)
+    seen: Assumed | Seen | None = FILTERED.get(pod_key(args.pod))
+    if seen is None:
+        seen = assumed_on(door, args.node_names, utc_now())
+    found, _ = verdicts(door.store, args.pod, args.node_names, seen, policy, door.pass_unregistered)
     return priorities(args, found)
 
 

@@ -17,6 +17,7 @@ use given to one NUMA node only (as `node_state` reads an object). Other rows go
 from __future__ import annotations
 
 import threading
+from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -71,6 +72,20 @@ class Pools:
         self.listed[row] = False
 
 
+HISTORY = 4
+"""What a row held before, kept for the last few writes (prioritize decides on filter's rows)."""
+
+
+@dataclass(frozen=True)
+class Former:
+    """What a row held before it was written again."""
+
+    stamp: int
+    generation: int
+    state: NodeState | None
+    manager: TopologyManager
+
+
 class NodeTable:
     """The rows (module docstring). Not thread-safe: `NodeSource` holds the lock."""
 
@@ -83,6 +98,7 @@ class NodeTable:
         self._order_ids: dict[tuple[tuple[str, ...], tuple[str, ...]], int] = {}
         self._next_stamp = 1
         self._layout = 0  # changes when a name gets or loses its row
+        self.history: dict[int, deque[Former]] = {}  # rows written again: what they held before
         self._rows_of: dict[tuple[str, ...], tuple[int, Ints]] = {}
         self._allocate(capacity)
         self.memory: dict[str, Pools] = {}
@@ -139,6 +155,14 @@ class NodeTable:
             self.names.append(name)
             self.states.append(state)
             self.managers.append(manager)
+        elif self.states[row] is not None:
+            former = Former(
+                int(self.stamp[row]),
+                int(self.generation[row]),
+                self.states[row],
+                self.managers[row],
+            )
+            self.history.setdefault(row, deque(maxlen=HISTORY)).append(former)
         self.states[row], self.managers[row] = state, manager
         self.generation[row] = generation
         self.stamp[row] = self._next_stamp
@@ -178,6 +202,19 @@ class NodeTable:
             found = self._order_ids[order] = len(self.orders)
             self.orders.append(order)
         return found
+
+    @property
+    def last_stamp(self) -> int:
+        """The stamp of the row written last (every row written after has a greater one)."""
+        return self._next_stamp - 1
+
+    def former(self, row: int, stamp: int) -> Former | None:
+        """What `row` held when the row written last was the one of `stamp` (None: not kept, or
+        the row was not written yet)."""
+        for kept in reversed(self.history.get(row, ())):
+            if kept.stamp <= stamp:
+                return kept
+        return None
 
     def drop(self, name: str) -> None:
         """The node is gone: its row is no longer its (a new one is written if it comes back)."""

@@ -2,7 +2,9 @@
 node is it, as a pure function of the pod's shape and the node's state.
 
 Filter, prioritize and bind all answer from `decide`: a node filter refuses scores 0, a node it
-keeps scores 1 to 10, and bind admits exactly what filter would. The node's state is its
+keeps scores 1 to 10, and bind admits exactly what filter would. Filter and prioritize decide many
+nodes at once over columns (`vector.py`, `verdicts.py`): the same function of the same counts,
+stated in closed form where it can be, and this one elsewhere. The node's state is its
 NodeResourceTopology (read as a CHD, counted by `state.node_state`) less what the pods nfvplace
 assumed there take (pods bound there that the object does not show yet). The kubelet's rules are
 `admission.admit` (its Topology Manager, CPU, memory and device managers over counts); the score
@@ -22,7 +24,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable
 from dataclasses import dataclass
 
 from ...dialects.kubernetes import Pod
@@ -196,15 +198,3 @@ def pod_shape(pod: Pod) -> Hashable:
             for c in pod.containers
         ),
     )
-
-
-def decide_all(
-    pod: Pod,
-    nodes: Sequence[str],
-    views: dict[str, NodeView],
-    policy: str = "pack",
-    pass_unregistered: bool = False,
-) -> list[NodeDecision]:
-    """The decision on each of `nodes`, in order."""
-    shape = pod_shape(pod)
-    return [decide(pod, shape, views.get(n), n, policy, pass_unregistered) for n in nodes]

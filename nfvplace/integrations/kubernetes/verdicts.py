@@ -112,41 +112,51 @@ def door_of(store: Store) -> Door:
         return found
 
 
+@dataclass(frozen=True)
+class Seen:
+    """What a call decided on: the pods assumed on its nodes, and the rows as they were (the
+    stamp of the row written last; rows written since are read from their kept history)."""
+
+    assumed: Assumed
+    stamp: int
+
+
 def verdicts(
     store: Store,
     pod: Pod,
     names: Sequence[str],
-    assumed: Assumed,
+    assumed: Assumed | Seen,
     policy: str,
     pass_unregistered: bool,
-) -> Verdicts:
-    """The decision for `pod` on each of `names` (module docstring)."""
+) -> tuple[Verdicts, Seen]:
+    """The decision for `pod` on each of `names` (module docstring), counting the pods
+    `assumed`, or deciding on what an earlier call saw (`Seen`); and what this one saw."""
     door = door_of(store)
     n = len(names)
     out = Verdicts(names, np.zeros(n, bool), np.zeros(n, np.int64), [""] * n, np.zeros(n, bool))
     shape = pod_shape(pod)
+    seen = assumed if isinstance(assumed, Seen) else None
+    pods = assumed.assumed if isinstance(assumed, Seen) else assumed
     with door.nodes.lock:
         table = door.nodes.table
         rows = door.nodes.sync(store, names)
         plain = rows >= 0
-        for i in [i for i, name in enumerate(names) if name in assumed]:
+        for i in [i for i, name in enumerate(names) if name in pods]:
             plain[i] = False
+        views = _moved(table, names, rows, plain, seen, pods) if seen is not None else {}
         kept = door.kept((shape, policy), table.capacity)
         _decide_rows(pod, shape, table, kept, np.unique(rows[plain]), policy)
         chosen = rows[plain]
         out.fits[plain], out.score[plain] = kept.fits[chosen], kept.score[chosen]
         for i, row in zip(np.flatnonzero(plain).tolist(), chosen.tolist(), strict=True):
             out.reasons[i] = kept.reasons[row]
-        views = {
-            i: NodeView(
-                names[i],
-                int(table.generation[rows[i]]),
-                _state(table, int(rows[i])),
-                table.managers[rows[i]],
-                assumed[names[i]],
-            )
-            for i in np.flatnonzero((rows >= 0) & ~plain).tolist()
-        }
+        for i in np.flatnonzero((rows >= 0) & ~plain).tolist():
+            if i not in views:
+                row = int(rows[i])
+                generation = int(table.generation[row])
+                state, manager = _state(table, row), table.managers[row]
+                views[i] = NodeView(names[i], generation, state, manager, pods.get(names[i], ()))
+        now = Seen(pods, table.last_stamp)
     unregistered = np.flatnonzero(rows < 0)
     if len(unregistered):
         d = decide(pod, shape, None, names[int(unregistered[0])], policy, pass_unregistered)
@@ -157,7 +167,23 @@ def verdicts(
         d = decide(pod, shape, view, names[i], policy, pass_unregistered)
         out.fits[i], out.score[i] = d.fits, d.score if d.fits else 0
         out.reasons[i], out.resolvable[i] = d.reason, d.resolvable
-    return out
+    return out, now
+
+
+def _moved(
+    table: NodeTable, names: Sequence[str], rows: Ints, plain: Bools, seen: Seen, pods: Assumed
+) -> dict[int, NodeView]:
+    """The nodes whose row was written since `seen`, as `seen` had them (taken out of `plain`;
+    a node `seen` did not have is decided as it is now)."""
+    views = {}
+    moved = (rows >= 0) & (table.stamp[np.where(rows >= 0, rows, 0)] > seen.stamp)
+    for i in np.flatnonzero(moved).tolist():
+        former = table.former(int(rows[i]), seen.stamp)
+        if former is not None and former.state is not None:
+            state, manager = former.state, former.manager
+            views[i] = NodeView(names[i], former.generation, state, manager, pods.get(names[i], ()))
+            plain[i] = False
+    return views
 
 
 def _state(table: NodeTable, row: int) -> NodeState:
