@@ -76,6 +76,13 @@ def test_a_host_in_full_with_its_keys_in_another_order_is_checked_the_long_way(
     held = host_refs.HOSTS.get(item["ref"])
     assert held is not None
     assert held.text == digest(chd)[1]  # kept as its canonical JSON
+    inside = host("id-inside", cores=11)
+    with_id = {**_full(inside), "chd": inside}  # the digest is of the CHD with its id aside
+    answer = _post(sqlite_client, {"vm": vm(sriov=0), "hosts": [with_id]})
+    assert answer.status_code == 200, answer.text
+    found = host_refs.HOSTS.get(with_id["ref"])
+    assert found is not None
+    assert found.text == digest(inside)[1]
 
 
 def test_a_held_host_is_read_once_for_every_flavor(
