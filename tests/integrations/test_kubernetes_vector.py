@@ -18,6 +18,7 @@ from nfvplace.integrations.kubernetes.hints import NumaInfo
 from nfvplace.integrations.kubernetes.state import NodeState, Pool
 from nfvplace.integrations.kubernetes.vector import decide_rows, unit_of
 from nfvplace.models.chd import TopologyManager
+from tests.service.kube_api import cnf_pod
 
 GI = 2**30
 VF = "intel.com/vf"
@@ -143,18 +144,7 @@ def test_what_the_columns_decide(policy: str, memory: bool, decided: bool) -> No
     table = NodeTable()
     for k, free in enumerate([(8, 2), (2, 8), (1, 1)]):
         table.put(f"node-{k}", 1, *_node(free, policy, memory))
-    pod = read_pod(
-        {
-            "apiVersion": "v1",
-            "kind": "Pod",
-            "metadata": {"name": "cnf", "uid": "u"},
-            "spec": {
-                "containers": [
-                    {"name": "dp", "resources": {"limits": {"cpu": "4", "memory": "1Gi", VF: "1"}}}
-                ]
-            },
-        }
-    )[0]
+    pod = read_pod(cnf_pod(4, "u", VF))[0]
     answers = decide_rows(pod, unit_of(pod), table, np.arange(3, dtype=np.int64), "pack")
     assert answers.decided.tolist() == [decided] * 3
     if decided and policy == "single-numa-node":

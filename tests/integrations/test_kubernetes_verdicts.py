@@ -18,20 +18,9 @@ from nfvplace.integrations.kubernetes.verdicts import verdicts
 from nfvplace.models.loading import SourceDocument
 from nfvplace.service.routers.hosts import report
 from nfvplace.store import Store
-from tests.service.kube_api import VF, nrt
+from tests.service.kube_api import cnf_pod, nrt
 
-POD = read_pod(
-    {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {"name": "cnf", "uid": "cnf-uid"},
-        "spec": {
-            "containers": [
-                {"name": "dp", "resources": {"limits": {"cpu": "6", "memory": "1Gi", VF: "1"}}}
-            ]
-        },
-    }
-)[0]
+POD = read_pod(cnf_pod(6, "cnf-uid"))[0]
 FREE = {"n-0": (16, 16), "n-1": (4, 5), "n-2": (2, 2), "n-3": (8, 0)}
 
 

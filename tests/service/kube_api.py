@@ -258,3 +258,14 @@ def nrt(
         ],
         "zones": [zone(0), zone(1)],
     }
+
+
+def cnf_pod(cpus: int, uid: str = "cnf", vf: str = VF) -> dict[str, Any]:
+    """A Guaranteed CNF pod: one container with `cpus` exclusive CPUs, 1 GiB and one VF."""
+    limits = {"cpu": str(cpus), "memory": "1Gi", vf: "1"}
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": uid, "namespace": "ns", "uid": uid},
+        "spec": {"containers": [{"name": "dp", "resources": {"limits": limits}}]},
+    }
