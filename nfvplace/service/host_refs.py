@@ -46,7 +46,7 @@ def digest_of(chd: Mapping[str, Any]) -> tuple[str, bytes]:
     return hashlib.sha256(text).hexdigest(), text
 
 
-class Held:
+class HeldHost:
     """A host the service holds: its CHD (id aside) as canonical JSON, and once read, the CHD
     validated under the id it was last asked with (a scheduler's thousand hosts are read once,
     not at each new flavor)."""
@@ -61,28 +61,28 @@ class Held:
 class _Store:
     def __init__(self, size: int) -> None:
         self.size = size
-        self.kept: OrderedDict[str, Held] = OrderedDict()
-        self.modelled: OrderedDict[str, Held] = OrderedDict()  # those holding their model
+        self.kept: OrderedDict[str, HeldHost] = OrderedDict()
+        self.modelled: OrderedDict[str, HeldHost] = OrderedDict()  # those holding their model
         self.lock = threading.Lock()
 
-    def get(self, ref: str) -> Held | None:
+    def get(self, ref: str) -> HeldHost | None:
         with self.lock:
             found = self.kept.get(ref)
             if found is not None:
                 self.kept.move_to_end(ref)
             return found
 
-    def put(self, ref: str, text: bytes) -> Held:
+    def put(self, ref: str, text: bytes) -> HeldHost:
         with self.lock:
             found = self.kept.get(ref)
             if found is None:  # the same digest is the same text: keep what was read of it
-                found = self.kept[ref] = Held(text)
+                found = self.kept[ref] = HeldHost(text)
             self.kept.move_to_end(ref)
             while len(self.kept) > self.size:
                 self.kept.popitem(last=False)
             return found
 
-    def keep_model(self, ref: str, held: Held, model: ComputeHostDescriptor) -> None:
+    def keep_model(self, ref: str, held: HeldHost, model: ComputeHostDescriptor) -> None:
         """Keep `model` with the host; past `KEPT_MODELS` hosts the least recently read forgets
         its model (a host read back costs about 1 ms and 110 KiB held)."""
         with self.lock:
@@ -103,7 +103,7 @@ class HostRef:
 
     id: str
     ref: str
-    held: Held
+    held: HeldHost
     given: Mapping[str, Any] | None = None
 
     def chd(self) -> dict[str, Any]:

@@ -37,7 +37,7 @@ from .. import errors
 from ..errors import DescriptorError, Issue, NfvplaceError
 from ..integrations.kubernetes.calls import Door, node_gone, pod_admitted, pod_bound, pod_gone
 from ..integrations.kubernetes.extender import BindingArgs
-from ..integrations.kubernetes.verdicts import door_of
+from ..integrations.kubernetes.verdicts import prime_in_background
 from ..models.loading import SourceDocument
 from ..store import HostInUseError
 from ..store.assumed import AssumedPod, AssumedPods
@@ -384,12 +384,6 @@ def _finished(data: Mapping[str, Any]) -> bool:
     return (data.get("status") or {}).get("phase") in FINISHED
 
 
-def _prime(door: Door) -> None:
-    start = time.monotonic()
-    rows = door_of(door.store).nodes.prime(door.store)
-    log.info("%d NodeResourceTopology nodes counted in %.1f s", rows, time.monotonic() - start)
-
-
 def started(
     settings: Settings, door: Door, report: Report, watching: bool
 ) -> tuple[Client | None, Watch | None]:
@@ -397,9 +391,7 @@ def started(
     started watch; (None, None) when no cluster is configured."""
     client = connect(settings)
     if client is not None:  # every worker answers kube-scheduler: count its nodes before it asks
-        threading.Thread(
-            target=_prime, args=(door,), name="nfvplace-k8s-prime", daemon=True
-        ).start()
+        prime_in_background(door.store)
     if client is None or not watching:
         return client, None
     watch = Watch(client, door, report)

@@ -42,7 +42,7 @@ from .extender import (
     priorities,
 )
 from .state import Consumption, NodeState, node_state, topology_manager
-from .verdicts import Assumed, Seen, door_of, verdicts
+from .verdicts import Assumed, Seen, verdicts, worker_verdicts
 
 
 @dataclass(frozen=True)
@@ -290,7 +290,7 @@ def free_totals(state: NodeState) -> dict[str, int]:
 def reconcile(store: Store, node: str, generation: int, host: ComputeHostDescriptor) -> list[str]:
     """A node's NodeResourceTopology changed: its row of this worker's columns is written, and
     the assumed pods its totals account for are dropped."""
-    door_of(store).nodes.put(node, generation, host)
+    worker_verdicts(store).nodes.put(node, generation, host)
     state, _manager = COUNTED.of(node, generation, host)
     return AssumedPods(store.engine).reconcile(node, generation, free_totals(state), utc_now())
 

@@ -44,7 +44,7 @@ _MASK_TOP = np.array([m.bit_length() for m in range(1, 1 << MAX_NUMA)], np.int64
 
 
 @dataclass(frozen=True)
-class Unit:
+class PodAsk:
     """What a pod asks the kubelet's managers for, when one app container asks it all: its name
     (allocation errors name it) and its demand as each scope sees it."""
 
@@ -57,11 +57,11 @@ class Unit:
         return self.demand.empty
 
 
-def unit_of(pod: Pod) -> Unit | None:
+def unit_of(pod: Pod) -> PodAsk | None:
     """The pod's one asking container, or None when the vector decision does not decide it."""
     asking = [(c, d) for c in pod.containers if not (d := container_demand(pod, c)).empty]
     if not asking:
-        return Unit("", Demand(pod.name, 0, {}, {}), Demand(pod.name, 0, {}, {}))
+        return PodAsk("", Demand(pod.name, 0, {}, {}), Demand(pod.name, 0, {}, {}))
     if len(asking) != 1 or asking[0][0].kind != APP:
         return None
     container, demand = asking[0]
@@ -71,7 +71,7 @@ def unit_of(pod: Pod) -> Unit | None:
         dict(demand.memory),
         dict(demand.devices),
     )
-    return Unit(container.name, demand, whole if same else None)
+    return PodAsk(container.name, demand, whole if same else None)
 
 
 @dataclass
@@ -85,7 +85,9 @@ class Answers:
     reasons: list[str]
 
 
-def decide_rows(pod: Pod, unit: Unit | None, table: NodeTable, rows: Ints, policy: str) -> Answers:
+def decide_rows(
+    pod: Pod, unit: PodAsk | None, table: NodeTable, rows: Ints, policy: str
+) -> Answers:
     """The decision on each row of `rows` (registered, with no pod assumed on it)."""
     n = len(rows)
     answers = Answers(np.zeros(n, bool), np.zeros(n, bool), np.zeros(n, np.int64), [""] * n)
@@ -229,7 +231,7 @@ def _neumaier(shares: Sequence[np.ndarray]) -> np.ndarray:
 # --- single-numa-node -----------------------------------------------------------------------------
 
 
-def _single_numa(batch: Batch, unit: Unit, policy: str) -> tuple[Bools, Ints, list[str]]:
+def _single_numa(batch: Batch, unit: PodAsk, policy: str) -> tuple[Bools, Ints, list[str]]:
     demand, n = unit.demand, len(batch.rows)
     one = batch.k == 1
     allowed = batch.valid.copy()
@@ -289,7 +291,7 @@ def _memory_hints(batch: Batch, demand: Demand) -> tuple[Bools, Bools, Bools]:
     return could, hint, none_at_all
 
 
-def _refusal(batch: Batch, i: int, unit: Unit, hint_none: bool, memory: bool) -> str:
+def _refusal(batch: Batch, i: int, unit: PodAsk, hint_none: bool, memory: bool) -> str:
     row = int(batch.rows[i])
     state = batch.table.states[row]
     assert state is not None
@@ -308,7 +310,7 @@ def _refusal(batch: Batch, i: int, unit: Unit, hint_none: bool, memory: bool) ->
 # --- none -----------------------------------------------------------------------------------------
 
 
-def _none(batch: Batch, unit: Unit, policy: str) -> tuple[Bools, Ints, list[str]]:
+def _none(batch: Batch, unit: PodAsk, policy: str) -> tuple[Bools, Ints, list[str]]:
     demand, n = unit.demand, len(batch.rows)
     reasons = [""] * n
     fits = np.ones(n, bool)

@@ -14,8 +14,10 @@ vector decision out when in doubt.
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
+import time
 import weakref
 from collections import OrderedDict
 from collections.abc import Hashable, Mapping, Sequence
@@ -29,6 +31,8 @@ from .columns import Bools, Ints, NodeSource, NodeTable
 from .decide import NodeDecision, NodeView, decide, pod_shape
 from .state import Consumption, NodeState
 from .vector import decide_rows, unit_of
+
+log = logging.getLogger(__name__)
 
 SCALAR = os.environ.get("NFVPLACE_K8S_SCALAR") == "1"
 
@@ -79,7 +83,7 @@ class _Kept:
         return out
 
 
-class Door:
+class WorkerVerdicts:
     """One store's rows and the answers kept over them (a worker's)."""
 
     SHAPES = 256
@@ -100,16 +104,28 @@ class Door:
         return found
 
 
-_DOORS: weakref.WeakKeyDictionary[Store, Door] = weakref.WeakKeyDictionary()
-_DOORS_LOCK = threading.Lock()
+_WORKERS: weakref.WeakKeyDictionary[Store, WorkerVerdicts] = weakref.WeakKeyDictionary()
+_WORKERS_LOCK = threading.Lock()
 
 
-def door_of(store: Store) -> Door:
-    with _DOORS_LOCK:
-        found = _DOORS.get(store)
+def worker_verdicts(store: Store) -> WorkerVerdicts:
+    with _WORKERS_LOCK:
+        found = _WORKERS.get(store)
         if found is None:
-            found = _DOORS[store] = Door()
+            found = _WORKERS[store] = WorkerVerdicts()
         return found
+
+
+def prime_in_background(store: Store) -> None:
+    """Count every stored node into this worker's rows on a thread of its own (`NodeSource.prime`),
+    before kube-scheduler's first call would."""
+
+    def prime() -> None:
+        start = time.monotonic()
+        rows = worker_verdicts(store).nodes.prime(store)
+        log.info("%d NodeResourceTopology nodes counted in %.1f s", rows, time.monotonic() - start)
+
+    threading.Thread(target=prime, name="nfvplace-k8s-prime", daemon=True).start()
 
 
 @dataclass(frozen=True)
@@ -131,20 +147,20 @@ def verdicts(
 ) -> tuple[Verdicts, Seen]:
     """The decision for `pod` on each of `names` (module docstring), counting the pods
     `assumed`, or deciding on what an earlier call saw (`Seen`); and what this one saw."""
-    door = door_of(store)
+    worker = worker_verdicts(store)
     n = len(names)
     out = Verdicts(names, np.zeros(n, bool), np.zeros(n, np.int64), [""] * n, np.zeros(n, bool))
     shape = pod_shape(pod)
     seen = assumed if isinstance(assumed, Seen) else None
     pods = assumed.assumed if isinstance(assumed, Seen) else assumed
-    with door.nodes.lock:
-        table = door.nodes.table
-        rows = door.nodes.sync(store, names)
+    with worker.nodes.lock:
+        table = worker.nodes.table
+        rows = worker.nodes.sync(store, names)
         plain = rows >= 0
         for i in [i for i, name in enumerate(names) if name in pods]:
             plain[i] = False
         views = _moved(table, names, rows, plain, seen, pods) if seen is not None else {}
-        kept = door.kept((shape, policy), table.capacity)
+        kept = worker.kept((shape, policy), table.capacity)
         _decide_rows(pod, shape, table, kept, np.unique(rows[plain]), policy)
         chosen = rows[plain]
         out.fits[plain], out.score[plain] = kept.fits[chosen], kept.score[chosen]
