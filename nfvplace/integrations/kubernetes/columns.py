@@ -279,13 +279,20 @@ class NodeSource:
         otherwise read and count every named node (6-9 s for 5,000, past kube-scheduler's
         default 5 s `httpTimeout`). Returns the rows written."""
         with self.lock:
-            self.sync(store, ())  # learns every host's generation from the change feed
+            self._follow(store)
             stale = sorted(self._stale)
-            self.sync(store, stale)
+            self._read(store, stale)
             return len(stale) - len(self._stale.intersection(stale))
 
     def sync(self, store: Store, names: Sequence[str]) -> Ints:
         """Each name's row, current (-1: no host of that name); call with `lock` held."""
+        self._follow(store)
+        self._read(store, names)
+        return self.table.rows(names)
+
+    def _follow(self, store: Store) -> None:
+        """Learn from the change feed which hosts changed since the last call (rows of deleted
+        hosts dropped; those of changed ones stale)."""
         changes = store.changes_since(self._watermark)
         table = self.table
         for host, generation in changes.hosts.items():
@@ -301,8 +308,10 @@ class NodeSource:
             else:
                 self._stale.discard(host)
         self._watermark = changes.seq
+
+    def _read(self, store: Store, names: Sequence[str]) -> None:
+        """Count again the stale rows among `names`, from the store."""
         wanted = self._stale.intersection(names) if self._stale else ()
         if wanted:
             for host, generation, chd in store.iter_availability(wanted):
                 self._write(host, generation, chd)
-        return table.rows(names)
