@@ -58,7 +58,8 @@ class FileResult:
     unreadable: bool = False
     model: BaseModel | None = field(default=None, compare=False, repr=False)
     """The document as the model it validated into (a dialect document: what it converts to), so
-    that a door reads it through the gate once; None when it is not one (or a list of several)."""
+    that a door reads it through the gate once; None when it is not one, for a list of several,
+    and for a dialect document that does not say everything placement needs (NFV007)."""
 
 
 @dataclass(frozen=True)

@@ -51,7 +51,9 @@ def load_gated(path: Path, what: str) -> Descriptor:
     model = gate(document, what, file_resolver(path.parent)).model
     if isinstance(model, Descriptor):
         return model
-    return load_document(document)  # a list of several: the reader says what it holds
+    # a list of several, or a dialect document without what placement needs (NFV007, a warning
+    # to lint): the reader says what it holds, or refuses it
+    return load_document(document)
 
 
 __all__ = ["gate", "load_gated"]

@@ -115,7 +115,9 @@ def parse_descriptor[M: BaseModel](
     if found is None:
         return parse_as(document, model, what, at)
     read = gated(document, f"{what} ({found})", at).model  # converted and validated once
-    descriptor = read if read is not None else load_document(document)  # a list: the reader's
+    # None: a list of several, or a dialect document without what placement needs (NFV007, a
+    # warning to lint): the reader says what it holds, or refuses it
+    descriptor = read if read is not None else load_document(document)
     if not isinstance(descriptor, model):
         kind = type(descriptor).__name__
         send = {"VnfTemplate": "vnf", "VmDescriptor": "vm"}.get(kind)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from pathlib import Path
 from typing import Any
 from xml.etree import ElementTree
 
@@ -14,6 +15,8 @@ from service_support import auth, sequential_count
 from sqlalchemy import select
 
 from nfvplace.service.placing import Placer
+
+DIALECTS = Path(__file__).resolve().parents[1] / "data" / "dialects"
 
 
 def test_place_get_release(client: TestClient) -> None:
@@ -86,6 +89,19 @@ def test_a_dialect_document_lint_refuses_is_not_placed(client: TestClient) -> No
     answer = client.post("/v1/placements", json={"vm": flavor, "dialect": "openstack-flavor"})
     assert answer.status_code == 422, answer.text
     assert "NFV101" in {finding["rule"] for finding in answer.json()["findings"]}
+    assert client.get("/v1/placements").json()["placements"] == []
+
+
+def test_a_dialect_document_missing_what_placement_needs_is_not_placed(
+    client: TestClient,
+) -> None:
+    # lint only warns (NFV007: a `${...}` placeholder), so the gate passes it without a model;
+    # the reader then refuses it, as `nfvplace place` does
+    flavor = (DIALECTS / "openvim" / "new_flavor.yaml").read_text()
+    client.put("/v1/hosts/h1", json=host("h1"), headers=auth("admin"))
+    answer = client.post("/v1/placements", json={"vm": flavor})
+    assert answer.status_code == 422, answer.text
+    assert "does not say everything placement needs" in answer.json()["detail"]
     assert client.get("/v1/placements").json()["placements"] == []
 
 
