@@ -72,7 +72,7 @@ class Swap:
 
 
 @dataclass(frozen=True, slots=True)
-class Instance:
+class PlacedInstance:
     owner: str
     host: str
     vm: str
@@ -94,7 +94,7 @@ class PlacementWrite:
 
     placement: Mapping[str, Any]  # a row of `placements` (PLACEMENT_COLUMNS; JSON as JsonText)
     swaps: Sequence[Swap]  # sorted by host: the lock order
-    instances: Sequence[Instance]
+    instances: Sequence[PlacedInstance]
     claims: Sequence[Held]
     pages: Sequence[PageClaim]
 

@@ -24,7 +24,7 @@ from ..models.configuration import VmConfiguration
 from . import db
 from .availability import derive
 from .changes import stamp
-from .commit import Instance, PageClaim, PlacementWrite, Swap, commit
+from .commit import PageClaim, PlacedInstance, PlacementWrite, Swap, commit
 from .db import JsonText
 from .faults import classify
 from .records import (
@@ -260,7 +260,7 @@ def placement_write(
     return PlacementWrite(
         placement=row,
         swaps=[Swap(h, snapshot.generations[h], snapshot.generations[h] + 1) for h in host_ids],
-        instances=[Instance(c.owner, c.host, c.vm) for c in configurations],
+        instances=[PlacedInstance(c.owner, c.host, c.vm) for c in configurations],
         claims=sorted({h for config in configurations for h in held_resources(config)}),
         pages=[PageClaim(host, node, size, count) for (host, node, size), count in pages],
     )

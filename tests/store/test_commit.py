@@ -19,8 +19,8 @@ from nfvplace.models.chd import ComputeHostDescriptor
 from nfvplace.store import StaleSnapshot, Store, db
 from nfvplace.store.commit import (
     PLACEMENT_COLUMNS,
-    Instance,
     PageClaim,
+    PlacedInstance,
     PlacementWrite,
     Swap,
     commit,
@@ -76,7 +76,7 @@ def write(
             "created_at": utc_now(),
         },
         swaps=[Swap(h, seen[h], seen[h] + 1) for h in ("h1", "h2")],
-        instances=[Instance(f"{pid}/a", "h1", "a"), Instance(f"{pid}/b", "h2", "b")],
+        instances=[PlacedInstance(f"{pid}/a", "h1", "a"), PlacedInstance(f"{pid}/b", "h2", "b")],
         claims=[Held("h1", "pu", pu) for pu in pus],
         pages=[PageClaim("h2", 0, 1048576, pages)] if pages else [],
     )
