@@ -13,16 +13,18 @@ from ..index import FleetIndex
 from ..options import Options
 from ..reasons import Reason
 from ..request import Request
-from ..resources import KINDS
+from ..resources import DECIDES, EXPLAINS, implementing
 from ..resources.base import HostFree
 from ..resources.draft import AssignmentError
-from ..resources.kind import Refusal
+from ..resources.kind import Decisions, ModelCosts, ModelGate, Refusal
 from ..resources.model import Layout
 from ..result import ExplainRow
 from .assign import build_configuration, instance_id
 from .filter import FilterOutcome
 from .policies import NODE_COST
 from .solver import FAMILIES, SolveFailure, blame, solve
+
+_MODEL_GATES = implementing(ModelGate)
 
 SOLVE_SUMMARY = {
     Reason.infeasible: "fail the exact check (the needs fit one by one but not together)",
@@ -96,16 +98,16 @@ def attempt(
     host = fleet.hosts[index]
     free = fleet.free(index)
     allowed = _allowed(fleet, index, outcome)
-    decisions: dict[str, object] = {}
+    decisions = Decisions()
     frozen = {part: frozenset(nodes) for part, nodes in allowed.items()}
-    for kind in KINDS:
+    for kind in DECIDES:
         decided = kind.decide(free, request, frozen, options)
         if isinstance(decided, Refusal):
             return Refused(decided.reason, decided.phrase, decided.message)
         if decided is not None:
-            decisions[kind.name] = decided
+            decisions.put(kind, decided)
     layout: Layout | None = None
-    if any(kind.in_model(request) for kind in KINDS):
+    if any(kind.in_model(request) for kind in _MODEL_GATES):
         cpu_sets = {cs.id: allowed[cs.id] for cs in request.cpu_sets}
         solved = solve(free, request, cpu_sets, options)
         if isinstance(solved, SolveFailure):
@@ -113,7 +115,7 @@ def attempt(
                 return Infeasible(free, request, cpu_sets, options)
             return refused(Reason.timeout)
         layout = solved
-    rows = [row for kind in KINDS for row in kind.explain(free, request, layout, decisions)]
+    rows = [row for kind in EXPLAINS for row in kind.explain(free, request, layout, decisions)]
     if layout is not None:
         rows.extend(_cost_rows(layout))
     try:
@@ -129,7 +131,9 @@ def attempt(
     return Claimed(config, updated, rows)
 
 
-COSTS = {"node": NODE_COST} | {name: text for kind in KINDS for name, text in kind.costs.items()}
+COSTS = {"node": NODE_COST} | {
+    name: text for kind in implementing(ModelCosts) for name, text in kind.costs.items()
+}
 """What each part of the exact model's objective measures, by cost name."""
 
 

@@ -2,9 +2,9 @@
 
 Variables are named after what they mean (`place[cs0->n1]`, `iso_whole[cs0n1]`,
 `port[eth1->0000:af:00.0]`) so a solution prints itself. The core places each cpu-set on one allowed
-node (at the policy's node cost) and keeps cpu-sets on distinct nodes when the VM asks; every kind
-then posts its usage terms (`post_demand`) and its limits and costs (`post_limits`), in registry
-order. The exact ids are chosen afterwards from the values the kinds kept (`assign.py`).
+node (at the policy's node cost) and keeps cpu-sets on distinct nodes when the VM asks; the kinds
+then post their usage terms (`post_demand`) and their limits and costs (`post_limits`), in the order
+`resources.MODEL_LIMITS` says. The exact ids are chosen afterwards from the values the kinds kept (`assign.py`).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from ortools.sat.python import cp_model
 
 from ..options import Options
 from ..request import Request
-from ..resources import KINDS
+from ..resources import BLAME, MODEL_DEMAND, MODEL_LIMITS
 from ..resources.base import HostFree
 from ..resources.model import Layout, ModelContext
 from .policies import node_cost
@@ -72,9 +72,9 @@ def solve(
     ctx = ModelContext(model=_CpModel(), request=request, free=free, options=options)
     if not _place(ctx, allowed, skip):
         return SolveFailure(free.id, "infeasible")
-    for kind in KINDS:
-        kind.post_demand(ctx)
-    for kind in KINDS:
+    for demand in MODEL_DEMAND:
+        demand.post_demand(ctx)
+    for kind in MODEL_LIMITS:
         if kind.name not in skip:
             kind.post_limits(ctx)
     if ctx.objective:
@@ -99,7 +99,7 @@ def _layout(ctx: ModelContext, solver: cp_model.CpSolver, optimal: bool) -> Layo
     nodes = {cs: node for (cs, node), var in ctx.place.items() if solver.boolean_value(var)}
     values = {
         kind: {key: int(solver.value(var)) for key, var in kept.items()}
-        for kind, kept in ctx.kept.items()
+        for kind, kept in ctx.read_back.items()
     }
     return Layout(
         host=ctx.free.id,
@@ -112,11 +112,7 @@ def _layout(ctx: ModelContext, solver: cp_model.CpSolver, optimal: bool) -> Layo
 
 
 FAMILIES: dict[str, str] = {
-    **{
-        kind.name: kind.blame[1]
-        for kind in sorted(KINDS, key=lambda k: k.blame or (99, ""))
-        if kind.blame
-    },
+    **{kind.name: kind.family for kind in BLAME},
     DISTINCT: "distinct NUMA nodes for the cpu-sets",
 }
 """What the exact model is blamed on, in the order it is tried: each kind's limits, then the

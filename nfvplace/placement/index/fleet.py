@@ -19,16 +19,21 @@ import numpy.typing as npt
 from ... import errors
 from ...errors import DescriptorError
 from ...models.chd import ComputeHostDescriptor
-from ..resources import KINDS
-from ..resources.base import HostFree, IntArray, KindKey, Table, Vocabulary
+from ..resources import implementing
+from ..resources.base import HostFree, IntArray, Table, TableKey, Vocabulary
+from ..resources.kind import Columns, Seeds, Terms
 from .free import free_of
 from .hosts import HostStore, Interner
 
 VIEW_CACHE = 64  # hosts' free resources kept (the hosts a sequence of placements comes back to)
 
+_TERMS = implementing(Terms)
+_SEEDS = implementing(Seeds)
+_COLUMNS: tuple[Columns[Any], ...] = implementing(Columns)
+
 
 def _terms(host: ComputeHostDescriptor) -> Iterable[tuple[str, Hashable]]:
-    for kind in KINDS:
+    for kind in _TERMS:
         yield from kind.vocabulary(host)
 
 
@@ -64,7 +69,7 @@ class FleetIndex:
     def host(self, host_id: str) -> ComputeHostDescriptor:
         return self.hosts[self.index[host_id]]
 
-    def table[T: Table](self, kind: KindKey[T, Any]) -> T:
+    def table[T: Table](self, kind: TableKey[T]) -> T:
         """The columns `kind` keeps."""
         return cast(T, self.tables[kind.name])
 
@@ -89,7 +94,7 @@ class FleetIndex:
 
     def _vocab(self) -> Vocabulary:
         terms: dict[str, set[Hashable]] = {}
-        for kind in KINDS:
+        for kind in _SEEDS:
             for namespace, seeds in kind.seed_terms.items():
                 terms.setdefault(namespace, set()).update(seeds)
         for host in self.hosts:
@@ -104,7 +109,7 @@ class FleetIndex:
         self.max_nodes = m
         self.node_id: IntArray = np.full((n, m), -1, dtype=np.int64)
         self.tiebreak: npt.NDArray[np.uint64] = np.zeros(n, dtype=np.uint64)
-        self.tables: dict[str, Table] = {k.name: k.new_table(n, m, self.vocab) for k in KINDS}
+        self.tables: dict[str, Table] = {k.name: k.new_table(n, m, self.vocab) for k in _COLUMNS}
         self._free: dict[int, tuple[ComputeHostDescriptor, HostFree]] = {}
         for i, host in enumerate(self.hosts):
             self._fill(i, host)
@@ -120,7 +125,7 @@ class FleetIndex:
         free = self._remember(i, host, free_of(host, self._free.get(i)))
         self.node_id[i, :] = -1
         self.node_id[i, : len(free.node_ids)] = free.node_ids
-        for kind in KINDS:
+        for kind in _COLUMNS:
             kind.fill(self.tables[kind.name], i, host, free, self.vocab)
         self.tiebreak[i] = np.uint64(zlib.crc32(host.id.encode()))
 

@@ -34,7 +34,7 @@ from .hypervisor import hypervisor_checks, model_reason
 from .table import CAPABILITIES, CapabilitiesTable, version_key
 
 
-class CapabilitiesKind(Kind[CapabilitiesTable, None]):
+class CapabilitiesKind(Kind):
     name = "capabilities"
     reasons = (
         Reason.processor_vendor,
@@ -51,7 +51,6 @@ class CapabilitiesKind(Kind[CapabilitiesTable, None]):
         Reason.capability,
         Reason.capability_disabled,
     )
-    check_order = 0
 
     def variant_hosts(
         self, table: CapabilitiesTable, vocab: Vocabulary, match: VariantMatch
