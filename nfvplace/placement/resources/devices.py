@@ -119,7 +119,7 @@ class DevicesKind(Kind):
     def host_checks(self, inp: FilterInput) -> list[HostCheck]:
         out = []
         for k, want in enumerate(inp.request.vm.pci_devices):
-            counts = self.counted(inp.fleet, want).sum(axis=1)
+            counts = self._counted(inp.fleet, want).sum(axis=1)
             out.append(
                 HostCheck(
                     Reason.pci_device,
@@ -143,7 +143,7 @@ class DevicesKind(Kind):
         for want in inp.request.vm.pci_devices:
             if want.cpu_set != part.id or want.numa_affinity not in affinity.LOCAL:
                 continue
-            counts = self.counted(inp.fleet, want)
+            counts = self._counted(inp.fleet, want)
             out.append(
                 NodeNeed(
                     Reason.pci_device,
@@ -156,7 +156,7 @@ class DevicesKind(Kind):
             )
         return out
 
-    def counted(self, fleet: IndexedFleet, want: PciDeviceRequest) -> IntArray:
+    def _counted(self, fleet: IndexedFleet, want: PciDeviceRequest) -> IntArray:
         """Free devices matching `want` per host x node slot."""
         out = np.zeros(fleet.node_id.shape, dtype=np.int64)
         cls = str(want.device_class)
