@@ -79,25 +79,25 @@ class Infeasible:
 Attempt = Claimed | Refused | Infeasible
 
 
-def _allowed(fleet: FleetIndex, index: int, outcome: FilterOutcome) -> dict[int, set[int]]:
-    """The node ids each part of the request may go to on host `index`."""
+def _allowed(fleet: FleetIndex, position: int, outcome: FilterOutcome) -> dict[int, set[int]]:
+    """The node ids each part of the request may go to on the host at `position`."""
     return {
-        part: {int(fleet.node_id[index, j]) for j in range(fleet.max_nodes) if ok[index, j]}
+        part: {int(fleet.node_id[position, j]) for j in range(fleet.max_nodes) if ok[position, j]}
         for part, ok in outcome.node_ok.items()
     }
 
 
 def attempt(
     fleet: FleetIndex,
-    index: int,
+    position: int,
     request: Request,
     outcome: FilterOutcome,
     options: Options,
     instance: str | None,
 ) -> Attempt:
-    host = fleet.hosts[index]
-    free = fleet.free(index)
-    allowed = _allowed(fleet, index, outcome)
+    host = fleet.hosts[position]
+    free = fleet.free(position)
+    allowed = _allowed(fleet, position, outcome)
     decisions = Decisions()
     frozen = {part: frozenset(nodes) for part, nodes in allowed.items()}
     for kind in DECIDES:

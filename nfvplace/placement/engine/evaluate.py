@@ -84,7 +84,7 @@ def evaluate_vm(
     reasons = Reasons()
     consider = np.ones(len(fleet), dtype=np.bool_)
     fits = {
-        fit.index: fit
+        fit.position: fit
         for fit in fitting_hosts(fleet, vm, options, consider, options.instance, reasons)
     }
     why: dict[str, list[Rejection]] = {}

@@ -49,11 +49,11 @@ class FleetIndex:
         interner = Interner()
         given = [interner.host(h) for h in hosts]
         self.host_ids: list[str] = [h.id for h in given]
-        self.index: dict[str, int] = {}
+        self.positions: dict[str, int] = {}  # host id -> its position (`i`) in the index
         for i, host in enumerate(given):
-            if host.id in self.index:
+            if host.id in self.positions:
                 raise DescriptorError(errors.INPUT_INVALID, f"host id {host.id!r} given twice")
-            self.index[host.id] = i
+            self.positions[host.id] = i
         self.hosts: HostStore | list[ComputeHostDescriptor] = given
         self._build()
         if compact:
@@ -63,11 +63,16 @@ class FleetIndex:
         return len(self.hosts)
 
     @property
+    def index(self) -> dict[str, int]:
+        """The old name of `positions` (kept for callers outside the placement package)."""
+        return self.positions
+
+    @property
     def ids(self) -> list[str]:
         return list(self.host_ids)
 
     def host(self, host_id: str) -> ComputeHostDescriptor:
-        return self.hosts[self.index[host_id]]
+        return self.hosts[self.positions[host_id]]
 
     def table[T: Table](self, kind: TableKey[T]) -> T:
         """The columns `kind` keeps."""
@@ -133,9 +138,9 @@ class FleetIndex:
 
     def update(self, host: ComputeHostDescriptor) -> None:
         """Replace (or add) one host's descriptor, e.g. with `PlacementResult.hosts[...]`."""
-        i = self.index.get(host.id)
+        i = self.positions.get(host.id)
         if i is None:
-            self.index[host.id] = len(self.hosts)
+            self.positions[host.id] = len(self.hosts)
             self.hosts.append(host)
             self.host_ids.append(host.id)
             self._build()
@@ -155,7 +160,7 @@ class FleetIndex:
         keep every term of the vocabulary (processor, page sizes, port speeds, node ids), so their
         rows are refilled without checking it."""
         for host in hosts:
-            i = self.index[host.id]
+            i = self.positions[host.id]
             self.hosts[i] = host
             self._fill(i, host)
 
@@ -164,7 +169,7 @@ class FleetIndex:
         clone = FleetIndex.__new__(FleetIndex)
         clone.__dict__.update(self.__dict__)
         clone.host_ids = list(self.host_ids)
-        clone.index = dict(self.index)
+        clone.positions = dict(self.positions)
         clone.hosts = self.hosts.copy()
         clone.node_id = self.node_id.copy()
         clone.tiebreak = self.tiebreak.copy()

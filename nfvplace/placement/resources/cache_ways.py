@@ -201,7 +201,7 @@ class CacheWaysKind(Kind):
                 max(ways, caches.min_ways) * y
                 for cs, ways in _asking(ctx.request)
                 for node in cache.node_ids
-                if (y := ctx.placed(cs.id, node)) is not None
+                if (y := ctx.node_var(cs.id, node)) is not None
             ]
             if terms:
                 ctx.model.add(sum(terms) <= cache.largest[1])

@@ -128,7 +128,7 @@ def _pair(
 ) -> None:
     """Cpu-sets a and b on nodes na and nb: the link between them carries `kbit`, at a cost."""
     (a, b), (na, nb) = cpu_sets, nodes
-    ya, yb = ctx.placed(a, na), ctx.placed(b, nb)
+    ya, yb = ctx.node_var(a, na), ctx.node_var(b, nb)
     if ya is None or yb is None or na == nb:
         return
     m = ctx.model

@@ -181,7 +181,7 @@ class MemoryKind(Kind):
             node = ctx.free.of(self)[slot]
             placed: list[tuple[Backing, CpuSetDemand, cp_model.IntVar]] = []
             for cs in req.cpu_sets:
-                y = ctx.placed(cs.id, node_id)
+                y = ctx.node_var(cs.id, node_id)
                 if y is None:
                     continue
                 backed = backing(cs, node.hugepages_free, _normal_free(node, req))

@@ -1,6 +1,6 @@
 """The exact model of one request on one host, as the kinds build it (CP-SAT), and its solution.
 
-The solver core creates one boolean per (cpu-set, allowed node) (`place`), then asks every kind for
+The solver core creates one boolean per (cpu-set, allowed node) (`on_node`), then asks every kind for
 its usage terms (`post_demand`) and then for its limits and costs (`post_limits`). The CPU kind sums
 its usage terms per node and pool (`use`: the classes of free cores that the cpu-sets and the emulator
 PU draw from); every kind adds to the objective (`cost`, by the cost names the kinds declare) and
@@ -35,8 +35,8 @@ class ModelContext:
     request: Request
     free: HostFree
     options: Options
-    # place[(cpu_set, node)]: the cpu-set sits on that node
-    place: dict[tuple[int, int], cp_model.IntVar] = field(default_factory=dict)
+    # on_node[(cpu_set, node)]: the cpu-set sits on that node
+    on_node: dict[tuple[int, int], cp_model.IntVar] = field(default_factory=dict)
     # usage terms per node and pool, summed against the pool size by the pool's kind
     use: dict[tuple[int, str], list[cp_model.LinearExprT]] = field(default_factory=dict)
     # objective terms by what they measure (the cost names of the kinds), summed and minimised
@@ -51,8 +51,9 @@ class ModelContext:
         """Add `term` to the objective under `name` (a cost a kind declares)."""
         self.objective.setdefault(name, []).append(term)
 
-    def placed(self, cpu_set: int, node: int) -> cp_model.IntVar | None:
-        return self.place.get((cpu_set, node))
+    def node_var(self, cpu_set: int, node: int) -> cp_model.IntVar | None:
+        """The boolean of `cpu_set` on NUMA node `node` (None: not an allowed node)."""
+        return self.on_node.get((cpu_set, node))
 
     def keep[K: Hashable](self, handle: ReadBack[K], key: K, var: cp_model.IntVar) -> None:
         self.read_back.setdefault(handle.kind, {})[key] = var

@@ -213,7 +213,7 @@ class SharedKind(Kind):
         for slot, node in enumerate(ctx.free.node_ids):
             here = []
             for cs in ctx.request.cpu_sets:
-                y = ctx.placed(cs.id, node)
+                y = ctx.node_var(cs.id, node)
                 if not cs.floating or y is None:
                     continue
                 if choose_pus(pools[slot], len(cs.vcpus)) is None:

@@ -72,7 +72,7 @@ def post_cpu_set(ctx: ModelContext, cpu: CpuFree, cs: CpuSetDemand) -> None:
     singles = len(cs.singles)
     pairs = len(cs.pairs)
     for slot, node in enumerate(ctx.free.node_ids):
-        y = ctx.placed(cs.id, node)
+        y = ctx.node_var(cs.id, node)
         if y is None:
             continue
         tag = f"cs{cs.id}n{node}"
@@ -200,7 +200,7 @@ def post_emulator(ctx: ModelContext, cpu: CpuFree) -> None:
     """The emulator PU on the node of the first cpu-set, from any pool but the threads kept idle."""
     first = ctx.request.cpu_sets[0].id
     for slot, node in enumerate(ctx.free.node_ids):
-        y = ctx.placed(first, node)
+        y = ctx.node_var(first, node)
         if y is None:
             continue
         # pool -> objective weight: a whole core strands the threads it leaves; a thread a

@@ -30,7 +30,7 @@ def post_interfaces(ctx: ModelContext, free: NicsFree, spread: bool) -> None:
             y = None
             if iface.restricted:
                 assert iface.cpu_set is not None
-                y = ctx.placed(iface.cpu_set, port.node)
+                y = ctx.node_var(iface.cpu_set, port.node)
                 if y is None:
                     continue
             near = None
