@@ -29,7 +29,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from ortools.sat.python import cp_model
@@ -41,7 +41,7 @@ from ..index import FleetIndex
 from ..options import Options
 from ..request import Request, build_request
 from ..resources import RELAX_FINISH, RELAX_HOSTS, RELAX_NODES, implementing
-from ..resources.kind import RelaxCapacity, RelaxSlots
+from ..resources.kind import RelaxCapacity, RelaxSlots, RelaxState
 from .batch import Member
 
 _SLOT_CHECKS = implementing(RelaxSlots)
@@ -58,7 +58,7 @@ class _RelaxModel:
         self.model = cp_model.CpModel()
         self._use: dict[tuple[int, int, str], list[cp_model.LinearExprT]] = defaultdict(list)
         self._owner: dict[str, str] = {}  # use name -> kind
-        self._state: dict[str, dict[str, Any]] = defaultdict(dict)
+        self._state: dict[str, object] = {}  # by kind: what its `RelaxState` handle made
 
     def use(self, owner: str, host: int, slot: int, name: str, term: cp_model.LinearExprT) -> None:
         self._use[(host, slot, name)].append(term)
@@ -67,8 +67,10 @@ class _RelaxModel:
     def uses(self, owner: str) -> Mapping[tuple[int, int, str], list[cp_model.LinearExprT]]:
         return {key: terms for key, terms in self._use.items() if self._owner[key[2]] == owner}
 
-    def state(self, owner: str) -> dict[str, Any]:
-        return self._state[owner]
+    def state[S](self, handle: RelaxState[S]) -> S:
+        if handle.kind not in self._state:
+            self._state[handle.kind] = handle.new()
+        return cast(S, self._state[handle.kind])
 
     def add(self, host: int, slot: int, x: cp_model.IntVar, request: Request, part: Any) -> None:
         """`x` instances' worth of `part` of `request` on node slot `slot` of `host` (part None:

@@ -26,9 +26,9 @@ Every rejection a kind gives carries one of its `reasons` (`placement/reasons.py
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterable, Mapping
+from collections.abc import Callable, Hashable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Protocol, cast, runtime_checkable
+from typing import ClassVar, Protocol, cast, runtime_checkable
 
 from ortools.sat.python import cp_model
 
@@ -90,9 +90,18 @@ class Uncounted(Exception):  # noqa: N818 (a signal, not an error)
     """The counting model does not cover this host for this request (the engine counts it)."""
 
 
+@dataclass(frozen=True, slots=True)
+class RelaxState[S]:
+    """A kind's handle on state of its own type S kept across the relaxation's calls (made with
+    `new` the first time `RelaxModel.state` is asked for it)."""
+
+    kind: str
+    new: Callable[[], S]
+
+
 class RelaxModel(Protocol):
     """What a kind adds to the relaxation: named usage terms (summed per node slot, or per host
-    for slot -1, against the kind's `relax_capacity`), and variables of its own."""
+    for slot -1, against the kind's `relax_capacity`), and variables and state of its own."""
 
     @property
     def fleet(self) -> IndexedFleet: ...
@@ -102,7 +111,7 @@ class RelaxModel(Protocol):
         self, owner: str, host: int, slot: int, name: str, term: cp_model.LinearExprT
     ) -> None: ...
     def uses(self, owner: str) -> Mapping[tuple[int, int, str], list[cp_model.LinearExprT]]: ...
-    def state(self, owner: str) -> dict[str, Any]: ...
+    def state[S](self, handle: RelaxState[S]) -> S: ...
 
 
 class Named(Protocol):
