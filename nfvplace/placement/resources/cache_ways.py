@@ -121,11 +121,10 @@ def _asking(request: Request) -> list[tuple[CpuSetDemand, int]]:
     return [(cs, n) for cs in request.cpu_sets if (n := asked(request, cs))]
 
 
-class CacheWaysKind(Kind[CacheTable, CachesFree]):
+class CacheWaysKind(Kind):
     name = "cache_ways"
     reasons = (Reason.cache_allocation, Reason.cache_classes, Reason.cache_ways)
-    check_order = 50
-    blame = (5, "L3 cache ways of the caches the cpu-sets share")
+    family = "L3 cache ways of the caches the cpu-sets share"
 
     def new_table(self, hosts: int, nodes: int, vocab: Vocabulary) -> CacheTable:
         grid = np.zeros((hosts, nodes), dtype=np.int64)
@@ -151,6 +150,11 @@ class CacheWaysKind(Kind[CacheTable, CachesFree]):
 
     def free(self, host: ComputeHostDescriptor) -> CachesFree:
         return caches_free(host.cache_allocation)
+
+    def free_again(
+        self, host: ComputeHostDescriptor, before: ComputeHostDescriptor, free_before: CachesFree
+    ) -> CachesFree:
+        return self.free(host)  # cheap to read again: nothing worth keeping
 
     def host_checks(self, inp: FilterInput) -> list[HostCheck]:
         if not _asking(inp.request):
@@ -198,7 +202,7 @@ class CacheWaysKind(Kind[CacheTable, CachesFree]):
                 max(ways, caches.min_ways) * y
                 for cs, ways in _asking(ctx.request)
                 for node in cache.node_ids
-                if (y := ctx.placed(cs.id, node)) is not None
+                if (y := ctx.node_var(cs.id, node)) is not None
             ]
             if terms:
                 ctx.model.add(sum(terms) <= cache.largest[1])
