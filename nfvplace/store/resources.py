@@ -10,11 +10,11 @@ from dataclasses import dataclass
 
 from ..models.chd import ComputeHostDescriptor
 from ..models.configuration import VmConfiguration
-from ..placement.resources import KINDS
+from ..placement.resources import implementing
 from ..placement.resources.holding import HoldsUnits
 
-# the kinds whose configurations hold units of a host alone, in the registry's order
-HOLDERS: tuple[HoldsUnits, ...] = tuple(k for k in KINDS if isinstance(k, HoldsUnits))
+# the kinds whose configurations hold units of a host alone (the rows are sorted: order is moot)
+HOLDERS = implementing(HoldsUnits)
 
 
 @dataclass(frozen=True, slots=True, order=True)

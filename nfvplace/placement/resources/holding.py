@@ -1,10 +1,11 @@
-"""The units of a host a placed VM holds alone, by kind (the store's double-claim guard).
+"""The units of a host a placed VM holds alone: the stage protocol of the store's double-claim
+guard (`HoldsUnits`, one of `kind.STAGES`).
 
 A PU pinned to a VM, an SR-IOV VF, a dedicated port, a PCI device and an L3 cache way can each be
 held by one VM at a time. The store keeps one row per held unit under a UNIQUE constraint, so two
 placements committed at once can never hold the same unit (`store/resources.py` loops over the
 kinds that implement `HoldsUnits`). A kind whose resource is exclusive implements it; a new
-exclusive kind that does is guarded with no change to the store.
+exclusive kind that does is guarded with no change to the store's code.
 """
 
 from __future__ import annotations
@@ -26,7 +27,8 @@ class HeldUnit:
 
 @runtime_checkable
 class HoldsUnits(Protocol):
-    """A kind whose configurations hold units of a host alone."""
+    @property
+    def name(self) -> str: ...
 
     def held_units(self, config: VmConfiguration) -> Iterable[HeldUnit]:
         """Every unit of `config.host` that `config` holds alone."""

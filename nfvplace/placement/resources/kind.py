@@ -17,7 +17,7 @@ defaults to inherit, so a kind is in a stage exactly when it has that stage's me
 | exact ids | `Assigns` (`assign`), `Explains` (`explain`) | `engine/assign.py`, `attempt.py` |
 | counting model (capacity) | `CountGate`, `CountTakes` (`count_state`, `count_take`), `CountCaps` | `joint/counting.py` |
 | relaxation (joint) | `RelaxSlots`, `RelaxNodes`, `RelaxHosts`, `RelaxCapacity`, `RelaxFinish` | `joint/relaxation.py` |
-| claim and release on a CHD | `Claims` (`claim`), `Owners` (`owners`) | `claims.py` |
+| claim on a CHD; the store's guard | `Claims`, `Owners`; `HoldsUnits` (`holding.py`) | `claims.py`; `store/resources.py` |
 | links between a VNF's members | `Links` (`link_kbps`) | `joint/state.py` |
 | policy scores | `Fills`, `Room`, `Keeps`, `NodeFills`, `NodeKeeps` | `engine/policies/` |
 
@@ -51,6 +51,7 @@ from .base import (
 )
 from .draft import ConfigurationDraft, HostDraft
 from .filtering import FilterInput, HostCheck, NodeNeed
+from .holding import HoldsUnits
 from .model import Layout, ModelContext
 from .scoring import Fullness, Kept, NodeFullness
 
@@ -388,6 +389,7 @@ STAGES: tuple[type, ...] = (
     RelaxFinish,
     Claims,
     Owners,
+    HoldsUnits,
     Links,
     Fills,
     Room,
@@ -395,5 +397,4 @@ STAGES: tuple[type, ...] = (
     NodeFills,
     NodeKeeps,
 )
-"""Every stage protocol (docs/adding-a-resource-kind.md lists them; tests/test_architecture.py
-checks that no kind implements one by doing nothing)."""
+"""Every stage protocol (docs/adding-a-resource-kind.md; checked by tests/test_architecture.py)."""
