@@ -1,8 +1,8 @@
 """A placement's commit: the rows it writes (`PlacementWrite`), written in one transaction.
 
-- **PostgreSQL**: one call of the server-side function `nfvplace_commit_placement` (migration
-  0009), with the rows as one JSON document, through psycopg's ordinary API. The call goes with its `BEGIN` in
-  one round trip, the `COMMIT` in a second: a connection lost before the `COMMIT` leaves nothing
+- **PostgreSQL**: one call of the server-side function `nfvplace_commit_placement` (migrations
+  0009 and 0010), with the rows as one jsonb document, through psycopg's ordinary API. The call
+  goes with its `BEGIN` in one round trip, the `COMMIT` in a second: a connection lost before the `COMMIT` leaves nothing
   stored, and one lost during it leaves the outcome unknown (`CommitOutcomeUnknownError`).
   PL/pgSQL keeps the plans of the function's statements for the session, so nothing is prepared
   by hand.
