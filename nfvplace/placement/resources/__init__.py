@@ -1,6 +1,6 @@
 """The resource kinds, one module each; `KINDS` is the registry, and the stages' ordered lists.
 
-Each stage of the pipeline is a small protocol (`kind.py`) and loops over the kinds that implement
+Each stage of the pipeline is a small protocol (`stages.py`) and loops over the kinds that implement
 it, naming none: `implementing(Protocol)` where the order changes no answer, and one of the tuples
 below where it does (each says why). `tests/test_architecture.py` checks that every tuple holds
 exactly the kinds that implement its protocol. Adding a kind is a module, a line in `KINDS`, and a
@@ -18,16 +18,18 @@ from .cpu import CPU
 from .devices import DEVICES
 from .impact import IMPACT
 from .interconnect import INTERCONNECT
-from .kind import (
+from .kind import Decides, Kind
+from .memory import MEMORY
+from .nics import NICS
+from .shared import SHARED_CPUS
+from .stages import (
     Assigns,
     Claims,
     CountCaps,
     CountTakes,
-    Decides,
     Explains,
     Fills,
     HostChecks,
-    Kind,
     ModelDemand,
     ModelLimits,
     NodeNeeds,
@@ -35,9 +37,6 @@ from .kind import (
     RelaxHosts,
     RelaxNodes,
 )
-from .memory import MEMORY
-from .nics import NICS
-from .shared import SHARED_CPUS
 
 KINDS: tuple[Kind, ...] = (
     CAPABILITIES_KIND,
