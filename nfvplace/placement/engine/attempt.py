@@ -1,6 +1,9 @@
 """One candidate host: the kinds' choices made without the model, the exact model, exact ids, and
 the claim. The answer is typed: `Claimed`, or `Refused` with its reason (an infeasible model is
-`Infeasible`, named by `blame` only when no host fits, since naming it costs a few more solves)."""
+`Infeasible`, named by `blame` only when no host fits, since naming it costs a few more solves).
+`solved` stops before the ids and the claim, for a scheduler's filter that asks only whether the
+host fits: the same decisions and the same exact model (the steps after it refuse a host only on
+an internal error, `Reason.internal` or `Reason.claim`)."""
 
 from __future__ import annotations
 
@@ -41,6 +44,15 @@ class Claimed:
     configuration: VmConfiguration
     host: ComputeHostDescriptor  # the host with the configuration claimed
     rows: list[ExplainRow]  # what the exact model chose (for --explain)
+
+
+@dataclass(frozen=True, slots=True)
+class Solved:
+    """The kinds decided and the exact model found a layout (nothing written, nothing claimed)."""
+
+    free: HostFree
+    layout: Layout | None
+    decisions: Decisions
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,15 +100,10 @@ def _allowed(fleet: FleetIndex, position: int, outcome: FilterOutcome) -> dict[i
     }
 
 
-def attempt(
-    fleet: FleetIndex,
-    position: int,
-    request: Request,
-    outcome: FilterOutcome,
-    options: Options,
-    instance: str | None,
-) -> Attempt:
-    host = fleet.hosts[position]
+def solved(
+    fleet: FleetIndex, position: int, request: Request, outcome: FilterOutcome, options: Options
+) -> Solved | Refused | Infeasible:
+    """Whether the host at `position` takes `request`: the kinds' choices and the exact model."""
     free = fleet.free(position)
     allowed = _allowed(fleet, position, outcome)
     decisions = Decisions()
@@ -110,15 +117,31 @@ def attempt(
     layout: Layout | None = None
     if any(kind.in_model(request) for kind in _MODEL_GATES):
         cpu_sets = {cs.id: allowed[cs.id] for cs in request.cpu_sets}
-        solved = solve(free, request, cpu_sets, options)
-        if isinstance(solved, SolveFailure):
-            if solved.status == "infeasible":
+        found = solve(free, request, cpu_sets, options)
+        if isinstance(found, SolveFailure):
+            if found.status == "infeasible":
                 return Infeasible(free, request, cpu_sets, options)
             return refused(Reason.timeout)
-        layout = solved
+        layout = found
+    return Solved(free, layout, decisions)
+
+
+def attempt(
+    fleet: FleetIndex,
+    position: int,
+    request: Request,
+    outcome: FilterOutcome,
+    options: Options,
+    instance: str | None,
+) -> Attempt:
+    found = solved(fleet, position, request, outcome, options)
+    if not isinstance(found, Solved):
+        return found
+    free, layout, decisions = found.free, found.layout, found.decisions
     rows = [row for kind in EXPLAINS for row in kind.explain(free, request, layout, decisions)]
     if layout is not None:
         rows.extend(_cost_rows(layout))
+    host = fleet.hosts[position]
     try:
         config = build_configuration(
             host, free, request, layout, instance_id(host, request, instance), decisions

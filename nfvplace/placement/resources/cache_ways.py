@@ -33,6 +33,7 @@ from ..result import ExplainRow
 from .base import HostFree, IndexedFleet, IntArray, Table, Vocabulary
 from .draft import ConfigurationDraft, HostDraft
 from .filtering import FilterInput, HostCheck, NodeNeed
+from .holding import CACHE_WAY, HeldUnit
 from .kind import Decisions, Kind, RelaxModel
 from .model import Layout, ModelContext
 
@@ -318,6 +319,14 @@ class CacheWaysKind(Kind):
                     for a in domain["allocations"]
                     if not (a["owner"] == config.owner and a["first_way"] == ways.first_way)
                 ]
+
+    def held_units(self, config: VmConfiguration) -> Iterable[HeldUnit]:
+        """Its L3 cache ways, as "<cache id>/<way>"."""
+        for cs in config.cpu_sets:
+            if cs.cache_ways is not None:
+                first, domain = cs.cache_ways.first_way, cs.cache_ways.domain
+                for way in range(first, first + cs.cache_ways.ways):
+                    yield HeldUnit(CACHE_WAY, f"{domain}/{way}")
 
     def owners(self, host: ComputeHostDescriptor) -> Iterable[str]:
         allocation = host.cache_allocation

@@ -28,6 +28,7 @@ from . import affinity
 from .base import HostFree, IndexedFleet, IntArray, Table, Vocabulary
 from .draft import AssignmentError, ConfigurationDraft, HostDraft, touch
 from .filtering import FilterInput, HostCheck, NodeNeed, detail
+from .holding import PCI, HeldUnit
 from .kind import Decisions, Kind
 from .model import Layout, ModelContext, ReadBack
 
@@ -252,6 +253,10 @@ class DevicesKind(Kind):
                 draft.fail(f"PCI device {device.pci_address} is not free", path)
             else:
                 entry.update(in_use=True, owner=config.owner)
+
+    def held_units(self, config: VmConfiguration) -> Iterable[HeldUnit]:
+        """Its PCI devices, by address."""
+        return (HeldUnit(PCI, d.pci_address.lower()) for d in config.pci_devices)
 
     def owners(self, host: ComputeHostDescriptor) -> Iterable[str]:
         return (d.owner for node in host.numa_nodes for d in node.pci_devices if d.owner)

@@ -19,6 +19,7 @@ from ...result import ExplainRow
 from ..base import HostFree, IndexedFleet, IntArray, Vocabulary
 from ..draft import ConfigurationDraft, HostDraft
 from ..filtering import FilterInput, HostCheck, NodeNeed
+from ..holding import PU, HeldUnit
 from ..kind import Decisions, Kind, RelaxModel
 from ..model import Layout, ModelContext
 from ..scoring import KEEP_SMT, Fullness, Kept, NodeFullness
@@ -203,6 +204,10 @@ class CpuKind(Kind):
     def node_fullness(self, free: CpuFree, slot: int) -> NodeFullness:
         node = free.nodes[slot]
         return NodeFullness(node.free_threads, node.eligible_threads, leads=True)
+
+    def held_units(self, config: VmConfiguration) -> Iterable[HeldUnit]:
+        """Its PUs: pinned vCPUs, emulator PUs and reserved siblings."""
+        return (HeldUnit(PU, str(pu)) for pu in config.held_cpus)
 
     def owners(self, host: ComputeHostDescriptor) -> Iterable[str]:
         return (c.owner for node in host.numa_nodes for c in node.cpus if c.owner)

@@ -32,6 +32,7 @@ from .. import affinity
 from ..base import UNLIMITED_KBPS, HostFree, IndexedFleet, Vocabulary
 from ..draft import ConfigurationDraft, HostDraft
 from ..filtering import FilterInput, HostCheck, NodeNeed
+from ..holding import PORT, VF, HeldUnit
 from ..kind import Decisions, Kind, RelaxModel
 from ..model import Layout, ModelContext
 from ..scoring import KEEP_VF, PORT_KEEP, Kept
@@ -198,6 +199,12 @@ class NicsKind(Kind):
         if any(i.mode is not InterfaceMode.vswitch for i in request.interfaces_of(cs.id)):
             return 0
         return PORT_KEEP * sum(1 for p in free.nodes[slot].ports if p.sriov_ok)
+
+    def held_units(self, config: VmConfiguration) -> Iterable[HeldUnit]:
+        """Its SR-IOV VFs and dedicated ports, by PCI address."""
+        for iface in config.interfaces:
+            if iface.pci_address is not None and iface.mode in ("sriov", "dedicated"):
+                yield HeldUnit(VF if iface.mode == "sriov" else PORT, iface.pci_address.lower())
 
     def owners(self, host: ComputeHostDescriptor) -> Iterable[str]:
         for node in host.numa_nodes:
