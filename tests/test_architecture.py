@@ -315,6 +315,7 @@ def test_each_ordered_stage_lists_exactly_the_kinds_that_implement_it() -> None:
         "RELAX_FINISH": k.RelaxFinish,
         "CLAIMS": k.Claims,
         "FILLS": k.Fills,
+        "HOLDS_UNITS": k.HoldsUnits,
     }
     wrong = {}
     for name, protocol in ordered.items():

@@ -29,6 +29,7 @@ from .stages import (
     CountTakes,
     Explains,
     Fills,
+    HoldsUnits,
     HostChecks,
     ModelDemand,
     ModelLimits,
@@ -134,6 +135,11 @@ CLAIMS: tuple[Claims, ...] = (
 )
 """Claiming and releasing on one draft (`claims.py`): a conflict's issues are listed in this order."""
 
+HOLDS_UNITS: tuple[HoldsUnits, ...] = (CPU, NICS, DEVICES, CACHE_WAYS)
+"""The store's double-claim guard (`store/resources.py`): every commit writes its claim rows in
+this one order, so two commits racing for the same units meet them in the same order (the first
+waits for the second's outcome rather than both waiting on each other)."""
+
 FILLS: tuple[Fills[Any], ...] = (CPU, MEMORY)
 """The parts of `pack`'s host score (`engine/policies/`), in the order they are summed and said."""
 
@@ -147,6 +153,7 @@ __all__ = [
     "DECIDES",
     "EXPLAINS",
     "FILLS",
+    "HOLDS_UNITS",
     "HOST_CHECKS",
     "KINDS",
     "MODEL_DEMAND",

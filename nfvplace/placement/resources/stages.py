@@ -18,6 +18,7 @@ defaults to inherit, so a kind is in a stage exactly when it has that stage's me
 | counting model (capacity) | `CountGate`, `CountTakes` (`count_state`, `count_take`), `CountCaps` | `joint/counting.py` |
 | relaxation (joint) | `RelaxSlots`, `RelaxNodes`, `RelaxHosts`, `RelaxCapacity`, `RelaxFinish` | `joint/relaxation.py` |
 | claim and release on a CHD | `Claims` (`claim`), `Owners` (`owners`) | `claims.py` |
+| the store's double-claim guard | `HoldsUnits` (`held_units`) | `store/resources.py` |
 | links between a VNF's members | `Links` (`link_kbps`) | `joint/state.py` |
 | policy scores | `Fills`, `Room`, `Keeps`, `NodeFills`, `NodeKeeps` | `engine/policies/` |
 
@@ -49,6 +50,7 @@ from .base import (
 )
 from .draft import ConfigurationDraft, HostDraft
 from .filtering import FilterInput, HostCheck, NodeNeed
+from .holding import HeldUnit
 from .kind import Decides, Decisions, Named, RelaxModel
 from .model import Layout, ModelContext
 from .scoring import Fullness, Kept, NodeFullness
@@ -240,6 +242,15 @@ class Owners(Named, Protocol):
     def owners(self, host: ComputeHostDescriptor) -> Iterable[str]: ...
 
 
+@runtime_checkable
+class HoldsUnits(Named, Protocol):
+    """A kind whose configurations hold units of a host alone (`holding.py`)."""
+
+    def held_units(self, config: VmConfiguration) -> Iterable[HeldUnit]:
+        """Every unit of `config.host` that `config` holds alone."""
+        ...
+
+
 # joint search: links between members of a VNF on one host (`joint/state.py`)
 
 
@@ -306,6 +317,7 @@ STAGES: tuple[type, ...] = (
     RelaxFinish,
     Claims,
     Owners,
+    HoldsUnits,
     Links,
     Fills,
     Room,
