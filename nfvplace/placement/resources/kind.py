@@ -51,6 +51,7 @@ from .base import (
 )
 from .draft import ConfigurationDraft, HostDraft
 from .filtering import FilterInput, HostCheck, NodeNeed
+from .holding import HoldsUnits
 from .model import Layout, ModelContext
 from .scoring import Fullness, Kept, NodeFullness
 
@@ -387,6 +388,7 @@ STAGES: tuple[type, ...] = (
     RelaxCapacity,
     RelaxFinish,
     Claims,
+    HoldsUnits,
     Owners,
     Links,
     Fills,
@@ -395,5 +397,4 @@ STAGES: tuple[type, ...] = (
     NodeFills,
     NodeKeeps,
 )
-"""Every stage protocol (docs/adding-a-resource-kind.md lists them; tests/test_architecture.py
-checks that no kind implements one by doing nothing)."""
+"""Every stage protocol (docs/adding-a-resource-kind.md lists them; tests/test_architecture.py)."""
