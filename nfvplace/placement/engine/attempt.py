@@ -98,9 +98,15 @@ def _allowed(fleet: FleetIndex, index: int, outcome: FilterOutcome) -> dict[int,
 
 
 def solved(
-    fleet: FleetIndex, index: int, request: Request, outcome: FilterOutcome, options: Options
+    fleet: FleetIndex,
+    index: int,
+    request: Request,
+    outcome: FilterOutcome,
+    options: Options,
+    optimize: bool = True,
 ) -> Solved | Refused | Infeasible:
-    """Whether host `index` takes `request`: the kinds' choices and the exact model."""
+    """Whether host `index` takes `request`: the kinds' choices and the exact model (its best
+    layout, or with `optimize=False` the first one found: a verdict alone)."""
     free = fleet.free(index)
     allowed = _allowed(fleet, index, outcome)
     decisions: dict[str, object] = {}
@@ -114,7 +120,7 @@ def solved(
     layout: Layout | None = None
     if any(kind.in_model(request) for kind in KINDS):
         cpu_sets = {cs.id: allowed[cs.id] for cs in request.cpu_sets}
-        found = solve(free, request, cpu_sets, options)
+        found = solve(free, request, cpu_sets, options, optimize=optimize)
         if isinstance(found, SolveFailure):
             if found.status == "infeasible":
                 return Infeasible(free, request, cpu_sets, options)
