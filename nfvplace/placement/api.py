@@ -94,7 +94,7 @@ def place(
     consider = None
     if exclude:
         consider = np.ones(len(fleet), dtype=np.bool_)
-        consider[[fleet.index[h] for h in exclude if h in fleet.index]] = False
+        consider[[fleet.positions[h] for h in exclude if h in fleet.positions]] = False
     return result_of(place_vm(fleet, single, opts, consider=consider, instance=opts.instance))
 
 

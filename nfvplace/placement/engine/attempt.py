@@ -16,16 +16,19 @@ from ..index import FleetIndex
 from ..options import Options
 from ..reasons import Reason
 from ..request import Request
-from ..resources import KINDS
+from ..resources import DECIDES, EXPLAINS, implementing
 from ..resources.base import HostFree
 from ..resources.draft import AssignmentError
-from ..resources.kind import Refusal
+from ..resources.kind import Decisions, Refusal
 from ..resources.model import Layout
+from ..resources.stages import ModelCosts, ModelGate
 from ..result import ExplainRow
 from .assign import build_configuration, instance_id
 from .filter import FilterOutcome
 from .policies import NODE_COST
 from .solver import FAMILIES, SolveFailure, blame, solve
+
+_MODEL_GATES = implementing(ModelGate)
 
 SOLVE_SUMMARY = {
     Reason.infeasible: "fail the exact check (the needs fit one by one but not together)",
@@ -49,7 +52,7 @@ class Solved:
 
     free: HostFree
     layout: Layout | None
-    decisions: dict[str, object]
+    decisions: Decisions
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,36 +92,36 @@ class Infeasible:
 Attempt = Claimed | Refused | Infeasible
 
 
-def _allowed(fleet: FleetIndex, index: int, outcome: FilterOutcome) -> dict[int, set[int]]:
-    """The node ids each part of the request may go to on host `index`."""
+def _allowed(fleet: FleetIndex, position: int, outcome: FilterOutcome) -> dict[int, set[int]]:
+    """The node ids each part of the request may go to on the host at `position`."""
     return {
-        part: {int(fleet.node_id[index, j]) for j in range(fleet.max_nodes) if ok[index, j]}
+        part: {int(fleet.node_id[position, j]) for j in range(fleet.max_nodes) if ok[position, j]}
         for part, ok in outcome.node_ok.items()
     }
 
 
 def solved(
     fleet: FleetIndex,
-    index: int,
+    position: int,
     request: Request,
     outcome: FilterOutcome,
     options: Options,
     optimize: bool = True,
 ) -> Solved | Refused | Infeasible:
-    """Whether host `index` takes `request`: the kinds' choices and the exact model (its best
-    layout, or with `optimize=False` the first one found: a verdict alone)."""
-    free = fleet.free(index)
-    allowed = _allowed(fleet, index, outcome)
-    decisions: dict[str, object] = {}
+    """Whether the host at `position` takes `request`: the kinds' choices and the exact model (its
+    best layout, or with `optimize=False` the first one found: a verdict alone)."""
+    free = fleet.free(position)
+    allowed = _allowed(fleet, position, outcome)
+    decisions = Decisions()
     frozen = {part: frozenset(nodes) for part, nodes in allowed.items()}
-    for kind in KINDS:
+    for kind in DECIDES:
         decided = kind.decide(free, request, frozen, options)
         if isinstance(decided, Refusal):
             return Refused(decided.reason, decided.phrase, decided.message)
         if decided is not None:
-            decisions[kind.name] = decided
+            decisions.put(kind, decided)
     layout: Layout | None = None
-    if any(kind.in_model(request) for kind in KINDS):
+    if any(kind.in_model(request) for kind in _MODEL_GATES):
         cpu_sets = {cs.id: allowed[cs.id] for cs in request.cpu_sets}
         found = solve(free, request, cpu_sets, options, optimize=optimize)
         if isinstance(found, SolveFailure):
@@ -131,20 +134,20 @@ def solved(
 
 def attempt(
     fleet: FleetIndex,
-    index: int,
+    position: int,
     request: Request,
     outcome: FilterOutcome,
     options: Options,
     instance: str | None,
 ) -> Attempt:
-    found = solved(fleet, index, request, outcome, options)
+    found = solved(fleet, position, request, outcome, options)
     if not isinstance(found, Solved):
         return found
     free, layout, decisions = found.free, found.layout, found.decisions
-    rows = [row for kind in KINDS for row in kind.explain(free, request, layout, decisions)]
+    rows = [row for kind in EXPLAINS for row in kind.explain(free, request, layout, decisions)]
     if layout is not None:
         rows.extend(_cost_rows(layout))
-    host = fleet.hosts[index]
+    host = fleet.hosts[position]
     try:
         config = build_configuration(
             host, free, request, layout, instance_id(host, request, instance), decisions
@@ -158,7 +161,9 @@ def attempt(
     return Claimed(config, updated, rows)
 
 
-COSTS = {"node": NODE_COST} | {name: text for kind in KINDS for name, text in kind.costs.items()}
+COSTS = {"node": NODE_COST} | {
+    name: text for kind in implementing(ModelCosts) for name, text in kind.costs.items()
+}
 """What each part of the exact model's objective measures, by cost name."""
 
 

@@ -94,7 +94,7 @@ def evaluate_vm(
     fits: dict[int, tuple[VmConfiguration | None, int]]
     if configurations:
         fits = {
-            fit.index: (fit.configuration, fit.score)
+            fit.position: (fit.configuration, fit.score)
             for fit in fitting_hosts(fleet, vm, options, consider, options.instance, reasons)
         }
     else:

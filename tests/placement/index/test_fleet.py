@@ -34,7 +34,7 @@ def test_update_after_claim_and_new_vocabulary() -> None:
     f.update(host("b", nodes=[NodeSpec(hugepages_2m=512, ports=[PortSpec(speed=200)])]))
     assert len(f) == 2
     assert 200 in f.vocab.values("speeds")
-    assert f.index["b"] == 1
+    assert f.positions["b"] == 1
 
 
 def test_copy_is_independent() -> None:
