@@ -51,8 +51,6 @@ KINDS: tuple[Kind, ...] = (
 )
 """Every resource kind. Its order decides nothing: the stages whose order matters say it below."""
 
-BY_NAME: dict[str, Kind] = {kind.name: kind for kind in KINDS}
-
 
 def implementing[P](protocol: Callable[..., P]) -> tuple[P, ...]:
     """The kinds that implement the stage protocol `protocol`, for a stage whose answer does not
@@ -131,7 +129,6 @@ FILLS: tuple[Fills[Any], ...] = (CPU, MEMORY)
 
 __all__ = [
     "BLAME",
-    "BY_NAME",
     "CLAIMS",
     "COUNT_CAPS",
     "COUNT_TAKES",
