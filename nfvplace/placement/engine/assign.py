@@ -7,7 +7,7 @@ from __future__ import annotations
 from ...models.chd import ComputeHostDescriptor
 from ...models.configuration import VmConfiguration, with_requirements
 from ..request import Request
-from ..resources import KINDS
+from ..resources import ASSIGNS
 from ..resources.base import HostFree
 from ..resources.draft import ConfigurationDraft
 from ..resources.kind import Decisions
@@ -47,6 +47,6 @@ def build_configuration(
         },
         cpu_sets={cs.id: {"id": cs.id, "numa_node": nodes[cs.id]} for cs in request.cpu_sets},
     )
-    for kind in KINDS:
+    for kind in ASSIGNS:
         kind.assign(draft, free, request, layout, decisions)
     return with_requirements(draft.build(), vm)  # networks, VLANs, cpu-set policies, the descriptor

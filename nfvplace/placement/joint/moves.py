@@ -167,7 +167,7 @@ def suggest_moves(
     descriptors = descriptors or {}
     on_host: dict[str, list[VmConfiguration]] = {}
     for config in placements:
-        if config.host in fleet.index:
+        if config.host in fleet.positions:
             on_host.setdefault(config.host, []).append(config)
     for i in _hosts_to_try(fleet, vm, options)[:MAX_HOSTS]:
         host = fleet.hosts[i]

@@ -115,10 +115,10 @@ class SharedTable(Table):
     pus: IntArray  # hosts x node slots: PUs of the shared pool with room
 
 
-class SharedKind(Kind[SharedTable, tuple[Pool, ...]]):
+class SharedKind(Kind):
     name = "shared"
     reasons = (Reason.shared_pus, Reason.shared_cpu)
-    blame = (5, "shared PUs of the nodes of the floating cpu-sets")
+    family = "shared PUs of the nodes of the floating cpu-sets"
 
     def new_table(self, hosts: int, nodes: int, vocab: Vocabulary) -> SharedTable:
         return SharedTable(
@@ -186,7 +186,7 @@ class SharedKind(Kind[SharedTable, tuple[Pool, ...]]):
         request: Request,
         allowed: Mapping[int, frozenset[int]],
         options: Options,
-    ) -> object | Refusal | None:
+    ) -> SharedChoice | Refusal | None:
         if request.shared is None:
             return None
         pools = free.of(self)
@@ -213,7 +213,7 @@ class SharedKind(Kind[SharedTable, tuple[Pool, ...]]):
         for slot, node in enumerate(ctx.free.node_ids):
             here = []
             for cs in ctx.request.cpu_sets:
-                y = ctx.placed(cs.id, node)
+                y = ctx.node_var(cs.id, node)
                 if not cs.floating or y is None:
                     continue
                 if choose_pus(pools[slot], len(cs.vcpus)) is None:
@@ -233,8 +233,8 @@ class SharedKind(Kind[SharedTable, tuple[Pool, ...]]):
     ) -> None:
         if layout is not None:
             _assign_floating(draft, free.of(self), free, request, layout)
-        choice = decisions.get(self.name)
-        if not isinstance(choice, SharedChoice) or request.shared is None:
+        choice = decisions.of(self)
+        if choice is None or request.shared is None:
             return
         draft.fields["shared"] = {
             "vcpus": request.shared.vcpus,
@@ -247,8 +247,8 @@ class SharedKind(Kind[SharedTable, tuple[Pool, ...]]):
     def explain(
         self, free: HostFree, request: Request, layout: Layout | None, decisions: Decisions
     ) -> list[ExplainRow]:
-        choice = decisions.get(self.name)
-        if not isinstance(choice, SharedChoice) or request.shared is None:
+        choice = decisions.of(self)
+        if choice is None or request.shared is None:
             return _explain_floating(free.of(self), free, request, layout)
         return [
             ExplainRow(
@@ -265,12 +265,15 @@ class SharedKind(Kind[SharedTable, tuple[Pool, ...]]):
 
     def count_state(
         self, fleet: IndexedFleet, i: int, slot: int, request: Request
-    ) -> object | None:
+    ) -> list[Sequence[SharedPu]] | None:
+        """The node's shared pool, in a box that each instance taken replaces."""
         if request.shared is None:
             return None
         return [list(shared_pus(fleet.hosts[i].numa_nodes[slot]))]
 
-    def count_take(self, state: Any, request: Request, spread: bool) -> Reason | None:
+    def count_take(
+        self, state: list[Sequence[SharedPu]], request: Request, spread: bool
+    ) -> Reason | None:
         assert request.shared is not None
         chosen = choose_pus(state[0], request.shared.vcpus)
         if chosen is None:
