@@ -254,10 +254,13 @@ class Placements:
                 body = answer_json({"dry_run": True}, configs, _explanation(request, result))
                 return Answer(200, body)
             response = answer_json({"id": placement_id}, configs, _explanation(request, result))
-            landed = False
             try:
-                self._commit(request, key, placement_id, (response, configs), decision, inline)
-                landed = True
+                landed = False
+                try:
+                    self._commit(request, key, placement_id, (response, configs), decision, inline)
+                    landed = True
+                finally:  # before a lost race is handled: the commits after it go on at once
+                    self.live.finish(decision, landed)
             except WriteLockBusyError as exc:  # inline only: the placing thread will wait
                 raise WouldBlockError("SQLite's write lock is held") from exc
             except StaleSnapshot as exc:
@@ -268,8 +271,6 @@ class Placements:
             except CommitOutcomeUnknownError as exc:
                 exc.extra["placement"] = placement_id  # stored or not: a replay of the key says
                 raise
-            finally:
-                self.live.finish(decision, landed)
             self.metrics.placements.labels("placed").inc()
             note("placed", placement=placement_id, hosts=sorted(result.hosts))
             return Answer(201, response, {"Location": f"/v1/placements/{placement_id}"})
