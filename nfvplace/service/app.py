@@ -26,10 +26,11 @@ from ..store.parsed import ParsedHosts
 from . import k8s_cluster, logs
 from .auth import TokenTable, require
 from .faults import FaultEpisodes, Readiness
+from .live import Placer
 from .metrics import Metrics
 from .middleware import RequestContext
 from .openapi import build_openapi, operation_id
-from .placing import Placements, Placer
+from .placing import Placements
 from .problems import (
     ProblemError,
     on_http_error,

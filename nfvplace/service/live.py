@@ -60,7 +60,7 @@ WAIT_S = 60.0
 STALE_S = 1.0  # a host another worker changed is read again at the latest this long after
 LOCK_WAIT_S = 0.002  # the longest a decision without reads waits for the index (a write-back's)
 
-Engine = Callable[..., PlacementResult]  # `nfvplace.placement.place`, or a stand-in for tests
+Placer = Callable[..., PlacementResult]  # `nfvplace.placement.place`, or a stand-in for tests
 
 
 class WouldBlockError(Exception):
@@ -114,13 +114,13 @@ class LiveIndex:
     def __init__(
         self,
         store: Store,
-        engine: Engine,
+        placer: Placer,
         clock: PhaseClock | None = None,
         on_read: Callable[[], object] | None = None,
         on_built: Callable[[], object] | None = None,
     ) -> None:
         self.store = store
-        self.engine = engine
+        self.placer = placer  # the engine's door
         self.clock = clock or PhaseClock()
         self.on_read = on_read  # called for each host read from the database (a metric)
         self.on_built = on_built  # called when a new index was built (see `serve`'s workers)
@@ -256,7 +256,7 @@ class LiveIndex:
         if len(fleet) == 0:
             return empty_fleet(ask.target)
         options = {**ask.options, "exclude": exclude} if exclude else ask.options
-        return self.engine(fleet, ask.target, **options)
+        return self.placer(fleet, ask.target, **options)
 
     def decide(
         self, ask: Ask, *, claim: bool = True, narrow: bool = False, reads: bool = True

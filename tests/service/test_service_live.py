@@ -12,12 +12,11 @@ from stored import generations
 from nfvplace.models.chd import ComputeHostDescriptor
 from nfvplace.models.vmd import VmDescriptor
 from nfvplace.service import live
-from nfvplace.service.live import Decision
+from nfvplace.service.live import Decision, Placer
 from nfvplace.service.metrics import Metrics
 from nfvplace.service.placing import (
     PlacementRequest,
     Placements,
-    Placer,
     configurations_json,
     new_placement_id,
 )

@@ -20,8 +20,9 @@ from nfvplace.models.chd import ComputeHostDescriptor
 from nfvplace.models.vmd import VmDescriptor
 from nfvplace.service import live
 from nfvplace.service.host_states import HostState
+from nfvplace.service.live import Placer
 from nfvplace.service.metrics import Metrics
-from nfvplace.service.placing import PlacementRequest, Placements, Placer
+from nfvplace.service.placing import PlacementRequest, Placements
 from nfvplace.service.problems import ProblemError
 from nfvplace.store import Store
 from nfvplace.store.faults import CommitOutcomeUnknownError

@@ -17,8 +17,9 @@ from stored import generations
 from nfvplace.models.chd import ComputeHostDescriptor
 from nfvplace.models.vmd import VmDescriptor
 from nfvplace.service import retention
+from nfvplace.service.live import Placer
 from nfvplace.service.metrics import Metrics
-from nfvplace.service.placing import PlacementRequest, Placements, Placer
+from nfvplace.service.placing import PlacementRequest, Placements
 from nfvplace.store import Store
 from nfvplace.store.records import PLACEMENTS
 
