@@ -10,11 +10,9 @@ from dataclasses import dataclass
 
 from ..models.chd import ComputeHostDescriptor
 from ..models.configuration import VmConfiguration
-from ..placement.resources import KINDS
-from ..placement.resources.holding import HoldsUnits
+from ..placement.resources import HOLDS_UNITS
 
-# the kinds whose configurations hold units of a host alone, in the registry's order
-HOLDERS: tuple[HoldsUnits, ...] = tuple(k for k in KINDS if isinstance(k, HoldsUnits))
+HOLDERS = HOLDS_UNITS  # the kinds whose configurations hold units of a host alone, in order
 
 
 @dataclass(frozen=True, slots=True, order=True)

@@ -19,8 +19,9 @@ from ..request import Request
 from ..resources import DECIDES, EXPLAINS, implementing
 from ..resources.base import HostFree
 from ..resources.draft import AssignmentError
-from ..resources.kind import Decisions, ModelCosts, ModelGate, Refusal
+from ..resources.kind import Decisions, Refusal
 from ..resources.model import Layout
+from ..resources.stages import ModelCosts, ModelGate
 from ..result import ExplainRow
 from .assign import build_configuration, instance_id
 from .filter import FilterOutcome

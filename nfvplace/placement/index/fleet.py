@@ -21,7 +21,7 @@ from ...errors import DescriptorError
 from ...models.chd import ComputeHostDescriptor
 from ..resources import implementing
 from ..resources.base import HostFree, IntArray, Table, TableKey, Vocabulary
-from ..resources.kind import Columns, Seeds, Terms
+from ..resources.stages import Columns, Seeds, Terms
 from .free import free_of
 from .hosts import HostStore, Interner
 
