@@ -22,7 +22,7 @@ from .models.chd import ComputeHostDescriptor
 from .models.configuration import VmConfiguration
 from .placement.resources import CLAIMS, implementing
 from .placement.resources.draft import HostDraft
-from .placement.resources.kind import Owners
+from .placement.resources.stages import Owners
 
 _OWNERS = implementing(Owners)
 

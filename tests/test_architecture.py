@@ -198,7 +198,7 @@ def test_no_kind_is_named_outside_the_resources_package() -> None:
     assert kinds >= {"CPU", "MEMORY", "NICS", "CACHE_WAYS"}  # the scan sees the kinds
 
 
-# The kinds' stage protocols (placement/resources/kind.py): small, each implemented for real, and
+# The kinds' stage protocols (placement/resources/stages.py): small, each implemented for real, and
 # every stage whose order decides an answer listing exactly the kinds that implement it.
 
 MAX_STAGE_MEMBERS = 2  # a stage protocol's own methods and properties, besides the kind's name
@@ -219,7 +219,7 @@ def _stage_members(protocol: type) -> set[str]:
 
 
 def test_every_stage_protocol_is_small() -> None:
-    from nfvplace.placement.resources.kind import STAGES
+    from nfvplace.placement.resources.stages import STAGES
 
     wide = {p.__name__: sorted(_members(p)) for p in STAGES if len(_members(p)) > MAX_STAGE_MEMBERS}
     assert wide == {}
@@ -227,7 +227,8 @@ def test_every_stage_protocol_is_small() -> None:
 
 
 def test_the_kind_base_gives_no_stage_a_default() -> None:
-    from nfvplace.placement.resources.kind import STAGES, Kind
+    from nfvplace.placement.resources.kind import Kind
+    from nfvplace.placement.resources.stages import STAGES
 
     hooks = set().union(*(_stage_members(p) for p in STAGES)) - {"name"}
     assert hooks & set(vars(Kind)) == set()
@@ -261,7 +262,7 @@ def _does_nothing(function: object) -> bool:
 
 def test_no_kind_implements_a_stage_by_doing_nothing() -> None:
     from nfvplace.placement.resources import KINDS, implementing
-    from nfvplace.placement.resources.kind import STAGES
+    from nfvplace.placement.resources.stages import STAGES
 
     idle = {}
     for protocol in STAGES:
@@ -279,7 +280,7 @@ def test_every_public_method_of_a_kind_belongs_to_a_stage() -> None:
     import inspect
 
     from nfvplace.placement.resources import KINDS, implementing
-    from nfvplace.placement.resources.kind import STAGES
+    from nfvplace.placement.resources.stages import STAGES
 
     stray = {}
     for kind in KINDS:
@@ -296,7 +297,7 @@ def test_every_public_method_of_a_kind_belongs_to_a_stage() -> None:
 
 def test_each_ordered_stage_lists_exactly_the_kinds_that_implement_it() -> None:
     from nfvplace.placement import resources as r
-    from nfvplace.placement.resources import kind as k
+    from nfvplace.placement.resources import stages as k
 
     ordered = {
         "HOST_CHECKS": k.HostChecks,
@@ -305,7 +306,6 @@ def test_each_ordered_stage_lists_exactly_the_kinds_that_implement_it() -> None:
         "MODEL_DEMAND": k.ModelDemand,
         "MODEL_LIMITS": k.ModelLimits,
         "BLAME": k.ModelLimits,
-        "ASSIGNS": k.Assigns,
         "EXPLAINS": k.Explains,
         "COUNT_TAKES": k.CountTakes,
         "COUNT_CAPS": k.CountCaps,
@@ -314,6 +314,7 @@ def test_each_ordered_stage_lists_exactly_the_kinds_that_implement_it() -> None:
         "RELAX_FINISH": k.RelaxFinish,
         "CLAIMS": k.Claims,
         "FILLS": k.Fills,
+        "HOLDS_UNITS": k.HoldsUnits,
     }
     wrong = {}
     for name, protocol in ordered.items():

@@ -10,11 +10,9 @@ from dataclasses import dataclass
 
 from ..models.chd import ComputeHostDescriptor
 from ..models.configuration import VmConfiguration
-from ..placement.resources import implementing
-from ..placement.resources.holding import HoldsUnits
+from ..placement.resources import HOLDS_UNITS
 
-# the kinds whose configurations hold units of a host alone (the rows are sorted: order is moot)
-HOLDERS = implementing(HoldsUnits)
+HOLDERS = HOLDS_UNITS  # the kinds whose configurations hold units of a host alone, in order
 
 
 @dataclass(frozen=True, slots=True, order=True)

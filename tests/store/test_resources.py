@@ -15,8 +15,8 @@ from nfvplace.models.chd import ComputeHostDescriptor
 from nfvplace.placement.resources import CACHE_WAYS, KINDS
 from nfvplace.placement.resources.cpu import CPU
 from nfvplace.placement.resources.devices import DEVICES
-from nfvplace.placement.resources.holding import HoldsUnits
 from nfvplace.placement.resources.nics import NICS
+from nfvplace.placement.resources.stages import HoldsUnits
 from nfvplace.store import Snapshot, StaleSnapshot, Store
 from nfvplace.store.resources import HOLDERS
 

@@ -12,7 +12,7 @@ from ...models.vmd import VariantMatch, VmDescriptor
 from ..index import FleetIndex
 from ..resources import implementing
 from ..resources.base import BoolArray
-from ..resources.kind import Variants
+from ..resources.stages import Variants
 
 _MATCHING: tuple[Variants[Any], ...] = implementing(Variants)
 

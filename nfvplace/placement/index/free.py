@@ -8,7 +8,7 @@ from typing import Any
 from ...models.chd import ComputeHostDescriptor
 from ..resources import implementing
 from ..resources.base import HostFree
-from ..resources.kind import Free
+from ..resources.stages import Free
 
 _FREE: tuple[Free[Any], ...] = implementing(Free)
 

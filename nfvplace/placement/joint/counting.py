@@ -27,7 +27,8 @@ from ..reasons import Reason
 from ..request import Request
 from ..resources import COUNT_CAPS, COUNT_TAKES, implementing
 from ..resources.base import slots_of
-from ..resources.kind import CountGate, Uncounted
+from ..resources.kind import Uncounted
+from ..resources.stages import CountGate
 
 MAX_PER_NODE = 4096  # a guard against a request that takes nothing
 

@@ -41,7 +41,8 @@ from ..index import FleetIndex
 from ..options import Options
 from ..request import Request, build_request
 from ..resources import RELAX_FINISH, RELAX_HOSTS, RELAX_NODES, implementing
-from ..resources.kind import RelaxCapacity, RelaxSlots, RelaxState
+from ..resources.kind import RelaxState
+from ..resources.stages import RelaxCapacity, RelaxSlots
 from .batch import Member
 
 _SLOT_CHECKS = implementing(RelaxSlots)

@@ -23,7 +23,7 @@ from ...models.vnf import AntiAffinityScope, Locality
 from ..index import FleetIndex
 from ..resources import implementing
 from ..resources.base import UNLIMITED_KBPS, BoolArray
-from ..resources.kind import Links
+from ..resources.stages import Links
 from .batch import Group, Unit
 
 AFFINITY = "already host a member of the same anti-affinity group"

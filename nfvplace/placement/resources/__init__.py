@@ -1,6 +1,6 @@
 """The resource kinds, one module each; `KINDS` is the registry, and the stages' ordered lists.
 
-Each stage of the pipeline is a small protocol (`kind.py`) and loops over the kinds that implement
+Each stage of the pipeline is a small protocol (`stages.py`) and loops over the kinds that implement
 it, naming none: `implementing(Protocol)` where the order changes no answer, and one of the tuples
 below where it does (each says why). `tests/test_architecture.py` checks that every tuple holds
 exactly the kinds that implement its protocol. Adding a kind is a module, a line in `KINDS`, and a
@@ -18,16 +18,18 @@ from .cpu import CPU
 from .devices import DEVICES
 from .impact import IMPACT
 from .interconnect import INTERCONNECT
-from .kind import (
-    Assigns,
+from .kind import Decides, Kind
+from .memory import MEMORY
+from .nics import NICS
+from .shared import SHARED_CPUS
+from .stages import (
     Claims,
     CountCaps,
     CountTakes,
-    Decides,
     Explains,
     Fills,
+    HoldsUnits,
     HostChecks,
-    Kind,
     ModelDemand,
     ModelLimits,
     NodeNeeds,
@@ -35,9 +37,6 @@ from .kind import (
     RelaxHosts,
     RelaxNodes,
 )
-from .memory import MEMORY
-from .nics import NICS
-from .shared import SHARED_CPUS
 
 KINDS: tuple[Kind, ...] = (
     CAPABILITIES_KIND,
@@ -51,8 +50,6 @@ KINDS: tuple[Kind, ...] = (
     CACHE_WAYS,
 )
 """Every resource kind. Its order decides nothing: the stages whose order matters say it below."""
-
-BY_NAME: dict[str, Kind] = {kind.name: kind for kind in KINDS}
 
 
 def implementing[P](protocol: Callable[..., P]) -> tuple[P, ...]:
@@ -94,19 +91,6 @@ BLAME: tuple[ModelLimits, ...] = (NICS, DEVICES, INTERCONNECT, MEMORY, CPU, CACH
 first whose removal makes the model feasible is named, so the rarest and most specific limits
 (ports, devices, the interconnect) come before the common ones (memory, cores)."""
 
-ASSIGNS: tuple[Assigns, ...] = (
-    CPU,
-    SHARED_CPUS,
-    MEMORY,
-    NICS,
-    DEVICES,
-    INTERCONNECT,
-    IMPACT,
-    CACHE_WAYS,
-)
-"""Exact ids into one draft (`engine/assign.py`): memory reads the nodes the cpu-sets were given,
-so the cpu-sets come first; the draft's fields follow this order."""
-
 EXPLAINS: tuple[Explains, ...] = (CPU, SHARED_CPUS, CACHE_WAYS)
 """The `--explain` rows of one host, in the order they are printed (`engine/attempt.py`)."""
 
@@ -135,19 +119,23 @@ CLAIMS: tuple[Claims, ...] = (
 )
 """Claiming and releasing on one draft (`claims.py`): a conflict's issues are listed in this order."""
 
+HOLDS_UNITS: tuple[HoldsUnits, ...] = (CPU, NICS, DEVICES, CACHE_WAYS)
+"""The store's double-claim guard (`store/resources.py`): every commit writes its claim rows in
+this one order, so two commits racing for the same units meet them in the same order (the first
+waits for the second's outcome rather than both waiting on each other)."""
+
 FILLS: tuple[Fills[Any], ...] = (CPU, MEMORY)
 """The parts of `pack`'s host score (`engine/policies/`), in the order they are summed and said."""
 
 __all__ = [
-    "ASSIGNS",
     "BLAME",
-    "BY_NAME",
     "CLAIMS",
     "COUNT_CAPS",
     "COUNT_TAKES",
     "DECIDES",
     "EXPLAINS",
     "FILLS",
+    "HOLDS_UNITS",
     "HOST_CHECKS",
     "KINDS",
     "MODEL_DEMAND",

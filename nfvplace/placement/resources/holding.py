@@ -1,20 +1,16 @@
-"""The units of a host a placed VM holds alone: the stage protocol of the store's double-claim
-guard (`HoldsUnits`, one of `kind.STAGES`).
+"""The units of a host a placed VM holds alone, by kind (the store's double-claim guard).
 
 A PU pinned to a VM, an SR-IOV VF, a dedicated port, a PCI device and an L3 cache way can each be
 held by one VM at a time. The store keeps one row per held unit under a UNIQUE constraint, so two
 placements committed at once can never hold the same unit (`store/resources.py` loops over the
-kinds that implement `HoldsUnits`). A kind whose resource is exclusive implements it; a new
-exclusive kind that does is guarded with no change to the store's code.
+kinds that implement the stage `stages.HoldsUnits`, in the order `resources.HOLDS_UNITS` says). A
+kind whose resource is exclusive implements it; a new exclusive kind that does is guarded with no
+change to the store.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
-
-from ...models.configuration import VmConfiguration
 
 
 @dataclass(frozen=True, slots=True, order=True)
@@ -25,20 +21,10 @@ class HeldUnit:
     unit: str  # the unit's id on its host, at most 64 characters: "17", "0000:18:00.2", "0/3"
 
 
-@runtime_checkable
-class HoldsUnits(Protocol):
-    @property
-    def name(self) -> str: ...
-
-    def held_units(self, config: VmConfiguration) -> Iterable[HeldUnit]:
-        """Every unit of `config.host` that `config` holds alone."""
-        ...
-
-
 PU = "pu"
 VF = "vf"
 PORT = "port"
 PCI = "pci"
 CACHE_WAY = "cache_way"
 
-__all__ = ["CACHE_WAY", "PCI", "PORT", "PU", "VF", "HeldUnit", "HoldsUnits"]
+__all__ = ["CACHE_WAY", "PCI", "PORT", "PU", "VF", "HeldUnit"]

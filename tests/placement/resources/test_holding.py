@@ -10,8 +10,9 @@ from nfvplace.models.configuration import VmConfiguration
 from nfvplace.placement.resources import CACHE_WAYS, KINDS
 from nfvplace.placement.resources.cpu import CPU
 from nfvplace.placement.resources.devices import DEVICES
-from nfvplace.placement.resources.holding import HeldUnit, HoldsUnits
+from nfvplace.placement.resources.holding import HeldUnit
 from nfvplace.placement.resources.nics import NICS
+from nfvplace.placement.resources.stages import HoldsUnits
 
 CONFIG = VmConfiguration.model_validate(
     {

@@ -13,8 +13,8 @@ from ...index import FleetIndex
 from ...request import CpuSetDemand, Request
 from ...resources import FILLS, implementing
 from ...resources.base import HostFree, IntArray
-from ...resources.kind import Keeps, NodeFills, NodeKeeps, Room
 from ...resources.scoring import Fullness, Kept, NodeFullness
+from ...resources.stages import Keeps, NodeFills, NodeKeeps, Room
 
 _ROOMY: tuple[Room[Any], ...] = implementing(Room)
 _KEEPING: tuple[Keeps[Any], ...] = implementing(Keeps)  # sorted by weight below
