@@ -14,12 +14,12 @@ pages partly used; one host in three with a pool of SR-IOV VFs per cell: CHDs of
 Per flavor (pinned, pinned isolate, pinned with 1 GiB pages over two nodes, shared with a NUMA
 topology), each timed on fresh HostStates of the same fleet:
 - `nova`: NUMATopologyFilter.host_passes over every host (what the scheduler runs today);
-  each pass is timed on the wall clock and in CPU time (this process's, and for NfvplaceFilter also
-  the service's: every process of `service_session`, read from /proc), which a shared machine's
-  load moves far less;
 - `cold`: NfvplaceFilter.filter_all, the plug-in new (no host's CHD written, none sent before);
 - `warm`: the same again after one host changed (the next boot);
 - `warm_other`: another flavor over the same hosts (hosts held, answers not).
+`nova`, `cold` and `warm` are also timed in CPU time (this process's, and for NfvplaceFilter the
+service's too: every process of `service_session`, read from /proc), which a shared machine's load
+moves less than the wall clock.
 `bench/nova_scale.py` runs each flavor against a service of its own, so that its cold pass finds
 the service holding none of the hosts and none of the answers (answered once before, about a host
 of another fleet: the service's first request loads the solver).

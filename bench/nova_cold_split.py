@@ -6,7 +6,7 @@
 with other work, where wall-clock figures move by 2x from one run to the next. This runs the same
 steps in one process, without Nova and without HTTP, on the same host views (bench/nova_candidates.py
 `host`), and counts each step's CPU time (`time.process_time`, which the machine's load moves
-little): the plug-in writing every host's CHD and digest (`chds._written`, from host views: reading
+less): the plug-in writing every host's CHD and digest (`chds._written`, from host views: reading
 Nova's HostStates into them adds about 0.1 s per 1,000), then the service's route on the body the plug-in
 sends (`POST /v1/evaluations` with every host in full): reading the JSON, checking the digests,
 validating the CHDs, building the index and evaluating (every fitting host decided by the exact
