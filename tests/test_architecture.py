@@ -306,7 +306,6 @@ def test_each_ordered_stage_lists_exactly_the_kinds_that_implement_it() -> None:
         "MODEL_DEMAND": k.ModelDemand,
         "MODEL_LIMITS": k.ModelLimits,
         "BLAME": k.ModelLimits,
-        "ASSIGNS": k.Assigns,
         "EXPLAINS": k.Explains,
         "COUNT_TAKES": k.CountTakes,
         "COUNT_CAPS": k.CountCaps,

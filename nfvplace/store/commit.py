@@ -1,8 +1,8 @@
 """A placement's commit: the rows it writes (`PlacementWrite`), written in one transaction.
 
-- **PostgreSQL**: one call of the server-side function `nfvplace_commit_placement` (migration
-  0009), with the rows as arrays, through psycopg's ordinary API. The call goes with its `BEGIN` in
-  one round trip, the `COMMIT` in a second: a connection lost before the `COMMIT` leaves nothing
+- **PostgreSQL**: one call of the server-side function `nfvplace_commit_placement` (migrations
+  0009 and 0010), with the rows as one jsonb document, through psycopg's ordinary API. The call
+  goes with its `BEGIN` in one round trip, the `COMMIT` in a second: a connection lost before the `COMMIT` leaves nothing
   stored, and one lost during it leaves the outcome unknown (`CommitOutcomeUnknownError`).
   PL/pgSQL keeps the plans of the function's statements for the session, so nothing is prepared
   by hand.
@@ -17,6 +17,7 @@ SQLAlchemy's `IntegrityError` (the `claims` table's UNIQUE constraint).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -56,9 +57,8 @@ PLACEMENT_COLUMNS = (
 )
 BEGIN = "BEGIN; "
 CALL = (
-    "SELECT nfvplace_commit_placement(%s, %s, %s, %s::json, %s::json, %s, %s::json, %s, "
-    "%s::text[], %s::bigint[], %s::bigint[], %s::text[], %s::text[], %s::text[], "
-    "%s::text[], %s::text[], %s::text[], %s::text[], %s::integer[], %s::bigint[], %s::bigint[])"
+    "SELECT nfvplace_commit_placement("
+    "%s, %s, %s, %s::json, %s::json, %s, %s::json, %s::timestamptz, %s::jsonb)"
 )
 
 
@@ -156,23 +156,21 @@ def _lend_back(conn: Connection, raw: Any) -> None:
         conn.invalidate()
 
 
-def _arguments(write: PlacementWrite) -> list[Any]:
-    placement = [write.placement.get(column) for column in PLACEMENT_COLUMNS]
+def _arguments(write: PlacementWrite) -> list[str | None]:
+    """The call's parameters, every one a string: psycopg quotes strings cheaply (its arrays, a
+    datetime and the like cost it several times as much, about 0.15 ms per commit), and the
+    call's casts type them."""
+    placement = write.placement
+    rows = {
+        "swaps": [{"h": s.host, "s": s.seen, "m": s.made} for s in write.swaps],
+        "instances": [{"o": i.owner, "h": i.host, "v": i.vm} for i in write.instances],
+        "claims": [{"h": h.host, "k": h.kind, "u": h.resource} for h in write.claims],
+        "pages": [{"h": p.host, "d": p.node, "s": p.size_kib, "c": p.count} for p in write.pages],
+    }
     return [
-        *placement,
-        [s.host for s in write.swaps],
-        [s.seen for s in write.swaps],
-        [s.made for s in write.swaps],
-        [i.owner for i in write.instances],
-        [i.host for i in write.instances],
-        [i.vm for i in write.instances],
-        [h.host for h in write.claims],
-        [h.kind for h in write.claims],
-        [h.resource for h in write.claims],
-        [p.host for p in write.pages],
-        [p.node for p in write.pages],
-        [p.size_kib for p in write.pages],
-        [p.count for p in write.pages],
+        *(placement.get(column) for column in PLACEMENT_COLUMNS[:-1]),
+        placement["created_at"].isoformat(),
+        json.dumps(rows),
     ]
 
 

@@ -101,9 +101,15 @@ def _allowed(fleet: FleetIndex, position: int, outcome: FilterOutcome) -> dict[i
 
 
 def solved(
-    fleet: FleetIndex, position: int, request: Request, outcome: FilterOutcome, options: Options
+    fleet: FleetIndex,
+    position: int,
+    request: Request,
+    outcome: FilterOutcome,
+    options: Options,
+    optimize: bool = True,
 ) -> Solved | Refused | Infeasible:
-    """Whether the host at `position` takes `request`: the kinds' choices and the exact model."""
+    """Whether the host at `position` takes `request`: the kinds' choices and the exact model (its
+    best layout, or with `optimize=False` the first one found: a verdict alone)."""
     free = fleet.free(position)
     allowed = _allowed(fleet, position, outcome)
     decisions = Decisions()
@@ -117,7 +123,7 @@ def solved(
     layout: Layout | None = None
     if any(kind.in_model(request) for kind in _MODEL_GATES):
         cpu_sets = {cs.id: allowed[cs.id] for cs in request.cpu_sets}
-        found = solve(free, request, cpu_sets, options)
+        found = solve(free, request, cpu_sets, options, optimize=optimize)
         if isinstance(found, SolveFailure):
             if found.status == "infeasible":
                 return Infeasible(free, request, cpu_sets, options)

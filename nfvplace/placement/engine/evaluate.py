@@ -15,8 +15,9 @@ callers that see the same hosts again (a scheduler's candidates, of which one or
 its last request) may keep answers per host and score them together with `scored`.
 
 A filter reads whether each host fits and its score, never the configuration: `configurations=False`
-decides every host with the same filter, ranking and exact model, and stops there (the ids and the
-claim that the configuration needs are left out, as is their cost: about half of a fitting host's).
+decides every host with the same filter, ranking and exact model, and stops there: the model is
+asked whether a layout exists, not for the best one, and the ids and the claim that the
+configuration needs are left out (together about half of a fitting host's cost).
 """
 
 from __future__ import annotations
@@ -122,7 +123,7 @@ def _verdicts(
     failures: list[tuple[int, Refused | Infeasible]] = []
     for best in hosts[np.lexsort((ranked.keys[hosts],))].tolist():
         request, outcome = ranked.groups[int(ranked.owner[best])]
-        found = solved(fleet, best, request, outcome, options)
+        found = solved(fleet, best, request, outcome, options, optimize=False)
         if isinstance(found, Solved):
             fits[best] = (None, int(ranked.keys[best]) >> 32)
         else:

@@ -23,7 +23,6 @@ from .memory import MEMORY
 from .nics import NICS
 from .shared import SHARED_CPUS
 from .stages import (
-    Assigns,
     Claims,
     CountCaps,
     CountTakes,
@@ -51,8 +50,6 @@ KINDS: tuple[Kind, ...] = (
     CACHE_WAYS,
 )
 """Every resource kind. Its order decides nothing: the stages whose order matters say it below."""
-
-BY_NAME: dict[str, Kind] = {kind.name: kind for kind in KINDS}
 
 
 def implementing[P](protocol: Callable[..., P]) -> tuple[P, ...]:
@@ -94,19 +91,6 @@ BLAME: tuple[ModelLimits, ...] = (NICS, DEVICES, INTERCONNECT, MEMORY, CPU, CACH
 first whose removal makes the model feasible is named, so the rarest and most specific limits
 (ports, devices, the interconnect) come before the common ones (memory, cores)."""
 
-ASSIGNS: tuple[Assigns, ...] = (
-    CPU,
-    SHARED_CPUS,
-    MEMORY,
-    NICS,
-    DEVICES,
-    INTERCONNECT,
-    IMPACT,
-    CACHE_WAYS,
-)
-"""Exact ids into one draft (`engine/assign.py`): memory reads the nodes the cpu-sets were given,
-so the cpu-sets come first; the draft's fields follow this order."""
-
 EXPLAINS: tuple[Explains, ...] = (CPU, SHARED_CPUS, CACHE_WAYS)
 """The `--explain` rows of one host, in the order they are printed (`engine/attempt.py`)."""
 
@@ -144,9 +128,7 @@ FILLS: tuple[Fills[Any], ...] = (CPU, MEMORY)
 """The parts of `pack`'s host score (`engine/policies/`), in the order they are summed and said."""
 
 __all__ = [
-    "ASSIGNS",
     "BLAME",
-    "BY_NAME",
     "CLAIMS",
     "COUNT_CAPS",
     "COUNT_TAKES",

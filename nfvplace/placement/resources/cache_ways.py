@@ -31,7 +31,7 @@ from ..reasons import Reason
 from ..request import CpuSetDemand, Part, Request
 from ..result import ExplainRow
 from .base import HostFree, IndexedFleet, IntArray, Table, Vocabulary
-from .draft import ConfigurationDraft, HostDraft
+from .draft import ConfigurationDraft, DescriptorDraft, HostDraft
 from .filtering import FilterInput, HostCheck, NodeNeed
 from .holding import CACHE_WAY, HeldUnit
 from .kind import Decisions, Kind, RelaxModel
@@ -288,6 +288,11 @@ class CacheWaysKind(Kind):
             ),
             default=0,
         )
+
+    def describe(self, draft: DescriptorDraft, config: VmConfiguration) -> None:
+        for cs in config.cpu_sets:
+            if cs.cache_ways is not None and cs.cache_ways.ways:
+                draft.cpu_sets[cs.id]["cache_ways"] = cs.cache_ways.ways
 
     def claim(self, draft: HostDraft, config: VmConfiguration, sign: int) -> None:
         wanted = [(k, cs.cache_ways) for k, cs in enumerate(config.cpu_sets) if cs.cache_ways]

@@ -26,7 +26,7 @@ from ..reasons import Reason
 from ..request import CpuSetDemand, Part, Request
 from . import affinity
 from .base import HostFree, IndexedFleet, IntArray, Table, Vocabulary
-from .draft import AssignmentError, ConfigurationDraft, HostDraft, touch
+from .draft import AssignmentError, ConfigurationDraft, DescriptorDraft, HostDraft, touch
 from .filtering import FilterInput, HostCheck, NodeNeed, detail
 from .holding import PCI, HeldUnit
 from .kind import Decisions, Kind
@@ -224,6 +224,12 @@ class DevicesKind(Kind):
 
     def counts(self, request: Request) -> bool:
         return not request.vm.pci_devices
+
+    def describe(self, draft: DescriptorDraft, config: VmConfiguration) -> None:
+        classes: dict[str, int] = {}
+        for device in config.pci_devices:
+            classes[device.device_class] = classes.get(device.device_class, 0) + 1
+        draft.fields["pci_devices"] = [{"class": c, "count": n} for c, n in classes.items()]
 
     def claim(self, draft: HostDraft, config: VmConfiguration, sign: int) -> None:
         for index, device in enumerate(config.pci_devices):

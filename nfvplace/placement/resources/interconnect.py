@@ -19,7 +19,7 @@ from ...models.chd import ComputeHostDescriptor
 from ...models.configuration import VmConfiguration
 from ..request import Request
 from .base import HostFree
-from .draft import ConfigurationDraft, HostDraft
+from .draft import ConfigurationDraft, DescriptorDraft, HostDraft
 from .kind import Decisions, Kind
 from .model import Layout, ModelContext
 
@@ -103,6 +103,13 @@ class InterconnectKind(Kind):
 
     def counts(self, request: Request) -> bool:
         return not request.links
+
+    def describe(self, draft: DescriptorDraft, config: VmConfiguration) -> None:
+        if config.cpu_sets:
+            draft.fields["cpu_set_bandwidth"] = [
+                {"cpu_sets": list(link.cpu_sets), "bandwidth_mbps": link.bandwidth_mbps}
+                for link in config.cpu_set_links
+            ]
 
     def claim(self, draft: HostDraft, config: VmConfiguration, sign: int) -> None:
         if not config.cpu_set_links:

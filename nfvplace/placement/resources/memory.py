@@ -32,7 +32,7 @@ from .base import (
     Vocabulary,
     node_parts,
 )
-from .draft import AssignmentError, ConfigurationDraft, HostDraft
+from .draft import AssignmentError, ConfigurationDraft, DescriptorDraft, HostDraft
 from .filtering import FilterInput, NodeNeed
 from .kind import Decisions, Kind, RelaxModel
 from .model import Layout, ModelContext
@@ -296,6 +296,16 @@ class MemoryKind(Kind):
 
     def node_fullness(self, free: tuple[MemoryNode, ...], slot: int) -> NodeFullness:
         return NodeFullness(free[slot].normal_free_mib, free[slot].normal_total_mib)
+
+    def describe(self, draft: DescriptorDraft, config: VmConfiguration) -> None:
+        for cs in config.cpu_sets:
+            entry = draft.cpu_sets[cs.id]
+            entry["memory_mib"] = cs.memory_mib
+            if cs.hugepages is not None and cs.hugepages.count:
+                pages = cs.hugepages
+                entry["hugepages"] = {"size": f"{pages.size_kib}KiB", "count": pages.count}
+            if cs.memory_bandwidth_gbps:
+                entry["memory_bandwidth_gbps"] = cs.memory_bandwidth_gbps
 
     def claim(self, draft: HostDraft, config: VmConfiguration, sign: int) -> None:
         for index, cs in enumerate(config.cpu_sets):

@@ -40,7 +40,7 @@ from .base import (
     node_parts,
     same_objects,
 )
-from .draft import AssignmentError, ConfigurationDraft, HostDraft
+from .draft import AssignmentError, ConfigurationDraft, DescriptorDraft, HostDraft
 from .filtering import FilterInput, NodeNeed
 from .kind import Decisions, Kind, Refusal, RelaxModel
 from .model import Layout, ModelContext
@@ -86,11 +86,6 @@ def choose_pus(shared: Sequence[SharedPu], vcpus: int) -> Pool | None:
         if Fraction(vcpus, size) <= chosen[-1].spare_vcpus:  # exact: no rounding
             return tuple(sorted(chosen, key=lambda p: p.pu))
     return None
-
-
-def floating_vcpus(part: Part) -> int:
-    """The vCPUs of a part that float over its node's shared pool (0: a pinned cpu-set)."""
-    return part.floating_vcpus
 
 
 def charge(shared: Sequence[SharedPu], chosen: Sequence[SharedPu], vcpus: int) -> list[SharedPu]:
@@ -157,7 +152,7 @@ class SharedKind(Kind):
         )
 
     def node_needs(self, inp: FilterInput, part: Part) -> list[NodeNeed]:
-        vcpus = floating_vcpus(part)
+        vcpus = part.floating_vcpus
         if not vcpus:
             return []
         table = inp.fleet.table(self)
@@ -286,7 +281,7 @@ class SharedKind(Kind):
     ) -> bool:
         """A node's pool takes one instance spread evenly (the filter only compares its total
         room): some m of its PUs each with room for vCPUs / m."""
-        vcpus = floating_vcpus(part)
+        vcpus = part.floating_vcpus
         if not vcpus:
             return True
         return choose_pus(shared_pus(fleet.hosts[i].numa_nodes[slot]), vcpus) is not None
@@ -300,12 +295,19 @@ class SharedKind(Kind):
         request: Request,
         part: Part | None,
     ) -> None:
-        if part is not None and floating_vcpus(part):
-            model.use(self.name, host, slot, "shared", floating_vcpus(part) * x)
+        if part is not None and part.floating_vcpus:
+            model.use(self.name, host, slot, "shared", part.floating_vcpus * x)
 
     def relax_capacity(self, fleet: IndexedFleet, host: int, slot: int, name: str) -> int | None:
         room = np.floor(fleet.table(self).spare[host, slot]).astype(np.int64)
         return int(room) if fleet.node_id[host, slot] >= 0 else 0
+
+    def describe(self, draft: DescriptorDraft, config: VmConfiguration) -> None:
+        for cs in config.cpu_sets:
+            if cs.floating is not None:
+                draft.cpu_sets[cs.id].update(floating=True, vcpus=sorted(cs.floating.vcpus))
+        if not config.cpu_sets and (s := config.shared) is not None:
+            draft.fields.update(vcpus=s.vcpus, memory_mib=s.memory_mib, cpu_oversubscription=True)
 
     def claim(self, draft: HostDraft, config: VmConfiguration, sign: int) -> None:
         if config.shared is not None and config.shared.cpus:
@@ -394,6 +396,5 @@ __all__ = [
     "SharedPu",
     "charge",
     "choose_pus",
-    "floating_vcpus",
     "shared_pus",
 ]

@@ -19,6 +19,7 @@ defaults to inherit, so a kind is in a stage exactly when it has that stage's me
 | relaxation (joint) | `RelaxSlots`, `RelaxNodes`, `RelaxHosts`, `RelaxCapacity`, `RelaxFinish` | `joint/relaxation.py` |
 | claim and release on a CHD | `Claims` (`claim`), `Owners` (`owners`) | `claims.py` |
 | the store's double-claim guard | `HoldsUnits` (`held_units`) | `store/resources.py` |
+| a running VM's descriptor | `Describes` (`describe`) | `joint/moves.py` |
 | links between a VNF's members | `Links` (`link_kbps`) | `joint/state.py` |
 | policy scores | `Fills`, `Room`, `Keeps`, `NodeFills`, `NodeKeeps` | `engine/policies/` |
 
@@ -48,7 +49,7 @@ from .base import (
     TableKey,
     Vocabulary,
 )
-from .draft import ConfigurationDraft, HostDraft
+from .draft import ConfigurationDraft, DescriptorDraft, HostDraft
 from .filtering import FilterInput, HostCheck, NodeNeed
 from .holding import HeldUnit
 from .kind import Decides, Decisions, Named, RelaxModel
@@ -251,6 +252,17 @@ class HoldsUnits(Named, Protocol):
         ...
 
 
+# joint search: a running VM's descriptor, and links between members of a VNF on one host
+
+
+@runtime_checkable
+class Describes(Named, Protocol):
+    def describe(self, draft: DescriptorDraft, config: VmConfiguration) -> None:
+        """Ask, in `draft`, for everything of this kind that `config` holds (`joint/moves.py`
+        moves a running VM with that descriptor)."""
+        ...
+
+
 # joint search: links between members of a VNF on one host (`joint/state.py`)
 
 
@@ -318,6 +330,7 @@ STAGES: tuple[type, ...] = (
     Claims,
     Owners,
     HoldsUnits,
+    Describes,
     Links,
     Fills,
     Room,

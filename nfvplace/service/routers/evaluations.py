@@ -38,7 +38,7 @@ from ...errors import NfvplaceError
 from ...models.chd import ComputeHostDescriptor
 from ...models.loading import MAX_NODES, SourceDocument, check_json_shape, gc_paused
 from ...models.vmd import VmDescriptor
-from ...placement import HostEvaluation, evaluate
+from ...placement import HostEvaluation, evaluate, index_of
 from ...placement.engine.evaluate import scored
 from ...placement.options import Options, parse_options
 from ..auth import require
@@ -284,9 +284,10 @@ def evaluate_request(body: Any) -> list[dict[str, Any]]:
         else:
             missing.setdefault(shape, index)
     if missing:
-        chds = [_held(i, given[i]) for i in missing.values()]
+        # the held hosts keep their descriptors: the index shares them as they are
+        fleet = index_of([_held(i, given[i]) for i in missing.values()], share=False)
         answers = evaluate(
-            chds, vm, policy=options.policy, seed=options.seed, configurations=configurations
+            fleet, vm, policy=options.policy, seed=options.seed, configurations=configurations
         )
         for shape, evaluation in zip(missing, answers, strict=True):
             found[shape] = _Answer(evaluation.rank, evaluation.host, evaluation.to_dict())

@@ -104,6 +104,15 @@ def test_a_scheduler_sized_index_keeps_every_view_from_its_build(
     assert len(FleetIndex(hosts)._free) == VIEW_CACHE
 
 
+def test_an_unshared_index_keeps_the_hosts_given_and_places_alike() -> None:
+    hosts = [host(f"h{i}", nodes=[NodeSpec(cores=3), NodeSpec(cores=3)]) for i in range(3)]
+    unshared = FleetIndex(hosts, share=False)
+    assert all(a is b for a, b in zip(unshared.hosts, hosts, strict=True))
+    assert not any(a is b for a, b in zip(FleetIndex(hosts).hosts, hosts, strict=True))
+    wanted = vm(cpu_sets=[cpu_set(0, 4, hugepages_1g=1)])
+    assert nfvplace.place(unshared, wanted) == nfvplace.place(FleetIndex(hosts), wanted)
+
+
 def test_claimed_hosts_refill_their_rows_as_a_fresh_index_would() -> None:
     hosts = [host(f"h{i}", nodes=[NodeSpec(cores=3), NodeSpec(cores=3)]) for i in range(3)]
     f = FleetIndex(hosts)

@@ -17,7 +17,7 @@ from ...reasons import Reason
 from ...request import CpuSetDemand, Part, Request
 from ...result import ExplainRow
 from ..base import HostFree, IndexedFleet, IntArray, Vocabulary
-from ..draft import ConfigurationDraft, HostDraft
+from ..draft import ConfigurationDraft, DescriptorDraft, HostDraft
 from ..filtering import FilterInput, HostCheck, NodeNeed
 from ..holding import PU, HeldUnit
 from ..kind import Decisions, Kind, RelaxModel
@@ -148,6 +148,22 @@ class CpuKind(Kind):
         self, state: estimates.CpuCount, request: Request, spread: bool
     ) -> Reason | None:
         return estimates.take(state, request.cpu_sets[0], request.emulator)
+
+    def describe(self, draft: DescriptorDraft, config: VmConfiguration) -> None:
+        """Pinned vCPUs, SMT pairs and thread policies; an isolated emulator PU if it had one."""
+        if config.thread_policy is not None:
+            draft.fields["cpu_thread_policy"] = config.thread_policy.value
+        if config.emulator_pins:
+            draft.fields["emulator_threads"] = "isolate"
+        for cs in config.cpu_sets:
+            entry = draft.cpu_sets[cs.id]
+            if cs.floating is None:  # a floating cpu-set's vCPUs are the shared kind's
+                entry["vcpus"] = sorted(cs.vcpu_pins)
+            entry["howtogroup"] = [list(p) for p in cs.howtogroup]
+            if cs.thread_policy is not None:
+                entry["thread_policy"] = cs.thread_policy.value
+            elif config.thread_policy is None:
+                entry["thread_policy"] = "isolate" if cs.reserved_siblings else "prefer"
 
     def relax_add(
         self,

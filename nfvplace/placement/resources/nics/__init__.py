@@ -30,7 +30,7 @@ from ...reasons import Reason
 from ...request import CpuSetDemand, Part, Request
 from .. import affinity
 from ..base import UNLIMITED_KBPS, HostFree, IndexedFleet, Vocabulary
-from ..draft import ConfigurationDraft, HostDraft
+from ..draft import ConfigurationDraft, DescriptorDraft, HostDraft
 from ..filtering import FilterInput, HostCheck, NodeNeed
 from ..holding import PORT, VF, HeldUnit
 from ..kind import Decisions, Kind, RelaxModel
@@ -176,6 +176,22 @@ class NicsKind(Kind):
 
     def relax_finish(self, model: RelaxModel) -> None:
         relax_ports(model, model.fleet.table(self))
+
+    def describe(self, draft: DescriptorDraft, config: VmConfiguration) -> None:
+        """Each interface, bound to the cpu-set it was (a host-level one to none)."""
+        by_cpu_set: dict[int | None, list[dict[str, object]]] = {}
+        for i in config.interfaces:
+            wanted: dict[str, object] = {
+                "name": i.name,
+                "mode": i.mode.value,
+                "bandwidth_gbps": i.bandwidth_gbps,
+            }
+            by_cpu_set.setdefault(i.cpu_set, []).append(wanted)
+        draft.fields["interfaces"] = [
+            {**e, "restricted_to_topology": False} for e in by_cpu_set.get(None, [])
+        ]
+        for cs_id, entry in draft.cpu_sets.items():
+            entry["interfaces"] = by_cpu_set.get(cs_id, [])
 
     def claim(self, draft: HostDraft, config: VmConfiguration, sign: int) -> None:
         claim_interfaces(draft, config, sign)
