@@ -14,7 +14,7 @@ from ..options import Options
 from ..reasons import Reason
 from ..request import Request
 from ..resources import KINDS
-from ..resources.base import HostFree
+from ..resources.base import HostFree, IndexedFleet
 from ..resources.draft import AssignmentError
 from ..resources.kind import Refusal
 from ..resources.model import Layout
@@ -77,8 +77,8 @@ class Infeasible:
 Attempt = Claimed | Refused | Infeasible
 
 
-def _allowed(fleet: FleetIndex, index: int, outcome: FilterOutcome) -> dict[int, set[int]]:
-    """The node ids each part of the request may go to on host `index`."""
+def allowed_nodes(fleet: IndexedFleet, index: int, outcome: FilterOutcome) -> dict[int, set[int]]:
+    """The node ids each part of the request may go to on host `index` (of the fleet filtered)."""
     return {
         part: {int(fleet.node_id[index, j]) for j in range(fleet.max_nodes) if ok[index, j]}
         for part, ok in outcome.node_ok.items()
@@ -93,9 +93,22 @@ def attempt(
     options: Options,
     instance: str | None,
 ) -> Attempt:
+    return attempt_on(
+        fleet, index, request, allowed_nodes(fleet, index, outcome), options, instance
+    )
+
+
+def attempt_on(
+    fleet: FleetIndex,
+    index: int,
+    request: Request,
+    allowed: dict[int, set[int]],
+    options: Options,
+    instance: str | None,
+) -> Attempt:
+    """`attempt` with the nodes each part may go to (`allowed`) already read from the filter."""
     host = fleet.hosts[index]
     free = fleet.free(index)
-    allowed = _allowed(fleet, index, outcome)
     decisions: dict[str, object] = {}
     frozen = {part: frozenset(nodes) for part, nodes in allowed.items()}
     for kind in KINDS:

@@ -14,13 +14,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..index import FleetIndex
 from ..options import Options
 from ..reasons import Reason
 from ..request import SHARED, Part, Request
 from ..resources import KINDS
-from ..resources.base import BoolArray, IntArray
+from ..resources.base import BoolArray, IndexedFleet, IntArray
 from ..resources.filtering import FilterInput, HostCheck, NodeNeed
+from ..resources.rows import rows_any, rows_sum
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,7 +50,7 @@ class CountRecord:
 
 @dataclass
 class FilterOutcome:
-    fleet: FleetIndex
+    fleet: IndexedFleet
     request: Request
     passing: BoolArray
     node_ok: dict[int, BoolArray]  # part id (cpu-set id, or -1 shared) -> (hosts x node slots)
@@ -63,7 +63,7 @@ def _host_checks(inp: FilterInput) -> list[HostCheck]:
 
 
 def run_filter(
-    fleet: FleetIndex, request: Request, options: Options, consider: BoolArray
+    fleet: IndexedFleet, request: Request, options: Options, consider: BoolArray
 ) -> FilterOutcome:
     inp = FilterInput(fleet, request, options)
     out = FilterOutcome(fleet, request, consider.copy(), {})
@@ -90,7 +90,7 @@ def _node_needs(
     for need in needs:
         ok &= need.ok
     out.node_ok[part.id] = ok
-    hit = out.passing & ~ok.any(axis=1)
+    hit = out.passing & ~rows_any(ok)
     if hit.any():
         cpu_set = None if part.id == SHARED else part.id
         out.records.append(NodeRecord(cpu_set, tuple(needs), np.flatnonzero(hit), many))
@@ -104,7 +104,7 @@ def _distinct_nodes(out: FilterOutcome, request: Request, exists: BoolArray) -> 
     union = np.zeros_like(exists)
     for cs in request.cpu_sets:
         union |= out.node_ok[cs.id]
-    count = union.sum(axis=1)
+    count = rows_sum(union)
     hit = out.passing & (count < len(request.cpu_sets))
     if hit.any():
         out.records.append(

@@ -30,6 +30,7 @@ from .draft import AssignmentError, ConfigurationDraft, HostDraft, touch
 from .filtering import FilterInput, HostCheck, NodeNeed, detail
 from .kind import Decisions, Kind
 from .model import Layout, ModelContext
+from .rows import rows_sum
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,7 +112,7 @@ class DevicesKind(Kind[DevicesTable, DevicesFree]):
     def host_checks(self, inp: FilterInput) -> list[HostCheck]:
         out = []
         for k, want in enumerate(inp.request.vm.pci_devices):
-            counts = self.counted(inp.fleet, want).sum(axis=1)
+            counts = rows_sum(self.counted(inp.fleet, want))
             out.append(
                 HostCheck(
                     Reason.pci_device,
