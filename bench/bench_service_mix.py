@@ -11,7 +11,10 @@ first, one at a time, then the stream from there for `--seconds`. Per setup it p
 per second, requests per second (a VM the fleet no longer takes is a 409), and the server's CPU per
 request against the engine's own CPU on the very same requests in the same order, placed and
 claimed on a prebuilt `FleetIndex` of the same hosts (issue 38: at most 2.5 x, and at least 150
-placements/s with one SQLite worker; on PostgreSQL 2 workers at least 1.3 x one).
+placements/s with one SQLite worker; on PostgreSQL 2 workers at least 1.3 x one). Around the
+burst it also says where the machine's time went (`where_time_goes.py`): the CPU per request of the
+workers, of PostgreSQL, of wrk and of the machine's other users, the cores left idle, and on
+PostgreSQL what the database's backends were doing, sampled every 5 ms.
 """
 
 from __future__ import annotations
@@ -48,6 +51,7 @@ from bench.bench_service import (  # noqa: E402
     register,
 )
 from bench.hostgen import iter_fleet, request_stream  # noqa: E402
+from bench.where_time_goes import measured  # noqa: E402
 from nfvplace.placement import place  # noqa: E402
 
 STREAM = 4000  # requests in the stream (cycled if a run sends more)
@@ -172,9 +176,11 @@ def run_setup(
         times, statuses = latency(server.url, stream, args.latency)
         cpu_before = server.cpu_s()
         phases_before = server.phase_cpu_s()
-        elapsed, counts = throughput(
-            server.url, stream, args.latency, args.clients, args.seconds, folder
-        )
+        postgres = db if db.startswith("postgresql") else None
+        with measured(server.cpu_s, postgres) as burst:
+            elapsed, counts = throughput(
+                server.url, stream, args.latency, args.clients, args.seconds, folder
+            )
         cpu = server.cpu_s() - cpu_before
         phases = {k: v - phases_before.get(k, 0.0) for k, v in server.phase_cpu_s().items()}
         rss = server.max_rss_mib()
@@ -199,6 +205,8 @@ def run_setup(
         },
         "max_worker_rss_mib": rss,
         "load": load(),
+        "machine_cpu_ms_per_request": burst.per_request_ms(answered),
+        "backend_activity": burst.activity_shares(),
     }
 
 
@@ -214,8 +222,20 @@ def report(label: str, result: dict[str, Any]) -> str:
         f"on the same requests (x{result['server_cpu_ms_per_request'] / with_index:.2f} its "
         f"{with_index:.2f} ms with its index updated; server phases: {split}); one client p50 "
         f"{result['latency_p50_ms']:.1f} ms, p99 {result['latency_p99_ms']:.1f} ms; worker RSS "
-        f"{result['max_worker_rss_mib']:.0f} MiB; load {result['load']}"
+        f"{result['max_worker_rss_mib']:.0f} MiB; load {result['load']}\n"
+        f"    the machine's 2 cores per request (ms): {_shares(result['machine_cpu_ms_per_request'])}"
+        + (
+            f"\n    PostgreSQL's backends, sampled: {_shares(result['backend_activity'], '%')}"
+            if result["backend_activity"]
+            else ""
+        )
     )
+
+
+def _shares(values: dict[str, float], unit: str = "") -> str:
+    if unit == "%":
+        return ", ".join(f"{k} {100 * v:.0f} %" for k, v in values.items())
+    return ", ".join(f"{k} {v:.2f}" for k, v in values.items())
 
 
 def main() -> None:

@@ -20,8 +20,11 @@ from dataclasses import dataclass
 from .errors import CLAIM_CONFLICT, Issue, NfvplaceError
 from .models.chd import ComputeHostDescriptor
 from .models.configuration import VmConfiguration
-from .placement.resources import KINDS
+from .placement.resources import CLAIMS, implementing
 from .placement.resources.draft import HostDraft
+from .placement.resources.stages import Owners
+
+_OWNERS = implementing(Owners)
 
 
 @dataclass(eq=False)
@@ -36,7 +39,7 @@ def _apply(
     if config.host != host.id:
         return host, [Issue(f"configuration is for host {config.host}, not {host.id}", path="host")]
     draft = HostDraft(host)
-    for kind in KINDS:
+    for kind in CLAIMS:
         kind.claim(draft, config, sign)
     return draft.build(), draft.issues
 
@@ -68,7 +71,7 @@ def claim_all(
                 Issue(f"configuration is for host {config.host}, not {host.id}", path="host")
             )
             continue
-        for kind in KINDS:
+        for kind in CLAIMS:
             kind.claim(draft, config, +1)
     return draft.build(), tuple(draft.issues)
 
@@ -105,7 +108,7 @@ def holders(host: ComputeHostDescriptor) -> set[str]:
     A host agent that reports a VM as running (by its instance id, or as the owner of anything) has
     counted what it uses (hugepages, memory, bandwidth) in what it reports as used.
     """
-    return {owner for kind in KINDS for owner in kind.owners(host)}
+    return {owner for kind in _OWNERS for owner in kind.owners(host)}
 
 
 __all__ = [

@@ -90,7 +90,7 @@ class Fleet:
             configs = placed
         updated: dict[str, ComputeHostDescriptor] = {}
         for config in configs:
-            if config.host not in self._index.index:
+            if config.host not in self._index.positions:
                 raise DescriptorError(
                     errors.INPUT_INVALID,
                     f"{config.owner} was placed on {config.host}, which is not in this fleet",
@@ -132,7 +132,7 @@ class Fleet:
         return iter(self.hosts)
 
     def __contains__(self, host_id: object) -> bool:
-        return host_id in self._index.index
+        return host_id in self._index.positions
 
     def __repr__(self) -> str:
         instances = self._index.table(IMPACT).instances

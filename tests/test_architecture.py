@@ -196,3 +196,161 @@ def test_no_kind_is_named_outside_the_resources_package() -> None:
                 naming[name] = sorted(found)
     assert naming == {}
     assert kinds >= {"CPU", "MEMORY", "NICS", "CACHE_WAYS"}  # the scan sees the kinds
+
+
+# The kinds' stage protocols (placement/resources/stages.py): small, each implemented for real, and
+# every stage whose order decides an answer listing exactly the kinds that implement it.
+
+MAX_STAGE_MEMBERS = 2  # a stage protocol's own methods and properties, besides the kind's name
+
+
+def _members(protocol: type) -> set[str]:
+    """A stage protocol's own members (its methods and properties, not the inherited name)."""
+    return {
+        name
+        for name, value in vars(protocol).items()
+        if not name.startswith("_") and (callable(value) or isinstance(value, property))
+    }
+
+
+def _stage_members(protocol: type) -> set[str]:
+    """Every member a kind must have to implement `protocol` (its bases' included)."""
+    return set().union(*(_members(base) for base in protocol.__mro__ if base is not object))
+
+
+def test_every_stage_protocol_is_small() -> None:
+    from nfvplace.placement.resources.stages import STAGES
+
+    wide = {p.__name__: sorted(_members(p)) for p in STAGES if len(_members(p)) > MAX_STAGE_MEMBERS}
+    assert wide == {}
+    assert len(STAGES) >= 20  # the scan sees the stages
+
+
+def test_the_kind_base_gives_no_stage_a_default() -> None:
+    from nfvplace.placement.resources.kind import Kind
+    from nfvplace.placement.resources.stages import STAGES
+
+    hooks = set().union(*(_stage_members(p) for p in STAGES)) - {"name"}
+    assert hooks & set(vars(Kind)) == set()
+
+
+def _does_nothing(function: object) -> bool:
+    """Whether a method's body (its docstring aside) only returns a constant, an empty container
+    or nothing: a stage implemented by a no-op."""
+    import inspect
+    import textwrap
+
+    source = textwrap.dedent(inspect.getsource(function))  # type: ignore[arg-type]
+    body = ast.parse(source).body[0].body  # type: ignore[attr-defined]
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+        body = body[1:]  # the docstring
+    if len(body) != 1:
+        return False
+    only = body[0]
+    if isinstance(only, ast.Pass):
+        return True
+    if isinstance(only, ast.Expr) and isinstance(only.value, ast.Constant):
+        return True  # `...`
+    if isinstance(only, ast.Return):
+        value = only.value
+        empty = isinstance(value, ast.List | ast.Tuple | ast.Dict | ast.Set) and not (
+            getattr(value, "elts", None) or getattr(value, "keys", None)
+        )
+        return value is None or isinstance(value, ast.Constant) or empty
+    return False
+
+
+def test_no_kind_implements_a_stage_by_doing_nothing() -> None:
+    from nfvplace.placement.resources import KINDS, implementing
+    from nfvplace.placement.resources.stages import STAGES
+
+    idle = {}
+    for protocol in STAGES:
+        for kind in implementing(protocol):
+            for member in _members(protocol):
+                method = getattr(type(kind), member)
+                if callable(method) and _does_nothing(method):
+                    idle[f"{kind.name}.{member}"] = protocol.__name__
+    assert idle == {}
+    assert {kind.name for kind in KINDS} == {k.name for p in STAGES for k in implementing(p)}
+
+
+def test_every_public_method_of_a_kind_belongs_to_a_stage() -> None:
+    """A hook misspelled, or with a stage's name but not its shape, would be silently skipped."""
+    import inspect
+
+    from nfvplace.placement.resources import KINDS, implementing
+    from nfvplace.placement.resources.stages import STAGES
+
+    stray = {}
+    for kind in KINDS:
+        in_stages = set().union(*(_stage_members(p) for p in STAGES if kind in implementing(p)))
+        public = {
+            name
+            for name, value in inspect.getmembers(type(kind))
+            if not name.startswith("_") and callable(value)
+        }
+        if public - in_stages:
+            stray[kind.name] = sorted(public - in_stages)
+    assert stray == {}
+
+
+def test_each_ordered_stage_lists_exactly_the_kinds_that_implement_it() -> None:
+    from nfvplace.placement import resources as r
+    from nfvplace.placement.resources import stages as k
+
+    ordered = {
+        "HOST_CHECKS": k.HostChecks,
+        "NODE_NEEDS": k.NodeNeeds,
+        "DECIDES": k.Decides,
+        "MODEL_DEMAND": k.ModelDemand,
+        "MODEL_LIMITS": k.ModelLimits,
+        "BLAME": k.ModelLimits,
+        "EXPLAINS": k.Explains,
+        "COUNT_TAKES": k.CountTakes,
+        "COUNT_CAPS": k.CountCaps,
+        "RELAX_NODES": k.RelaxNodes,
+        "RELAX_HOSTS": k.RelaxHosts,
+        "RELAX_FINISH": k.RelaxFinish,
+        "CLAIMS": k.Claims,
+        "FILLS": k.Fills,
+        "HOLDS_UNITS": k.HoldsUnits,
+    }
+    wrong = {}
+    for name, protocol in ordered.items():
+        listed = [kind.name for kind in getattr(r, name)]
+        implementing = sorted(kind.name for kind in r.implementing(protocol))
+        if sorted(listed) != implementing or len(set(listed)) != len(listed):
+            wrong[name] = (listed, implementing)
+    assert wrong == {}
+    tuples = {n for n, v in vars(r).items() if n.isupper() and isinstance(v, tuple)}
+    assert tuples - {"KINDS"} == set(ordered)  # a new ordered stage is checked here too
+
+
+class _Samples:
+    def nothing(self) -> None:
+        """A docstring does not count."""
+        return None
+
+    def empty(self) -> list[int]:
+        return []
+
+    def constant(self) -> bool:
+        return True
+
+    def passes(self) -> None:
+        pass
+
+    def works(self, x: int) -> int:
+        return x + 1
+
+    def checks(self, x: int) -> list[int]:
+        if x:
+            return [x]
+        return []
+
+
+def test_a_no_op_is_told_from_a_method_that_works() -> None:
+    idle = {name for name in vars(_Samples) if not name.startswith("_")}
+    found = {name for name in idle if _does_nothing(getattr(_Samples, name))}
+    assert found == {"nothing", "empty", "constant", "passes"}

@@ -95,7 +95,7 @@ def place(
     consider = None
     if exclude:
         consider = np.ones(len(fleet), dtype=np.bool_)
-        consider[[fleet.index[h] for h in exclude if h in fleet.index]] = False
+        consider[[fleet.positions[h] for h in exclude if h in fleet.positions]] = False
     if applies(single, opts):
         first = place_first(fleet, single, opts, consider, opts.instance)
         if first is not None:
@@ -110,12 +110,16 @@ def capacity(hosts: Hosts, vm: VmDescriptor, **options: Any) -> CapacityReport:
     return capacity_of(index_of(hosts), _vm(vm), parse_options(**options))
 
 
-def evaluate(hosts: Hosts, vm: VmDescriptor, **options: Any) -> tuple[HostEvaluation, ...]:
+def evaluate(
+    hosts: Hosts, vm: VmDescriptor, *, configurations: bool = True, **options: Any
+) -> tuple[HostEvaluation, ...]:
     """Every host's answer for `vm`, in the order given, without claiming anything: whether it fits,
     a score (0-100, higher is better under the policy), the reasons it does not fit, and the
-    configuration it would get. For schedulers that pick the host themselves (Nova's filter and
-    weigher, a Kubernetes scheduler extender). Keywords as for `place`."""
-    return evaluate_vm(index_of(hosts), _vm(vm), parse_options(**options))
+    configuration it would get (`configurations=False`: none, for a filter that reads only the
+    verdicts, at about half the cost of a fitting host). For schedulers that pick the host
+    themselves (Nova's filter and weigher, a Kubernetes scheduler extender). Keywords as for
+    `place`."""
+    return evaluate_vm(index_of(hosts), _vm(vm), parse_options(**options), configurations)
 
 
 def suggest_moves(

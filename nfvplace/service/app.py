@@ -26,10 +26,11 @@ from ..store.parsed import ParsedHosts
 from . import k8s_cluster, logs
 from .auth import TokenTable, require
 from .faults import FaultEpisodes, Readiness
+from .live import Placer
 from .metrics import Metrics
 from .middleware import RequestContext
 from .openapi import build_openapi, operation_id
-from .placing import Placements, Placer
+from .placing import Placements
 from .problems import (
     ProblemError,
     on_http_error,
@@ -37,7 +38,7 @@ from .problems import (
     on_problem,
     on_validation_error,
 )
-from .retention import catch_up_forever, prune_forever, write_back_forever
+from .retention import prune_forever, upkeep_forever
 from .routers import (
     capacity,
     convert,
@@ -105,8 +106,7 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     await run_in_threadpool(placements.live.refresh)  # the index, before /readyz
     upkeep = [
         asyncio.create_task(prune_forever(store, settings.keep_released_s, episodes)),
-        asyncio.create_task(write_back_forever(placements.live, episodes)),
-        asyncio.create_task(catch_up_forever(store, episodes)),
+        asyncio.create_task(upkeep_forever(placements.live, episodes)),
     ]
     try:
         yield
@@ -161,7 +161,6 @@ def create_app(
         max_body_bytes=settings.max_body_bytes,
         path_limits={EVALUATIONS_PATH: settings.max_evaluation_body_bytes},
         episodes=app.state.episodes,
-        direct={("POST", "/v1/placements"): placements.CREATE_ROUTE},
     )
 
     def openapi() -> dict[str, Any]:

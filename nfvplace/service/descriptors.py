@@ -130,20 +130,6 @@ def parse_descriptor[M: BaseModel](
     return descriptor
 
 
-def parse_options[M: BaseModel](body: Mapping[str, Any], model: type[M]) -> M:
-    """The members of `body` that `model` declares, validated; 422 with findings if not."""
-    document = SourceDocument(
-        data={k: v for k, v in body.items() if k in model.model_fields}, source="body"
-    )
-    try:
-        return model.model_validate(document.data)
-    except ValidationError as exc:
-        findings = schema_findings(exc, model, document)
-        raise ProblemError(
-            422, errors.INPUT_INVALID, "invalid request", extra={"findings": findings}
-        ) from exc
-
-
 def json_pointer(path: Sequence[str | int]) -> str:
     """RFC 6901: `("numa_nodes", 0, "id")` -> `/numa_nodes/0/id`."""
     return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in path)

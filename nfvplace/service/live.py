@@ -2,23 +2,34 @@
 
 Each worker holds one `FleetIndex` (the engine's index) of every host's availability, the generation
 each host has in the database, and the watermark of the store's change feed it read last. A
-placement refreshes the index from the feed (one small query), decides on it, and claims in the index
-at once what it chose, so the next request of this worker decides around it; the store then commits
-it with compare-and-swap on the generations. Requests of one worker that chose the same host commit
-in the order they decided (the later one waits for the earlier one's outcome); a commit that loses
-the race marks its hosts to be read again, and the caller decides once more.
+placement goes through it in three calls, in this order: `decide` refreshes the index from the feed
+(one small query), runs the engine on it and holds what it chose in the index at once, so the next
+request of this worker decides around it; the caller then commits the `Decision` (compare-and-swap
+on the generations it names, once the earlier commits on its hosts have landed:
+`Decision.wait_for_earlier`); `finish` says how the commit ended. A commit that loses the race
+marks its hosts to be read again, and the caller decides once more.
 
-Hosts that another worker or replica changed are *stale* here until they are read again. A host that
-came or went is read at once. A host whose availability changed is read lazily: a single VM is first
-placed on the other hosts (with the stale ones and the ones this worker just lost races on,
-`AVOID_S`, excluded), and only if none fits are the stale hosts read and the decision made again on
-the whole fleet. A stale host is read at the latest `STALE_S` after it changed. Under load every
-worker packs onto a host of its own (its lane) instead of reading, after every placement, the host
-another worker is filling, and racing it there. Likewise a single VM goes first to a host with no
-commit of this worker in flight: commits on one host land one at a time (each is a compare-and-swap
-on the generation the one before made), so a placement decided on that host would wait for the
-commit before it, where on another host it commits alongside. Dry runs, VNFs and batches read the
-stale hosts first: they decide on the whole, current fleet.
+Each host the index holds is in one `HostState` (`LiveIndex.state`; a host absent there is
+fresh), changed only by the transitions of `host_states.HostStates`:
+
+- fresh: the index has what the database has (or will have, once this worker's commits land);
+- stale: another worker, a replica or an agent changed it, noticed in the change feed. A host that
+  came or went is read at once; a stale one is read lazily: a single VM is first placed on the
+  other hosts, and only if none fits are the stale hosts read and the decision made again on the
+  whole fleet. A stale host is read at the latest `STALE_S` after it changed. Under load every
+  worker packs onto a host of its own (its lane) instead of reading, after every placement, the
+  host another worker is filling, and racing it there;
+- pending: a commit of this worker on it is in flight. A single VM goes first to another host:
+  commits on one host land one at a time (each is a compare-and-swap on the generation the one
+  before made), so a placement decided there would wait for the commit before it, where on
+  another host it commits alongside;
+- lost: this worker's commit on it lost its race (or a read of it failed): read before the next
+  decision, then
+- avoided: single VMs go elsewhere first until `AVOID_S` after the race was lost.
+
+Dry runs, VNFs and batches read the stale hosts first: they decide on the whole, current fleet.
+What this worker committed and has not yet written back (`write_back`) is kept apart from the
+state: a host may be owed to the store and stale or pending again at once.
 
 The lock below is held only while the index is read or changed (a refresh, one decision of about a
 millisecond); commits run outside it, concurrently. A decision made with `reads=False` (on the
@@ -33,49 +44,27 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from itertools import chain
-from typing import TypeVar
+from typing import Any
 
 from ..models.chd import ComputeHostDescriptor
-from ..placement import FleetIndex
-from ..placement.result import PlacementResult
+from ..models.vmd import VmDescriptor
+from ..models.vnf import VnfTemplate
+from ..placement import BatchItem, FleetIndex
+from ..placement.result import Diagnosis, PlacementResult
 from ..store import Snapshot, StaleSnapshot, Store
+from .host_states import HostState, HostStates, Pending
+from .metrics import PhaseClock
 
-T = TypeVar("T")
 COMPACT_FROM = 2000  # hosts: from here on the index keeps descriptors compressed
 WAIT_S = 60.0
-AVOID_S = 0.5  # a worker that lost a race on a host places elsewhere first for this long
 STALE_S = 1.0  # a host another worker changed is read again at the latest this long after
 LOCK_WAIT_S = 0.002  # the longest a decision without reads waits for the index (a write-back's)
+
+Placer = Callable[..., PlacementResult]  # `nfvplace.placement.place`, or a stand-in for tests
 
 
 class WouldBlockError(Exception):
     """Deciding now would read hosts from the database or wait for another thread's decision."""
-
-
-@dataclass(eq=False)
-class _Pending:
-    """A commit this worker decided and has not finished yet."""
-
-    done: threading.Event = field(default_factory=threading.Event)
-    ok: bool = False
-
-
-class PhaseClock:
-    """CPU time of this thread spent in each phase of a placement (`spent(phase)` charges the
-    time since the last mark to `phase`), handed to `charge` (the service's metrics)."""
-
-    def __init__(self, charge: Callable[[str, float], None] | None = None) -> None:
-        self.charge = charge
-        self._marks = threading.local()
-
-    def start(self) -> None:
-        self._marks.at = time.thread_time()
-
-    def spent(self, phase: str) -> None:
-        now = time.thread_time()
-        if self.charge is not None:
-            self.charge(phase, now - self._marks.at)
-        self._marks.at = now
 
 
 @dataclass(frozen=True)
@@ -84,38 +73,74 @@ class Decision:
 
     result: PlacementResult
     base: Snapshot  # generations the commit expects (hosts: empty, the index claimed already)
-    after: tuple[_Pending, ...] = ()
-    mine: Mapping[str, _Pending] = field(default_factory=dict)
+    after: tuple[Pending, ...] = ()  # earlier commits of this worker on the same hosts
+    mine: Mapping[str, Pending] = field(default_factory=dict)
+
+    def wait_for_earlier(self) -> None:
+        """Wait until the earlier commits this one builds on have landed; StaleSnapshot if one of
+        them did not."""
+        for pending in self.after:
+            if not pending.done.wait(WAIT_S) or not pending.ok:
+                raise StaleSnapshot("an earlier placement on the same host did not commit")
+
+
+Target = VmDescriptor | VnfTemplate | tuple[BatchItem, ...]
+
+
+@dataclass(frozen=True)
+class Ask:
+    """What the engine is asked: `target` with the engine's options (policy, seed, explain,
+    instance)."""
+
+    target: Target
+    options: Mapping[str, Any]
+
+
+def target_name(target: Target) -> str:
+    if isinstance(target, tuple):
+        return "batch of " + ", ".join(item.vm.name for item in target)
+    return target.name
+
+
+def empty_fleet(target: Target) -> PlacementResult:
+    summary = (
+        f"0/0 hosts fit {target_name(target)}: the inventory has no hosts "
+        "(host agents register them with PUT /v1/hosts/{id})"
+    )
+    return PlacementResult(diagnosis=Diagnosis(0, 0, (), summary))
 
 
 class LiveIndex:
     def __init__(
         self,
         store: Store,
+        placer: Placer,
         clock: PhaseClock | None = None,
         on_read: Callable[[], object] | None = None,
         on_built: Callable[[], object] | None = None,
     ) -> None:
         self.store = store
+        self.placer = placer  # the engine's door
         self.clock = clock or PhaseClock()
         self.on_read = on_read  # called for each host read from the database (a metric)
         self.on_built = on_built  # called when a new index was built (see `serve`'s workers)
         self._lock = threading.Lock()
         self._index: FleetIndex | None = None
         self._generation: dict[str, int] = {}  # what the database has (or will, once pending land)
-        self._pending: dict[str, _Pending] = {}
-        self._dirty: set[str] = set()  # hosts of this worker's failed commits: read at once
-        self._stale: dict[str, float] = {}  # host -> since when (monotonic) another changed it
+        self._marks = HostStates()  # every host that is not fresh
         self._seq = -1
-        self._avoid: dict[str, float] = {}  # host -> until when (monotonic) this worker avoids it
         # host -> (generation, availability) its latest commit by this worker made, not yet
         # written back (see `write_back`)
-        self._landed: dict[str, tuple[int, ComputeHostDescriptor]] = {}
+        self._owed: dict[str, tuple[int, ComputeHostDescriptor]] = {}
         self.hosts_read = 0  # hosts (re)read from the database, for metrics and benchmarks
 
     def __len__(self) -> int:
         with self._lock:
             return 0 if self._index is None else len(self._index)
+
+    def state(self, host_id: str) -> HostState:
+        """What this worker's index knows of `host_id` against the database."""
+        return self._marks.of(host_id)
 
     def refresh(self) -> None:
         with self._lock:
@@ -126,22 +151,24 @@ class LiveIndex:
         read. Without `reads`, WouldBlockError (and nothing changed) where a host is to be read."""
         changes = self.store.changes_since(self._seq)
         now = time.monotonic()
-        # hosts with commits of this worker in flight are read again only if one of those fails
-        read = {h for h in self._dirty if h not in self._pending}
         known = {} if self._index is None else self._index.index
-        stale = dict(self._stale)
+        marks = self._marks
+        read = marks.to_read(now - STALE_S)
+        stale: list[str] = []
         for host_id, generation in changes.hosts.items():
-            if host_id in self._pending or self._generation.get(host_id) == generation:
-                continue
+            state = marks.of(host_id)
+            if state is HostState.PENDING or self._generation.get(host_id) == generation:
+                continue  # read again only if this worker's commit in flight fails
             if generation is None or host_id not in known:
                 read.add(host_id)  # a host came or went: the index changes shape now
-            else:
-                stale.setdefault(host_id, now)
-        read.update(h for h, since in stale.items() if now - since >= STALE_S)
+            elif state in (HostState.FRESH, HostState.AVOIDED):
+                stale.append(host_id)
+        if STALE_S <= 0:  # nothing may stay stale: read at once
+            read.update(stale)
         if not reads and (read or self._index is None):
             raise WouldBlockError(f"{len(read)} host(s) to read")
-        self._dirty -= read
-        self._stale = stale
+        for host_id in stale:
+            marks.changed_elsewhere(host_id, now)
         return read, changes.seq
 
     def _read(self, ids: set[str], seq: int) -> None:
@@ -158,8 +185,7 @@ class LiveIndex:
         return self._index
 
     def _read_stale(self) -> None:
-        if self._stale:
-            self._read_again(self._fleet(), set(self._stale))
+        self._read_again(self._fleet(), self._marks.stale())
 
     def _first_read(self, ids: set[str]) -> None:
         """Every host, streamed from the store into a new index: each descriptor is interned by
@@ -187,20 +213,22 @@ class LiveIndex:
         every host that agents just registered, never to be parsed all at once.
 
         If the read fails part way (the database went away), every host of `ids` is left without
-        a generation and marked to be read in full before the next decision: the index may hold
-        some of them as read and others as they were, and none is trusted until read again."""
+        a generation and lost: the index may hold some of them as read and others as they were,
+        and none is trusted until read again."""
         if not ids:
             return
         for host_id in ids:
-            self._stale.pop(host_id, None)
             self._generation.pop(host_id, None)  # noted again by `_stream` unless gone
         try:
             self._replace(index, ids)
         except BaseException:
             for host_id in ids:
                 self._generation.pop(host_id, None)
-            self._dirty |= ids
+                self._marks.unreadable(host_id)
             raise
+        now = time.monotonic()
+        for host_id in ids:
+            self._marks.read(host_id, now)
 
     def _replace(self, index: FleetIndex, ids: set[str]) -> None:
         size = len(index.index.keys() | ids)
@@ -222,25 +250,19 @@ class LiveIndex:
         if self.on_built is not None:
             self.on_built()
 
-    def _elsewhere_first(self) -> frozenset[str]:
-        """The hosts a single VM goes to only if no other fits: the stale ones, the ones this
-        worker lost a race on within the last `AVOID_S`, and the ones a commit of this worker is
-        in flight on (see the module's docstring)."""
-        now = time.monotonic()
-        self._avoid = {h: t for h, t in self._avoid.items() if t > now}
-        return frozenset(chain(self._stale, self._avoid, self._pending))
+    def _run(self, ask: Ask, exclude: frozenset[str]) -> PlacementResult:
+        """The engine on the index, the hosts of `exclude` left out."""
+        fleet = self._fleet()
+        if len(fleet) == 0:
+            return empty_fleet(ask.target)
+        options = {**ask.options, "exclude": exclude} if exclude else ask.options
+        return self.placer(fleet, ask.target, **options)
 
     def decide(
-        self,
-        place: Callable[[FleetIndex, frozenset[str]], PlacementResult],
-        *,
-        claim: bool = True,
-        narrow: bool = False,
-        reads: bool = True,
+        self, ask: Ask, *, claim: bool = True, narrow: bool = False, reads: bool = True
     ) -> Decision:
-        """Refresh, run `place(index, excluded hosts)` and (with `claim`) hold its hosts in the
-        index. With `narrow` (a single VM to claim), stale and avoided hosts and the hosts of
-        commits in flight are excluded first.
+        """Refresh, run the engine on the index and (with `claim`) hold its hosts in the index.
+        With `narrow` (a single VM to claim), the hosts that are not fresh are left out first.
         Without `reads`, WouldBlockError where the lock is held or a host would be read."""
         clock = self.clock
         if not self._lock.acquire(timeout=-1 if reads else LOCK_WAIT_S):
@@ -251,19 +273,19 @@ class LiveIndex:
             clock.spent("refresh")
             self._read(ids, seq)
             clock.spent("read" if ids else "refresh")
-            skip = self._elsewhere_first() if narrow else frozenset()
-            result = place(self._fleet(), skip) if skip else None
+            skip = self._marks.elsewhere_first(time.monotonic()) if narrow else frozenset()
+            result = self._run(ask, skip) if skip else None
             if result is None or not result.ok:
-                if self._stale and not reads:
+                if not reads and self._marks.stale():
                     raise WouldBlockError("the stale hosts are to be read")
                 clock.spent("engine")
                 self._read_stale()
                 clock.spent("read")
-                result = place(self._fleet(), frozenset())
+                result = self._run(ask, frozenset())
             clock.spent("engine")
             if not claim or not result.ok:
                 return Decision(result, Snapshot({}, {}))
-            if not reads and not self._pending.keys().isdisjoint(result.hosts):
+            if not reads and any(self.state(h) is HostState.PENDING for h in result.hosts):
                 raise WouldBlockError("an earlier commit on the host is in flight")
             return self._claimed(result)
         finally:
@@ -272,35 +294,37 @@ class LiveIndex:
     def _claimed(self, result: PlacementResult) -> Decision:
         """Hold the hosts of `result` in the index (the lock held): what to commit, after what."""
         expected: dict[str, int] = {}
-        after: list[_Pending] = []
-        mine: dict[str, _Pending] = {}
+        after: list[Pending] = []
+        mine: dict[str, Pending] = {}
         unread = [h for h in result.hosts if h not in self._generation]
         if unread:  # cannot happen (unread hosts are read before deciding): never trust one
-            self._dirty.update(unread)
+            for host_id in unread:
+                self._marks.unreadable(host_id)
             raise StaleSnapshot(f"host {unread[0]} was not read since a failed read")
         for host_id, chd in result.hosts.items():
             expected[host_id] = self._generation[host_id]
-            if host_id in self._pending:
-                after.append(self._pending[host_id])
-            mine[host_id] = self._pending[host_id] = _Pending()
+            mine[host_id] = Pending()
+            earlier = self._marks.held(host_id, mine[host_id])
+            if earlier is not None:
+                after.append(earlier)
             self._generation[host_id] += 1
             self._fleet().update(chd)
         self.clock.spent("index")
         return Decision(result, Snapshot({}, expected), tuple(after), mine)
 
-    def settle(self, decision: Decision, commit: Callable[[], T]) -> T:
-        """Commit `decision` once the earlier commits it builds on have landed; StaleSnapshot if
-        one of them did not (or the commit itself loses the race)."""
-        ok = False
-        try:
-            for pending in decision.after:
-                if not pending.done.wait(WAIT_S) or not pending.ok:
-                    raise StaleSnapshot("an earlier placement on the same host did not commit")
-            value = commit()
-            ok = True
-            return value
-        finally:
-            self._finish(decision, ok)
+    def finish(self, decision: Decision, ok: bool) -> None:
+        """`decision`'s commit ended (`ok`: it landed): its hosts are fresh and owed to the
+        store's documents, or lost; the commits waiting for it go on."""
+        now = time.monotonic()
+        with self._lock:
+            for host_id, pending in decision.mine.items():
+                if ok:
+                    made = decision.base.generations[host_id] + 1
+                    if self._owed.get(host_id, (0, None))[0] < made:
+                        self._owed[host_id] = (made, decision.result.hosts[host_id])
+                pending.ok = ok
+                pending.done.set()
+                self._marks.finished(host_id, pending, ok, now)
 
     def write_back(self) -> int:
         """Store the availability of the hosts this worker committed on, each as exact at the
@@ -309,20 +333,5 @@ class LiveIndex:
         was a compare-and-swap on the generation this worker's index had. The store writes it only
         where the host's document is older."""
         with self._lock:
-            landed, self._landed = self._landed, {}
-        return self.store.write_back((h, g, chd) for h, (g, chd) in sorted(landed.items()))
-
-    def _finish(self, decision: Decision, ok: bool) -> None:
-        with self._lock:
-            for host_id in decision.mine if ok else ():
-                made = decision.base.generations[host_id] + 1
-                if self._landed.get(host_id, (0, None))[0] < made:
-                    self._landed[host_id] = (made, decision.result.hosts[host_id])
-            for host_id, pending in decision.mine.items():
-                pending.ok = ok
-                pending.done.set()
-                if self._pending.get(host_id) is pending:
-                    del self._pending[host_id]
-                if not ok:
-                    self._dirty.add(host_id)
-                    self._avoid[host_id] = time.monotonic() + AVOID_S
+            owed, self._owed = self._owed, {}
+        return self.store.write_back((h, g, chd) for h, (g, chd) in sorted(owed.items()))

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import os
+import threading
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
@@ -61,7 +64,7 @@ class Metrics:
         self._cpu = {phase: cpu.labels(phase) for phase in PHASES}
 
     def charge(self, phase: str, seconds: float) -> None:
-        """Add CPU seconds to a phase of placing (see `live.PhaseClock`)."""
+        """Add CPU seconds to a phase of placing (see `PhaseClock`)."""
         self._cpu[phase].inc(seconds)
 
     def exposition(self) -> bytes:
@@ -70,3 +73,21 @@ class Metrics:
             prometheus_multiprocess.MultiProcessCollector(registry)  # type: ignore[no-untyped-call]
             return bytes(generate_latest(registry))
         return bytes(generate_latest(self.registry))
+
+
+class PhaseClock:
+    """CPU time of this thread spent in each phase of a placement (`spent(phase)` charges the
+    time since the last mark to `phase`), handed to `charge` (`Metrics.charge`)."""
+
+    def __init__(self, charge: Callable[[str, float], None] | None = None) -> None:
+        self.charge = charge
+        self._marks = threading.local()
+
+    def start(self) -> None:
+        self._marks.at = time.thread_time()
+
+    def spent(self, phase: str) -> None:
+        now = time.thread_time()
+        if self.charge is not None:
+            self.charge(phase, now - self._marks.at)
+        self._marks.at = now

@@ -1,10 +1,7 @@
 """ASGI middleware: request ids, access logs, latency metrics, request body bound, and the
-answer to any exception a route let through (503 for a database fault, 500 for a bug).
-
-It also calls the busiest route (`POST /v1/placements`) itself: its endpoint takes the request
-alone, so the router, FastAPI's request handler and Starlette's exception middleware had only to
-find it and call it, which took about half of the app's own time per request (86 -> 40 us in
-process). Its exceptions go to the app's exception handlers, as that middleware would send them."""
+answer to any exception a route let through (503 for a database fault, 500 for a bug). Every
+route, the busiest (`POST /v1/placements`) included, is then found and called by FastAPI's router,
+and its exceptions answered by the app's exception handlers."""
 
 from __future__ import annotations
 
@@ -14,7 +11,6 @@ import uuid
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
-from fastapi.routing import APIRoute
 from pydantic_core import to_json
 from starlette.requests import Request
 from starlette.responses import Response
@@ -41,7 +37,6 @@ class RequestContext:
         metrics: Metrics,
         max_body_bytes: int,
         episodes: FaultEpisodes,
-        direct: Mapping[tuple[str, str], APIRoute],
         path_limits: Mapping[str, int] | None = None,
     ) -> None:
         self.app = app
@@ -49,7 +44,6 @@ class RequestContext:
         self.max_body_bytes = max_body_bytes
         self.path_limits = dict(path_limits or {})  # routes sized apart (POST /v1/evaluations)
         self.episodes = episodes
-        self.direct = direct  # (method, path) -> a route whose endpoint takes the request alone
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -95,14 +89,10 @@ class RequestContext:
             self.episodes.served(began)
 
     async def _route(self, scope: Scope, receive: Receive, send: Send, length: str) -> None:
-        """A body declared too large is refused; the busiest route is called here; the rest go
-        to the app."""
-        direct = self.direct.get((scope["method"], scope["path"]))
+        """A body declared too large is refused; the rest go to the app."""
         limit = self.path_limits.get(scope["path"], self.max_body_bytes)
         if length.isdigit() and int(length) > limit:
             await self._too_large(scope, send, int(length), limit)
-        elif direct is not None:
-            await self._call(direct, scope, receive, send)
         else:
             await self.app(scope, receive, send)
 
@@ -122,23 +112,6 @@ class RequestContext:
                 **fields,
             },
         )
-
-    @staticmethod
-    async def _call(route: APIRoute, scope: Scope, receive: Receive, send: Send) -> None:
-        """`route`'s endpoint called with the request, as the router would (no dependencies);
-        an exception the app has a handler for is answered by it."""
-        scope["route"] = route
-        request = Request(scope, receive)
-        endpoint: Endpoint = route.endpoint
-        try:
-            response = await endpoint(request)
-        except Exception as exc:
-            handlers: Mapping[Any, Any] = scope["app"].exception_handlers
-            handler = next((handlers[c] for c in type(exc).__mro__ if c in handlers), None)
-            if handler is None:
-                raise
-            response = await handler(request, exc)
-        await response(scope, receive, send)
 
     async def _failed(self, scope: Scope, send: Send, exc: Exception) -> None:
         """503 with Retry-After for a database fault (one log line per episode), else 500 with

@@ -25,9 +25,7 @@ from pydantic_core import to_json
 from .. import errors
 from ..models.configuration import VmConfiguration
 from ..models.vmd import VmDescriptor
-from ..models.vnf import VnfTemplate
-from ..placement import BatchItem, FleetIndex
-from ..placement.result import Diagnosis, PlacementResult
+from ..placement.result import PlacementResult
 from ..store import (
     IdempotentReplayError,
     PlacementRecord,
@@ -38,13 +36,12 @@ from ..store import (
 from ..store.db import JsonText
 from ..store.faults import CommitOutcomeUnknownError
 from ..store.records import CONFIGURATIONS, json_text
-from .live import Decision, LiveIndex, PhaseClock, WouldBlockError
+from .live import Ask, Decision, LiveIndex, Placer, Target, WouldBlockError, target_name
 from .logs import LOGGER, note
-from .metrics import Metrics
+from .metrics import Metrics, PhaseClock
 from .moves import room_by_moves
 from .problems import ProblemError
 
-Placer = Callable[..., PlacementResult]
 # the longest a placement on the event loop waits for SQLite's write lock (a commit or a
 # write-back of another thread or process holds it for about a millisecond)
 INLINE_LOCK_WAIT_S = 0.01
@@ -52,7 +49,7 @@ INLINE_LOCK_WAIT_S = 0.01
 
 @dataclass(frozen=True)
 class PlacementRequest:
-    descriptor: VmDescriptor | VnfTemplate | tuple[BatchItem, ...]
+    descriptor: Target
     body: Any  # the request body as sent, for the idempotency hash
     dry_run: bool = False
     policy: str = "pack"
@@ -118,9 +115,6 @@ def _explanation(request: PlacementRequest, result: PlacementResult) -> dict[str
     return {"explanation": list(result.explanation)} if request.explain else {}
 
 
-Target = VmDescriptor | VnfTemplate | tuple[BatchItem, ...]
-
-
 DRY_RUN_ID = "dry-run"  # a dry run's instances are named after no placement (ids are generated)
 
 
@@ -130,20 +124,6 @@ def owner_name(placement_id: str, descriptor: Target) -> str:
     if isinstance(descriptor, VmDescriptor):
         return f"{placement_id}/{descriptor.name}"
     return placement_id
-
-
-def target_name(descriptor: Target) -> str:
-    if isinstance(descriptor, tuple):
-        return "batch of " + ", ".join(item.vm.name for item in descriptor)
-    return descriptor.name
-
-
-def empty_fleet(descriptor: Target) -> PlacementResult:
-    summary = (
-        f"0/0 hosts fit {target_name(descriptor)}: the inventory has no hosts "
-        "(host agents register them with PUT /v1/hosts/{id})"
-    )
-    return PlacementResult(diagnosis=Diagnosis(0, 0, (), summary))
 
 
 class Placements:
@@ -161,7 +141,7 @@ class Placements:
         self.metrics = metrics
         self.max_attempts = max_attempts
         self.live = LiveIndex(
-            store, PhaseClock(metrics.charge), metrics.hosts_read.inc, on_index_built
+            store, placer, PhaseClock(metrics.charge), metrics.hosts_read.inc, on_index_built
         )
         # ties between equally good hosts are broken per process on retries, so that workers and
         # replicas that lost a race to each other do not pick the same host again
@@ -242,29 +222,11 @@ class Placements:
         self.metrics.placements.labels("replayed").inc()
         return Answer(201, dict(record.response), {"Idempotent-Replayed": "true"})
 
-    def _compute(
-        self,
-        fleet: FleetIndex,
-        exclude: frozenset[str],
-        request: PlacementRequest,
-        placement_id: str,
-        attempt: int,
-    ) -> PlacementResult:
-        if len(fleet) == 0:
-            return empty_fleet(request.descriptor)
-        return self.placer(
-            fleet,
-            request.descriptor,
-            policy=request.policy,
-            seed=0 if attempt == 0 else self._retry_seed + attempt,
-            explain=request.explain,
-            instance=owner_name(placement_id, request.descriptor),
-            **({"exclude": exclude} if exclude else {}),
-        )
-
     def place(
         self, request: PlacementRequest, idempotency_key: str | None, inline: bool = False
     ) -> Answer:
+        """Up to `max_attempts` tries, each `decide` (on the index), then for a claiming
+        placement `_commit` (to the store) and `finish` (the index told how it ended)."""
         # An Idempotency-Key is checked where the database enforces it: the commit of a key used
         # before fails (IdempotentReplayError) and nothing is claimed. It is looked up only when
         # the request cannot be placed, where a replay must still get the first answer: a lookup
@@ -274,12 +236,7 @@ class Placements:
             placement_id = DRY_RUN_ID if request.dry_run else new_placement_id()
             try:
                 decision = self.live.decide(
-                    partial(
-                        self._compute,
-                        request=request,
-                        placement_id=placement_id,
-                        attempt=attempt,
-                    ),
+                    self._ask(request, placement_id, attempt),
                     claim=not request.dry_run,
                     narrow=isinstance(request.descriptor, VmDescriptor) and not request.dry_run,
                     reads=not inline,
@@ -296,12 +253,13 @@ class Placements:
                 body = answer_json({"dry_run": True}, configs, _explanation(request, result))
                 return Answer(200, body)
             response = answer_json({"id": placement_id}, configs, _explanation(request, result))
-            stored = (response, configs)
             try:
-                self.live.settle(
-                    decision,
-                    partial(self._commit, request, key, placement_id, stored, decision, inline),
-                )
+                landed = False
+                try:
+                    self._commit(request, key, placement_id, (response, configs), decision, inline)
+                    landed = True
+                finally:  # before a lost race is handled: the commits after it go on at once
+                    self.live.finish(decision, landed)
             except WriteLockBusyError as exc:  # inline only: the placing thread will wait
                 raise WouldBlockError("SQLite's write lock is held") from exc
             except StaleSnapshot as exc:
@@ -316,6 +274,16 @@ class Placements:
             note("placed", placement=placement_id, hosts=sorted(result.hosts))
             return Answer(201, response, {"Location": f"/v1/placements/{placement_id}"})
         return self._outrun(request, key)
+
+    def _ask(self, request: PlacementRequest, placement_id: str, attempt: int) -> Ask:
+        """What the engine is asked for `request` on its `attempt`-th try."""
+        options = {
+            "policy": request.policy,
+            "seed": 0 if attempt == 0 else self._retry_seed + attempt,
+            "explain": request.explain,
+            "instance": owner_name(placement_id, request.descriptor),
+        }
+        return Ask(request.descriptor, options)
 
     def _outrun(self, request: PlacementRequest, key: str | None) -> Answer:
         """Every attempt lost to other writers: its key's first answer (a retry), else 409."""
@@ -367,6 +335,9 @@ class Placements:
         decision: Decision,
         inline: bool,
     ) -> None:
+        """`decision` stored, once the earlier commits it builds on have landed: compare-and-swap
+        on the generations it names (StaleSnapshot when another writer came first)."""
+        decision.wait_for_earlier()
         self.live.clock.start()
         try:
             self.store.commit_placement(

@@ -8,6 +8,7 @@ from typing import Any
 from fastapi import Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from pydantic_core import to_json
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from .. import errors
@@ -78,6 +79,16 @@ def problem_body(
     return body
 
 
+class ProblemResponse(JSONResponse):
+    """A problem document, rendered by pydantic-core (Rust) as placements' answers are
+    (`routers.common.FastJSONResponse`): a 409 no_fit carries a rejection per host."""
+
+    media_type = PROBLEM_JSON
+
+    def render(self, content: Any) -> bytes:
+        return to_json(content, inf_nan_mode="null")  # JSON has no NaN
+
+
 def problem_response(
     request: Request | None,
     status: int,
@@ -86,7 +97,7 @@ def problem_response(
     headers: Mapping[str, str] | None = None,
     **extra: Any,
 ) -> JSONResponse:
-    return JSONResponse(
+    return ProblemResponse(
         problem_body(status, code, detail, request, **extra),
         status_code=status,
         media_type=PROBLEM_JSON,

@@ -1,17 +1,20 @@
 """Typed request bodies of the REST API: what the OpenAPI document publishes, so that client
-generators produce typed functions (not `Any`), and what the routers check the envelope with.
+generators produce typed functions (not `Any`), and what the routers read the envelope with
+(`PlacementEnvelope` for `POST /v1/placements`).
 
-The descriptors inside (`vm`, `vnf`) are still parsed by `descriptors.parse_as`, which keeps the
-line numbers of YAML bodies in its findings; these models type the envelope around them.
-Streams that extend a request add a field here (e.g. `batch`, `dialect`) and read it in the router.
+The envelope leaves the descriptors inside (`vm`, `vnf`, a batch's VMs) as sent: they go through
+the gate (`descriptors.parse_descriptor`), which keeps the line numbers of YAML bodies in its
+findings. Streams that extend a request add a field here and read it in the router.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
 from pydantic.json_schema import SkipJsonSchema
+from pydantic_core import PydanticCustomError
 
 from ..dialects import DIALECT_NAMES
 from ..models.vmd import VmDescriptor
@@ -45,6 +48,63 @@ class PlacementOptions(BaseModel):
     )
 
 
+TARGETS = ("vm", "vnf", "batch")
+ENVELOPE_ERROR = "nfvplace_envelope"  # the error type of the envelope's own rules
+
+
+def _refused(message: str) -> PydanticCustomError:
+    return PydanticCustomError(ENVELOPE_ERROR, message)
+
+
+class BatchEnvelopeEntry(BaseModel):
+    """A batch's entry as the router reads it: the VM left as sent, for the gate."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+    vm: Any
+    count: int = Field(1, ge=1, le=10_000)
+
+
+class PlacementEnvelope(PlacementOptions):
+    """`POST /v1/placements` as the router reads it: the options checked, exactly one of `vm`,
+    `vnf` or `batch`, and the rules between members; the descriptors inside are left as sent,
+    for the gate (`descriptors.parse_descriptor`, which keeps a YAML body's line numbers)."""
+
+    vm: Any = None
+    vnf: Any = None
+    batch: list[BatchEnvelopeEntry] | None = Field(None, min_length=1)
+    dialect: Any = None  # checked with the descriptor it applies to (`check_dialect`)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _one_target(cls, body: Any) -> Any:
+        if not isinstance(body, Mapping):
+            raise _refused('the body must be a JSON object: {"vm": ...} or {"vnf": ...}')
+        unknown = sorted(str(k) for k in body if k not in ENVELOPE)
+        if unknown:
+            raise _refused(f"unknown member(s) {unknown}; use {sorted(ENVELOPE)}")
+        if sum(key in body for key in TARGETS) != 1:
+            raise _refused(
+                'give exactly one of "vm" (a VM Descriptor), "vnf" (a VNF template) or "batch" '
+                '([{"vm": VM Descriptor, "count": k}, ...])'
+            )
+        return body
+
+    @model_validator(mode="after")
+    def _members_agree(self) -> PlacementEnvelope:
+        if self.batch is not None and "dialect" in self.model_fields_set:
+            raise _refused(
+                '"dialect" applies to "vm" or "vnf"; the VMs of a batch are each read in the '
+                "dialect they are written in"
+            )
+        if self.moves and not (self.dry_run and "vm" in self.model_fields_set):
+            raise _refused(
+                '"moves": true asks for moves that make room for one VM on a dry run: '
+                'give "vm" and "dry_run": true'
+            )
+        return self
+
+
 class BatchEntry(BaseModel):
     """`count` copies of one VM, placed together with the batch's other entries."""
 
@@ -58,6 +118,8 @@ class PlacementRequestBody(PlacementOptions):
     """`POST /v1/placements`: exactly one of `vm` (a VM Descriptor), `vnf` (a VNF template) or
     `batch` (VMs with counts, placed jointly)."""
 
+    # what the OpenAPI document publishes; the router reads the same body as `PlacementEnvelope`,
+    # then the descriptors through the gate
     model_config = ConfigDict(title="PlacementRequest")
 
     vm: VmDescriptor | SkipJsonSchema[None] = Field(
@@ -104,6 +166,5 @@ class CapacityRequestBody(BaseModel):
     )
 
 
-ENVELOPE = frozenset(PlacementRequestBody.model_fields)
+ENVELOPE = frozenset(PlacementEnvelope.model_fields)
 """Every member a placement request may have."""
-OPTIONS = frozenset(PlacementOptions.model_fields)

@@ -9,9 +9,12 @@ at release), so that a client replaying the key is told it was released. After `
 the live placements and one `keep` of released ones, and does not grow without bound.
 
 Write-back: a placement's commit stores claim rows and moves its hosts' generations on, not their
-availability documents (see `store/current.py`). Every `WRITE_BACK_S` a worker stores, from its own
-index, the availability of the hosts it committed on; every `CATCH_UP_S` it also catches up the
-documents nobody wrote back (hosts quiet for `CATCH_UP_QUIET_S`) by replaying what was committed.
+availability documents (see `store/current.py`). One loop of each worker is the service's only
+writer of those documents in the background (`upkeep_forever`): every `WRITE_BACK_S` it stores, from
+the worker's index, the availability of the hosts the worker committed on, and every `CATCH_UP_S`
+it also catches up the documents nobody wrote back (hosts quiet for `CATCH_UP_QUIET_S`) by
+replaying what was committed. Besides it, only a host's report (`PUT /v1/hosts/{id}`) and a release
+write a host's document, in the transaction that changes the host.
 """
 
 from __future__ import annotations
@@ -79,18 +82,23 @@ def _prune_logged(store: Store, keep_s: float) -> None:
         LOGGER.info("released placements pruned", extra={"pruned": count})
 
 
-async def write_back_forever(live: LiveIndex, episodes: FaultEpisodes) -> None:
-    """The worker's loop that stores the availability of the hosts it committed on, from its
-    index (commits write only claim rows; a reader claims on a host's stored document what was
-    committed since, so the less there is, the quicker a host is read)."""
-    await _repeat(live.store, episodes, WRITE_BACK_S, live.write_back, "writing back")
+async def upkeep_forever(live: LiveIndex, episodes: FaultEpisodes) -> None:
+    """The worker's loop that writes hosts' availability documents: what it committed, from its
+    index, every `WRITE_BACK_S` (commits write only claim rows; a reader claims on a host's stored
+    document what was committed since, so the less there is, the quicker a host is read); and
+    every `CATCH_UP_S` the documents no worker wrote back (a worker that died, a commit made
+    outside the service), replaying what was committed since."""
+    rounds = max(1, round(CATCH_UP_S / WRITE_BACK_S))
+    turn = 0
 
+    def write() -> None:
+        nonlocal turn
+        live.write_back()
+        turn = (turn + 1) % rounds
+        if turn == 0:
+            live.store.catch_up(CATCH_UP_BATCH, CATCH_UP_QUIET_S)
 
-async def catch_up_forever(store: Store, episodes: FaultEpisodes) -> None:
-    """The loop that writes back the documents no worker wrote back (a worker that died, a
-    commit made outside the service), replaying what was committed since."""
-    work = partial(store.catch_up, CATCH_UP_BATCH, CATCH_UP_QUIET_S)
-    await _repeat(store, episodes, CATCH_UP_S, work, "catching up")
+    await _repeat(live.store, episodes, WRITE_BACK_S, write, "writing back")
 
 
 async def _repeat(

@@ -180,7 +180,7 @@ def replay(
             config = live.pop(event.id, None)
             if config is not None:
                 fleet.update(release(fleet.host(config.host), config))
-                host = fleet.index[config.host]
+                host = fleet.positions[config.host]
                 for hosts_of in blocked.values():
                     hosts_of.discard(host)
         if n % every == 0 or n == len(events):

@@ -20,6 +20,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
+from itertools import batched
 from typing import Any
 
 from sqlalchemy import Connection, Engine, Text, bindparam, select, update
@@ -125,16 +126,20 @@ WRITE_BACK = (
 )
 
 
+WRITE_BACK_BATCH = 8  # hosts per transaction: a commit waits for the write lock a short while
+
+
 def write_back(engine: Engine, documents: Iterable[tuple[str, int, ComputeHostDescriptor]]) -> int:
     """Store each host's availability `(id, generation, document)` as exact at that generation,
     where the host's stored document is older (a document exact at any generation up to the
     host's is one: readers claim what was committed after it); how many were written. Never the
-    host's generation: nothing changes for readers. One short transaction per host."""
+    host's generation: nothing changes for readers. One short transaction per `WRITE_BACK_BATCH`
+    hosts (one a host took 1.5 times the CPU per host)."""
     written = 0
-    for host_id, generation, chd in documents:
-        values = {"b_id": host_id, "b_seen": generation, "b_available": chd_json(chd)}
+    for batch in batched(documents, WRITE_BACK_BATCH):
+        values = [{"b_id": h, "b_seen": g, "b_available": chd_json(chd)} for h, g, chd in batch]
         with db.transaction(engine) as conn:
-            written += conn.execute(WRITE_BACK, values).rowcount
+            written += sum(conn.execute(WRITE_BACK, row).rowcount for row in values)
     return written
 
 

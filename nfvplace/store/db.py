@@ -6,7 +6,7 @@ import contextlib
 import json
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +16,7 @@ from alembic.config import Config
 from sqlalchemy import Connection, Engine, create_engine, event, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError, DBAPIError, DisconnectionError
+from sqlalchemy.sql import Executable
 
 from .. import errors
 from ..errors import NfvplaceError
@@ -108,8 +109,8 @@ def make_engine(url: str) -> Engine:
         pool_size=8,
         max_overflow=8,
         json_serializer=serialise_json,
-        # the hot statements are prepared by `wire`; psycopg's own preparation would send
-        # `DEALLOCATE ALL` at each rollback, dropping them
+        # no automatic preparation: psycopg sends `DEALLOCATE ALL` at each rollback, and a
+        # commit's statements keep their plans in the server's function anyway (migration 0009)
         connect_args={"prepare_threshold": None},
         # the connection given back last is taken first, so a worker's placing thread keeps
         # talking to the same backend, its caches warm (docs/benchmarks.md, "Settings")
@@ -185,6 +186,20 @@ def transaction(engine: Engine) -> Iterator[Connection]:
             if conn.dialect.name == "postgresql" and is_disconnect(exc):
                 raise CommitOutcomeUnknownError(exc) from exc
             raise
+
+
+def read_alone(conn: Connection, statement: Executable, row: Mapping[str, Any]) -> list[Any]:
+    """The rows of one query that needs no transaction (a read every request makes, such as the
+    change feed), on a connection that has not begun one. On PostgreSQL it runs in autocommit: one
+    round trip, where psycopg sent `BEGIN` first and the pool a `ROLLBACK` when the connection came
+    back. A single statement reads one snapshot anyway."""
+    if conn.dialect.name != "postgresql":
+        return list(conn.execute(statement, row).all())
+    conn.execution_options(isolation_level="AUTOCOMMIT")
+    try:
+        return list(conn.execute(statement, row).all())
+    finally:
+        conn.rollback()  # SQLAlchemy's own transaction; in autocommit nothing is sent
 
 
 @contextlib.contextmanager

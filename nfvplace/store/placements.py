@@ -21,27 +21,22 @@ from .. import errors
 from ..claims import claim
 from ..models.chd import ComputeHostDescriptor
 from ..models.configuration import VmConfiguration
-from . import db, steps
+from . import db
 from .availability import derive
-from .changes import BUMP_COUNTER, SWAP, counts_changes, stamp
+from .changes import stamp
+from .commit import PageClaim, PlacedInstance, PlacementWrite, Swap, commit
 from .db import JsonText
 from .faults import classify
 from .records import (
     CLAIMS,
     CONFIGURATIONS,
     HOSTS,
-    INSERT_CLAIM,
-    INSERT_INSTANCE,
-    INSERT_PAGE_CLAIM,
-    INSERT_PLACEMENT,
-    INSERT_PLACEMENT_HOST,
     INSTANCES,
     KEY_USED,
     PAGE_CLAIMS,
     PLACEMENT_HOSTS,
     PLACEMENTS,
     POOLS,
-    RAISE_POOL,
     SET_AVAILABLE,
     SLIM_RELEASED,
     IdempotentReplayError,
@@ -68,7 +63,7 @@ class PlacementStore:
     def find_by_key(self, key: str) -> PlacementRecord | None:
         """The placement stored under an Idempotency-Key, live or released."""
         with self.engine.connect() as conn:
-            if not steps.fetch(conn, KEY_USED, {"b_key": key}):
+            if not db.read_alone(conn, KEY_USED, {"b_key": key}):
                 return None
             row = (
                 conn.execute(select(PLACEMENTS).where(PLACEMENTS.c.idempotency_key == key))
@@ -161,13 +156,10 @@ class PlacementStore:
             "name": name,
             "descriptor": None if descriptor is None else _text(descriptor),
             "created_at": utc_now(),
-            "released_at": None,
         }
         try:
             with db.transaction(self.engine) as conn, db.lock_wait(conn, lock_timeout_s):
-                counted = counts_changes(conn.dialect)
-                writes = commit_steps(row, configurations, touched, snapshot, counted)
-                steps.commit(conn, writes)
+                commit(conn, placement_write(row, configurations, touched, snapshot))
         except IntegrityError as exc:
             if idempotency_key is not None:
                 first = self.find_by_key(idempotency_key)
@@ -255,84 +247,23 @@ def _text(document: Mapping[str, Any] | JsonText) -> JsonText:
     return document if isinstance(document, JsonText) else json_text(document)
 
 
-def commit_steps(
+def placement_write(
     row: Mapping[str, Any],
     configurations: Sequence[VmConfiguration],
     host_ids: Sequence[str],
     snapshot: Snapshot,
-    counted: bool,
-) -> list[steps.Step]:
-    """The writes of one placement (`row` of the placements table) on `host_ids` (sorted), in lock
-    order: the hosts' compare-and-swaps first, each stamping its host as changed (after the
-    change counter's bump where the database `counted` changes, SQLite: see `changes`). Each
-    host's generation moves on; its availability document stays as it was (see `current.py`): the
-    placement's host rows say which generation it made."""
-    placement_id = row["id"]
-    now = row["created_at"]
-    made = {h: snapshot.generations[h] + 1 for h in host_ids}
-    swaps = [
-        steps.Step(
-            SWAP,
-            [{"b_id": h, "b_seen": snapshot.generations[h], "b_next": made[h], "b_now": now}],
-            stale=h,
-        )
-        for h in host_ids
-    ]
-    held = sorted({h for config in configurations for h in held_resources(config)})
-    return [
-        *([steps.Step(BUMP_COUNTER, [{}])] if counted else []),
-        *swaps,
-        steps.Step(INSERT_PLACEMENT, [row]),
-        steps.Step(
-            INSERT_PLACEMENT_HOST,
-            [{"placement_id": placement_id, "host_id": h, "generation": made[h]} for h in host_ids],
-        ),
-        steps.Step(
-            INSERT_INSTANCE,
-            [
-                {"placement_id": placement_id, "owner": c.owner, "host_id": c.host, "vm": c.vm}
-                for c in configurations
-            ],
-        ),
-        steps.Step(
-            INSERT_CLAIM,
-            [
-                {
-                    "placement_id": placement_id,
-                    "host_id": h.host,
-                    "kind": h.kind,
-                    "resource": h.resource,
-                }
-                for h in held
-            ],
-        ),
-        *_page_steps(placement_id, configurations),
-    ]
-
-
-def _page_steps(placement_id: str, configurations: Sequence[VmConfiguration]) -> list[steps.Step]:
-    """The hugepage counters raised (each refuses more than its pool holds), and the placement's
-    page claim rows."""
+) -> PlacementWrite:
+    """The rows one placement (`row` of the placements table) writes on `host_ids` (sorted, the
+    lock order). Each host's generation moves on; its availability document stays as it was (see
+    `current.py`): the placement's host rows say which generation it made."""
     pages = sorted(hugepages_held(configurations).items())
-    raises = [
-        steps.Step(
-            RAISE_POOL,
-            [{"b_host": host_id, "b_node": node, "b_size": size, "b_count": count}],
-            stale=host_id,
-        )
-        for (host_id, node, size), count in pages
-    ]
-    claims = [
-        {
-            "placement_id": placement_id,
-            "host_id": host_id,
-            "numa_node": node,
-            "size_kib": size,
-            "count": count,
-        }
-        for (host_id, node, size), count in pages
-    ]
-    return [*raises, steps.Step(INSERT_PAGE_CLAIM, claims)]
+    return PlacementWrite(
+        placement=row,
+        swaps=[Swap(h, snapshot.generations[h], snapshot.generations[h] + 1) for h in host_ids],
+        instances=[PlacedInstance(c.owner, c.host, c.vm) for c in configurations],
+        claims=sorted({h for config in configurations for h in held_resources(config)}),
+        pages=[PageClaim(host, node, size, count) for (host, node, size), count in pages],
+    )
 
 
 def _placement(row: Any) -> PlacementRecord:

@@ -32,7 +32,7 @@ from sqlalchemy.exc import IntegrityError
 from .. import errors
 from ..models.chd import ComputeHostDescriptor
 from ..models.configuration import VmConfiguration
-from . import db, steps
+from . import db
 from .availability import derive
 from .changes import CHANGES, stamp
 from .current import (
@@ -231,7 +231,7 @@ class Store(PlacementStore):
         hosts: dict[str, int | None] = {}
         watermark = seq
         with self.engine.connect() as conn:
-            for host_id, generation, change in steps.fetch(conn, CHANGES, {"b_seq": seq}):
+            for host_id, generation, change in db.read_alone(conn, CHANGES, {"b_seq": seq}):
                 if host_id is None:
                     watermark = max(watermark, int(change))
                 else:  # a host is in `hosts` or `deleted_hosts`, never both (see `delete_host`)

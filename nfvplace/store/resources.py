@@ -1,4 +1,6 @@
-"""What a VM Configuration holds, as rows the store can make unique (pure functions)."""
+"""What a VM Configuration holds, as rows the store can make unique (pure functions): the units
+each resource kind says its configurations hold alone (`placement/resources/holding.py`), and the
+hugepages they take from each pool."""
 
 from __future__ import annotations
 
@@ -8,17 +10,14 @@ from dataclasses import dataclass
 
 from ..models.chd import ComputeHostDescriptor
 from ..models.configuration import VmConfiguration
+from ..placement.resources import HOLDS_UNITS
 
-PU = "pu"
-VF = "vf"
-PORT = "port"
-PCI = "pci"
-CACHE_WAY = "cache_way"
+HOLDERS = HOLDS_UNITS  # the kinds whose configurations hold units of a host alone, in order
 
 
 @dataclass(frozen=True, slots=True, order=True)
 class Held:
-    """One exclusively held resource of a host."""
+    """One unit of a host held alone: a row of `claims` (UNIQUE on all three)."""
 
     host: str
     kind: str
@@ -26,22 +25,13 @@ class Held:
 
 
 def held_resources(config: VmConfiguration) -> list[Held]:
-    """Every PU, VF, dedicated port, PCI device and L3 cache way `config` holds exclusively."""
-    held = [Held(config.host, PU, str(pu)) for pu in config.held_cpus]
-    for iface in config.interfaces:
-        if iface.pci_address is None:
-            continue
-        if iface.mode == "sriov":
-            held.append(Held(config.host, VF, iface.pci_address.lower()))
-        elif iface.mode == "dedicated":
-            held.append(Held(config.host, PORT, iface.pci_address.lower()))
-    held.extend(Held(config.host, PCI, d.pci_address.lower()) for d in config.pci_devices)
-    for cs in config.cpu_sets:
-        if cs.cache_ways is not None:
-            first, domain = cs.cache_ways.first_way, cs.cache_ways.domain
-            ways = range(first, first + cs.cache_ways.ways)
-            held.extend(Held(config.host, CACHE_WAY, f"{domain}/{way}") for way in ways)
-    return held
+    """Every unit `config` holds alone, as each kind says (`HoldsUnits`): PUs, VFs, dedicated
+    ports, PCI devices and L3 cache ways."""
+    return [
+        Held(config.host, held.kind, held.unit)
+        for kind in HOLDERS
+        for held in kind.held_units(config)
+    ]
 
 
 def hugepages_held(configs: Iterable[VmConfiguration]) -> Counter[tuple[str, int, int]]:

@@ -18,7 +18,7 @@ from kube_api import KubeApi
 from service_support import TOKENS, Server, auth
 
 from nfvplace.service.app import create_app, import_placer
-from nfvplace.service.placing import Placer
+from nfvplace.service.live import Placer
 from nfvplace.service.settings import Settings
 
 # --- the placer: the ONE place that chooses it -------------------------------------------------

@@ -12,7 +12,7 @@ import pytest
 from service_hosts import host, vm
 from service_support import Server, auth, sequential_count
 
-from nfvplace.service.placing import Placer
+from nfvplace.service.live import Placer
 from nfvplace.store import Store
 
 pytestmark = pytest.mark.slow  # real servers and processes: not in the quick subset

@@ -54,6 +54,18 @@ def test_nothing_is_claimed_and_the_inventory_is_not_used(sqlite_client: TestCli
     assert sqlite_client.get("/v1/placements", headers=auth("reader")).json()["placements"] == []
 
 
+def test_answers_without_configurations_are_kept_apart(sqlite_client: TestClient) -> None:
+    hosts = [host("full", pages_1g=0), host("small", cores=2), host("big", cores=8)]
+    body = {"vm": vm(vcpus=3, sriov=0), "hosts": hosts}
+    verdicts = _post(sqlite_client, {**body, "configurations": False}).json()["hosts"]
+    full = _post(sqlite_client, body).json()["hosts"]  # not the verdicts kept just before
+    assert [a["configuration"] for a in verdicts] == [None, None, None]
+    assert full[2]["configuration"]["host"] == "big"
+    assert [{**a, "configuration": None} for a in full] == verdicts
+    again = _post(sqlite_client, {**body, "configurations": False}).json()["hosts"]
+    assert again == verdicts
+
+
 def test_a_dialect_vm_is_read_by_its_reader(sqlite_client: TestClient) -> None:
     hosts = [host("a"), host("b", pages_1g=1)]
     for chd in hosts:  # what a flavor with hugepages asks of the hypervisor

@@ -4,7 +4,6 @@ lazily for single VMs and at once for dry runs; the decision never rests on a st
 from __future__ import annotations
 
 from collections.abc import Iterator
-from functools import partial
 
 import pytest
 from service_hosts import host, vm
@@ -13,12 +12,11 @@ from stored import generations
 from nfvplace.models.chd import ComputeHostDescriptor
 from nfvplace.models.vmd import VmDescriptor
 from nfvplace.service import live
-from nfvplace.service.live import Decision
+from nfvplace.service.live import Decision, Placer
 from nfvplace.service.metrics import Metrics
 from nfvplace.service.placing import (
     PlacementRequest,
     Placements,
-    Placer,
     configurations_json,
     new_placement_id,
 )
@@ -104,17 +102,20 @@ def test_reading_hosts_again_is_its_own_phase_of_placing(roomy: list[Placements]
 
 def decided(worker: Placements) -> Decision:
     """A single VM decided and claimed in `worker`'s index, its commit not sent yet."""
-    place = partial(worker._compute, request=request(), placement_id=new_placement_id(), attempt=0)
-    return worker.live.decide(place, narrow=True)
+    ask = worker._ask(request(), new_placement_id(), attempt=0)
+    return worker.live.decide(ask, narrow=True)
 
 
 def commit(worker: Placements, decision: Decision) -> None:
+    """The decision's commit, then the index told it landed (`Placements.place`'s order)."""
     placement_id = decision.result.configurations[0].owner.split("/")[0]
     stored = (b"{}", configurations_json(decision.result.configurations))
-    worker.live.settle(
-        decision,
-        partial(worker._commit, request(), None, placement_id, stored, decision, False),
-    )
+    try:
+        worker._commit(request(), None, placement_id, stored, decision, False)
+    except BaseException:
+        worker.live.finish(decision, False)
+        raise
+    worker.live.finish(decision, True)
 
 
 def test_a_single_vm_goes_first_to_a_host_with_no_commit_in_flight(

@@ -19,8 +19,10 @@ from sqlalchemy.exc import OperationalError
 from nfvplace.models.chd import ComputeHostDescriptor
 from nfvplace.models.vmd import VmDescriptor
 from nfvplace.service import live
+from nfvplace.service.host_states import HostState
+from nfvplace.service.live import Placer
 from nfvplace.service.metrics import Metrics
-from nfvplace.service.placing import PlacementRequest, Placements, Placer
+from nfvplace.service.placing import PlacementRequest, Placements
 from nfvplace.service.problems import ProblemError
 from nfvplace.store import Store
 from nfvplace.store.faults import CommitOutcomeUnknownError
@@ -136,7 +138,8 @@ def assert_index_is_fresh(worker: Placements) -> None:
     fresh = Placements(worker.store, worker.placer, Metrics(), 1).live
     fresh.refresh()
     assert sorted(index.ids) == sorted(fresh._fleet().ids)
-    known_stale = set(worker.live._stale) | worker.live._dirty
+    unread = (HostState.STALE, HostState.LOST)
+    known_stale = {h for h in index.ids if worker.live.state(h) in unread}
     for host_id in index.ids:
         if host_id in known_stale:
             continue

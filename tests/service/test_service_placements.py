@@ -14,7 +14,7 @@ from service_hosts import host, vm
 from service_support import auth, sequential_count
 from sqlalchemy import select
 
-from nfvplace.service.placing import Placer
+from nfvplace.service.live import Placer
 
 DIALECTS = Path(__file__).resolve().parents[1] / "data" / "dialects"
 

@@ -13,8 +13,9 @@ from service_hosts import host, vm
 
 from nfvplace.models.chd import ComputeHostDescriptor
 from nfvplace.models.vmd import VmDescriptor
+from nfvplace.service.live import Placer
 from nfvplace.service.metrics import Metrics
-from nfvplace.service.placing import Answer, PlacementRequest, Placements, Placer
+from nfvplace.service.placing import Answer, PlacementRequest, Placements
 from nfvplace.store import Store
 
 VM = vm(vcpus=2, pages=1, sriov=1)

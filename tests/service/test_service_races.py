@@ -13,8 +13,9 @@ from service_hosts import host, vm
 
 from nfvplace.models.chd import ComputeHostDescriptor
 from nfvplace.models.vmd import VmDescriptor
+from nfvplace.service.live import Placer
 from nfvplace.service.metrics import Metrics
-from nfvplace.service.placing import PlacementRequest, Placements, Placer
+from nfvplace.service.placing import PlacementRequest, Placements
 from nfvplace.service.problems import ProblemError
 from nfvplace.store import Store
 

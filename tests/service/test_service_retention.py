@@ -14,7 +14,12 @@ from service_support import auth
 from sqlalchemy import func, select
 from stored import generations
 
+from nfvplace.models.chd import ComputeHostDescriptor
+from nfvplace.models.vmd import VmDescriptor
 from nfvplace.service import retention
+from nfvplace.service.live import Placer
+from nfvplace.service.metrics import Metrics
+from nfvplace.service.placing import PlacementRequest, Placements
 from nfvplace.store import Store
 from nfvplace.store.records import PLACEMENTS
 
@@ -138,3 +143,31 @@ def test_the_server_writes_back_what_it_committed(
             time.sleep(0.05)
         assert generations(store, "h1") == (3, 3)
         assert store.audit() == []
+
+
+def test_the_same_upkeep_catches_up_what_no_worker_wrote_back(
+    app_factory: Callable[..., Any],
+    sqlite_url: str,
+    placer: Placer,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A commit made outside the server (a worker that died before writing back) leaves the
+    host's document behind; the server's one upkeep loop catches it up by replaying."""
+    monkeypatch.setattr(retention, "WRITE_BACK_S", 0.05)
+    monkeypatch.setattr(retention, "CATCH_UP_S", 0.2)
+    monkeypatch.setattr(retention, "CATCH_UP_QUIET_S", 0.0)
+    other = Store.open(sqlite_url)
+    try:
+        other.put_host(ComputeHostDescriptor.model_validate(host("h1")))
+        gone = Placements(other, placer, Metrics(), max_attempts=8)  # never writes back
+        request = PlacementRequest(VmDescriptor.model_validate(VM), {"vm": VM})
+        assert gone.place(request, None).status == 201
+        assert generations(other, "h1") == (2, 1)
+        with TestClient(app_factory(sqlite_url), headers=auth("admin")):
+            deadline = time.monotonic() + 10
+            while generations(other, "h1")[1] < 2 and time.monotonic() < deadline:
+                time.sleep(0.05)
+        assert generations(other, "h1") == (2, 2)
+        assert other.audit() == []
+    finally:
+        other.close()

@@ -182,3 +182,51 @@ def test_sqlite_hands_out_the_connection_given_back_last(tmp_path: object) -> No
             assert id(again.connection.driver_connection) == ids[0]
     finally:
         opened.close()
+
+
+def test_migrations_0009_and_0010_keep_what_was_stored_and_commit_through_the_function(
+    store: Store,
+) -> None:
+    """An existing database (at 0008, or at 0009's function of arrays) upgrades with nothing lost,
+    and commits through the function from there on (on SQLite the migrations change nothing)."""
+    store.put_host(ComputeHostDescriptor.model_validate(host("h1")))
+    commit(store, "p1", [config("p1/vm", [1, 2], pages=1)])
+    settings = alembic_config(store.engine.url.render_as_string(hide_password=False))
+    postgres = store.engine.dialect.name == "postgresql"
+    with store.engine.begin() as conn:
+        settings.attributes["connection"] = conn
+        command.downgrade(settings, "0009")
+        assert _commit_function(conn) == ("bigint[]" if postgres else None)  # 0009: arrays
+        command.downgrade(settings, "0008")
+        assert _commit_function(conn) is None
+    migrate(store.engine)
+    with store.engine.connect() as conn:
+        assert _commit_function(conn) == ("jsonb" if postgres else None)
+    first = store.get_placement("p1")
+    assert first is not None
+    assert first.response == {"id": "p1"}
+    commit(store, "p2", [config("p2/vm", [3, 4], pages=1)])
+    with pytest.raises(StaleSnapshot):  # PU 2 is p1's: the guard holds across the upgrade
+        commit(store, "p3", [config("p3/vm", [2], pages=1)], _lying(store))
+    assert store.audit() == []
+
+
+def _commit_function(conn: Any) -> str | None:
+    """The type of the commit function's last argument (None: no such function)."""
+    if conn.dialect.name != "postgresql":
+        return None
+    found = conn.exec_driver_sql(
+        "SELECT pg_get_function_identity_arguments(oid) FROM pg_proc "
+        "WHERE proname = 'nfvplace_commit_placement'"
+    ).scalar_one_or_none()
+    return None if found is None else str(found).rsplit(" ", 1)[-1]
+
+
+def _lying(store: Store) -> Any:
+    """A snapshot that shows h1 as reported, with nothing claimed, at its current generation."""
+    from nfvplace.store import Snapshot
+
+    return Snapshot(
+        hosts={"h1": ComputeHostDescriptor.model_validate(host("h1"))},
+        generations=store.snapshot().generations,
+    )

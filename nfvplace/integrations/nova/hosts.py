@@ -230,9 +230,11 @@ def _core_ids(cells: Iterable[Mapping[str, Any]]) -> dict[int, tuple[int, tuple[
     for cell in cells:
         flat = threads_per_core(cell) == 1
         for siblings in cell.get("siblings") or ():
-            group = tuple(sorted(int(s) for s in siblings))
-            for pu in group:
-                out[pu] = (pu, (pu,)) if flat else (group[0], group)
+            group = tuple(sorted(map(int, siblings)))
+            if flat:
+                out.update((pu, (pu, (pu,))) for pu in group)
+            else:
+                out.update(dict.fromkeys(group, (group[0], group)))
     return out
 
 
@@ -240,7 +242,7 @@ def threads_per_core(cell: Mapping[str, Any]) -> int:
     """Nova's `threads_per_core` of a host cell: its largest sibling set within `cpuset` and
     `pcpuset` (what the libvirt driver reports), 1 without siblings."""
     usable = set(cell.get("cpuset") or ()) | set(cell.get("pcpuset") or ())
-    return max((len(usable & set(s)) for s in cell.get("siblings") or ()), default=1) or 1
+    return max((len(usable.intersection(s)) for s in cell.get("siblings") or ()), default=1) or 1
 
 
 def isolate_refused(view: Mapping[str, Any]) -> dict[int, list[int]]:
@@ -280,25 +282,24 @@ def _node(
     ratio = float(view.get("cpu_allocation_ratio") or 1.0)
     legacy = bool(shared) and shared == dedicated
     usage = _usage(cell, ratio, len(shared - pinned) if legacy else len(shared))
+    socket = cell.get("socket")
+    # the socket PCI affinity `socket` asks about
+    at: dict[str, Any] = {} if socket is None else {"package": int(socket)}
+    floating = {**at, "oversubscription_ratio": ratio, "usage_ratio": usage}
+    pinned_pu = {**at, "state": "dedicated", "owner": "nova"}
+    # not eligible: nova-compute would refuse to pin there, or in neither set (kept for the host)
+    closed_pu = {**at, "eligible": False}
+    free_pu = floating if legacy else at
+    shared_pu = {**floating, "state": "shared"}
     cpus = []
     pus = set(shared) | dedicated | {pu for s in cell.get("siblings") or () for pu in s}
     for pu in sorted(pus):
         core, siblings = core_of.get(pu, (pu, (pu,)))
-        cpu: dict[str, Any] = {"id": pu, "core": core, "siblings": list(siblings)}
-        if cell.get("socket") is not None:  # the socket PCI affinity `socket` asks about
-            cpu["package"] = int(cell["socket"])
         if pu in dedicated:
-            if pu in pinned:
-                cpu.update(state="dedicated", owner="nova")
-            elif pu in closed:
-                cpu["eligible"] = False  # nova-compute would refuse to pin here
-            elif legacy:
-                cpu.update(oversubscription_ratio=ratio, usage_ratio=usage)
-        elif pu in shared:
-            cpu.update(state="shared", oversubscription_ratio=ratio, usage_ratio=usage)
+            state = pinned_pu if pu in pinned else closed_pu if pu in closed else free_pu
         else:
-            cpu["eligible"] = False  # in neither set: kept for the host
-        cpus.append(cpu)
+            state = shared_pu if pu in shared else closed_pu
+        cpus.append({"id": pu, "core": core, "siblings": list(siblings), **state})
     node: dict[str, Any] = {"id": int(cell["id"]), "cpus": cpus, "memory": _memory(cell, view)}
     devices = [p for p in pools if not p.get("physical_network")]
     ports = [p for p in pools if p.get("physical_network")]

@@ -7,11 +7,14 @@ from __future__ import annotations
 from ...models.chd import ComputeHostDescriptor
 from ...models.configuration import VmConfiguration, with_requirements
 from ..request import Request
-from ..resources import KINDS
+from ..resources import implementing
 from ..resources.base import HostFree
 from ..resources.draft import ConfigurationDraft
 from ..resources.kind import Decisions
 from ..resources.model import Layout
+from ..resources.stages import Assigns
+
+_ASSIGNS = implementing(Assigns)  # each writes its own keys of the draft: any order
 
 
 def instance_id(host: ComputeHostDescriptor, request: Request, given: str | None) -> str:
@@ -47,6 +50,6 @@ def build_configuration(
         },
         cpu_sets={cs.id: {"id": cs.id, "numa_node": nodes[cs.id]} for cs in request.cpu_sets},
     )
-    for kind in KINDS:
+    for kind in _ASSIGNS:
         kind.assign(draft, free, request, layout, decisions)
     return with_requirements(draft.build(), vm)  # networks, VLANs, cpu-set policies, the descriptor

@@ -1,6 +1,9 @@
 """One candidate host: the kinds' choices made without the model, the exact model, exact ids, and
 the claim. The answer is typed: `Claimed`, or `Refused` with its reason (an infeasible model is
-`Infeasible`, named by `blame` only when no host fits, since naming it costs a few more solves)."""
+`Infeasible`, named by `blame` only when no host fits, since naming it costs a few more solves).
+`solved` stops before the ids and the claim, for a scheduler's filter that asks only whether the
+host fits: the same decisions and the same exact model (the steps after it refuse a host only on
+an internal error, `Reason.internal` or `Reason.claim`)."""
 
 from __future__ import annotations
 
@@ -13,16 +16,19 @@ from ..index import FleetIndex
 from ..options import Options
 from ..reasons import Reason
 from ..request import Request
-from ..resources import KINDS
+from ..resources import DECIDES, EXPLAINS, implementing
 from ..resources.base import HostFree, IndexedFleet
 from ..resources.draft import AssignmentError
-from ..resources.kind import Refusal
+from ..resources.kind import Decisions, Refusal
 from ..resources.model import Layout
+from ..resources.stages import ModelCosts, ModelGate
 from ..result import ExplainRow
 from .assign import build_configuration, instance_id
 from .filter import FilterOutcome
 from .policies import NODE_COST
 from .solver import FAMILIES, SolveFailure, blame, solve
+
+_MODEL_GATES = implementing(ModelGate)
 
 SOLVE_SUMMARY = {
     Reason.infeasible: "fail the exact check (the needs fit one by one but not together)",
@@ -38,6 +44,15 @@ class Claimed:
     configuration: VmConfiguration
     host: ComputeHostDescriptor  # the host with the configuration claimed
     rows: list[ExplainRow]  # what the exact model chose (for --explain)
+
+
+@dataclass(frozen=True, slots=True)
+class Solved:
+    """The kinds decided and the exact model found a layout (nothing written, nothing claimed)."""
+
+    free: HostFree
+    layout: Layout | None
+    decisions: Decisions
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,58 +92,90 @@ class Infeasible:
 Attempt = Claimed | Refused | Infeasible
 
 
-def allowed_nodes(fleet: IndexedFleet, index: int, outcome: FilterOutcome) -> dict[int, set[int]]:
-    """The node ids each part of the request may go to on host `index` (of the fleet filtered)."""
+def allowed_nodes(
+    fleet: IndexedFleet, position: int, outcome: FilterOutcome
+) -> dict[int, set[int]]:
+    """The node ids each part of the request may go to on the host at `position` (of the fleet
+    filtered: the index, or rows of it)."""
     return {
-        part: {int(fleet.node_id[index, j]) for j in range(fleet.max_nodes) if ok[index, j]}
+        part: {int(fleet.node_id[position, j]) for j in range(fleet.max_nodes) if ok[position, j]}
         for part, ok in outcome.node_ok.items()
     }
 
 
+def solved(
+    fleet: FleetIndex,
+    position: int,
+    request: Request,
+    outcome: FilterOutcome,
+    options: Options,
+    optimize: bool = True,
+) -> Solved | Refused | Infeasible:
+    """Whether the host at `position` takes `request`: the kinds' choices and the exact model (its
+    best layout, or with `optimize=False` the first one found: a verdict alone)."""
+    allowed = allowed_nodes(fleet, position, outcome)
+    return solved_on(fleet, position, request, allowed, options, optimize)
+
+
+def solved_on(
+    fleet: FleetIndex,
+    position: int,
+    request: Request,
+    allowed: dict[int, set[int]],
+    options: Options,
+    optimize: bool = True,
+) -> Solved | Refused | Infeasible:
+    """`solved` with the nodes each part may go to (`allowed`) already read from the filter."""
+    free = fleet.free(position)
+    decisions = Decisions()
+    frozen = {part: frozenset(nodes) for part, nodes in allowed.items()}
+    for kind in DECIDES:
+        decided = kind.decide(free, request, frozen, options)
+        if isinstance(decided, Refusal):
+            return Refused(decided.reason, decided.phrase, decided.message)
+        if decided is not None:
+            decisions.put(kind, decided)
+    layout: Layout | None = None
+    if any(kind.in_model(request) for kind in _MODEL_GATES):
+        cpu_sets = {cs.id: allowed[cs.id] for cs in request.cpu_sets}
+        found = solve(free, request, cpu_sets, options, optimize=optimize)
+        if isinstance(found, SolveFailure):
+            if found.status == "infeasible":
+                return Infeasible(free, request, cpu_sets, options)
+            return refused(Reason.timeout)
+        layout = found
+    return Solved(free, layout, decisions)
+
+
 def attempt(
     fleet: FleetIndex,
-    index: int,
+    position: int,
     request: Request,
     outcome: FilterOutcome,
     options: Options,
     instance: str | None,
 ) -> Attempt:
-    return attempt_on(
-        fleet, index, request, allowed_nodes(fleet, index, outcome), options, instance
-    )
+    allowed = allowed_nodes(fleet, position, outcome)
+    return attempt_on(fleet, position, request, allowed, options, instance)
 
 
 def attempt_on(
     fleet: FleetIndex,
-    index: int,
+    position: int,
     request: Request,
     allowed: dict[int, set[int]],
     options: Options,
     instance: str | None,
 ) -> Attempt:
     """`attempt` with the nodes each part may go to (`allowed`) already read from the filter."""
-    host = fleet.hosts[index]
-    free = fleet.free(index)
-    decisions: dict[str, object] = {}
-    frozen = {part: frozenset(nodes) for part, nodes in allowed.items()}
-    for kind in KINDS:
-        decided = kind.decide(free, request, frozen, options)
-        if isinstance(decided, Refusal):
-            return Refused(decided.reason, decided.phrase, decided.message)
-        if decided is not None:
-            decisions[kind.name] = decided
-    layout: Layout | None = None
-    if any(kind.in_model(request) for kind in KINDS):
-        cpu_sets = {cs.id: allowed[cs.id] for cs in request.cpu_sets}
-        solved = solve(free, request, cpu_sets, options)
-        if isinstance(solved, SolveFailure):
-            if solved.status == "infeasible":
-                return Infeasible(free, request, cpu_sets, options)
-            return refused(Reason.timeout)
-        layout = solved
-    rows = [row for kind in KINDS for row in kind.explain(free, request, layout, decisions)]
+    found = solved_on(fleet, position, request, allowed, options)
+    if not isinstance(found, Solved):
+        return found
+    free, layout, decisions = found.free, found.layout, found.decisions
+    rows = [row for kind in EXPLAINS for row in kind.explain(free, request, layout, decisions)]
     if layout is not None:
         rows.extend(_cost_rows(layout))
+    host = fleet.hosts[position]
     try:
         config = build_configuration(
             host, free, request, layout, instance_id(host, request, instance), decisions
@@ -142,7 +189,9 @@ def attempt_on(
     return Claimed(config, updated, rows)
 
 
-COSTS = {"node": NODE_COST} | {name: text for kind in KINDS for name, text in kind.costs.items()}
+COSTS = {"node": NODE_COST} | {
+    name: text for kind in implementing(ModelCosts) for name, text in kind.costs.items()
+}
 """What each part of the exact model's objective measures, by cost name."""
 
 

@@ -68,9 +68,9 @@ def place_first(
         passing = np.flatnonzero(outcome.passing).tolist()
         passed += len(passing)
         for r in passing:
-            index = int(batch[r])
+            position = int(batch[r])
             allowed = allowed_nodes(rows, r, outcome)
-            result = attempt_on(fleet, index, request, allowed, options, instance)
+            result = attempt_on(fleet, position, request, allowed, options, instance)
             if isinstance(result, Claimed):
                 return VmOutcome(result.configuration, result.host, Reasons(), considered, passed)
         size *= GROWTH

@@ -28,7 +28,7 @@ from .place import NO_KEY, add_failures, rank
 
 @dataclass(frozen=True, slots=True)
 class Fit:
-    index: int  # host index in the fleet
+    position: int  # the host's position in the fleet index
     configuration: VmConfiguration
     host: ComputeHostDescriptor  # the host with the configuration claimed
     detail: tuple[str, ...] = ()  # what the exact model chose (for --explain)

@@ -13,6 +13,11 @@ they tie). Hosts that do not fit score 0.
 A host's answer depends on that host alone (its filter checks, its policy score, its exact model):
 callers that see the same hosts again (a scheduler's candidates, of which one or two changed since
 its last request) may keep answers per host and score them together with `scored`.
+
+A filter reads whether each host fits and its score, never the configuration: `configurations=False`
+decides every host with the same filter, ranking and exact model, and stops there: the model is
+asked whether a layout exists, not for the best one, and the ids and the claim that the
+configuration needs are left out (together about half of a fitting host's cost).
 """
 
 from __future__ import annotations
@@ -27,8 +32,10 @@ from ...models.vmd import VmDescriptor
 from ..index import FleetIndex
 from ..options import Options
 from ..result import Rejection
+from .attempt import Infeasible, Refused, Solved, solved
 from .candidates import fitting_hosts
 from .explain import Reasons
+from .place import NO_KEY, add_failures, rank
 
 MAX_SCORE = 100
 
@@ -78,15 +85,20 @@ def scored(evaluations: Iterable[HostEvaluation]) -> tuple[HostEvaluation, ...]:
 
 
 def evaluate_vm(
-    fleet: FleetIndex, vm: VmDescriptor, options: Options
+    fleet: FleetIndex, vm: VmDescriptor, options: Options, configurations: bool = True
 ) -> tuple[HostEvaluation, ...]:
-    """Every host of `fleet`, in the fleet's order, with its answer for `vm`."""
+    """Every host of `fleet`, in the fleet's order, with its answer for `vm` (without the
+    configuration it would get when `configurations` is false)."""
     reasons = Reasons()
     consider = np.ones(len(fleet), dtype=np.bool_)
-    fits = {
-        fit.index: fit
-        for fit in fitting_hosts(fleet, vm, options, consider, options.instance, reasons)
-    }
+    fits: dict[int, tuple[VmConfiguration | None, int]]
+    if configurations:
+        fits = {
+            fit.position: (fit.configuration, fit.score)
+            for fit in fitting_hosts(fleet, vm, options, consider, options.instance, reasons)
+        }
+    else:
+        fits = _verdicts(fleet, vm, options, consider, reasons)
     why: dict[str, list[Rejection]] = {}
     for rejection in reasons.diagnosis(len(fleet), len(fits)).rejections:
         why.setdefault(rejection.host, []).append(rejection)
@@ -96,5 +108,25 @@ def evaluate_vm(
         if fit is None:
             out.append(HostEvaluation(host, False, 0, tuple(why.get(host, ()))))
         else:
-            out.append(HostEvaluation(host, True, 0, (), fit.configuration, fit.score))
+            out.append(HostEvaluation(host, True, 0, (), fit[0], fit[1]))
     return scored(out)
+
+
+def _verdicts(
+    fleet: FleetIndex, vm: VmDescriptor, options: Options, consider: np.ndarray, reasons: Reasons
+) -> dict[int, tuple[VmConfiguration | None, int]]:
+    """The hosts that take `vm` with their policy score, as `fitting_hosts` finds them (the same
+    order, the same refusals recorded), each decided by the exact model without ids or claim."""
+    ranked = rank(fleet, vm, options, consider, reasons)
+    hosts = np.flatnonzero(ranked.keys != NO_KEY)
+    fits: dict[int, tuple[VmConfiguration | None, int]] = {}
+    failures: list[tuple[int, Refused | Infeasible]] = []
+    for best in hosts[np.lexsort((ranked.keys[hosts],))].tolist():
+        request, outcome = ranked.groups[int(ranked.owner[best])]
+        found = solved(fleet, best, request, outcome, options, optimize=False)
+        if isinstance(found, Solved):
+            fits[best] = (None, int(ranked.keys[best]) >> 32)
+        else:
+            failures.append((best, found))
+    add_failures(reasons, fleet, failures)
+    return fits

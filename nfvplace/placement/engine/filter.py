@@ -1,9 +1,9 @@
 """The vectorised filter: every host and NUMA node at once, with counts.
 
-Host-level checks run first (the kinds' `host_checks`, in their `check_order`: processor, memory
-type and hypervisor; interfaces bound to no node and the vSwitch; PCI devices; impact limits; SMT);
-then, for each part of the VM (each cpu-set, or its shared vCPUs), every kind's node needs over every
-node. A host is out at the first check it fails, which becomes its reason. The conditions are
+Host-level checks run first (the kinds' `host_checks`, in the order `resources.HOST_CHECKS` says:
+processor, memory type and hypervisor; interfaces bound to no node and the vSwitch; PCI devices;
+impact limits; SMT; cache ways); then, for each part of the VM (each cpu-set, or its shared vCPUs),
+every kind's node needs over every node (in the order `resources.NODE_NEEDS` says). A host is out at the first check it fails, which becomes its reason. The conditions are
 necessary ones: a host that passes them all goes to the exact model, which may still find it
 infeasible (then that is its reason).
 """
@@ -17,7 +17,7 @@ import numpy as np
 from ..options import Options
 from ..reasons import Reason
 from ..request import SHARED, Part, Request
-from ..resources import KINDS
+from ..resources import HOST_CHECKS, NODE_NEEDS
 from ..resources.base import BoolArray, IndexedFleet, IntArray
 from ..resources.filtering import FilterInput, HostCheck, NodeNeed
 from ..resources.rows import rows_any, rows_sum
@@ -58,8 +58,7 @@ class FilterOutcome:
 
 
 def _host_checks(inp: FilterInput) -> list[HostCheck]:
-    ordered = sorted(KINDS, key=lambda kind: kind.check_order)
-    return [check for kind in ordered for check in kind.host_checks(inp)]
+    return [check for kind in HOST_CHECKS for check in kind.host_checks(inp)]
 
 
 def run_filter(
@@ -85,7 +84,7 @@ def _node_needs(
     inp: FilterInput, out: FilterOutcome, part: Part, exists: BoolArray, many: bool
 ) -> None:
     """Hosts on which no node meets every kind's needs of `part`."""
-    needs = [need for kind in KINDS for need in kind.node_needs(inp, part)]
+    needs = [need for kind in NODE_NEEDS for need in kind.node_needs(inp, part)]
     ok = exists.copy()
     for need in needs:
         ok &= need.ok

@@ -148,7 +148,7 @@ def add_untried(reasons: Reasons, fleet: FleetIndex, hosts: np.ndarray, limit: i
 
 def _explain(
     fleet: FleetIndex,
-    index: int,
+    position: int,
     score: int,
     request: Request,
     options: Options,
@@ -157,7 +157,7 @@ def _explain(
     reasons: Reasons,
     keys: np.ndarray,
 ) -> list[ExplainRow]:
-    host = fleet.hosts[index]
+    host = fleet.hosts[position]
     others = ", ".join(f"{n} {p}" for p, n in reasons.counts.most_common())
     rows = [
         ExplainRow(
@@ -176,7 +176,7 @@ def _explain(
             f"{POLICY_SCORES[options.policy.value]}; hosts are tried lowest score first",
         ),
     ]
-    for part, points, meaning in score_terms(fleet, index, request, options):
+    for part, points, meaning in score_terms(fleet, position, request, options):
         rows.append(ExplainRow(f"score: {part}", f"{points}", meaning))
     if request.variant:
         rows.append(ExplainRow("variant", request.variant, f"its match applies to {host.id}"))

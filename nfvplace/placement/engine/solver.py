@@ -1,10 +1,11 @@
 """The exact model of one request on one candidate host (OR-Tools CP-SAT, one worker).
 
-Variables are named after what they mean (`place[cs0->n1]`, `iso_whole[cs0n1]`,
+Variables are named after what they mean (`on_node[cs0->n1]`, `iso_whole[cs0n1]`,
 `port[eth1->0000:af:00.0]`) so a solution prints itself. The core places each cpu-set on one allowed
-node (at the policy's node cost) and keeps cpu-sets on distinct nodes when the VM asks; every kind
-then posts its usage terms (`post_demand`) and its limits and costs (`post_limits`), in registry
-order. The exact ids are chosen afterwards from the values the kinds kept (`assign.py`).
+node (at the policy's node cost) and keeps cpu-sets on distinct nodes when the VM asks; the kinds
+then post their usage terms (`post_demand`) and their limits and costs (`post_limits`), in the order
+`resources.MODEL_LIMITS` says. The exact ids are chosen afterwards from the values the kinds kept
+(`assign.py`).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from ortools.sat.python import cp_model
 
 from ..options import Options
 from ..request import Request
-from ..resources import KINDS
+from ..resources import BLAME, MODEL_DEMAND, MODEL_LIMITS
 from ..resources.base import HostFree
 from ..resources.model import Layout, ModelContext
 from .policies import node_cost
@@ -37,15 +38,15 @@ class SolveFailure:
     status: str  # "infeasible" or "timeout"
 
 
-def _place(ctx: ModelContext, allowed: dict[int, set[int]], skip: frozenset[str]) -> bool:
+def _post_nodes(ctx: ModelContext, allowed: dict[int, set[int]], skip: frozenset[str]) -> bool:
     """One node per cpu-set, among its allowed nodes; False when a cpu-set has none."""
     request, free = ctx.request, ctx.free
     for cs in request.cpu_sets:
         choices = []
         for slot, node in enumerate(free.node_ids):
             if node in allowed.get(cs.id, set()):
-                var = ctx.model.new_bool_var(f"place[cs{cs.id}->n{node}]")
-                ctx.place[(cs.id, node)] = var
+                var = ctx.model.new_bool_var(f"on_node[cs{cs.id}->n{node}]")
+                ctx.on_node[(cs.id, node)] = var
                 choices.append(var)
                 ctx.cost("node", node_cost(free, slot, cs, request, ctx.options) * var)
         if not choices:
@@ -54,7 +55,9 @@ def _place(ctx: ModelContext, allowed: dict[int, set[int]], skip: frozenset[str]
     if request.distinct_nodes and len(request.cpu_sets) > 1 and DISTINCT not in skip:
         for node in free.node_ids:
             here = [
-                ctx.place[(cs.id, node)] for cs in request.cpu_sets if (cs.id, node) in ctx.place
+                ctx.on_node[(cs.id, node)]
+                for cs in request.cpu_sets
+                if (cs.id, node) in ctx.on_node
             ]
             if len(here) > 1:
                 ctx.model.add_at_most_one(here)
@@ -67,17 +70,20 @@ def solve(
     allowed: dict[int, set[int]],
     options: Options,
     skip: frozenset[str] = frozenset(),
+    optimize: bool = True,
 ) -> Layout | SolveFailure:
-    """Solve; `skip` leaves the limits of the kinds named out (to name the kind that blocks)."""
+    """Solve; `skip` leaves the limits of the kinds named out (to name the kind that blocks).
+    `optimize=False` asks only whether a layout exists: the first one found is returned, its
+    costs not minimised (a filter's verdict: the same model, a third less solver time)."""
     ctx = ModelContext(model=_CpModel(), request=request, free=free, options=options)
-    if not _place(ctx, allowed, skip):
+    if not _post_nodes(ctx, allowed, skip):
         return SolveFailure(free.id, "infeasible")
-    for kind in KINDS:
-        kind.post_demand(ctx)
-    for kind in KINDS:
+    for demand in MODEL_DEMAND:
+        demand.post_demand(ctx)
+    for kind in MODEL_LIMITS:
         if kind.name not in skip:
             kind.post_limits(ctx)
-    if ctx.objective:
+    if ctx.objective and optimize:
         ctx.model.minimize(sum(t for terms in ctx.objective.values() for t in terms))
     solver = cp_model.CpSolver()
     solver.parameters.num_workers = 1
@@ -96,27 +102,23 @@ def solve(
 
 
 def _layout(ctx: ModelContext, solver: cp_model.CpSolver, optimal: bool) -> Layout:
-    nodes = {cs: node for (cs, node), var in ctx.place.items() if solver.boolean_value(var)}
+    nodes = {cs: node for (cs, node), var in ctx.on_node.items() if solver.boolean_value(var)}
     values = {
         kind: {key: int(solver.value(var)) for key, var in kept.items()}
-        for kind, kept in ctx.kept.items()
+        for kind, kept in ctx.read_back.items()
     }
     return Layout(
         host=ctx.free.id,
         nodes=nodes,
         values=values,
-        objective=solver.objective_value if ctx.objective else 0.0,
+        objective=solver.objective_value if ctx.model.has_objective() else 0.0,
         costs={k: int(solver.value(sum(terms))) for k, terms in ctx.objective.items()},
         optimal=optimal,
     )
 
 
 FAMILIES: dict[str, str] = {
-    **{
-        kind.name: kind.blame[1]
-        for kind in sorted(KINDS, key=lambda k: k.blame or (99, ""))
-        if kind.blame
-    },
+    **{kind.name: kind.family for kind in BLAME},
     DISTINCT: "distinct NUMA nodes for the cpu-sets",
 }
 """What the exact model is blamed on, in the order it is tried: each kind's limits, then the

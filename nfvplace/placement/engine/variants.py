@@ -4,14 +4,17 @@ matching none gets the descriptor's default requirements."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from ...models.vmd import VariantMatch, VmDescriptor
 from ..index import FleetIndex
 from ..resources import implementing
 from ..resources.base import BoolArray
+from ..resources.stages import Variants
 
-_MATCHING = implementing("variant_hosts")
+_MATCHING: tuple[Variants[Any], ...] = implementing(Variants)
 
 
 def matches(fleet: FleetIndex, match: VariantMatch) -> BoolArray:

@@ -15,16 +15,25 @@ Hosts = FleetIndex | Sequence[ComputeHostDescriptor] | Mapping[str, ComputeHostD
 
 
 def index_of(
-    hosts: Hosts, *, private: bool = False, compact: bool = False, source: str | None = None
+    hosts: Hosts,
+    *,
+    private: bool = False,
+    compact: bool = False,
+    share: bool = True,
+    source: str | None = None,
 ) -> FleetIndex:
     """The index of `hosts`: an index as given; a sequence or mapping of Compute Host Descriptors
     indexed (kept while the same host objects live, so that placing again on them costs no rebuild;
-    `private=True` builds one the caller may change, `compact` keeps its descriptors compressed). Anything else is refused with the position of
-    the first item that is not a host (`source`: the file or folder it came from)."""
+    `private=True` builds one the caller may change, `compact` keeps its descriptors compressed,
+    `share=False` leaves their equal parts unshared: see `FleetIndex`). Anything else is refused
+    with the position of the first item that is not a host (`source`: the file or folder it came
+    from)."""
     if isinstance(hosts, FleetIndex):
         return FleetIndex(list(hosts.hosts), compact=compact) if private else hosts
     items = hosts_of(hosts, source)
-    return FleetIndex(items, compact=compact) if private else index_for(items)
+    if private:
+        return FleetIndex(items, compact=compact, share=share)
+    return index_for(items, share)
 
 
 def hosts_of(

@@ -80,8 +80,9 @@ def _remember(key: Key, hosts: Sequence[ComputeHostDescriptor], index: FleetInde
             _entries.popitem(last=False)
 
 
-def index_for(hosts: Sequence[ComputeHostDescriptor]) -> FleetIndex:
-    """The index of exactly these host objects, built at most once while they live.
+def index_for(hosts: Sequence[ComputeHostDescriptor], share: bool = True) -> FleetIndex:
+    """The index of exactly these host objects, built at most once while they live (`share`:
+    see `FleetIndex`).
 
     Callers must not change the index they get (placing on it does not: claims are returned as
     new descriptors); `FleetIndex(hosts)` gives a private one.
@@ -102,7 +103,7 @@ def index_for(hosts: Sequence[ComputeHostDescriptor]) -> FleetIndex:
             index.update_many(hosts[k] for k in changed)
             break
     if index is None:
-        index = FleetIndex(hosts)
+        index = FleetIndex(hosts, share=share)
     _remember(key, hosts, index)
     return index
 

@@ -3,9 +3,14 @@ kind makes one pass over its part of the host)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from ...models.chd import ComputeHostDescriptor
-from ..resources import KINDS
+from ..resources import implementing
 from ..resources.base import HostFree
+from ..resources.stages import Free
+
+_FREE: tuple[Free[Any], ...] = implementing(Free)
 
 
 def free_of(
@@ -15,8 +20,8 @@ def free_of(
     resources), each kind keeps its parts of the nodes the new version did not change."""
     node_ids = tuple(node.id for node in host.numa_nodes)
     if before is None or before[1].node_ids != node_ids:
-        parts = {kind.name: kind.free(host) for kind in KINDS}
+        parts = {kind.name: kind.free(host) for kind in _FREE}
     else:
         old, free = before
-        parts = {kind.name: kind.free_again(host, old, free.parts[kind.name]) for kind in KINDS}
+        parts = {kind.name: kind.free_again(host, old, free.parts[kind.name]) for kind in _FREE}
     return HostFree(id=host.id, node_ids=node_ids, parts=parts)

@@ -16,7 +16,7 @@ from typing import Any, cast
 import numpy as np
 
 from ...models.chd import ComputeHostDescriptor
-from ..resources.base import HostFree, IntArray, KindKey, Table, Vocabulary
+from ..resources.base import HostFree, IntArray, Table, TableKey, Vocabulary
 from .fleet import FleetIndex
 
 
@@ -88,7 +88,7 @@ class FleetRows:
         """Host index -> row."""
         return {i: r for r, i in enumerate(self.listed)}
 
-    def table[T: Table](self, kind: KindKey[T, Any]) -> T:
+    def table[T: Table](self, kind: TableKey[T]) -> T:
         found = self._tables.get(kind.name)
         if found is None:
             found = self._tables[kind.name] = table_rows(self.fleet.table(kind), self)

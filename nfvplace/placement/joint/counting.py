@@ -19,19 +19,28 @@ leave the ports differently). `tests/placement/test_counting.py` compares both c
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import partial
+
 from ..index import FleetIndex
 from ..reasons import Reason
 from ..request import Request
-from ..resources import KINDS
+from ..resources import COUNT_CAPS, COUNT_TAKES, implementing
 from ..resources.base import slots_of
 from ..resources.kind import Uncounted
+from ..resources.stages import CountGate
 
 MAX_PER_NODE = 4096  # a guard against a request that takes nothing
+
+_GATES = implementing(CountGate)
+
+Take = Callable[[Request, bool], Reason | None]
+"""One kind's `count_take` bound to its state on one node: take an instance, or say what misses."""
 
 
 def covers(request: Request) -> bool:
     """Whether the counting model gives the engine's count for `request`."""
-    return len(request.parts) == 1 and all(kind.counts(request) for kind in KINDS)
+    return len(request.parts) == 1 and all(kind.counts(request) for kind in _GATES)
 
 
 def _node_count(
@@ -39,17 +48,17 @@ def _node_count(
 ) -> tuple[int, Reason | None]:
     """Instances the node takes one after the other, and what stopped the next (None: nothing
     did, within `MAX_PER_NODE`)."""
-    states = []
-    for kind in KINDS:
+    takes: list[Take] = []
+    for kind in COUNT_TAKES:
         state = kind.count_state(fleet, i, slot, request)
         if state is not None:
-            states.append((kind, state))
+            takes.append(partial(kind.count_take, state))
     count = 0
     for _ in range(MAX_PER_NODE):
-        # in the kinds' order, so that the reason is the one `place` would give; a node is not
+        # in `COUNT_TAKES`' order, so that the reason is the one `place` would give; a node is not
         # counted onto again once something is missing, so a partly taken instance does no harm
-        for kind, state in states:
-            missing = kind.count_take(state, request, spread)
+        for take in takes:
+            missing = take(request, spread)
             if missing is not None:
                 return count, missing
         count += 1
@@ -70,7 +79,7 @@ def count_host(
                 stops.append(stop)
     except Uncounted:
         return None
-    for kind in KINDS:
+    for kind in COUNT_CAPS:
         for code, cap in kind.count_caps(fleet, i, request):
             if cap <= count:
                 count, stops = cap, [code]

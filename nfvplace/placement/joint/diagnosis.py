@@ -55,7 +55,7 @@ def unit_diagnosis(search: JointSearch, state: JointState, u: int) -> Diagnosis:
     )
     # hosts that take the unit on its own: the links' bandwidth is what stops it there when it
     # has links to the members on them, else the search did not get to place it there
-    taking = [fit.index for fit in fits]
+    taking = [fit.position for fit in fits]
     crowded = [h for h in taking if state.link_traffic(u, h) > 0]
     untried = [h for h in taking if h not in crowded]
     if numa:
@@ -83,7 +83,7 @@ def _closest(search: JointSearch, u: int, diagnosis: Diagnosis) -> tuple[tuple[s
     everything = np.ones(len(search.original), dtype=np.bool_)
     fleet = search.original
     for fit in fitting_hosts(fleet, unit.member.vm, search.options, everything, unit.instance):
-        alone.append(fleet.host_ids[fit.index])
+        alone.append(fleet.host_ids[fit.position])
         if len(alone) == CLOSEST:
             break
     if alone:

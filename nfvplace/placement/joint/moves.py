@@ -32,6 +32,11 @@ from ..engine.variants import split
 from ..index import FleetIndex
 from ..options import Options
 from ..request import build_request
+from ..resources import implementing
+from ..resources.draft import DescriptorDraft
+from ..resources.stages import Describes
+
+_DESCRIBES = implementing(Describes)  # each writes its own keys of the descriptor: any order
 
 MAX_HOSTS = 12  # hosts tried, most free threads first
 MAX_COMBINATIONS = 40  # sets of VMs released per host
@@ -73,65 +78,20 @@ class MovesAdvice:
 
 
 def descriptor_of(config: VmConfiguration) -> VmDescriptor:
-    """A VM Descriptor asking for what `config` holds (to place a running VM somewhere else)."""
-    data: dict[str, Any] = {"schema": "nfvplace/vmd/v1", "name": config.vm}
-    if config.thread_policy is not None:
-        data["cpu_thread_policy"] = config.thread_policy.value
-    if config.emulator_pins:
-        data["emulator_threads"] = "isolate"
-    iface: dict[int | None, list[dict[str, Any]]] = {}
-    for i in config.interfaces:
-        wanted = {"name": i.name, "mode": i.mode.value, "bandwidth_gbps": i.bandwidth_gbps}
-        iface.setdefault(i.cpu_set, []).append(wanted)
-    data["interfaces"] = [{**e, "restricted_to_topology": False} for e in iface.get(None, [])]
-    cpu_sets = []
-    for cs in config.cpu_sets:
-        entry: dict[str, Any] = {
-            "id": cs.id,
-            "vcpus": sorted(cs.vcpu_pins),
-            "howtogroup": [list(p) for p in cs.howtogroup],
-            "memory_mib": cs.memory_mib,
-            "interfaces": iface.get(cs.id, []),
-        }
-        if cs.hugepages is not None and cs.hugepages.count:
-            entry["hugepages"] = {
-                "size": f"{cs.hugepages.size_kib}KiB",
-                "count": cs.hugepages.count,
-            }
-        if cs.memory_bandwidth_gbps:
-            entry["memory_bandwidth_gbps"] = cs.memory_bandwidth_gbps
-        if cs.cache_ways is not None and cs.cache_ways.ways:
-            entry["cache_ways"] = cs.cache_ways.ways
-        if cs.floating is not None:
-            entry["floating"] = True
-            entry["vcpus"] = sorted(cs.floating.vcpus)
-        if cs.thread_policy is not None:
-            entry["thread_policy"] = cs.thread_policy.value
-        elif config.thread_policy is None:
-            entry["thread_policy"] = "isolate" if cs.reserved_siblings else "prefer"
-        cpu_sets.append(entry)
-    if cpu_sets:
-        data["cpu_sets"] = cpu_sets
-        data["cpu_sets_may_share_node"] = len({cs.numa_node for cs in config.cpu_sets}) < len(
-            cpu_sets
-        )
-        data["cpu_set_bandwidth"] = [
-            {"cpu_sets": list(link.cpu_sets), "bandwidth_mbps": link.bandwidth_mbps}
-            for link in config.cpu_set_links
-        ]
-    elif config.shared is not None:
-        data.update(
-            vcpus=config.shared.vcpus,
-            memory_mib=config.shared.memory_mib,
-            cpu_oversubscription=True,
-        )
-    else:
-        data.update(vcpus=config.vcpus or 1, memory_mib=config.memory_mib or 0)
-    classes: dict[str, int] = {}
-    for device in config.pci_devices:
-        classes[device.device_class] = classes.get(device.device_class, 0) + 1
-    data["pci_devices"] = [{"class": c, "count": n} for c, n in classes.items()]
-    return VmDescriptor.model_validate(data)
+    """A VM Descriptor asking for what `config` holds (to place a running VM somewhere else): each
+    kind asks for its part (`describe`); whether cpu-sets may share a node is the engine's own."""
+    draft = DescriptorDraft(
+        {"schema": "nfvplace/vmd/v1", "name": config.vm},
+        {cs.id: {"id": cs.id} for cs in config.cpu_sets},
+    )
+    for kind in _DESCRIBES:
+        kind.describe(draft, config)
+    if config.cpu_sets:
+        nodes = {cs.numa_node for cs in config.cpu_sets}
+        draft.fields["cpu_sets_may_share_node"] = len(nodes) < len(config.cpu_sets)
+    elif config.shared is None:
+        draft.fields.update(vcpus=config.vcpus or 1, memory_mib=config.memory_mib or 0)
+    return draft.build()
 
 
 def _hosts_to_try(fleet: FleetIndex, vm: VmDescriptor, options: Options) -> list[int]:
@@ -167,7 +127,7 @@ def suggest_moves(
     descriptors = descriptors or {}
     on_host: dict[str, list[VmConfiguration]] = {}
     for config in placements:
-        if config.host in fleet.index:
+        if config.host in fleet.positions:
             on_host.setdefault(config.host, []).append(config)
     for i in _hosts_to_try(fleet, vm, options)[:MAX_HOSTS]:
         host = fleet.hosts[i]

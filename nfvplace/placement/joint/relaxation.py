@@ -29,7 +29,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from ortools.sat.python import cp_model
@@ -40,8 +40,13 @@ from ..engine.variants import split
 from ..index import FleetIndex
 from ..options import Options
 from ..request import Request, build_request
-from ..resources import BY_NAME, KINDS
+from ..resources import RELAX_FINISH, RELAX_HOSTS, RELAX_NODES, implementing
+from ..resources.kind import RelaxState
+from ..resources.stages import RelaxCapacity, RelaxSlots
 from .batch import Member
+
+_SLOT_CHECKS = implementing(RelaxSlots)
+_CAPACITY = {kind.name: kind for kind in implementing(RelaxCapacity)}
 
 
 class _RelaxModel:
@@ -54,7 +59,7 @@ class _RelaxModel:
         self.model = cp_model.CpModel()
         self._use: dict[tuple[int, int, str], list[cp_model.LinearExprT]] = defaultdict(list)
         self._owner: dict[str, str] = {}  # use name -> kind
-        self._state: dict[str, dict[str, Any]] = defaultdict(dict)
+        self._state: dict[str, object] = {}  # by kind: what its `RelaxState` handle made
 
     def use(self, owner: str, host: int, slot: int, name: str, term: cp_model.LinearExprT) -> None:
         self._use[(host, slot, name)].append(term)
@@ -63,23 +68,25 @@ class _RelaxModel:
     def uses(self, owner: str) -> Mapping[tuple[int, int, str], list[cp_model.LinearExprT]]:
         return {key: terms for key, terms in self._use.items() if self._owner[key[2]] == owner}
 
-    def state(self, owner: str) -> dict[str, Any]:
-        return self._state[owner]
+    def state[S](self, handle: RelaxState[S]) -> S:
+        if handle.kind not in self._state:
+            self._state[handle.kind] = handle.new()
+        return cast(S, self._state[handle.kind])
 
     def add(self, host: int, slot: int, x: cp_model.IntVar, request: Request, part: Any) -> None:
         """`x` instances' worth of `part` of `request` on node slot `slot` of `host` (part None:
         what binds to no node, on the host)."""
-        for kind in KINDS:
+        for kind in RELAX_NODES:
             kind.relax_add(self, host, slot, x, request, part)
 
     def finish(self) -> None:
         for (host, slot, name), terms in self._use.items():
-            kind = BY_NAME[self._owner[name]]
-            capacity = kind.relax_capacity(self.fleet, host, slot, name)
+            kind = _CAPACITY.get(self._owner[name])
+            capacity = kind.relax_capacity(self.fleet, host, slot, name) if kind else None
             if capacity is not None:  # None: the kind constrains it itself (relax_finish)
                 self.model.add(sum(terms) <= capacity)
-        for kind in KINDS:
-            kind.relax_finish(self)
+        for finish in RELAX_FINISH:
+            finish.relax_finish(self)
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,7 +137,9 @@ def _on_host(
     for part in request.parts:
         ys = []
         for slot in np.flatnonzero(node_ok[part.id][host]).tolist():
-            if not all(kind.relax_slot_ok(fleet, host, slot, request, part) for kind in KINDS):
+            if not all(
+                kind.relax_slot_ok(fleet, host, slot, request, part) for kind in _SLOT_CHECKS
+            ):
                 continue
             y = m.model.new_int_var(0, count, f"y[{k},{host},{part.id},{slot}]")
             m.add(host, slot, y, request, part)
@@ -142,7 +151,7 @@ def _on_host(
         for ys in per_slot.values():  # an instance puts one cpu-set on a node
             m.model.add(sum(ys) <= z)
     m.add(host, -1, z, request, None)
-    for kind in KINDS:
+    for kind in RELAX_HOSTS:
         kind.relax_host(m, host, z, request)
 
 

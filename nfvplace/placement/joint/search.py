@@ -177,7 +177,7 @@ class JointSearch:
         failed: set[str] = set()
         found = False
         for fit in self.candidates(u, failed):
-            if not self.state.place(u, fit.index, fit.configuration, fit.host):
+            if not self.state.place(u, fit.position, fit.configuration, fit.host):
                 continue
             found = True
             self.path.append(u)
@@ -186,7 +186,7 @@ class JointSearch:
             self.path.pop()
             self.state.undo(u)
             self.backtracks += 1
-            failed.add(self.state.signature(fit.index))
+            failed.add(self.state.signature(fit.position))
         if not found and pos > self.dead.depth and not self.takes_any(u):
             placed = self.state.placed
             path = tuple((v, placed[v].host, placed[v].configuration) for v in self.path)
@@ -197,7 +197,7 @@ class JointSearch:
         """Whether some host takes unit u now, the twin rule aside: a dead end only the rule makes
         is not where the diagnosis looks (every host there would say "fits")."""
         for fit in self.candidates(u, twins=False):
-            if self.state.place(u, fit.index, fit.configuration, fit.host):
+            if self.state.place(u, fit.position, fit.configuration, fit.host):
                 self.state.undo(u)
                 return True
         return False
@@ -216,6 +216,6 @@ class JointSearch:
     def place_first(self, u: int, within: list[int] | None = None) -> bool:
         """Claim unit u on the first host (of `within`, when given) that takes it."""
         for fit in self.candidates(u, within=within):
-            if self.state.place(u, fit.index, fit.configuration, fit.host):
+            if self.state.place(u, fit.position, fit.configuration, fit.host):
                 return True
         return False

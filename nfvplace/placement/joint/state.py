@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -22,11 +23,12 @@ from ...models.vnf import AntiAffinityScope, Locality
 from ..index import FleetIndex
 from ..resources import implementing
 from ..resources.base import UNLIMITED_KBPS, BoolArray
+from ..resources.stages import Links
 from .batch import Group, Unit
 
 AFFINITY = "already host a member of the same anti-affinity group"
 
-_LINKING = implementing("link_kbps")
+_LINKING: tuple[Links[Any], ...] = implementing(Links)
 """The kinds that carry links between members of a VNF on one host (the vSwitch)."""
 
 

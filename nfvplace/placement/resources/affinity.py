@@ -46,7 +46,7 @@ def near(
     if affinity is NumaAffinity.socket:
         mine = node_sockets[ctx.free.slot(node)]
         nodes = [n for s, n in enumerate(ctx.free.node_ids) if node_sockets[s] == mine]
-    found = (ctx.placed(cs, n) for cs in sets for n in nodes)
+    found = (ctx.node_var(cs, n) for cs in sets for n in nodes)
     return [y for y in found if y is not None]
 
 

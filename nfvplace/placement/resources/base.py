@@ -84,13 +84,19 @@ class NoTable(Table):
     """The columns of a kind that keeps none."""
 
 
-class KindKey[T: Table, F](Protocol):
-    """What names a kind's columns and its part of a host's free resources (the full interface is
-    `kind.ResourceKind`)."""
+class TableKey[T: Table](Protocol):
+    """What names a kind's columns in the fleet index (the stage is `kind.Columns`)."""
 
     @property
     def name(self) -> str: ...
     def new_table(self, hosts: int, nodes: int, vocab: Vocabulary) -> T: ...
+
+
+class FreeKey[F](Protocol):
+    """What names a kind's part of a host's free resources (the stage is `kind.Free`)."""
+
+    @property
+    def name(self) -> str: ...
     def free(self, host: ComputeHostDescriptor) -> F: ...
 
 
@@ -103,7 +109,7 @@ class HostFree:
     node_ids: tuple[int, ...]  # NUMA node id of each slot, in the host's order
     parts: Mapping[str, object]
 
-    def of[F](self, kind: KindKey[Any, F]) -> F:
+    def of[F](self, kind: FreeKey[F]) -> F:
         return cast(F, self.parts[kind.name])
 
     def slot(self, node_id: int) -> int:
@@ -131,7 +137,7 @@ class IndexedFleet(Protocol):
     def max_nodes(self) -> int: ...
     @property
     def vocab(self) -> Vocabulary: ...
-    def table[T: Table](self, kind: KindKey[T, Any]) -> T: ...
+    def table[T: Table](self, kind: TableKey[T]) -> T: ...
     def free(self, i: int) -> HostFree: ...
     def __len__(self) -> int: ...
 

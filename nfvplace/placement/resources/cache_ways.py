@@ -31,8 +31,9 @@ from ..reasons import Reason
 from ..request import CpuSetDemand, Part, Request
 from ..result import ExplainRow
 from .base import HostFree, IndexedFleet, IntArray, Table, Vocabulary
-from .draft import ConfigurationDraft, HostDraft
+from .draft import ConfigurationDraft, DescriptorDraft, HostDraft
 from .filtering import FilterInput, HostCheck, NodeNeed
+from .holding import CACHE_WAY, HeldUnit
 from .kind import Decisions, Kind, RelaxModel
 from .model import Layout, ModelContext
 
@@ -120,11 +121,10 @@ def _asking(request: Request) -> list[tuple[CpuSetDemand, int]]:
     return [(cs, n) for cs in request.cpu_sets if (n := asked(request, cs))]
 
 
-class CacheWaysKind(Kind[CacheTable, CachesFree]):
+class CacheWaysKind(Kind):
     name = "cache_ways"
     reasons = (Reason.cache_allocation, Reason.cache_classes, Reason.cache_ways)
-    check_order = 50
-    blame = (5, "L3 cache ways of the caches the cpu-sets share")
+    family = "L3 cache ways of the caches the cpu-sets share"
 
     def new_table(self, hosts: int, nodes: int, vocab: Vocabulary) -> CacheTable:
         grid = np.zeros((hosts, nodes), dtype=np.int64)
@@ -150,6 +150,11 @@ class CacheWaysKind(Kind[CacheTable, CachesFree]):
 
     def free(self, host: ComputeHostDescriptor) -> CachesFree:
         return caches_free(host.cache_allocation)
+
+    def free_again(
+        self, host: ComputeHostDescriptor, before: ComputeHostDescriptor, free_before: CachesFree
+    ) -> CachesFree:
+        return self.free(host)  # cheap to read again: nothing worth keeping
 
     def host_checks(self, inp: FilterInput) -> list[HostCheck]:
         if not _asking(inp.request):
@@ -197,7 +202,7 @@ class CacheWaysKind(Kind[CacheTable, CachesFree]):
                 max(ways, caches.min_ways) * y
                 for cs, ways in _asking(ctx.request)
                 for node in cache.node_ids
-                if (y := ctx.placed(cs.id, node)) is not None
+                if (y := ctx.node_var(cs.id, node)) is not None
             ]
             if terms:
                 ctx.model.add(sum(terms) <= cache.largest[1])
@@ -284,6 +289,11 @@ class CacheWaysKind(Kind[CacheTable, CachesFree]):
             default=0,
         )
 
+    def describe(self, draft: DescriptorDraft, config: VmConfiguration) -> None:
+        for cs in config.cpu_sets:
+            if cs.cache_ways is not None and cs.cache_ways.ways:
+                draft.cpu_sets[cs.id]["cache_ways"] = cs.cache_ways.ways
+
     def claim(self, draft: HostDraft, config: VmConfiguration, sign: int) -> None:
         wanted = [(k, cs.cache_ways) for k, cs in enumerate(config.cpu_sets) if cs.cache_ways]
         if not wanted:
@@ -314,6 +324,14 @@ class CacheWaysKind(Kind[CacheTable, CachesFree]):
                     for a in domain["allocations"]
                     if not (a["owner"] == config.owner and a["first_way"] == ways.first_way)
                 ]
+
+    def held_units(self, config: VmConfiguration) -> Iterable[HeldUnit]:
+        """Its L3 cache ways, as "<cache id>/<way>"."""
+        for cs in config.cpu_sets:
+            if cs.cache_ways is not None:
+                first, domain = cs.cache_ways.first_way, cs.cache_ways.domain
+                for way in range(first, first + cs.cache_ways.ways):
+                    yield HeldUnit(CACHE_WAY, f"{domain}/{way}")
 
     def owners(self, host: ComputeHostDescriptor) -> Iterable[str]:
         allocation = host.cache_allocation

@@ -26,10 +26,11 @@ from ..reasons import Reason
 from ..request import CpuSetDemand, Part, Request
 from . import affinity
 from .base import HostFree, IndexedFleet, IntArray, Table, Vocabulary
-from .draft import AssignmentError, ConfigurationDraft, HostDraft, touch
+from .draft import AssignmentError, ConfigurationDraft, DescriptorDraft, HostDraft, touch
 from .filtering import FilterInput, HostCheck, NodeNeed, detail
+from .holding import PCI, HeldUnit
 from .kind import Decisions, Kind
-from .model import Layout, ModelContext
+from .model import Layout, ModelContext, ReadBack
 from .rows import rows_sum
 
 
@@ -71,11 +72,14 @@ def describe(want: PciDeviceRequest) -> str:
     )
 
 
-class DevicesKind(Kind[DevicesTable, DevicesFree]):
+DEVICE_CHOICES: ReadBack[tuple[int, str, int]] = ReadBack("devices")
+"""The devices the model may give, read back after the solve: (request index, PCI address, node)."""
+
+
+class DevicesKind(Kind):
     name = "devices"
     reasons = (Reason.pci_device,)
-    check_order = 20
-    blame = (1, "PCI devices (a device serves one request)")
+    family = "PCI devices (a device serves one request)"
     costs = {affinity.COST: affinity.COST_TEXT}
 
     def new_table(self, hosts: int, nodes: int, vocab: Vocabulary) -> DevicesTable:
@@ -109,10 +113,15 @@ class DevicesKind(Kind[DevicesTable, DevicesFree]):
         )
         return DevicesFree(nodes, affinity.sockets(host))
 
+    def free_again(
+        self, host: ComputeHostDescriptor, before: ComputeHostDescriptor, free_before: DevicesFree
+    ) -> DevicesFree:
+        return self.free(host)  # cheap to read again: nothing worth keeping
+
     def host_checks(self, inp: FilterInput) -> list[HostCheck]:
         out = []
         for k, want in enumerate(inp.request.vm.pci_devices):
-            counts = rows_sum(self.counted(inp.fleet, want))
+            counts = rows_sum(self._counted(inp.fleet, want))
             out.append(
                 HostCheck(
                     Reason.pci_device,
@@ -136,7 +145,7 @@ class DevicesKind(Kind[DevicesTable, DevicesFree]):
         for want in inp.request.vm.pci_devices:
             if want.cpu_set != part.id or want.numa_affinity not in affinity.LOCAL:
                 continue
-            counts = self.counted(inp.fleet, want)
+            counts = self._counted(inp.fleet, want)
             out.append(
                 NodeNeed(
                     Reason.pci_device,
@@ -149,7 +158,7 @@ class DevicesKind(Kind[DevicesTable, DevicesFree]):
             )
         return out
 
-    def counted(self, fleet: IndexedFleet, want: PciDeviceRequest) -> IntArray:
+    def _counted(self, fleet: IndexedFleet, want: PciDeviceRequest) -> IntArray:
         """Free devices matching `want` per host x node slot."""
         out = np.zeros(fleet.node_id.shape, dtype=np.int64)
         cls = str(want.device_class)
@@ -179,7 +188,7 @@ class DevicesKind(Kind[DevicesTable, DevicesFree]):
                     if matches(dev, want):
                         x = ctx.model.new_bool_var(f"device[{k}->{dev.pci_address}]")
                         affinity.post_locality(ctx, want.numa_affinity, x, near)
-                        ctx.keep(self.name, (k, dev.pci_address, node), x)
+                        ctx.keep(DEVICE_CHOICES, (k, dev.pci_address, node), x)
                         takers.setdefault(dev.pci_address, []).append(x)
                         chosen.append(x)
             ctx.model.add(sum(chosen) == want.count) if chosen else ctx.model.add_bool_or([])
@@ -197,8 +206,8 @@ class DevicesKind(Kind[DevicesTable, DevicesFree]):
     ) -> None:
         """The devices the model chose, in request order."""
         classes = {d.pci_address: d.device_class for node in free.of(self).nodes for d in node}
-        kept = layout.of(self.name) if layout else {}
-        chosen: list[tuple[int, str, int]] = sorted(key for key, v in kept.items() if v)  # type: ignore[misc]
+        kept = layout.of(DEVICE_CHOICES) if layout else {}
+        chosen = sorted(key for key, v in kept.items() if v)
         out = []
         for k, address, node in chosen:
             want = request.vm.pci_devices[k]
@@ -216,6 +225,12 @@ class DevicesKind(Kind[DevicesTable, DevicesFree]):
 
     def counts(self, request: Request) -> bool:
         return not request.vm.pci_devices
+
+    def describe(self, draft: DescriptorDraft, config: VmConfiguration) -> None:
+        classes: dict[str, int] = {}
+        for device in config.pci_devices:
+            classes[device.device_class] = classes.get(device.device_class, 0) + 1
+        draft.fields["pci_devices"] = [{"class": c, "count": n} for c, n in classes.items()]
 
     def claim(self, draft: HostDraft, config: VmConfiguration, sign: int) -> None:
         for index, device in enumerate(config.pci_devices):
@@ -245,6 +260,10 @@ class DevicesKind(Kind[DevicesTable, DevicesFree]):
                 draft.fail(f"PCI device {device.pci_address} is not free", path)
             else:
                 entry.update(in_use=True, owner=config.owner)
+
+    def held_units(self, config: VmConfiguration) -> Iterable[HeldUnit]:
+        """Its PCI devices, by address."""
+        return (HeldUnit(PCI, d.pci_address.lower()) for d in config.pci_devices)
 
     def owners(self, host: ComputeHostDescriptor) -> Iterable[str]:
         return (d.owner for node in host.numa_nodes for d in node.pci_devices if d.owner)

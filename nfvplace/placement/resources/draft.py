@@ -1,10 +1,13 @@
-"""Drafts the kinds write into: a VM Configuration being assigned, a host being claimed on.
+"""Drafts the kinds write into: a VM Configuration being assigned, a host being claimed on, and
+the VM Descriptor a running VM is moved with.
 
 `ConfigurationDraft` collects what each kind assigns after the solve (pins, pages, VFs, ...) and is
 validated once into a `VmConfiguration`. `HostDraft` is a host as dicts of its fields, dumped only
 where a claim touches it (a PU, a port, a node's memory) and validated once into a new
 `ComputeHostDescriptor`; everything else is shared with the host it came from (models are
-immutable). Both are the kinds' only way to write: the engine and `claims` hand them round.
+immutable). `DescriptorDraft` is a VM Descriptor asking for what a configuration holds, each kind
+writing its part (`describe`). They are the kinds' only way to write: the engine, `claims` and
+joint search's moves hand them round.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from pydantic import BaseModel
 from ...errors import Issue
 from ...models.chd import ComputeHostDescriptor
 from ...models.configuration import VmConfiguration
+from ...models.vmd import VmDescriptor
 
 
 @dataclass
@@ -30,6 +34,21 @@ class ConfigurationDraft:
         data = dict(self.fields)
         data["cpu_sets"] = list(self.cpu_sets.values())
         return VmConfiguration.model_validate(data)
+
+
+@dataclass
+class DescriptorDraft:
+    """A VM Descriptor being read back from a configuration: top-level fields, and each cpu-set's
+    entry by cpu-set id (absent: the VM has no cpu-sets)."""
+
+    fields: dict[str, Any]
+    cpu_sets: dict[int, dict[str, Any]] = field(default_factory=dict)
+
+    def build(self) -> VmDescriptor:
+        data = dict(self.fields)
+        if self.cpu_sets:
+            data["cpu_sets"] = list(self.cpu_sets.values())
+        return VmDescriptor.model_validate(data)
 
 
 class AssignmentError(Exception):

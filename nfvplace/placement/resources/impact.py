@@ -38,10 +38,9 @@ class ImpactTable(Table):
         return counts
 
 
-class ImpactKind(Kind[ImpactTable, None]):
+class ImpactKind(Kind):
     name = "impact"
     reasons = (Reason.max_instances, Reason.memory_bandwidth_budget)
-    check_order = 30
 
     def new_table(self, hosts: int, nodes: int, vocab: Vocabulary) -> ImpactTable:
         return ImpactTable(

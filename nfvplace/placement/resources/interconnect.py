@@ -18,8 +18,8 @@ from ...exact import kbps, kbps_of_mbps
 from ...models.chd import ComputeHostDescriptor
 from ...models.configuration import VmConfiguration
 from ..request import Request
-from .base import HostFree, NoTable
-from .draft import ConfigurationDraft, HostDraft
+from .base import HostFree
+from .draft import ConfigurationDraft, DescriptorDraft, HostDraft
 from .kind import Decisions, Kind
 from .model import Layout, ModelContext
 
@@ -40,9 +40,9 @@ def _distances(host: ComputeHostDescriptor) -> dict[tuple[int, int], int]:
     return {(a, b): table[i][j] for i, a in enumerate(ids) for j, b in enumerate(ids)}
 
 
-class InterconnectKind(Kind[NoTable, Interconnect]):
+class InterconnectKind(Kind):
     name = "interconnect"
-    blame = (2, "bandwidth of the NUMA interconnect between the cpu-sets")
+    family = "bandwidth of the NUMA interconnect between the cpu-sets"
     costs = {
         "distance": "NUMA distance between the nodes of every two cpu-sets (20 per unit of SLIT "
         "distance above 10)"
@@ -56,6 +56,11 @@ class InterconnectKind(Kind[NoTable, Interconnect]):
             for link in host.interconnect
         }
         return Interconnect(links, _distances(host))
+
+    def free_again(
+        self, host: ComputeHostDescriptor, before: ComputeHostDescriptor, free_before: Interconnect
+    ) -> Interconnect:
+        return self.free(host)  # cheap to read again: nothing worth keeping
 
     def post_limits(self, ctx: ModelContext) -> None:
         free = ctx.free.of(self)
@@ -99,6 +104,13 @@ class InterconnectKind(Kind[NoTable, Interconnect]):
     def counts(self, request: Request) -> bool:
         return not request.links
 
+    def describe(self, draft: DescriptorDraft, config: VmConfiguration) -> None:
+        if config.cpu_sets:
+            draft.fields["cpu_set_bandwidth"] = [
+                {"cpu_sets": list(link.cpu_sets), "bandwidth_mbps": link.bandwidth_mbps}
+                for link in config.cpu_set_links
+            ]
+
     def claim(self, draft: HostDraft, config: VmConfiguration, sign: int) -> None:
         if not config.cpu_set_links:
             return
@@ -123,7 +135,7 @@ def _pair(
 ) -> None:
     """Cpu-sets a and b on nodes na and nb: the link between them carries `kbit`, at a cost."""
     (a, b), (na, nb) = cpu_sets, nodes
-    ya, yb = ctx.placed(a, na), ctx.placed(b, nb)
+    ya, yb = ctx.node_var(a, na), ctx.node_var(b, nb)
     if ya is None or yb is None or na == nb:
         return
     m = ctx.model

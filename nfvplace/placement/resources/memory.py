@@ -32,7 +32,7 @@ from .base import (
     Vocabulary,
     node_parts,
 )
-from .draft import AssignmentError, ConfigurationDraft, HostDraft
+from .draft import AssignmentError, ConfigurationDraft, DescriptorDraft, HostDraft
 from .filtering import FilterInput, NodeNeed
 from .kind import Decisions, Kind, RelaxModel
 from .model import Layout, ModelContext
@@ -81,10 +81,20 @@ def _node(host: ComputeHostDescriptor, slot: int) -> MemoryNode:
     )
 
 
-class MemoryKind(Kind[MemoryTable, tuple[MemoryNode, ...]]):
+@dataclass(slots=True)
+class MemoryCount:
+    """One node's free memory in the counting model, taken from as instances are counted onto it:
+    pages of the request's hugepage size, normal MiB, and bandwidth (kbit/s)."""
+
+    pages: int
+    normal: int
+    bandwidth: int
+
+
+class MemoryKind(Kind):
     name = "memory"
     reasons = (Reason.hugepages, Reason.memory, Reason.memory_bandwidth)
-    blame = (3, "hugepages and memory of the nodes shared by the cpu-sets")
+    family = "hugepages and memory of the nodes shared by the cpu-sets"
 
     def vocabulary(self, host: ComputeHostDescriptor) -> Iterable[tuple[str, Hashable]]:
         for node in host.numa_nodes:
@@ -171,7 +181,7 @@ class MemoryKind(Kind[MemoryTable, tuple[MemoryNode, ...]]):
             node = ctx.free.of(self)[slot]
             placed: list[tuple[Backing, CpuSetDemand, cp_model.IntVar]] = []
             for cs in req.cpu_sets:
-                y = ctx.placed(cs.id, node_id)
+                y = ctx.node_var(cs.id, node_id)
                 if y is None:
                     continue
                 backed = backing(cs, node.hugepages_free, _normal_free(node, req))
@@ -209,37 +219,35 @@ class MemoryKind(Kind[MemoryTable, tuple[MemoryNode, ...]]):
                 memory_bandwidth_gbps=(cs.memory_bandwidth_kbps / KBPS_PER_GBPS) or None,
             )
 
-    def count_state(
-        self, fleet: IndexedFleet, i: int, slot: int, request: Request
-    ) -> object | None:
+    def count_state(self, fleet: IndexedFleet, i: int, slot: int, request: Request) -> MemoryCount:
         t = fleet.table(self)
         normal = t.normal_over if request.memory_oversubscription else t.normal
         if request.shared is not None:
-            return {"normal": int(normal[i, slot])}
+            return MemoryCount(pages=0, normal=int(normal[i, slot]), bandwidth=0)
         cs = request.cpu_sets[0]
         column = fleet.vocab.column("page_sizes", cs.hugepage_size_kib)
-        return {
-            "pages": int(t.hugepages[i, slot, column]) if column is not None else 0,
-            "normal": int(normal[i, slot]),
-            "bandwidth": int(t.bandwidth[i, slot]),
-        }
+        return MemoryCount(
+            pages=int(t.hugepages[i, slot, column]) if column is not None else 0,
+            normal=int(normal[i, slot]),
+            bandwidth=int(t.bandwidth[i, slot]),
+        )
 
-    def count_take(self, state: Any, request: Request, spread: bool) -> Reason | None:
+    def count_take(self, state: MemoryCount, request: Request, spread: bool) -> Reason | None:
         if request.shared is not None:
-            if request.shared.memory_mib > state["normal"]:
+            if request.shared.memory_mib > state.normal:
                 return Reason.memory
-            state["normal"] -= request.shared.memory_mib
+            state.normal -= request.shared.memory_mib
             return None
         cs = request.cpu_sets[0]
-        if cs.hugepage_count > state["pages"]:
+        if cs.hugepage_count > state.pages:
             return Reason.hugepages
-        if cs.normal_mib > state["normal"]:
+        if cs.normal_mib > state.normal:
             return Reason.memory
-        if cs.memory_bandwidth_kbps > state["bandwidth"]:
+        if cs.memory_bandwidth_kbps > state.bandwidth:
             return Reason.memory_bandwidth
-        state["pages"] -= cs.hugepage_count
-        state["normal"] -= cs.normal_mib
-        state["bandwidth"] -= cs.memory_bandwidth_kbps
+        state.pages -= cs.hugepage_count
+        state.normal -= cs.normal_mib
+        state.bandwidth -= cs.memory_bandwidth_kbps
         return None
 
     def relax_add(
@@ -288,6 +296,16 @@ class MemoryKind(Kind[MemoryTable, tuple[MemoryNode, ...]]):
 
     def node_fullness(self, free: tuple[MemoryNode, ...], slot: int) -> NodeFullness:
         return NodeFullness(free[slot].normal_free_mib, free[slot].normal_total_mib)
+
+    def describe(self, draft: DescriptorDraft, config: VmConfiguration) -> None:
+        for cs in config.cpu_sets:
+            entry = draft.cpu_sets[cs.id]
+            entry["memory_mib"] = cs.memory_mib
+            if cs.hugepages is not None and cs.hugepages.count:
+                pages = cs.hugepages
+                entry["hugepages"] = {"size": f"{pages.size_kib}KiB", "count": pages.count}
+            if cs.memory_bandwidth_gbps:
+                entry["memory_bandwidth_gbps"] = cs.memory_bandwidth_gbps
 
     def claim(self, draft: HostDraft, config: VmConfiguration, sign: int) -> None:
         for index, cs in enumerate(config.cpu_sets):

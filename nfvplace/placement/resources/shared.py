@@ -40,7 +40,7 @@ from .base import (
     node_parts,
     same_objects,
 )
-from .draft import AssignmentError, ConfigurationDraft, HostDraft
+from .draft import AssignmentError, ConfigurationDraft, DescriptorDraft, HostDraft
 from .filtering import FilterInput, NodeNeed
 from .kind import Decisions, Kind, Refusal, RelaxModel
 from .model import Layout, ModelContext
@@ -88,11 +88,6 @@ def choose_pus(shared: Sequence[SharedPu], vcpus: int) -> Pool | None:
     return None
 
 
-def floating_vcpus(part: Part) -> int:
-    """The vCPUs of a part that float over its node's shared pool (0: a pinned cpu-set)."""
-    return part.floating_vcpus
-
-
 def charge(shared: Sequence[SharedPu], chosen: Sequence[SharedPu], vcpus: int) -> list[SharedPu]:
     """The pool after `vcpus` vCPUs are spread evenly over `chosen` (as the claim records it)."""
     share = Fraction(vcpus, len(chosen))
@@ -115,10 +110,10 @@ class SharedTable(Table):
     pus: IntArray  # hosts x node slots: PUs of the shared pool with room
 
 
-class SharedKind(Kind[SharedTable, tuple[Pool, ...]]):
+class SharedKind(Kind):
     name = "shared"
     reasons = (Reason.shared_pus, Reason.shared_cpu)
-    blame = (5, "shared PUs of the nodes of the floating cpu-sets")
+    family = "shared PUs of the nodes of the floating cpu-sets"
 
     def new_table(self, hosts: int, nodes: int, vocab: Vocabulary) -> SharedTable:
         return SharedTable(
@@ -157,7 +152,7 @@ class SharedKind(Kind[SharedTable, tuple[Pool, ...]]):
         )
 
     def node_needs(self, inp: FilterInput, part: Part) -> list[NodeNeed]:
-        vcpus = floating_vcpus(part)
+        vcpus = part.floating_vcpus
         if not vcpus:
             return []
         table = inp.fleet.table(self)
@@ -186,7 +181,7 @@ class SharedKind(Kind[SharedTable, tuple[Pool, ...]]):
         request: Request,
         allowed: Mapping[int, frozenset[int]],
         options: Options,
-    ) -> object | Refusal | None:
+    ) -> SharedChoice | Refusal | None:
         if request.shared is None:
             return None
         pools = free.of(self)
@@ -213,7 +208,7 @@ class SharedKind(Kind[SharedTable, tuple[Pool, ...]]):
         for slot, node in enumerate(ctx.free.node_ids):
             here = []
             for cs in ctx.request.cpu_sets:
-                y = ctx.placed(cs.id, node)
+                y = ctx.node_var(cs.id, node)
                 if not cs.floating or y is None:
                     continue
                 if choose_pus(pools[slot], len(cs.vcpus)) is None:
@@ -233,8 +228,8 @@ class SharedKind(Kind[SharedTable, tuple[Pool, ...]]):
     ) -> None:
         if layout is not None:
             _assign_floating(draft, free.of(self), free, request, layout)
-        choice = decisions.get(self.name)
-        if not isinstance(choice, SharedChoice) or request.shared is None:
+        choice = decisions.of(self)
+        if choice is None or request.shared is None:
             return
         draft.fields["shared"] = {
             "vcpus": request.shared.vcpus,
@@ -247,8 +242,8 @@ class SharedKind(Kind[SharedTable, tuple[Pool, ...]]):
     def explain(
         self, free: HostFree, request: Request, layout: Layout | None, decisions: Decisions
     ) -> list[ExplainRow]:
-        choice = decisions.get(self.name)
-        if not isinstance(choice, SharedChoice) or request.shared is None:
+        choice = decisions.of(self)
+        if choice is None or request.shared is None:
             return _explain_floating(free.of(self), free, request, layout)
         return [
             ExplainRow(
@@ -265,12 +260,15 @@ class SharedKind(Kind[SharedTable, tuple[Pool, ...]]):
 
     def count_state(
         self, fleet: IndexedFleet, i: int, slot: int, request: Request
-    ) -> object | None:
+    ) -> list[Sequence[SharedPu]] | None:
+        """The node's shared pool, in a box that each instance taken replaces."""
         if request.shared is None:
             return None
         return [list(shared_pus(fleet.hosts[i].numa_nodes[slot]))]
 
-    def count_take(self, state: Any, request: Request, spread: bool) -> Reason | None:
+    def count_take(
+        self, state: list[Sequence[SharedPu]], request: Request, spread: bool
+    ) -> Reason | None:
         assert request.shared is not None
         chosen = choose_pus(state[0], request.shared.vcpus)
         if chosen is None:
@@ -283,7 +281,7 @@ class SharedKind(Kind[SharedTable, tuple[Pool, ...]]):
     ) -> bool:
         """A node's pool takes one instance spread evenly (the filter only compares its total
         room): some m of its PUs each with room for vCPUs / m."""
-        vcpus = floating_vcpus(part)
+        vcpus = part.floating_vcpus
         if not vcpus:
             return True
         return choose_pus(shared_pus(fleet.hosts[i].numa_nodes[slot]), vcpus) is not None
@@ -297,12 +295,19 @@ class SharedKind(Kind[SharedTable, tuple[Pool, ...]]):
         request: Request,
         part: Part | None,
     ) -> None:
-        if part is not None and floating_vcpus(part):
-            model.use(self.name, host, slot, "shared", floating_vcpus(part) * x)
+        if part is not None and part.floating_vcpus:
+            model.use(self.name, host, slot, "shared", part.floating_vcpus * x)
 
     def relax_capacity(self, fleet: IndexedFleet, host: int, slot: int, name: str) -> int | None:
         room = np.floor(fleet.table(self).spare[host, slot]).astype(np.int64)
         return int(room) if fleet.node_id[host, slot] >= 0 else 0
+
+    def describe(self, draft: DescriptorDraft, config: VmConfiguration) -> None:
+        for cs in config.cpu_sets:
+            if cs.floating is not None:
+                draft.cpu_sets[cs.id].update(floating=True, vcpus=sorted(cs.floating.vcpus))
+        if not config.cpu_sets and (s := config.shared) is not None:
+            draft.fields.update(vcpus=s.vcpus, memory_mib=s.memory_mib, cpu_oversubscription=True)
 
     def claim(self, draft: HostDraft, config: VmConfiguration, sign: int) -> None:
         if config.shared is not None and config.shared.cpus:
@@ -391,6 +396,5 @@ __all__ = [
     "SharedPu",
     "charge",
     "choose_pus",
-    "floating_vcpus",
     "shared_pus",
 ]

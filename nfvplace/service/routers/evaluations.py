@@ -38,7 +38,7 @@ from ...errors import NfvplaceError
 from ...models.chd import ComputeHostDescriptor
 from ...models.loading import MAX_NODES, SourceDocument, check_json_shape, gc_paused
 from ...models.vmd import VmDescriptor
-from ...placement import HostEvaluation, evaluate
+from ...placement import HostEvaluation, evaluate, index_of
 from ...placement.engine.evaluate import scored
 from ...placement.options import Options, parse_options
 from ..auth import require
@@ -272,20 +272,26 @@ def evaluate_request(body: Any) -> list[dict[str, Any]]:
     ids = [host_id for host_id, _ in shapes]
     if len(set(ids)) != len(ids):
         raise _invalid("host ids must be unique within a request")
+    # answers without configurations are kept apart (a request that asks for them finds none
+    # there); one with its configuration also answers a request without
+    kept = (prefix,) if configurations else ("verdict|" + prefix, prefix)
     found: dict[bytes, _Answer] = {}
     missing: dict[bytes, int] = {}  # shape -> the first host of that shape
     for index, (_, shape) in enumerate(shapes):
-        answer = ANSWERS.get((prefix, shape))
+        answer = next(filter(None, (ANSWERS.get((key, shape)) for key in kept)), None)
         if answer is not None:
             found[shape] = answer
         else:
             missing.setdefault(shape, index)
     if missing:
-        chds = [_held(i, given[i]) for i in missing.values()]
-        answers = evaluate(chds, vm, policy=options.policy, seed=options.seed)
+        # the held hosts keep their descriptors: the index shares them as they are
+        fleet = index_of([_held(i, given[i]) for i in missing.values()], share=False)
+        answers = evaluate(
+            fleet, vm, policy=options.policy, seed=options.seed, configurations=configurations
+        )
         for shape, evaluation in zip(missing, answers, strict=True):
             found[shape] = _Answer(evaluation.rank, evaluation.host, evaluation.to_dict())
-            ANSWERS.put((prefix, shape), found[shape])
+            ANSWERS.put((kept[0], shape), found[shape])
     ranks = [found[shape].rank for _, shape in shapes]
     scores = [a.score for a in scored(_ranked(ranks))]
     if not configurations:

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from functools import lru_cache
 from typing import Annotated, Any, Literal
 from urllib.parse import urlencode
 
 from fastapi import APIRouter, Depends, Path, Query, Request, Response
 from fastapi.responses import JSONResponse
-from fastapi.routing import APIRoute
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationError
 
 from ... import errors
 from ...dialects import sol006_xml
@@ -24,17 +22,16 @@ from ...render import render
 from ..auth import SECURITY, admit, require
 from ..body import XML_SOURCE, parse_body, read_body
 from ..deps import StoreDep, get_placements
-from ..descriptors import parse_descriptor, parse_options
+from ..descriptors import parse_descriptor, schema_findings
 from ..moves import vm_descriptors
 from ..placing import PlacementRequest
 from ..problems import ProblemError
-from ..requests import ENVELOPE, PlacementOptions
-from .common import FastJSONResponse, body_of, problems
+from ..requests import ENVELOPE_ERROR, BatchEnvelopeEntry, PlacementEnvelope
+from .common import FastJSONResponse, RequestAloneRoute, body_of, problems
 
 router = APIRouter(prefix="/v1/placements", tags=["placements"])
 
 PlacementId = Annotated[str, Path(min_length=1, max_length=64)]
-TARGETS = ("vm", "vnf", "batch")
 
 
 class PlacementView(BaseModel):
@@ -88,50 +85,48 @@ def _inner(document: SourceDocument, key: str) -> SourceDocument:
 
 
 def placement_request(document: SourceDocument) -> PlacementRequest:
+    """The body's envelope read as `PlacementEnvelope`, then its descriptor through the gate."""
     if document.source == XML_SOURCE:
         document = _enveloped(document)
+    try:
+        envelope = PlacementEnvelope.model_validate(document.data)
+    except ValidationError as exc:
+        raise _refusal(exc, document) from None
     body = document.data
-    if not isinstance(body, Mapping):
-        raise _invalid('the body must be a JSON object: {"vm": ...} or {"vnf": ...}')
-    unknown = sorted(str(k) for k in body if k not in ENVELOPE)
-    if unknown:
-        raise _invalid(f"unknown member(s) {unknown}; use {sorted(ENVELOPE)}")
-    if sum(key in body for key in TARGETS) != 1:
-        raise _invalid(
-            'give exactly one of "vm" (a VM Descriptor), "vnf" (a VNF template) or "batch" '
-            '([{"vm": VM Descriptor, "count": k}, ...])'
-        )
-    options = parse_options(body, PlacementOptions)
-    dry_run, policy, explain = options.dry_run, options.policy, options.explain
-    key = next(k for k in TARGETS if k in body)
-    if key == "batch" and "dialect" in body:
-        raise _invalid(
-            '"dialect" applies to "vm" or "vnf"; the VMs of a batch are each read in the '
-            "dialect they are written in"
-        )
-    moves = options.moves
-    if moves and not (dry_run and key == "vm"):
-        raise _invalid(
-            '"moves": true asks for moves that make room for one VM on a dry run: '
-            'give "vm" and "dry_run": true'
-        )
-    if key == "batch":
-        return PlacementRequest(
-            descriptor=batch_items(document),
-            body=body,
-            dry_run=dry_run,
-            policy=policy,
-            explain=explain,
-        )
-    descriptor = _descriptor(document, key, body.get("dialect"))
-    return PlacementRequest(
-        descriptor=descriptor,
-        body=body,
-        dry_run=dry_run,
-        policy=policy,
-        explain=explain,
-        moves=moves,
-    )
+    options = {
+        "body": body,
+        "dry_run": envelope.dry_run,
+        "policy": envelope.policy,
+        "explain": envelope.explain,
+    }
+    if envelope.batch is not None:
+        return PlacementRequest(descriptor=batch_items(document, envelope.batch), **options)
+    key = "vm" if "vm" in body else "vnf"
+    descriptor = _descriptor(document, key, envelope.dialect)
+    return PlacementRequest(descriptor=descriptor, moves=envelope.moves, **options)
+
+
+def _refusal(exc: ValidationError, document: SourceDocument) -> ProblemError:
+    """What `PlacementEnvelope` refused, as 422: the envelope's own rules and a batch's shape
+    are `invalid_request` with their message; the options' types and values are `input.invalid`
+    with a finding each (as a descriptor's schema errors are)."""
+    refused = exc.errors(include_url=False)
+    rule = next((e for e in refused if e["type"] == ENVELOPE_ERROR), None)
+    if rule is not None:
+        return _invalid(rule["msg"])
+    if all(e["loc"][:1] == ("batch",) for e in refused):
+        return _invalid(_batch_problem(refused[0]["loc"]))
+    findings = schema_findings(exc, PlacementEnvelope, document)
+    return ProblemError(422, errors.INPUT_INVALID, "invalid request", extra={"findings": findings})
+
+
+def _batch_problem(loc: tuple[int | str, ...]) -> str:
+    """What is wrong at `loc` in `"batch"`, in words."""
+    if len(loc) < 2:
+        return '"batch" must be a non-empty list of {"vm": VM Descriptor, "count": k}'
+    if loc[2:3] == ("count",):
+        return f"batch[{loc[1]}].count must be an integer from 1 to 10000"
+    return f'batch[{loc[1]}] must be {{"vm": VM Descriptor, "count": k}}'
 
 
 def _descriptor(document: SourceDocument, key: str, dialect: Any) -> VmDescriptor | VnfTemplate:
@@ -160,22 +155,18 @@ def _descriptor(document: SourceDocument, key: str, dialect: Any) -> VmDescripto
     return descriptor
 
 
-def batch_items(document: SourceDocument) -> tuple[BatchItem, ...]:
-    """`"batch": [{"vm": VM Descriptor, "count": k}, ...]` as batch items (count defaults to 1)."""
-    batch = document.data["batch"]
-    if not isinstance(batch, list) or not batch:
-        raise _invalid('"batch" must be a non-empty list of {"vm": VM Descriptor, "count": k}')
+def batch_items(
+    document: SourceDocument, entries: list[BatchEnvelopeEntry]
+) -> tuple[BatchItem, ...]:
+    """`"batch": [{"vm": VM Descriptor, "count": k}, ...]` as batch items, each VM through the
+    gate."""
     items = []
-    for index, entry in enumerate(batch):
-        if not isinstance(entry, Mapping) or "vm" not in entry or set(entry) - {"vm", "count"}:
-            raise _invalid(f'batch[{index}] must be {{"vm": VM Descriptor, "count": k}}')
-        count = entry.get("count", 1)
-        if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= 10_000:
-            raise _invalid(f"batch[{index}].count must be an integer from 1 to 10000")
+    for index, entry in enumerate(entries):
         prefix = ("batch", index, "vm")
         lines = {p[3:]: line for p, line in document.lines.items() if p[:3] == prefix}
-        inner = SourceDocument(data=entry["vm"], source=f"body.batch[{index}].vm", lines=lines)
-        items.append(BatchItem(parse_descriptor(inner, VmDescriptor, "VM Descriptor"), count))
+        inner = SourceDocument(data=entry.vm, source=f"body.batch[{index}].vm", lines=lines)
+        vm = parse_descriptor(inner, VmDescriptor, "VM Descriptor")
+        items.append(BatchItem(vm, entry.count))
     return tuple(items)
 
 
@@ -214,8 +205,28 @@ IDEMPOTENCY_KEY_PARAMETER = {
 }
 
 
-@router.post(
+async def create_placement(request: Request) -> JSONResponse:
+    """Place a VM, a VNF template or a batch (jointly) and claim its resources atomically."""
+    # The busiest route takes the request alone, and checks its token and reads its header
+    # itself: solving FastAPI's dependencies cost more than the rest of the route's own work
+    # (docs/benchmarks.md, "A leaner hot path"), so the router calls it as it is
+    # (`RequestAloneRoute`).
+    admit(request.app.state.tokens, request.headers.get("authorization"), "placer")
+    key = _idempotency_key(request.headers.get("idempotency-key"))
+    placements = await get_placements(request)
+    raw, media = await read_body(request)
+    if len(raw) <= CACHED_BODY_BYTES:
+        parsed = parsed_request(raw, media)
+    else:
+        parsed = placement_request(parse_body(raw, media))
+    answer = await placements.place_async(parsed, key)
+    return FastJSONResponse(answer.body, status_code=answer.status, headers=answer.headers)
+
+
+router.add_api_route(
     "",
+    create_placement,
+    methods=["POST"],
     status_code=201,
     response_model=PlacementView,
     responses={
@@ -231,28 +242,7 @@ IDEMPOTENCY_KEY_PARAMETER = {
             '"count": k}, ...]}, optional "dry_run", "policy"',
         ),
     },
-)
-async def create_placement(request: Request) -> JSONResponse:
-    """Place a VM, a VNF template or a batch (jointly) and claim its resources atomically."""
-    # The busiest route takes the request alone, and checks its token and reads its header
-    # itself: solving FastAPI's dependencies cost more than the rest of the route's own work, and
-    # the middleware can call it without the router (docs/benchmarks.md, "A leaner hot path").
-    admit(request.app.state.tokens, request.headers.get("authorization"), "placer")
-    key = _idempotency_key(request.headers.get("idempotency-key"))
-    placements = await get_placements(request)
-    raw, media = await read_body(request)
-    if len(raw) <= CACHED_BODY_BYTES:
-        parsed = parsed_request(raw, media)
-    else:
-        parsed = placement_request(parse_body(raw, media))
-    answer = await placements.place_async(parsed, key)
-    return FastJSONResponse(answer.body, status_code=answer.status, headers=answer.headers)
-
-
-# called by the middleware itself (`middleware.RequestContext`): the route is declared above for
-# the OpenAPI document and for paths the middleware leaves to the router (a root path)
-CREATE_ROUTE = next(
-    r for r in router.routes if isinstance(r, APIRoute) and r.endpoint is create_placement
+    route_class_override=RequestAloneRoute,
 )
 
 

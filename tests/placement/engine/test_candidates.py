@@ -23,10 +23,10 @@ def test_fitting_hosts_come_in_policy_order_and_only_those_that_fit() -> None:
     fleet = _fleet()
     everyone = np.ones(len(fleet), dtype=np.bool_)
     fits = list(fitting_hosts(fleet, vm(), parse_options(policy="pack"), everyone, "i"))
-    assert [fleet.host_ids[f.index] for f in fits] == ["busy", "idle"]  # "small" has no 4 vCPUs
+    assert [fleet.host_ids[f.position] for f in fits] == ["busy", "idle"]  # "small" has no 4 vCPUs
     assert fits[0].score <= fits[1].score
     spread = list(fitting_hosts(fleet, vm(), parse_options(policy="spread"), everyone, "i"))
-    assert [fleet.host_ids[f.index] for f in spread] == ["idle", "busy"]
+    assert [fleet.host_ids[f.position] for f in spread] == ["idle", "busy"]
 
 
 def test_rank_first_goes_before_the_policy_and_skip_solves_nothing() -> None:
@@ -34,7 +34,7 @@ def test_rank_first_goes_before_the_policy_and_skip_solves_nothing() -> None:
     everyone = np.ones(len(fleet), dtype=np.bool_)
     first = np.array([0, 1, 0])  # "idle" first whatever the policy says
     order = fitting_hosts(fleet, vm(), parse_options(), everyone, "i", rank_first=first)
-    assert [fleet.host_ids[f.index] for f in order] == ["idle", "busy"]
+    assert [fleet.host_ids[f.position] for f in order] == ["idle", "busy"]
     skipped: list[int] = []
 
     def skip(i: int) -> bool:
@@ -42,5 +42,5 @@ def test_rank_first_goes_before_the_policy_and_skip_solves_nothing() -> None:
         return fleet.host_ids[i] == "busy"
 
     rest = list(fitting_hosts(fleet, vm(), parse_options(), everyone, "i", skip=skip))
-    assert [fleet.host_ids[f.index] for f in rest] == ["idle"]
+    assert [fleet.host_ids[f.position] for f in rest] == ["idle"]
     assert sorted(fleet.host_ids[i] for i in skipped) == ["busy", "idle"]

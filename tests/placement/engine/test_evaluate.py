@@ -93,3 +93,17 @@ def test_the_library_door_lints_first() -> None:
     bad = vm(cpu_sets=[{"id": 0, "vcpus": [0, 1], "howtogroup": [[0, 5]], "memory_mib": 1024}])
     with pytest.raises(LintError):
         nfvplace.evaluate(_fleet(), bad)
+
+
+@pytest.mark.parametrize("policy", ["pack", "spread"])
+@pytest.mark.parametrize("request_vm", CASES)
+def test_verdicts_alone_are_the_same_answers_without_configurations(
+    request_vm: nfvplace.VmDescriptor, policy: str
+) -> None:
+    hosts = [*_fleet(), host("half", [NodeSpec(cores=8)], used={0: "y", 8: "y", 1: "y"})]
+    full = evaluate(hosts, request_vm, policy=policy)
+    verdicts = evaluate(hosts, request_vm, policy=policy, configurations=False)
+    assert [a.configuration for a in verdicts] == [None] * len(hosts)
+    assert [(a.host, a.fits, a.score, a.rank, a.reasons) for a in verdicts] == [
+        (a.host, a.fits, a.score, a.rank, a.reasons) for a in full
+    ]

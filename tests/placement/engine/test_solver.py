@@ -8,8 +8,10 @@ from nfvplace.placement.engine.solver import SolveFailure, blame, solve
 from nfvplace.placement.index import free_of
 from nfvplace.placement.options import Options
 from nfvplace.placement.request import build_request
+from nfvplace.placement.resources.cpu.model import COUNTS
 from nfvplace.placement.resources.model import Layout
 from nfvplace.placement.resources.nics.assign import chosen_ports
+from nfvplace.placement.resources.nics.model import PORT_CHOICES
 
 
 def test_a_host_reserved_sibling_is_for_prefer_never_for_isolate() -> None:
@@ -18,12 +20,12 @@ def test_a_host_reserved_sibling_is_for_prefer_never_for_isolate() -> None:
     layout = solve(free_of(h), request, {0: {0}}, Options())
     assert isinstance(layout, Layout)
     assert layout.nodes == {0: 0}
-    assert layout.of("cpu")[("iso_w2", 0, 0)] == 1  # a whole core: PU 0 has a noisy sibling
+    assert layout.of(COUNTS)[("iso_w2", 0, 0)] == 1  # a whole core: PU 0 has a noisy sibling
     assert layout.optimal
     loose = build_request(vm(cpu_sets=[cpu_set(0, 1, pairs=False, thread_policy="prefer")]))
     layout = solve(free_of(h), loose, {0: {0}}, Options())
     assert isinstance(layout, Layout)
-    assert layout.of("cpu")[("pre_half_busy", 0, 0)] == 1  # nothing stranded
+    assert layout.of(COUNTS)[("pre_half_busy", 0, 0)] == 1  # nothing stranded
 
 
 def test_port_choice_and_blame() -> None:
@@ -36,7 +38,7 @@ def test_port_choice_and_blame() -> None:
     layout = solve(free_of(h), request, {0: {0}}, Options())
     assert isinstance(layout, Layout)
     assert (
-        len(set(chosen_ports(layout.of("nics")).values())) == 2
+        len(set(chosen_ports(layout.of(PORT_CHOICES)).values())) == 2
     )  # the whole port and the VF's port differ
     single = host(nodes=[NodeSpec(ports=[PortSpec(speed=25)]), NodeSpec()])
     view = free_of(single)

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import pytest
 from builders import NodeSpec, PortSpec, cpu_set, host, vm
 
 import nfvplace
 from nfvplace.placement import FleetIndex
+from nfvplace.placement.index import fleet
+from nfvplace.placement.index.fleet import VIEW_CACHE
 from nfvplace.placement.index.hosts import HOT, HostStore
 from nfvplace.placement.resources.cpu import CPU
 from nfvplace.placement.resources.memory import MEMORY
@@ -31,7 +34,7 @@ def test_update_after_claim_and_new_vocabulary() -> None:
     f.update(host("b", nodes=[NodeSpec(hugepages_2m=512, ports=[PortSpec(speed=200)])]))
     assert len(f) == 2
     assert 200 in f.vocab.values("speeds")
-    assert f.index["b"] == 1
+    assert f.positions["b"] == 1
 
 
 def test_copy_is_independent() -> None:
@@ -89,6 +92,25 @@ def test_a_compact_index_keeps_few_hosts_as_objects() -> None:
     assert isinstance(f.hosts, HostStore)
     assert len(f.hosts._hot) == HOT
     assert len(f._free) == HOT  # a view holds its host's objects: no more views than hot hosts
+
+
+def test_a_scheduler_sized_index_keeps_every_view_from_its_build(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    hosts = [host(f"h{i}") for i in range(VIEW_CACHE + 8)]
+    f = FleetIndex(hosts)
+    assert [f._free[i][0] for i in range(len(hosts))] == f.hosts  # none read anew
+    monkeypatch.setattr(fleet, "EVERY_VIEW", VIEW_CACHE)  # a larger fleet keeps the last few
+    assert len(FleetIndex(hosts)._free) == VIEW_CACHE
+
+
+def test_an_unshared_index_keeps_the_hosts_given_and_places_alike() -> None:
+    hosts = [host(f"h{i}", nodes=[NodeSpec(cores=3), NodeSpec(cores=3)]) for i in range(3)]
+    unshared = FleetIndex(hosts, share=False)
+    assert all(a is b for a, b in zip(unshared.hosts, hosts, strict=True))
+    assert not any(a is b for a, b in zip(FleetIndex(hosts).hosts, hosts, strict=True))
+    wanted = vm(cpu_sets=[cpu_set(0, 4, hugepages_1g=1)])
+    assert nfvplace.place(unshared, wanted) == nfvplace.place(FleetIndex(hosts), wanted)
 
 
 def test_claimed_hosts_refill_their_rows_as_a_fresh_index_would() -> None:

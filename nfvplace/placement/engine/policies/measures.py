@@ -11,20 +11,20 @@ import numpy as np
 
 from ...index import FleetIndex
 from ...request import CpuSetDemand, Request
-from ...resources import implementing
+from ...resources import FILLS, implementing
 from ...resources.base import HostFree, IntArray
 from ...resources.scoring import Fullness, Kept, NodeFullness
+from ...resources.stages import Keeps, NodeFills, NodeKeeps, Room
 
-_FULL = implementing("fullness")
-_ROOMY = implementing("room")
-_KEEPING = implementing("kept")
-_NODE_FULL = implementing("node_fullness")
-_NODE_KEEPING = implementing("node_kept")
+_ROOMY: tuple[Room[Any], ...] = implementing(Room)
+_KEEPING: tuple[Keeps[Any], ...] = implementing(Keeps)  # sorted by weight below
+_NODE_FULL: tuple[NodeFills[Any], ...] = implementing(NodeFills)
+_NODE_KEEPING: tuple[NodeKeeps[Any], ...] = implementing(NodeKeeps)  # summed
 
 
 def fullness(fleet: FleetIndex) -> list[Fullness]:
     """Every kind's free-of-total per host."""
-    return [f for k in _FULL if (f := k.fullness(fleet.table(k))) is not None]
+    return [f for k in FILLS if (f := k.fullness(fleet.table(k))) is not None]
 
 
 def leading(fleet: FleetIndex) -> Fullness:

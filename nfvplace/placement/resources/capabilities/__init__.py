@@ -35,7 +35,7 @@ from .hypervisor import hypervisor_checks, model_reason
 from .table import CAPABILITIES, CapabilitiesTable, version_key
 
 
-class CapabilitiesKind(Kind[CapabilitiesTable, None]):
+class CapabilitiesKind(Kind):
     name = "capabilities"
     reasons = (
         Reason.processor_vendor,
@@ -52,7 +52,6 @@ class CapabilitiesKind(Kind[CapabilitiesTable, None]):
         Reason.capability,
         Reason.capability_disabled,
     )
-    check_order = 0
 
     def variant_hosts(
         self, table: CapabilitiesTable, vocab: Vocabulary, match: VariantMatch
@@ -133,20 +132,21 @@ class CapabilitiesKind(Kind[CapabilitiesTable, None]):
             out.extend(_processor_checks(inp, vm.processor))
         if vm.memory is not None:
             out.extend(_memory_checks(inp, vm.memory))
-        out.extend(hypervisor_checks(inp, self.table_of(inp)))
+        out.extend(hypervisor_checks(inp, _table(inp)))
         return out
-
-    def table_of(self, inp: FilterInput) -> CapabilitiesTable:
-        return inp.fleet.table(self)
 
 
 CAPABILITIES_KIND = CapabilitiesKind()
 
 
+def _table(inp: FilterInput) -> CapabilitiesTable:
+    return inp.fleet.table(CAPABILITIES_KIND)
+
+
 def model_rank(inp: FilterInput) -> np.ndarray:
     """Rank of each host's processor against the VM's reference model (lower is closer; 9: none)."""
     proc = inp.request.vm.processor
-    t = CAPABILITIES_KIND.table_of(inp)
+    t = _table(inp)
     n = len(inp.fleet)
     if proc is None or proc.model is None:
         return np.zeros(n, dtype=np.int64)
@@ -175,7 +175,7 @@ def model_rank(inp: FilterInput) -> np.ndarray:
 
 
 def _processor_checks(inp: FilterInput, proc: ProcessorRequirements) -> list[HostCheck]:
-    fleet, t = inp.fleet, CAPABILITIES_KIND.table_of(inp)
+    fleet, t = inp.fleet, _table(inp)
     out: list[HostCheck] = []
     if proc.vendor:
         out.append(
@@ -245,7 +245,7 @@ def _architecture_check(inp: FilterInput, arch: str) -> HostCheck:
 
 
 def _flags_check(inp: FilterInput, flags: list[str]) -> HostCheck:
-    fleet, t = inp.fleet, CAPABILITIES_KIND.table_of(inp)
+    fleet, t = inp.fleet, _table(inp)
     cols = [fleet.vocab.column("flags", f) for f in flags]
     if any(c is None for c in cols):
         failing: BoolArray = np.ones(len(fleet), dtype=np.bool_)
@@ -263,7 +263,7 @@ def _flags_check(inp: FilterInput, flags: list[str]) -> HostCheck:
 
 
 def _memory_checks(inp: FilterInput, mem: MemoryRequirements) -> list[HostCheck]:
-    fleet, t = inp.fleet, CAPABILITIES_KIND.table_of(inp)
+    fleet, t = inp.fleet, _table(inp)
     out: list[HostCheck] = []
     if mem.type:
 

@@ -7,7 +7,6 @@ same pools of free threads as the cpu-sets, in the same model and the same assig
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
 
 import numpy as np
 from ortools.sat.python import cp_model
@@ -18,23 +17,23 @@ from ...reasons import Reason
 from ...request import CpuSetDemand, Part, Request
 from ...result import ExplainRow
 from ..base import HostFree, IndexedFleet, IntArray, Vocabulary
-from ..draft import ConfigurationDraft, HostDraft
+from ..draft import ConfigurationDraft, DescriptorDraft, HostDraft
 from ..filtering import FilterInput, HostCheck, NodeNeed
+from ..holding import PU, HeldUnit
 from ..kind import Decisions, Kind, RelaxModel
 from ..model import Layout, ModelContext
 from ..scoring import KEEP_SMT, Fullness, Kept, NodeFullness
 from . import estimates
 from .assign import assign_cpus
-from .model import post_capacity, post_cpu_set, post_emulator
+from .model import COUNTS, post_capacity, post_cpu_set, post_emulator
 from .pools import CpuFree, CpuNode, cpu_free
 from .table import CpuTable
 
 
-class CpuKind(Kind[CpuTable, CpuFree]):
+class CpuKind(Kind):
     name = "cpu"
     reasons = (Reason.smt, Reason.core_pairs, Reason.cores, Reason.threads)
-    check_order = 40
-    blame = (4, "free cores of the nodes shared by the cpu-sets and the emulator PU")
+    family = "free cores of the nodes shared by the cpu-sets and the emulator PU"
     costs = {
         "stranded": "threads left stranded: an idle sibling kept for an isolated vCPU or a pair, "
         "or a core left half used (100 each)"
@@ -105,7 +104,7 @@ class CpuKind(Kind[CpuTable, CpuFree]):
         decisions: Decisions,
     ) -> None:
         nodes = layout.nodes if layout else {}
-        counts = layout.of(self.name) if layout else {}
+        counts = layout.of(COUNTS) if layout else {}
         assign_cpus(draft, free.of(self), free.node_ids, request, nodes, counts)
         first = request.cpu_sets[0] if request.cpu_sets else None
         draft.fields["thread_policy"] = (
@@ -140,13 +139,31 @@ class CpuKind(Kind[CpuTable, CpuFree]):
 
     def count_state(
         self, fleet: IndexedFleet, i: int, slot: int, request: Request
-    ) -> object | None:
+    ) -> estimates.CpuCount | None:
         if not request.cpu_sets:
             return None
         return estimates.count_state(fleet.table(self), i, slot)
 
-    def count_take(self, state: Any, request: Request, spread: bool) -> Reason | None:
+    def count_take(
+        self, state: estimates.CpuCount, request: Request, spread: bool
+    ) -> Reason | None:
         return estimates.take(state, request.cpu_sets[0], request.emulator)
+
+    def describe(self, draft: DescriptorDraft, config: VmConfiguration) -> None:
+        """Pinned vCPUs, SMT pairs and thread policies; an isolated emulator PU if it had one."""
+        if config.thread_policy is not None:
+            draft.fields["cpu_thread_policy"] = config.thread_policy.value
+        if config.emulator_pins:
+            draft.fields["emulator_threads"] = "isolate"
+        for cs in config.cpu_sets:
+            entry = draft.cpu_sets[cs.id]
+            if cs.floating is None:  # a floating cpu-set's vCPUs are the shared kind's
+                entry["vcpus"] = sorted(cs.vcpu_pins)
+            entry["howtogroup"] = [list(p) for p in cs.howtogroup]
+            if cs.thread_policy is not None:
+                entry["thread_policy"] = cs.thread_policy.value
+            elif config.thread_policy is None:
+                entry["thread_policy"] = "isolate" if cs.reserved_siblings else "prefer"
 
     def relax_add(
         self,
@@ -203,6 +220,10 @@ class CpuKind(Kind[CpuTable, CpuFree]):
     def node_fullness(self, free: CpuFree, slot: int) -> NodeFullness:
         node = free.nodes[slot]
         return NodeFullness(node.free_threads, node.eligible_threads, leads=True)
+
+    def held_units(self, config: VmConfiguration) -> Iterable[HeldUnit]:
+        """Its PUs: pinned vCPUs, emulator PUs and reserved siblings."""
+        return (HeldUnit(PU, str(pu)) for pu in config.held_cpus)
 
     def owners(self, host: ComputeHostDescriptor) -> Iterable[str]:
         return (c.owner for node in host.numa_nodes for c in node.cpus if c.owner)

@@ -7,11 +7,12 @@ order (lowest core first), pairs on the two threads of one core, an isolated vCP
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from ...request import CpuSetDemand, Request
 from ..draft import AssignmentError, ConfigurationDraft
+from .model import CpuCountKey
 from .pools import CpuFree, CpuNode
 
 
@@ -122,7 +123,7 @@ def assign_cpus(
     node_ids: tuple[int, ...],
     request: Request,
     nodes: Mapping[int, int],
-    counts: Mapping[Hashable, int],
+    counts: Mapping[CpuCountKey, int],
 ) -> None:
     """Pins, reserved siblings and the emulator PU of every cpu-set, into `draft`."""
     pools = {node: _Pools.of(cpu.nodes[slot]) for slot, node in enumerate(node_ids)}

@@ -30,10 +30,14 @@ from ortools.sat.python import cp_model
 
 from ....models.vmd import ThreadPolicy
 from ...request import CpuSetDemand
-from ..model import ModelContext
+from ..model import ModelContext, ReadBack
 from .pools import CpuFree
 
-KIND = "cpu"
+CpuCountKey = tuple[
+    str, int, int
+]  # (what is counted: "pairs_w2", "emu_single", ...; cpu-set; node)
+COUNTS: ReadBack[CpuCountKey] = ReadBack("cpu")
+"""The counts the CPU kind reads back after the solve, per class of free core, cpu-set and node."""
 STRAND = 100  # objective weight of a thread left stranded (idle sibling or a half-used core)
 
 
@@ -57,18 +61,18 @@ def _split(
 
 def _count(ctx: ModelContext, name: str, cs: int, node: int, expr: cp_model.LinearExprT) -> None:
     if isinstance(expr, cp_model.IntVar):
-        ctx.keep(KIND, (name, cs, node), expr)
+        ctx.keep(COUNTS, (name, cs, node), expr)
     else:
         var = ctx.model.new_int_var(0, 1 << 16, f"{name}[cs{cs}n{node}]")
         ctx.model.add(var == expr)
-        ctx.keep(KIND, (name, cs, node), var)
+        ctx.keep(COUNTS, (name, cs, node), var)
 
 
 def post_cpu_set(ctx: ModelContext, cpu: CpuFree, cs: CpuSetDemand) -> None:
     singles = len(cs.singles)
     pairs = len(cs.pairs)
     for slot, node in enumerate(ctx.free.node_ids):
-        y = ctx.placed(cs.id, node)
+        y = ctx.node_var(cs.id, node)
         if y is None:
             continue
         tag = f"cs{cs.id}n{node}"
@@ -119,7 +123,7 @@ def _post_packed(
         cores = []
         for name, (held, alone, left, idle) in shapes.items():
             var = m.new_int_var(0, pairs if held else 1, f"{name}[{tag}]")
-            ctx.keep(KIND, (name, cs.id, node), var)
+            ctx.keep(COUNTS, (name, cs.id, node), var)
             cores.append(var)
             covered.append(held * var)
             odds.append(alone * var)
@@ -170,7 +174,7 @@ def _post_prefer(
         cores = []
         for k in range(1, min(t, singles) + 1):
             w = m.new_int_var(0, singles // k, f"pre_w{t}x{k}[{tag}]")
-            ctx.keep(KIND, (f"pre_w{t}x{k}", cs.id, node), w)
+            ctx.keep(COUNTS, (f"pre_w{t}x{k}", cs.id, node), w)
             cores.append(w)
             taken.append(k * w)
             if k < t:
@@ -189,14 +193,14 @@ def _post_prefer(
         ("pre_single", sg),
         ("pre_left", left),
     ):
-        ctx.keep(KIND, (name, cs.id, node), var)
+        ctx.keep(COUNTS, (name, cs.id, node), var)
 
 
 def post_emulator(ctx: ModelContext, cpu: CpuFree) -> None:
     """The emulator PU on the node of the first cpu-set, from any pool but the threads kept idle."""
     first = ctx.request.cpu_sets[0].id
     for slot, node in enumerate(ctx.free.node_ids):
-        y = ctx.placed(first, node)
+        y = ctx.node_var(first, node)
         if y is None:
             continue
         # pool -> objective weight: a whole core strands the threads it leaves; a thread a
@@ -207,7 +211,7 @@ def post_emulator(ctx: ModelContext, cpu: CpuFree) -> None:
         for pool, weight in pools.items():
             var = ctx.model.new_bool_var(f"emulator_{pool}[n{node}]")
             ctx.add_use(node, pool, var)
-            ctx.keep(KIND, (f"emu_{pool}", first, node), var)
+            ctx.keep(COUNTS, (f"emu_{pool}", first, node), var)
             parts.append(var)
             if weight:
                 ctx.cost("stranded", weight * var)

@@ -18,7 +18,6 @@
 from __future__ import annotations
 
 from collections.abc import Hashable, Iterable
-from typing import Any
 
 import numpy as np
 from ortools.sat.python import cp_model
@@ -31,8 +30,9 @@ from ...reasons import Reason
 from ...request import CpuSetDemand, Part, Request
 from .. import affinity
 from ..base import UNLIMITED_KBPS, HostFree, IndexedFleet, Vocabulary
-from ..draft import ConfigurationDraft, HostDraft
+from ..draft import ConfigurationDraft, DescriptorDraft, HostDraft
 from ..filtering import FilterInput, HostCheck, NodeNeed
+from ..holding import PORT, VF, HeldUnit
 from ..kind import Decisions, Kind, RelaxModel
 from ..model import Layout, ModelContext
 from ..scoring import KEEP_VF, PORT_KEEP, Kept
@@ -40,13 +40,13 @@ from . import filter as checks
 from .assign import assign_interfaces, chosen_ports
 from .claims import claim_interfaces
 from .counting import PortsLeft, take_ports
-from .model import post_interfaces
+from .model import PORT_CHOICES, post_interfaces
 from .ports import FreePort, NicsFree, NodePorts, match_vfs, nics_free, node_ports, port_takes
 from .relax import relax_interfaces, relax_ports, relax_vswitch
 from .table import NicsTable
 
 
-class NicsKind(Kind[NicsTable, NicsFree]):
+class NicsKind(Kind):
     name = "nics"
     reasons = (
         Reason.dedicated_port,
@@ -58,11 +58,9 @@ class NicsKind(Kind[NicsTable, NicsFree]):
         Reason.vswitch_type,
         Reason.vswitch_bandwidth,
     )
-    check_order = 10
-    blame = (
-        0,
+    family = (
         "ports and VFs (a port given whole serves no VF; VFs share its bandwidth; "
-        "paced VFs carry at most their rate; a NIC's ports share its PCIe link)",
+        "paced VFs carry at most their rate; a NIC's ports share its PCIe link)"
     )
     costs = {
         "ports": "spare Gbps of the chosen ports (dedicated: speed beyond what is asked; SR-IOV: "
@@ -122,7 +120,7 @@ class NicsKind(Kind[NicsTable, NicsFree]):
         decisions: Decisions,
     ) -> None:
         nodes = layout.nodes if layout else {}
-        chosen = chosen_ports(layout.of(self.name)) if layout else {}
+        chosen = chosen_ports(layout.of(PORT_CHOICES)) if layout else {}
         assign_interfaces(draft, free.of(self), request, nodes, chosen)
 
     def counts(self, request: Request) -> bool:
@@ -132,12 +130,12 @@ class NicsKind(Kind[NicsTable, NicsFree]):
 
     def count_state(
         self, fleet: IndexedFleet, i: int, slot: int, request: Request
-    ) -> object | None:
+    ) -> PortsLeft | None:
         if not request.cpu_sets or not request.interfaces_of(request.cpu_sets[0].id):
             return None
         return PortsLeft.of(node_ports(fleet.hosts[i].numa_nodes[slot]))
 
-    def count_take(self, state: Any, request: Request, spread: bool) -> Reason | None:
+    def count_take(self, state: PortsLeft, request: Request, spread: bool) -> Reason | None:
         return take_ports(state, request.interfaces_of(request.cpu_sets[0].id), spread)
 
     def count_caps(self, fleet: IndexedFleet, i: int, request: Request) -> list[tuple[Reason, int]]:
@@ -179,6 +177,22 @@ class NicsKind(Kind[NicsTable, NicsFree]):
     def relax_finish(self, model: RelaxModel) -> None:
         relax_ports(model, model.fleet.table(self))
 
+    def describe(self, draft: DescriptorDraft, config: VmConfiguration) -> None:
+        """Each interface, bound to the cpu-set it was (a host-level one to none)."""
+        by_cpu_set: dict[int | None, list[dict[str, object]]] = {}
+        for i in config.interfaces:
+            wanted: dict[str, object] = {
+                "name": i.name,
+                "mode": i.mode.value,
+                "bandwidth_gbps": i.bandwidth_gbps,
+            }
+            by_cpu_set.setdefault(i.cpu_set, []).append(wanted)
+        draft.fields["interfaces"] = [
+            {**e, "restricted_to_topology": False} for e in by_cpu_set.get(None, [])
+        ]
+        for cs_id, entry in draft.cpu_sets.items():
+            entry["interfaces"] = by_cpu_set.get(cs_id, [])
+
     def claim(self, draft: HostDraft, config: VmConfiguration, sign: int) -> None:
         claim_interfaces(draft, config, sign)
 
@@ -201,6 +215,12 @@ class NicsKind(Kind[NicsTable, NicsFree]):
         if any(i.mode is not InterfaceMode.vswitch for i in request.interfaces_of(cs.id)):
             return 0
         return PORT_KEEP * sum(1 for p in free.nodes[slot].ports if p.sriov_ok)
+
+    def held_units(self, config: VmConfiguration) -> Iterable[HeldUnit]:
+        """Its SR-IOV VFs and dedicated ports, by PCI address."""
+        for iface in config.interfaces:
+            if iface.pci_address is not None and iface.mode in ("sriov", "dedicated"):
+                yield HeldUnit(VF if iface.mode == "sriov" else PORT, iface.pci_address.lower())
 
     def owners(self, host: ComputeHostDescriptor) -> Iterable[str]:
         for node in host.numa_nodes:

@@ -3,7 +3,7 @@ free VF paced closest above the interface's bandwidth."""
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from ....models.vmd import InterfaceMode
@@ -12,9 +12,9 @@ from ..draft import AssignmentError, ConfigurationDraft
 from .ports import FreePort, NicsFree, match_vfs
 
 
-def chosen_ports(values: Mapping[Hashable, int]) -> dict[str, str]:
+def chosen_ports(values: Mapping[tuple[str, str], int]) -> dict[str, str]:
     """Interface name -> PCI address of the port the model chose."""
-    return {key[0]: key[1] for key, value in values.items() if value}  # type: ignore[index]
+    return {iface: port for (iface, port), value in values.items() if value}
 
 
 def assign_interfaces(

@@ -9,10 +9,11 @@ from ....exact import KBPS_PER_GBPS
 from ....models.vmd import InterfaceMode, NumaAffinity
 from ...request import InterfaceDemand
 from .. import affinity
-from ..model import ModelContext
+from ..model import ModelContext, ReadBack
 from .ports import FreePort, NicsFree, port_takes, vfs_for
 
-KIND = "nics"
+PORT_CHOICES: ReadBack[tuple[str, str]] = ReadBack("nics")
+"""The port each interface may take, read back after the solve: (interface name, port PCI address)."""
 
 
 def post_interfaces(ctx: ModelContext, free: NicsFree, spread: bool) -> None:
@@ -29,7 +30,7 @@ def post_interfaces(ctx: ModelContext, free: NicsFree, spread: bool) -> None:
             y = None
             if iface.restricted:
                 assert iface.cpu_set is not None
-                y = ctx.placed(iface.cpu_set, port.node)
+                y = ctx.node_var(iface.cpu_set, port.node)
                 if y is None:
                     continue
             near = None
@@ -41,7 +42,7 @@ def post_interfaces(ctx: ModelContext, free: NicsFree, spread: bool) -> None:
             if y is not None:
                 m.add_implication(var, y)
             affinity.post_locality(ctx, iface.affinity, var, near)
-            ctx.keep(KIND, (iface.name, port.pci_address), var)
+            ctx.keep(PORT_CHOICES, (iface.name, port.pci_address), var)
             by_port.setdefault(port.pci_address, []).append((iface, var))
             choices.append(var)
             if iface.mode is InterfaceMode.dedicated:

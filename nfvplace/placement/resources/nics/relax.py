@@ -7,15 +7,14 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
 
 from ortools.sat.python import cp_model
 
 from ....models.vmd import InterfaceMode
 from ...request import InterfaceDemand, Request
 from ..base import EPS, UNLIMITED_KBPS
-from ..kind import RelaxModel
+from ..kind import RelaxModel, RelaxState
 from .ports import node_ports
 from .table import NicsTable
 
@@ -30,18 +29,32 @@ class PortRoom:
     kbps: int  # unused bandwidth (within its NIC's PCIe budget)
 
 
-def _state(model: RelaxModel) -> dict[str, Any]:
-    state = model.state(KIND)
-    if not state:
-        state["rooms"] = {}  # (host, slot) -> ports that can still give a VF
-        state["vf_use"] = defaultdict(list)  # (host, slot, port) -> [(VFs taken, kbit/s each)]
-        state["vswitch"] = defaultdict(list)  # host -> bandwidth terms
-    return state
+@dataclass(slots=True)
+class NicsRelax:
+    """What the NICs kind keeps across the relaxation's calls."""
+
+    # (host, slot) -> ports that can still give a VF
+    rooms: dict[tuple[int, int], list[PortRoom]] = field(default_factory=dict)
+    # (host, slot, port) -> [(VFs taken, kbit/s each)]
+    vf_use: defaultdict[tuple[int, int, int], list[tuple[cp_model.IntVar, int]]] = field(
+        default_factory=lambda: defaultdict(list)
+    )
+    # host -> bandwidth terms
+    vswitch: defaultdict[int, list[cp_model.LinearExprT]] = field(
+        default_factory=lambda: defaultdict(list)
+    )
+
+
+STATE = RelaxState(KIND, NicsRelax)
+
+
+def _state(model: RelaxModel) -> NicsRelax:
+    return model.state(STATE)
 
 
 def _rooms(model: RelaxModel, host: int, slot: int) -> list[PortRoom]:
     """The ports of a node (slot -1: of the host) that can still give a VF."""
-    rooms: dict[tuple[int, int], list[PortRoom]] = _state(model)["rooms"]
+    rooms = _state(model).rooms
     key = (host, slot)
     if key not in rooms:
         nodes = model.fleet.hosts[host].numa_nodes
@@ -79,7 +92,7 @@ def relax_interfaces(
         if need:
             model.use(KIND, host, slot, f"ded{col}", need * x)
     sriov = [(i.speed_gbps, i.bandwidth_kbps) for i in ifaces if i.mode is InterfaceMode.sriov]
-    vf_use = _state(model)["vf_use"]
+    vf_use = _state(model).vf_use
     for (speed, kbps), n in Counter(sriov).items():
         rooms = _rooms(model, host, slot)
         ports = [k for k, p in enumerate(rooms) if p.speed_gbps >= speed - EPS]
@@ -96,7 +109,7 @@ def relax_interfaces(
 
 def relax_vswitch(model: RelaxModel, host: int, z: cp_model.IntVar, request: Request) -> None:
     if request.vswitch_bandwidth_kbps:
-        _state(model)["vswitch"][host].append(request.vswitch_bandwidth_kbps * z)
+        _state(model).vswitch[host].append(request.vswitch_bandwidth_kbps * z)
 
 
 def relax_ports(model: RelaxModel, t: NicsTable) -> None:
@@ -105,13 +118,13 @@ def relax_ports(model: RelaxModel, t: NicsTable) -> None:
     state = _state(model)
     by_port: dict[str, list[tuple[cp_model.IntVar, int]]] = defaultdict(list)
     rooms: dict[str, PortRoom] = {}
-    for (host, slot, k), taken in state["vf_use"].items():
+    for (host, slot, k), taken in state.vf_use.items():
         room = _rooms(model, host, slot)[k]
         by_port[f"{host}:{room.key}"].extend(taken)
         rooms[f"{host}:{room.key}"] = room
     for key, taken in by_port.items():
         model.model.add(sum(w for w, _ in taken) <= rooms[key].vfs)
         model.model.add(sum(kbps * w for w, kbps in taken) <= rooms[key].kbps)
-    for host, terms in state["vswitch"].items():
+    for host, terms in state.vswitch.items():
         if t.vswitch_free[host] < UNLIMITED_KBPS:
             model.model.add(sum(terms) <= int(t.vswitch_free[host]))

@@ -1,0 +1,342 @@
+"""The stage protocols: what a resource kind implements to take part in each stage of placement.
+
+A kind (CPUs, memory, NICs, ...) is one module under `placement/resources/`; the registry
+(`resources/__init__.py`) lists them. Each stage is a small protocol below (`Decides` lives in
+`kind.py`, beside `Decisions`), and each stage loops over the kinds that implement it
+(`resources.implementing`, or an ordered tuple in the registry where the order decides an answer). A kind implements only the stages it takes part in; there are no
+defaults to inherit, so a kind is in a stage exactly when it has that stage's methods.
+
+| stage | protocols (methods) | who loops |
+|---|---|---|
+| index columns | `Terms` (`vocabulary`), `Seeds` (`seed_terms`), `Columns` (`new_table`, `fill`) | `index/` |
+| free resources of a host | `Free` (`free`, `free_again`) | `index/free.py` |
+| variants a host matches | `Variants` (`variant_hosts`) | `engine/variants.py` |
+| filter (every host at once) | `HostChecks` (`host_checks`), `NodeNeeds` (`node_needs`) | `engine/filter.py` |
+| choices made without the model | `Decides` (`decide`) | `engine/attempt.py` |
+| exact model (CP-SAT) | `ModelGate`, `ModelDemand`, `ModelLimits`, `ModelCosts` | `engine/solver.py` |
+| exact ids | `Assigns` (`assign`), `Explains` (`explain`) | `engine/assign.py`, `attempt.py` |
+| counting model (capacity) | `CountGate`, `CountTakes` (`count_state`, `count_take`), `CountCaps` | `joint/counting.py` |
+| relaxation (joint) | `RelaxSlots`, `RelaxNodes`, `RelaxHosts`, `RelaxCapacity`, `RelaxFinish` | `joint/relaxation.py` |
+| claim and release on a CHD | `Claims` (`claim`), `Owners` (`owners`) | `claims.py` |
+| the store's double-claim guard | `HoldsUnits` (`held_units`) | `store/resources.py` |
+| a running VM's descriptor | `Describes` (`describe`) | `joint/moves.py` |
+| links between a VNF's members | `Links` (`link_kbps`) | `joint/state.py` |
+| policy scores | `Fills`, `Room`, `Keeps`, `NodeFills`, `NodeKeeps` | `engine/policies/` |
+
+Every rejection a kind gives carries one of its `reasons` (`placement/reasons.py`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Iterable, Mapping
+from typing import Protocol, runtime_checkable
+
+from ortools.sat.python import cp_model
+
+from ...models.chd import ComputeHostDescriptor
+from ...models.configuration import VmConfiguration
+from ...models.vmd import VariantMatch
+from ..reasons import Reason
+from ..request import CpuSetDemand, Part, Request
+from ..result import ExplainRow
+from .base import (
+    BoolArray,
+    FreeKey,
+    HostFree,
+    IndexedFleet,
+    IntArray,
+    Table,
+    TableKey,
+    Vocabulary,
+)
+from .draft import ConfigurationDraft, DescriptorDraft, HostDraft
+from .filtering import FilterInput, HostCheck, NodeNeed
+from .holding import HeldUnit
+from .kind import Decides, Decisions, Named, RelaxModel
+from .model import Layout, ModelContext
+from .scoring import Fullness, Kept, NodeFullness
+
+# index columns (`index/fleet.py`)
+
+
+@runtime_checkable
+class Terms(Named, Protocol):
+    def vocabulary(self, host: ComputeHostDescriptor) -> Iterable[tuple[str, Hashable]]: ...
+
+
+@runtime_checkable
+class Seeds(Named, Protocol):
+    @property
+    def seed_terms(self) -> Mapping[str, tuple[Hashable, ...]]: ...  # terms every fleet has
+
+
+@runtime_checkable
+class Columns[T: Table](TableKey[T], Protocol):
+    def fill(
+        self, table: T, i: int, host: ComputeHostDescriptor, free: HostFree, vocab: Vocabulary
+    ) -> None: ...
+
+
+# free resources of one host (`index/free.py`)
+
+
+@runtime_checkable
+class Free[F](FreeKey[F], Protocol):
+    def free_again(
+        self, host: ComputeHostDescriptor, before: ComputeHostDescriptor, free_before: F
+    ) -> F:
+        """`free(host)` of a new version of `before` (same node ids), whose part was `free_before`:
+        a kind may keep what it derived from objects the new version still holds (a claim
+        changes one node; the index's update after each placement reads the rest again)."""
+        ...
+
+
+# variants (`engine/variants.py`)
+
+
+@runtime_checkable
+class Variants[T: Table](TableKey[T], Protocol):
+    def variant_hosts(self, table: T, vocab: Vocabulary, match: VariantMatch) -> BoolArray | None:
+        """The hosts that meet what `match` asks of this kind (None: it asks nothing of it)."""
+        ...
+
+
+# filter, every host at once (`engine/filter.py`)
+
+
+@runtime_checkable
+class HostChecks(Named, Protocol):
+    def host_checks(self, inp: FilterInput) -> list[HostCheck]: ...
+
+
+@runtime_checkable
+class NodeNeeds(Named, Protocol):
+    def node_needs(self, inp: FilterInput, part: Part) -> list[NodeNeed]: ...
+
+
+# the exact model (`engine/solver.py`)
+
+
+@runtime_checkable
+class ModelGate(Named, Protocol):
+    def in_model(self, request: Request) -> bool: ...  # whether the request needs the model
+
+
+@runtime_checkable
+class ModelDemand(Named, Protocol):
+    def post_demand(self, ctx: ModelContext) -> None: ...  # usage terms, before any limit
+
+
+@runtime_checkable
+class ModelLimits(Named, Protocol):
+    @property
+    def family(self) -> str: ...  # what its limits are, in words (`blame`)
+    def post_limits(self, ctx: ModelContext) -> None: ...
+
+
+@runtime_checkable
+class ModelCosts(Named, Protocol):
+    @property
+    def costs(self) -> Mapping[str, str]: ...  # the objective's parts it adds, and what they count
+
+
+# exact ids and their explanation (`engine/assign.py`, `engine/attempt.py`)
+
+
+@runtime_checkable
+class Assigns(Named, Protocol):
+    def assign(
+        self,
+        draft: ConfigurationDraft,
+        free: HostFree,
+        request: Request,
+        layout: Layout | None,
+        decisions: Decisions,
+    ) -> None: ...
+
+
+@runtime_checkable
+class Explains(Named, Protocol):
+    def explain(
+        self, free: HostFree, request: Request, layout: Layout | None, decisions: Decisions
+    ) -> list[ExplainRow]: ...
+
+
+# counting model (`joint/counting.py`)
+
+
+@runtime_checkable
+class CountGate(Named, Protocol):
+    def counts(self, request: Request) -> bool: ...  # False: the engine counts this request
+
+
+@runtime_checkable
+class CountTakes[S](Named, Protocol):
+    def count_state(self, fleet: IndexedFleet, i: int, slot: int, request: Request) -> S | None:
+        """What the kind counts on node `slot` of host i (None: nothing for this request)."""
+        ...
+
+    def count_take(self, state: S, request: Request, spread: bool) -> Reason | None:
+        """Take one instance from `state`, or say what is missing."""
+        ...
+
+
+@runtime_checkable
+class CountCaps(Named, Protocol):
+    def count_caps(
+        self, fleet: IndexedFleet, i: int, request: Request
+    ) -> list[tuple[Reason, int]]: ...  # host-wide limits on the count
+
+
+# relaxation (`joint/relaxation.py`)
+
+
+@runtime_checkable
+class RelaxSlots(Named, Protocol):
+    def relax_slot_ok(
+        self, fleet: IndexedFleet, i: int, slot: int, request: Request, part: Part
+    ) -> bool: ...
+
+
+@runtime_checkable
+class RelaxNodes(Named, Protocol):
+    def relax_add(
+        self,
+        model: RelaxModel,
+        host: int,
+        slot: int,
+        x: cp_model.IntVar,
+        request: Request,
+        part: Part | None,
+    ) -> None: ...
+
+
+@runtime_checkable
+class RelaxHosts(Named, Protocol):
+    def relax_host(
+        self, model: RelaxModel, host: int, z: cp_model.IntVar, request: Request
+    ) -> None: ...
+
+
+@runtime_checkable
+class RelaxCapacity(Named, Protocol):
+    def relax_capacity(
+        self, fleet: IndexedFleet, host: int, slot: int, name: str
+    ) -> int | None: ...  # None: the kind constrains that use itself (`relax_finish`)
+
+
+@runtime_checkable
+class RelaxFinish(Named, Protocol):
+    def relax_finish(self, model: RelaxModel) -> None: ...
+
+
+# claims (`claims.py`)
+
+
+@runtime_checkable
+class Claims(Named, Protocol):
+    def claim(self, draft: HostDraft, config: VmConfiguration, sign: int) -> None: ...
+
+
+@runtime_checkable
+class Owners(Named, Protocol):
+    def owners(self, host: ComputeHostDescriptor) -> Iterable[str]: ...
+
+
+@runtime_checkable
+class HoldsUnits(Named, Protocol):
+    """A kind whose configurations hold units of a host alone (`holding.py`)."""
+
+    def held_units(self, config: VmConfiguration) -> Iterable[HeldUnit]:
+        """Every unit of `config.host` that `config` holds alone."""
+        ...
+
+
+# joint search: a running VM's descriptor, and links between members of a VNF on one host
+
+
+@runtime_checkable
+class Describes(Named, Protocol):
+    def describe(self, draft: DescriptorDraft, config: VmConfiguration) -> None:
+        """Ask, in `draft`, for everything of this kind that `config` holds (`joint/moves.py`
+        moves a running VM with that descriptor)."""
+        ...
+
+
+# joint search: links between members of a VNF on one host (`joint/state.py`)
+
+
+@runtime_checkable
+class Links[T: Table](TableKey[T], Protocol):
+    def link_kbps(self, table: T, host: int) -> int | None:
+        """What a host carries between members of a VNF on it, kbit/s (`UNLIMITED_KBPS`: no
+        figure)."""
+        ...
+
+
+# policy scores (`scoring.py`, `engine/policies/`)
+
+
+@runtime_checkable
+class Fills[T: Table](TableKey[T], Protocol):
+    def fullness(self, table: T) -> Fullness | None: ...
+
+
+@runtime_checkable
+class Room[T: Table](TableKey[T], Protocol):
+    def room(self, table: T) -> IntArray:
+        """Per host and node slot, what a cpu-set could take of the leading measure."""
+        ...
+
+
+@runtime_checkable
+class Keeps[T: Table](TableKey[T], Protocol):
+    def kept(self, table: T, request: Request) -> Kept | None: ...
+
+
+@runtime_checkable
+class NodeFills[F](FreeKey[F], Protocol):
+    def node_fullness(self, free: F, slot: int) -> NodeFullness | None: ...
+
+
+@runtime_checkable
+class NodeKeeps[F](FreeKey[F], Protocol):
+    def node_kept(self, free: F, slot: int, request: Request, cs: CpuSetDemand) -> int: ...
+
+
+STAGES: tuple[type, ...] = (
+    Terms,
+    Seeds,
+    Columns,
+    Free,
+    Variants,
+    HostChecks,
+    NodeNeeds,
+    Decides,
+    ModelGate,
+    ModelDemand,
+    ModelLimits,
+    ModelCosts,
+    Assigns,
+    Explains,
+    CountGate,
+    CountTakes,
+    CountCaps,
+    RelaxSlots,
+    RelaxNodes,
+    RelaxHosts,
+    RelaxCapacity,
+    RelaxFinish,
+    Claims,
+    Owners,
+    HoldsUnits,
+    Describes,
+    Links,
+    Fills,
+    Room,
+    Keeps,
+    NodeFills,
+    NodeKeeps,
+)
+"""Every stage protocol (docs/adding-a-resource-kind.md lists them; tests/test_architecture.py
+checks that no kind implements one by doing nothing)."""

@@ -1,0 +1,146 @@
+"""The store's engines and connections (store/db.py): PostgreSQL's document columns, idle
+connections tried before use, and a read alone in one round trip."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+
+import psycopg
+import pytest
+from protocol_trace import traced
+from service_hosts import host
+from sqlalchemy import text
+
+from nfvplace.models.chd import ComputeHostDescriptor
+from nfvplace.store import Store, db
+from nfvplace.store.changes import CHANGES
+from nfvplace.store.records import KEY_USED
+
+
+@pytest.fixture
+def store(db_url: str) -> Iterator[Store]:
+    opened = Store.open(db_url)
+    opened.put_host(ComputeHostDescriptor.model_validate(host("h1")))
+    yield opened
+    opened.close()
+
+
+def test_a_read_alone_gives_the_rows_and_leaves_no_transaction(store: Store) -> None:
+    with store.engine.connect() as conn:
+        raw = conn.connection.driver_connection
+        rows = db.read_alone(conn, CHANGES, {"b_seq": -1})
+        assert [r[0] for r in rows if r[0] is not None] == ["h1"]
+        assert db.read_alone(conn, KEY_USED, {"b_key": "unused"}) == []
+    if isinstance(raw, psycopg.Connection):  # given back to the pool as it was lent
+        assert not raw.autocommit
+        assert raw.info.transaction_status == psycopg.pq.TransactionStatus.IDLE
+
+
+def test_a_read_alone_is_one_round_trip_on_postgres(postgres_url: str) -> None:
+    """psycopg sent `BEGIN` first, and the pool a `ROLLBACK` when the connection came back."""
+    store = Store.open(postgres_url)
+    try:
+        with store.engine.connect() as conn:
+            raw = conn.connection.driver_connection
+            with traced(raw) as trace:
+                db.read_alone(conn, CHANGES, {"b_seq": -1})
+                conn.close()  # back to the pool
+        assert trace.round_trips() == 1, trace.text
+    finally:
+        store.close()
+
+
+def test_postgres_keeps_documents_as_json_text(postgres_url: str) -> None:
+    store = Store.open(postgres_url)
+    try:
+        with store.engine.connect() as conn:
+            types = dict(
+                conn.execute(
+                    text(
+                        "SELECT table_name || '.' || column_name, data_type "
+                        "FROM information_schema.columns WHERE data_type LIKE 'json%'"
+                    )
+                ).all()
+            )
+            lz4 = conn.execute(
+                text(
+                    "SELECT 1 FROM pg_settings WHERE name = 'default_toast_compression' "
+                    "AND 'lz4' = ANY(enumvals)"
+                )
+            ).first()
+            compression = conn.execute(
+                text(
+                    "SELECT attcompression FROM pg_attribute "
+                    "WHERE attrelid = 'hosts'::regclass AND attname = 'available'"
+                )
+            ).scalar_one()
+    finally:
+        store.close()
+    assert types == {
+        "hosts.chd": "json",
+        "hosts.available": "json",
+        "placements.response": "json",
+        "placements.configurations": "json",
+        "placements.descriptor": "json",
+        "k8s_assumed_pods.nodes": "json",  # the Kubernetes extender's (migration 0005)
+        "k8s_node_views.free": "json",
+    }
+    assert compression == ("l" if lz4 else "\x00")
+
+
+def test_an_idle_connection_the_server_dropped_is_replaced(
+    postgres_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = Store.open(postgres_url)
+    try:
+        store.ping()  # one connection, now idle in the pool
+        name = store.engine.url.database
+        with store.engine.connect() as conn:
+            own = conn.execute(text("SELECT pg_backend_pid()")).scalar_one()
+        url = store.engine.url.set(drivername="postgresql", database="postgres")
+        with psycopg.connect(url.render_as_string(hide_password=False), autocommit=True) as admin:
+            admin.execute("SELECT pg_terminate_backend(%s)", (own,))
+        monkeypatch.setattr(db, "PING_IDLE_S", 0.0)  # idle long enough to be tried first
+        store.ping()  # would raise "terminating connection" without the check on checkout
+        with store.engine.connect() as conn:
+            assert conn.execute(text("SELECT current_database()")).scalar_one() == name
+            assert conn.execute(text("SELECT pg_backend_pid()")).scalar_one() != own
+    finally:
+        store.close()
+
+
+class _Record:
+    def __init__(self, idle_for: float | None) -> None:
+        self.info = {} if idle_for is None else {"idle_since": time.monotonic() - idle_for}
+
+
+class _Connection:
+    def __init__(self) -> None:
+        self.statements: list[str] = []
+
+    def cursor(self) -> _Connection:
+        return self
+
+    def __enter__(self) -> _Connection:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        return None
+
+    def execute(self, statement: str) -> None:
+        self.statements.append(statement)
+
+    def rollback(self) -> None:
+        self.statements.append("ROLLBACK")
+
+
+@pytest.mark.parametrize(
+    ("idle_for", "pinged"),
+    [(None, False), (0.0, False), (db.PING_IDLE_S / 2, False), (db.PING_IDLE_S + 1, True)],
+)
+def test_only_connections_idle_long_enough_are_pinged(idle_for: float | None, pinged: bool) -> None:
+    """A busy pool's connections go straight to work: a ping is a round trip per checkout."""
+    connection = _Connection()
+    db._ping_if_idle(connection, _Record(idle_for), None)
+    assert connection.statements == (["SELECT 1", "ROLLBACK"] if pinged else [])
