@@ -5,11 +5,9 @@ worker's index, through the doors a user calls.
     .venv/bin/python -m bench.bench_engine_scale --quick    # 2,000 hosts
 
 - speed: `nfvplace.Fleet.place` (lint gate, filter, rank, exact model, ids, claim, index update)
-  over the realistic mix of `bench.hostgen`, p50 / p99 and placements+claims per second and CPU
-  time per placement (wall time moves with the machine's load, CPU time much less); the same
-  requests on the same hosts in the same run through the engine's full pass (every host filtered,
-  as before the batched filter: `engine/batched.py` switched off) and through a first-fit greedy
-  placer (`bench.firstfit`, claiming with `claims.claim`); then a pass with every stage timed;
+  over the realistic mix of `bench.hostgen`, p50 / p99 and placements+claims per second; the same
+  requests through a first-fit greedy placer (`bench.firstfit`, claiming with `claims.claim`) on
+  the same hosts in the same run; then a pass with every stage timed (where the time goes);
 - memory: the index a worker holds (`FleetIndex` as the service builds it: compact from
   `COMPACT_FROM` hosts) against the plain index of the same hosts, each built in a fresh process
   from hosts handed over one at a time, measured with tracemalloc (live Python objects) and as RSS
@@ -38,9 +36,7 @@ import nfvplace
 from nfvplace.models.chd import ComputeHostDescriptor
 from nfvplace.models.vmd import VmDescriptor
 from nfvplace.placement import FleetIndex
-from nfvplace.placement import api as api_module
 from nfvplace.placement.engine import attempt as attempt_module
-from nfvplace.placement.engine import batched as batched_module
 from nfvplace.placement.engine import place as place_module
 
 from .bench_placement import line, pct, rss_mib
@@ -50,40 +46,15 @@ from .hostgen import iter_fleet, make_fleet, request_stream
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def timed_fleet(
-    fleet: nfvplace.Fleet, vms: Sequence[VmDescriptor], placed: list[object] | None = None
-) -> tuple[list[float], float]:
-    """Per-call milliseconds of `Fleet.place` (placing and claiming) and the calls per second;
-    each result's configurations are appended to `placed` when given."""
+def timed_fleet(fleet: nfvplace.Fleet, vms: Sequence[VmDescriptor]) -> tuple[list[float], float]:
+    """Per-call milliseconds of `Fleet.place` (placing and claiming) and the calls per second."""
     times = []
     start = time.perf_counter()
     for vm in vms:
         t0 = time.perf_counter()
-        result = fleet.place(vm)
+        fleet.place(vm)
         times.append((time.perf_counter() - t0) * 1000)
-        if placed is not None:
-            placed.append(result.configurations)
     return times, len(vms) / (time.perf_counter() - start)
-
-
-def cpu_timed(
-    fleet: nfvplace.Fleet, vms: Sequence[VmDescriptor], placed: list[object]
-) -> tuple[list[float], float, float]:
-    """`timed_fleet`, and the CPU milliseconds per call (this process's user + system time)."""
-    t0 = time.process_time()
-    times, rate = timed_fleet(fleet, vms, placed)
-    return times, rate, (time.process_time() - t0) * 1000 / len(vms)
-
-
-@contextmanager
-def full_pass() -> Iterator[None]:
-    """`nfvplace.place` as before the batched filter: every host filtered for every VM."""
-    saved = api_module.applies
-    api_module.applies = lambda vm, options: False
-    try:
-        yield
-    finally:
-        api_module.applies = saved
 
 
 def timed_first_fit(
@@ -103,10 +74,7 @@ def timed_first_fit(
 
 STAGES: list[tuple[Any, str, str]] = [
     (nfvplace.fleet, "gate", "lint gate"),
-    (batched_module, "host_keys", "every host's policy key (numpy over the fleet)"),
-    (batched_module, "FleetRows", "rows of the lowest keys taken from the index"),
-    (batched_module, "run_filter", "filter of those rows"),
-    (place_module, "rank", "filter and rank of every host (the full pass: nothing fits)"),
+    (place_module, "rank", "filter and rank (numpy over the fleet)"),
     (attempt_module, "solve", "exact model (CP-SAT), built and solved"),
     (attempt_module, "build_configuration", "ids: the VM Configuration"),
     (attempt_module, "claim", "claim on the host descriptor"),
@@ -155,32 +123,12 @@ def speed_section(size: int, n_requests: int, seed: int) -> dict[str, float]:
         f"{'compact' if compact else 'plain'} index); {n_requests} requests of the mix"
     )
     vms = request_stream(n_requests + 40, seed=seed + 1)
-    timed = vms[20 : 20 + n_requests]
     timed_fleet(fleet, vms[:20])  # warm-up
-    placed: list[object] = []
-    times, rate, cpu = cpu_timed(fleet, timed, placed)
+    times, rate = timed_fleet(fleet, vms[20 : 20 + n_requests])
     p50, p99 = pct(times, 0.5), pct(times, 0.99)
     line("Fleet.place (place + claim) p50 / p99", f"{p50:.2f} / {p99:.2f} ms", "p50 ≤ 1 ms")
     line("placements + claims per second", f"{rate:.0f} /s", "≥ 1,000 /s")
-    line("CPU time per placement + claim", f"{cpu:.2f} ms")
-    before = nfvplace.Fleet(hosts)
-    placed_before: list[object] = []
-    with full_pass():
-        timed_fleet(before, vms[:20])
-        full_times, full_rate, full_cpu = cpu_timed(before, timed, placed_before)
-    full_p50 = pct(full_times, 0.5)
-    line(
-        "full pass (every host filtered) p50 / p99",
-        f"{full_p50:.2f} / {pct(full_times, 0.99):.2f} ms",
-    )
-    line("full pass placements + claims per second", f"{full_rate:.0f} /s")
-    line("full pass CPU time per placement + claim", f"{full_cpu:.2f} ms")
-    line("nfvplace p50 / full-pass p50", f"{p50 / full_p50:.2f}")
-    line("nfvplace CPU / full-pass CPU", f"{cpu / full_cpu:.2f}")
-    same = "yes" if placed == placed_before else "NO"
-    line("every configuration the same as the full pass's", same)
-    del before
-    ff_times, ff_rate = timed_first_fit(list(hosts), timed)
+    ff_times, ff_rate = timed_first_fit(list(hosts), vms[20 : 20 + n_requests])
     ff_p50 = pct(ff_times, 0.5)
     line(
         "first fit (same hosts, same requests) p50 / p99",
@@ -199,7 +147,7 @@ def speed_section(size: int, n_requests: int, seed: int) -> dict[str, float]:
         ms = seconds * 1000 / n_requests
         line(f"  {label}", f"{ms:.3f} ms", f"{ms * n_requests / total * 100:.0f} %")
     del hosts
-    return {"p50": p50, "p99": p99, "rate": rate, "cpu": cpu, "full_p50": full_p50}
+    return {"p50": p50, "p99": p99, "rate": rate, "first_fit_p50": ff_p50}
 
 
 def _memory_child(size: int, seed: int, compact: bool, placements: int) -> str:

@@ -12,7 +12,6 @@ from ..errors import DescriptorError, Issue, NfvplaceError
 from ..models.configuration import VmConfiguration
 from ..models.vmd import VmDescriptor
 from ..models.vnf import VnfTemplate
-from .engine.batched import applies, place_first
 from .engine.evaluate import HostEvaluation, evaluate_vm
 from .engine.place import place_vm, result_of
 from .index import Hosts, index_of
@@ -96,11 +95,6 @@ def place(
     if exclude:
         consider = np.ones(len(fleet), dtype=np.bool_)
         consider[[fleet.positions[h] for h in exclude if h in fleet.positions]] = False
-    if applies(single, opts):
-        first = place_first(fleet, single, opts, consider, opts.instance)
-        if first is not None:
-            return result_of(first)
-    # no host fits (or the full account is asked): the full pass, whose diagnosis names every host
     return result_of(place_vm(fleet, single, opts, consider=consider, instance=opts.instance))
 
 

@@ -17,7 +17,7 @@ from ..options import Options
 from ..reasons import Reason
 from ..request import Request
 from ..resources import DECIDES, EXPLAINS, implementing
-from ..resources.base import HostFree, IndexedFleet
+from ..resources.base import HostFree
 from ..resources.draft import AssignmentError
 from ..resources.kind import Decisions, Refusal
 from ..resources.model import Layout
@@ -92,11 +92,8 @@ class Infeasible:
 Attempt = Claimed | Refused | Infeasible
 
 
-def allowed_nodes(
-    fleet: IndexedFleet, position: int, outcome: FilterOutcome
-) -> dict[int, set[int]]:
-    """The node ids each part of the request may go to on the host at `position` (of the fleet
-    filtered: the index, or rows of it)."""
+def _allowed(fleet: FleetIndex, position: int, outcome: FilterOutcome) -> dict[int, set[int]]:
+    """The node ids each part of the request may go to on the host at `position`."""
     return {
         part: {int(fleet.node_id[position, j]) for j in range(fleet.max_nodes) if ok[position, j]}
         for part, ok in outcome.node_ok.items()
@@ -113,20 +110,8 @@ def solved(
 ) -> Solved | Refused | Infeasible:
     """Whether the host at `position` takes `request`: the kinds' choices and the exact model (its
     best layout, or with `optimize=False` the first one found: a verdict alone)."""
-    allowed = allowed_nodes(fleet, position, outcome)
-    return solved_on(fleet, position, request, allowed, options, optimize)
-
-
-def solved_on(
-    fleet: FleetIndex,
-    position: int,
-    request: Request,
-    allowed: dict[int, set[int]],
-    options: Options,
-    optimize: bool = True,
-) -> Solved | Refused | Infeasible:
-    """`solved` with the nodes each part may go to (`allowed`) already read from the filter."""
     free = fleet.free(position)
+    allowed = _allowed(fleet, position, outcome)
     decisions = Decisions()
     frozen = {part: frozenset(nodes) for part, nodes in allowed.items()}
     for kind in DECIDES:
@@ -155,20 +140,7 @@ def attempt(
     options: Options,
     instance: str | None,
 ) -> Attempt:
-    allowed = allowed_nodes(fleet, position, outcome)
-    return attempt_on(fleet, position, request, allowed, options, instance)
-
-
-def attempt_on(
-    fleet: FleetIndex,
-    position: int,
-    request: Request,
-    allowed: dict[int, set[int]],
-    options: Options,
-    instance: str | None,
-) -> Attempt:
-    """`attempt` with the nodes each part may go to (`allowed`) already read from the filter."""
-    found = solved_on(fleet, position, request, allowed, options)
+    found = solved(fleet, position, request, outcome, options)
     if not isinstance(found, Solved):
         return found
     free, layout, decisions = found.free, found.layout, found.decisions

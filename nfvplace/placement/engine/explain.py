@@ -14,8 +14,8 @@ from typing import overload
 
 import numpy as np
 
+from ..index import FleetIndex
 from ..reasons import Reason
-from ..resources.base import IndexedFleet
 from ..result import Diagnosis, Rejection
 from .filter import CountRecord, FilterOutcome, HostCheckRecord, NodeRecord
 
@@ -96,7 +96,7 @@ class Reasons:
             else:
                 self._node(outcome.fleet, record)
 
-    def _host(self, fleet: IndexedFleet, record: HostCheckRecord) -> None:
+    def _host(self, fleet: FleetIndex, record: HostCheckRecord) -> None:
         check = record.check
 
         def build() -> list[Rejection]:
@@ -112,7 +112,7 @@ class Reasons:
 
         self.add(check.summary, len(record.hosts), build)
 
-    def _count(self, fleet: IndexedFleet, record: CountRecord) -> None:
+    def _count(self, fleet: FleetIndex, record: CountRecord) -> None:
         def build() -> list[Rejection]:
             return [
                 Rejection(
@@ -129,7 +129,7 @@ class Reasons:
 
         self.add(record.summary, len(record.hosts), build)
 
-    def _node(self, fleet: IndexedFleet, record: NodeRecord) -> None:
+    def _node(self, fleet: FleetIndex, record: NodeRecord) -> None:
         hosts = record.hosts
         exists = fleet.node_id[hosts] >= 0
         needs = record.needs
@@ -179,7 +179,7 @@ class Reasons:
 
     @staticmethod
     def _node_builder(
-        fleet: IndexedFleet,
+        fleet: FleetIndex,
         record: NodeRecord,
         hosts: np.ndarray,
         is_single: bool,

@@ -14,11 +14,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..index import FleetIndex
 from ..options import Options
 from ..reasons import Reason
 from ..request import SHARED, Part, Request
 from ..resources import HOST_CHECKS, NODE_NEEDS
-from ..resources.base import BoolArray, IndexedFleet, IntArray
+from ..resources.base import BoolArray, IntArray
 from ..resources.filtering import FilterInput, HostCheck, NodeNeed
 from ..resources.rows import rows_any, rows_sum
 
@@ -50,7 +51,7 @@ class CountRecord:
 
 @dataclass
 class FilterOutcome:
-    fleet: IndexedFleet
+    fleet: FleetIndex
     request: Request
     passing: BoolArray
     node_ok: dict[int, BoolArray]  # part id (cpu-set id, or -1 shared) -> (hosts x node slots)
@@ -62,7 +63,7 @@ def _host_checks(inp: FilterInput) -> list[HostCheck]:
 
 
 def run_filter(
-    fleet: IndexedFleet, request: Request, options: Options, consider: BoolArray
+    fleet: FleetIndex, request: Request, options: Options, consider: BoolArray
 ) -> FilterOutcome:
     inp = FilterInput(fleet, request, options)
     out = FilterOutcome(fleet, request, consider.copy(), {})

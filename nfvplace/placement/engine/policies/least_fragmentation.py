@@ -43,5 +43,4 @@ LEAST_FRAGMENTATION = Objective(
     host_score=host_score,
     terms=terms,
     node_cost=node_cost,
-    keys_read_nodes=True,
 )

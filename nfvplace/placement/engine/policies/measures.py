@@ -72,6 +72,3 @@ class Objective:
     host_score: Callable[[FleetIndex, Request, dict[int, np.ndarray]], IntArray]
     terms: Callable[[FleetIndex, int, Request], list[tuple[str, int, str]]]
     node_cost: Callable[[HostFree, int, CpuSetDemand, Request], int]
-    # the host score reads which nodes the filter lets the VM use (its `node_ok` argument): a host's
-    # key is then known only once it is filtered (`engine/batched.py` keys hosts before)
-    keys_read_nodes: bool = False
