@@ -68,7 +68,7 @@ def counts_changes(dialect: Dialect) -> bool:
     return dialect.name != "postgresql"
 
 
-# A commit's compare-and-swap on a host (`placements.commit_steps`): the next generation, only if
+# A commit's compare-and-swap on a host (`commit.py`, SQLite): the next generation, only if
 # the host is still at the one the placement was decided on; it stamps the change too.
 SWAP = (
     update(HOSTS)

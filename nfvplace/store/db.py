@@ -13,8 +13,9 @@ from typing import Any
 import platformdirs
 from alembic import command
 from alembic.config import Config
+from psycopg.pq import TransactionStatus
 from sqlalchemy import Connection, Engine, create_engine, event, text
-from sqlalchemy.engine import make_url
+from sqlalchemy.engine import Compiled, Dialect, make_url
 from sqlalchemy.exc import ArgumentError, DBAPIError, DisconnectionError
 from sqlalchemy.sql import Executable
 
@@ -24,6 +25,7 @@ from .faults import CommitOutcomeUnknownError, is_disconnect
 
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
 SQLITE_BUSY_TIMEOUT_MS = 30_000
+_IDLE = TransactionStatus.IDLE
 PING_IDLE_S = 1.0
 
 
@@ -109,8 +111,10 @@ def make_engine(url: str) -> Engine:
         pool_size=8,
         max_overflow=8,
         json_serializer=serialise_json,
-        # no automatic preparation: psycopg sends `DEALLOCATE ALL` at each rollback, and a
-        # commit's statements keep their plans in the server's function anyway (migration 0009)
+        # no automatic preparation: psycopg prepares a statement after 5 runs and sends
+        # `DEALLOCATE ALL` at each rollback (the pool's, of every read in a transaction), so in
+        # steady state it rarely has one prepared; the commit's statements keep their plans in
+        # the server's function
         connect_args={"prepare_threshold": None},
         # the connection given back last is taken first, so a worker's placing thread keeps
         # talking to the same backend, its caches warm (docs/benchmarks.md, "Settings")
@@ -190,16 +194,37 @@ def transaction(engine: Engine) -> Iterator[Connection]:
 
 def read_alone(conn: Connection, statement: Executable, row: Mapping[str, Any]) -> list[Any]:
     """The rows of one query that needs no transaction (a read every request makes, such as the
-    change feed), on a connection that has not begun one. On PostgreSQL it runs in autocommit: one
-    round trip, where psycopg sent `BEGIN` first and the pool a `ROLLBACK` when the connection came
-    back. A single statement reads one snapshot anyway."""
-    if conn.dialect.name != "postgresql":
+    change feed). On PostgreSQL, on a connection that has not begun a transaction, it runs in
+    autocommit: one round trip, where psycopg sent `BEGIN` first and the pool a `ROLLBACK` when
+    the connection came back; and on the driver's cursor, whose cost is the query's (SQLAlchemy's
+    execution and result machinery cost the workers 0.4-0.7 ms per placement for the change feed).
+    A single statement reads one snapshot anyway."""
+    raw: Any = conn.connection.driver_connection
+    if conn.dialect.name != "postgresql" or raw.info.transaction_status != _IDLE:
         return list(conn.execute(statement, row).all())
-    conn.execution_options(isolation_level="AUTOCOMMIT")
+    compiled = _compiled(statement, conn.dialect)
+    raw.autocommit = True
     try:
-        return list(conn.execute(statement, row).all())
+        return list(raw.execute(compiled.string, compiled.construct_params(row)))
+    except conn.dialect.loaded_dbapi.Error as exc:
+        if raw.broken or raw.closed:
+            forget_connections(conn, exc)
+        raise DBAPIError.instance(None, None, exc, conn.dialect.loaded_dbapi.Error) from exc
     finally:
-        conn.rollback()  # SQLAlchemy's own transaction; in autocommit nothing is sent
+        if not (raw.broken or raw.closed):
+            raw.autocommit = False
+
+
+_COMPILED: dict[tuple[int, str], tuple[Executable, Compiled]] = {}
+
+
+def _compiled(statement: Executable, dialect: Dialect) -> Compiled:
+    """`statement` compiled for `dialect`, once (statements read alone are module constants)."""
+    key = (id(statement), dialect.name)
+    found = _COMPILED.get(key)
+    if found is None or found[0] is not statement:
+        found = _COMPILED[key] = (statement, statement.compile(dialect=dialect))  # type: ignore[attr-defined]
+    return found[1]
 
 
 @contextlib.contextmanager

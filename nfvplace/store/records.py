@@ -80,12 +80,12 @@ SLIM_RELEASED = (
 )
 # A keyed POST that could not be placed asks whether its key was used (a retry on a full fleet
 # gets its first answer); mostly it was not, so the question is a key lookup on the driver's
-# cursor (steps.fetch), and the record is read only when it was.
+# cursor (db.read_alone), and the record is read only when it was.
 KEY_USED = select(PLACEMENTS.c.id).where(PLACEMENTS.c.idempotency_key == bindparam("b_key"))
 PROBE = update(READINESS).where(READINESS.c.id == 1).values(probed_at=bindparam("b_now"))
 
-# A placement's commit (`placements.commit_steps`): every value a bind parameter, so that each
-# statement is compiled once and the commit can be pipelined (steps.py).
+# A placement's commit on SQLite (`commit.py`; on PostgreSQL the function of migrations 0009 and
+# 0010 writes the same rows): every value a bind parameter, so that each is compiled once.
 INSERT_PLACEMENT = insert(PLACEMENTS).values(
     {c: bindparam(c) for c in PLACEMENTS.c.keys()}  # noqa: SIM118 - a Table's column keys
 )
