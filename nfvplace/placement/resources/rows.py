@@ -54,7 +54,9 @@ def rows_sum(table: Array) -> Array:
 
 
 def rows_max(table: Array) -> Array:
-    """`table.max(axis=1)` of integers (at least one slot)."""
+    """`table.max(axis=1)` of integers."""
+    if table.shape[1] == 0:
+        return table.max(axis=1)  # numpy's own error: no slot to take the maximum of
     columns = _columns(table)
     out = columns[0].copy()
     for column in columns[1:]:
@@ -63,7 +65,9 @@ def rows_max(table: Array) -> Array:
 
 
 def rows_min(table: Array) -> Array:
-    """`table.min(axis=1)` of integers (at least one slot)."""
+    """`table.min(axis=1)` of integers."""
+    if table.shape[1] == 0:
+        return table.min(axis=1)  # numpy's own error: no slot to take the minimum of
     columns = _columns(table)
     out = columns[0].copy()
     for column in columns[1:]:

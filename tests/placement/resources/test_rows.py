@@ -44,6 +44,11 @@ def test_no_slot_at_all() -> None:
     assert rows_any(empty).tolist() == [False] * 3
     assert rows_all(empty).tolist() == [True] * 3
     assert rows_sum(empty).tolist() == [0] * 3
+    for ours, numpy in ((rows_max, np.max), (rows_min, np.min)):
+        with pytest.raises(ValueError, match="zero-size array"):
+            numpy(empty.astype(np.int64), axis=1)
+        with pytest.raises(ValueError, match="zero-size array"):
+            ours(empty.astype(np.int64))
 
 
 def test_a_column_of_the_input_is_never_written() -> None:
