@@ -21,6 +21,7 @@ from ..request import SHARED, Part, Request
 from ..resources import HOST_CHECKS, NODE_NEEDS
 from ..resources.base import BoolArray, IntArray
 from ..resources.filtering import FilterInput, HostCheck, NodeNeed
+from ..resources.rows import rows_any, rows_sum
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,7 +90,7 @@ def _node_needs(
     for need in needs:
         ok &= need.ok
     out.node_ok[part.id] = ok
-    hit = out.passing & ~ok.any(axis=1)
+    hit = out.passing & ~rows_any(ok)
     if hit.any():
         cpu_set = None if part.id == SHARED else part.id
         out.records.append(NodeRecord(cpu_set, tuple(needs), np.flatnonzero(hit), many))
@@ -103,7 +104,7 @@ def _distinct_nodes(out: FilterOutcome, request: Request, exists: BoolArray) -> 
     union = np.zeros_like(exists)
     for cs in request.cpu_sets:
         union |= out.node_ok[cs.id]
-    count = union.sum(axis=1)
+    count = rows_sum(union)
     hit = out.passing & (count < len(request.cpu_sets))
     if hit.any():
         out.records.append(

@@ -31,6 +31,7 @@ from .filtering import FilterInput, HostCheck, NodeNeed, detail
 from .holding import PCI, HeldUnit
 from .kind import Decisions, Kind
 from .model import Layout, ModelContext, ReadBack
+from .rows import rows_sum
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,7 +121,7 @@ class DevicesKind(Kind):
     def host_checks(self, inp: FilterInput) -> list[HostCheck]:
         out = []
         for k, want in enumerate(inp.request.vm.pci_devices):
-            counts = self._counted(inp.fleet, want).sum(axis=1)
+            counts = rows_sum(self._counted(inp.fleet, want))
             out.append(
                 HostCheck(
                     Reason.pci_device,

@@ -8,6 +8,7 @@ import numpy as np
 from ...index import FleetIndex
 from ...request import CpuSetDemand, Request
 from ...resources.base import HostFree, IntArray
+from ...resources.rows import rows_min
 from .measures import Objective, leading, node_kept, node_leading, room
 
 NO_NODE = 1 << 20  # the leftover of a node the first cpu-set may not use
@@ -20,7 +21,7 @@ def host_score(fleet: FleetIndex, request: Request, node_ok: dict[int, np.ndarra
     vcpus = len(need.vcpus) if need else (request.shared.vcpus if request.shared else 0)
     usable = ok if ok is not None else fleet.node_id >= 0
     leftover = np.where(usable, room(fleet) - vcpus, NO_NODE)
-    score: IntArray = leftover.min(axis=1).astype(np.int64) * TIGHTNESS + np.minimum(
+    score: IntArray = rows_min(leftover).astype(np.int64) * TIGHTNESS + np.minimum(
         leading(fleet).free, TIGHTNESS - 1
     )
     return score

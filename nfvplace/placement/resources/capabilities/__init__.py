@@ -30,6 +30,7 @@ from ...reasons import Reason
 from ..base import BoolArray, FloatArray, HostFree, Vocabulary
 from ..filtering import FilterInput, HostCheck, detail
 from ..kind import Kind
+from ..rows import rows_all
 from .hypervisor import hypervisor_checks, model_reason
 from .table import CAPABILITIES, CapabilitiesTable, version_key
 
@@ -249,7 +250,7 @@ def _flags_check(inp: FilterInput, flags: list[str]) -> HostCheck:
     if any(c is None for c in cols):
         failing: BoolArray = np.ones(len(fleet), dtype=np.bool_)
     else:
-        failing = ~np.all(t.flags[:, [c for c in cols if c is not None]], axis=1)
+        failing = ~rows_all(t.flags[:, [c for c in cols if c is not None]])
 
     def flag_detail(i: int, flags: list[str] = flags) -> tuple[str, None, None]:
         have = {f.lower() for f in fleet.hosts[i].processor.flags}

@@ -14,6 +14,7 @@ from ...reasons import Reason
 from ...request import InterfaceDemand
 from ..base import BoolArray, Vocabulary
 from ..filtering import FilterInput, HostCheck, NodeNeed, detail
+from ..rows import rows_max, rows_sum
 from .table import NicsTable
 
 Tables = tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int64]]
@@ -71,7 +72,7 @@ def count_needs(
     on = f" on network {network}" if network else ""
     table = ded if mode is InterfaceMode.dedicated else vfs
     if per_host:
-        table = table.sum(axis=1, keepdims=True)
+        table = rows_sum(table)[:, None]
     shape = table.shape[:2]
     ok = np.ones(shape, dtype=np.bool_)
     top = sorted(ifaces, key=lambda i: -i.speed_gbps)
@@ -112,7 +113,7 @@ def _bandwidth_need(
 ) -> Count:
     bw_ok = np.ones(shape, dtype=np.bool_)
     best_bw = np.zeros(shape, dtype=np.float64)
-    bw = vf_bw.max(axis=1, keepdims=True) if per_host else vf_bw
+    bw = rows_max(vf_bw)[:, None] if per_host else vf_bw
     for iface in top:
         if iface.bandwidth_kbps <= 0:
             continue
