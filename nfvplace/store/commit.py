@@ -6,8 +6,8 @@
   stored, and one lost during it leaves the outcome unknown (`CommitOutcomeUnknownError`).
   PL/pgSQL keeps the plans of the function's statements for the session, so nothing is prepared
   by hand.
-- **SQLite**: the same statements through SQLAlchemy, one after another (in process, a statement
-  costs no round trip).
+- **SQLite**: the same statements one after another (in process, a statement costs no round
+  trip), each compiled once by SQLAlchemy and run on `sqlite3`'s own cursor (`db.run_on_driver`).
 
 Either way the hosts' compare-and-swaps come first, in sorted order (the lock order), and a commit
 that lost its race stops there holding nothing: a swap that matched no row, or a hugepage counter
@@ -28,7 +28,7 @@ from sqlalchemy import Connection
 from sqlalchemy.exc import DBAPIError
 
 from .changes import BUMP_COUNTER, SWAP, counts_changes
-from .db import forget_connections
+from .db import forget_connections, run_on_driver
 from .faults import CommitOutcomeUnknownError
 from .records import (
     INSERT_CLAIM,
@@ -175,16 +175,16 @@ def _arguments(write: PlacementWrite) -> list[str | None]:
 
 
 def _in_process(conn: Connection, write: PlacementWrite) -> None:
-    """SQLite: the function's statements, in its order, through SQLAlchemy."""
+    """SQLite: the function's statements, in its order, on the driver's cursor."""
     placement_id = write.placement["id"]
     now = write.placement["created_at"]
     if counts_changes(conn.dialect):
-        conn.execute(BUMP_COUNTER)
+        run_on_driver(conn, BUMP_COUNTER, [{}])
     for swap in write.swaps:
         row = {"b_id": swap.host, "b_seen": swap.seen, "b_next": swap.made, "b_now": now}
-        if conn.execute(SWAP, row).rowcount != 1:
+        if run_on_driver(conn, SWAP, [row]) != 1:
             raise StaleSnapshot(swap.host)
-    conn.execute(INSERT_PLACEMENT, {**write.placement, "released_at": None})
+    run_on_driver(conn, INSERT_PLACEMENT, [{**write.placement, "released_at": None}])
     _insert(
         conn,
         INSERT_PLACEMENT_HOST,
@@ -216,7 +216,7 @@ def _in_process(conn: Connection, write: PlacementWrite) -> None:
     )
     for page in write.pages:
         row = {"b_host": page.host, "b_node": page.node, "b_size": page.size_kib}
-        if conn.execute(RAISE_POOL, {**row, "b_count": page.count}).rowcount != 1:
+        if run_on_driver(conn, RAISE_POOL, [{**row, "b_count": page.count}]) != 1:
             raise StaleSnapshot(page.host)
     _insert(
         conn,
@@ -236,4 +236,4 @@ def _in_process(conn: Connection, write: PlacementWrite) -> None:
 
 def _insert(conn: Connection, statement: Any, rows: Sequence[Mapping[str, Any]]) -> None:
     if rows:
-        conn.execute(statement, rows)
+        run_on_driver(conn, statement, list(rows))

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import psycopg
 import pytest
@@ -144,3 +145,32 @@ def test_only_connections_idle_long_enough_are_pinged(idle_for: float | None, pi
     connection = _Connection()
     db._ping_if_idle(connection, _Record(idle_for), None)
     assert connection.statements == (["SELECT 1", "ROLLBACK"] if pinged else [])
+
+
+def test_a_statement_run_on_sqlites_driver_is_what_sqlalchemy_would_have_run(
+    tmp_path: Path,
+) -> None:
+    """SQLite's commit statements run on the driver's cursor: the same stored values (a datetime
+    through SQLAlchemy's own bind processor), the rows changed, and SQLAlchemy's errors."""
+    import datetime as dt
+
+    from sqlalchemy import Column, DateTime, Integer, MetaData, Table, bindparam, insert, update
+    from sqlalchemy.exc import IntegrityError
+
+    table = Table("t", MetaData(), Column("id", Integer, primary_key=True), Column("at", DateTime))
+    engine = db.make_engine(f"sqlite:///{tmp_path / 'd.db'}")
+    when = dt.datetime(2026, 11, 28, 19, 30, 1, 123456)
+    table.metadata.create_all(engine)
+    with engine.begin() as conn:
+        conn.execute(insert(table), {"id": 1, "at": when})
+        assert (
+            db.run_on_driver(conn, insert(table), [{"id": 2, "at": when}, {"id": 3, "at": None}])
+            == 2
+        )
+        stamped = update(table).where(table.c.id == bindparam("b_id")).values(at=bindparam("b_at"))
+        assert db.run_on_driver(conn, stamped, [{"b_id": 3, "b_at": when}]) == 1
+        assert db.run_on_driver(conn, stamped, [{"b_id": 9, "b_at": when}]) == 0
+        stored = conn.execute(text("SELECT id, at FROM t ORDER BY id")).all()
+        assert len({row[1] for row in stored}) == 1  # the same text SQLAlchemy wrote for row 1
+        with pytest.raises(IntegrityError):
+            db.run_on_driver(conn, insert(table), [{"id": 1, "at": when}])
