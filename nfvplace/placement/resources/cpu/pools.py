@@ -100,4 +100,6 @@ def cpu_free(
             lambda node, old, part: part.self_contained and same_objects(node.cpus, old.cpus),
             lambda _slot, node: _classify(node, host),
         )
+        if nodes is before[1].nodes:
+            return before[1]
     return CpuFree(nodes, any(node.smt for node in nodes))
