@@ -1,24 +1,37 @@
-"""A host's availability as of its generation: the stored document, with the placements committed
-since it was written claimed on it.
+"""A host's availability: what it has free at a generation, and the one writer of the stored
+document that caches it (`write_back`).
 
-A placement's commit writes claim rows and bumps its hosts' generations, never their availability
-documents (rewriting a host's whole document was half of a commit's cost, and grew with every VM on
-the host). `hosts.available` is exact as of `hosts.available_generation`; each placement's
-`placement_hosts.generation` is the host generation its commit made. So a host read at generation
-`g` is its stored document with the placements of generations in (`available_generation`, `g`]
-claimed, in commit order: what the commits of before wrote, claim by claim. Reports, releases and
-write-backs (`write_back`, `catch_up`) write the document whole again.
+A host's availability at generation `g` is a function of what the store keeps as facts: its report
+(`hosts.chd`) with its live placements claimed in commit order (`availability.derive`). Computing
+that for every read would parse every placement on the host, so `hosts.available` caches it, exact
+as of `hosts.available_generation`, and a reader brings it up to date:
 
-A release between reading a host and reading its recent placements can only make the answer show
-that placement's resources free, at the generation before the release: any commit decided on it
-fails its compare-and-swap, and the change feed has the host read again.
+- **commits only since the document** (the usual case): each commit of a live placement moved the
+  host on by one generation and wrote a `placement_hosts` row with the generation it made. When the
+  rows in (`available_generation`, `g`] are `g - available_generation`, the document with those
+  placements claimed in order is the host at `g`;
+- **anything else since** (a report, a release: a generation with no live commit row, since a
+  release deletes its placement's rows): the host is derived again from its report and the live
+  placements it had at `g`.
+
+One function writes `hosts.available`, `write_back`, and only ever forward: a document exact at
+`g` replaces the stored one only when that is older and the host has reached `g`. Its sources: a
+worker's index (what it committed, every 0.5 s), `fold` (a report or a release, right after its
+transaction; and the upkeep's catch-up of hosts no worker wrote back). A report or release whose
+fold never ran (the process died between) loses nothing: readers derive the host again until a
+later fold. A new host's row starts with its report as the document, exact at generation 1 (it
+holds no placement yet).
+
+A release between reading a host and reading its placements can only make the answer show that
+placement's resources free, at the generation before the release: any commit decided on it fails
+its compare-and-swap, and the change feed has the host read again.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Collection, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
 from datetime import timedelta
 from itertools import batched
 from typing import Any
@@ -30,6 +43,7 @@ from ..claims import claim_all
 from ..models.chd import ComputeHostDescriptor
 from ..models.configuration import VmConfiguration
 from . import db
+from .availability import derive
 from .records import CONFIGURATIONS, HOSTS, PLACEMENT_HOSTS, PLACEMENTS, chd_json, utc_now
 
 
@@ -64,9 +78,27 @@ def stored_hosts(rows: Iterable[Sequence[Any]]) -> list[StoredHost]:
     return [StoredHost(str(r[0]), int(r[1]), int(r[2]), str(r[3])) for r in rows]
 
 
-def since(conn: Connection, hosts: Sequence[StoredHost]) -> dict[str, list[VmConfiguration]]:
-    """The configurations committed on each host of `hosts` after its stored document and up to
-    the generation read, in commit order (nothing for hosts whose document is exact)."""
+@dataclass(slots=True)
+class Since:
+    """What happened to a host after its stored document, up to the generation read: the
+    configurations its live commits claimed, in order, and how many generations they made."""
+
+    configs: list[VmConfiguration] = field(default_factory=list)
+    commits: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Rebuild:
+    """What a host is derived from again: its report (JSON text) and its live placements at the
+    generation read, in commit order."""
+
+    report: str
+    live: list[VmConfiguration]
+
+
+def since(conn: Connection, hosts: Sequence[StoredHost]) -> dict[str, Since]:
+    """What was committed on each host of `hosts` after its stored document and up to the
+    generation read, in commit order (nothing for hosts whose document is exact)."""
     behind = {h.id: h for h in hosts if not h.exact}
     if not behind:
         return {}
@@ -85,20 +117,71 @@ def since(conn: Connection, hosts: Sequence[StoredHost]) -> dict[str, list[VmCon
         )
         .order_by(PLACEMENT_HOSTS.c.host_id, PLACEMENT_HOSTS.c.generation)
     )
-    out: dict[str, list[VmConfiguration]] = defaultdict(list)
+    out: dict[str, Since] = defaultdict(Since)
     for host_id, generation, configurations in conn.execute(query):
         host = behind[host_id]
         if host.available_generation < generation <= host.generation:
-            out[host_id].extend(
+            found = out[host_id]
+            found.commits += 1
+            found.configs.extend(
                 c for c in CONFIGURATIONS.validate_json(configurations) if c.host == host_id
             )
     return out
 
 
-def current(host: StoredHost, recent: Sequence[VmConfiguration]) -> ComputeHostDescriptor:
-    """`host`'s availability at its generation: its document with `recent` claimed (each was
-    checked against the claim rows when it committed, so none conflicts)."""
-    return claim_all(ComputeHostDescriptor.model_validate_json(host.available), recent)[0]
+def rebased(hosts: Sequence[StoredHost], recent: dict[str, Since]) -> list[StoredHost]:
+    """The hosts of `hosts` that changed otherwise than by commits since their document (a
+    generation no live commit made: a report, a release)."""
+    return [
+        h
+        for h in hosts
+        if not h.exact and recent.get(h.id, Since()).commits < h.generation - h.available_generation
+    ]
+
+
+def rebuilds(conn: Connection, hosts: Sequence[StoredHost]) -> dict[str, Rebuild]:
+    """Each host's report and its live placements up to the generation read, in commit order."""
+    if not hosts:
+        return {}
+    read = {h.id: h for h in hosts}
+    ids = sorted(read)
+    query = select(HOSTS.c.id, as_text(HOSTS.c.chd)).where(HOSTS.c.id.in_(ids))
+    reports = {str(h): str(report) for h, report in conn.execute(query)}
+    live: dict[str, list[VmConfiguration]] = defaultdict(list)
+    rows = conn.execute(
+        select(
+            PLACEMENT_HOSTS.c.host_id,
+            PLACEMENT_HOSTS.c.generation,
+            as_text(PLACEMENTS.c.configurations),
+        )
+        .join(PLACEMENTS, PLACEMENTS.c.id == PLACEMENT_HOSTS.c.placement_id)
+        .where(PLACEMENT_HOSTS.c.host_id.in_(ids), PLACEMENTS.c.released_at.is_(None))
+        .order_by(
+            PLACEMENT_HOSTS.c.host_id,
+            PLACEMENT_HOSTS.c.generation,
+            PLACEMENTS.c.created_at,
+            PLACEMENTS.c.id,
+        )
+    )
+    for host_id, generation, configurations in rows:
+        if generation <= read[host_id].generation:
+            live[host_id].extend(
+                c for c in CONFIGURATIONS.validate_json(configurations) if c.host == host_id
+            )
+    return {h: Rebuild(reports[h], live[h]) for h in ids if h in reports}
+
+
+def current(
+    host: StoredHost, recent: Since | None, rebuild: Rebuild | None = None
+) -> ComputeHostDescriptor:
+    """`host`'s availability at its generation: derived again from `rebuild` where given, else
+    its document with the configurations committed since claimed (each was checked against the
+    claim rows when it committed, so none conflicts)."""
+    if rebuild is not None:
+        report = ComputeHostDescriptor.model_validate_json(rebuild.report)
+        return derive(report, rebuild.live).available
+    document = ComputeHostDescriptor.model_validate_json(host.available)
+    return document if recent is None else claim_all(document, recent.configs)[0]
 
 
 def read_current(
@@ -108,13 +191,15 @@ def read_current(
     given a list no one else keeps, each host's JSON is dropped as soon as it is parsed (a
     worker's index streams every host through here)."""
     recent = since(conn, hosts)
+    again = rebuilds(conn, rebased(hosts, recent))
     pending = list(reversed(hosts))
     del hosts
     while pending:
         host = pending.pop()
-        yield host, current(host, recent.get(host.id, ()))
+        yield host, current(host, recent.get(host.id), again.pop(host.id, None))
 
 
+# The only statement that writes a host's availability document (tests/store/test_writers.py)
 WRITE_BACK = (
     update(HOSTS)
     .where(
@@ -143,18 +228,30 @@ def write_back(engine: Engine, documents: Iterable[tuple[str, int, ComputeHostDe
     return written
 
 
-def catch_up(engine: Engine, limit: int, quiet_s: float) -> int:
-    """Write back the availability of up to `limit` hosts whose document is behind and that no
-    commit touched for `quiet_s` (the workers write back what they committed from their own
-    index; this is for the rest, such as the hosts of a worker that died), replaying what was
-    committed since; how many were written."""
-    quiet = utc_now() - timedelta(seconds=quiet_s)
+def fold(engine: Engine, host_ids: Collection[str]) -> int:
+    """Write back the availability of `host_ids` as it is now (after a report or a release, or
+    for the catch-up); how many were written."""
+    if not host_ids:
+        return 0
     with engine.connect() as conn:
         rows = conn.execute(
-            select(*HOST_STATE)
+            select(*HOST_STATE).where(HOSTS.c.id.in_(sorted(host_ids))).order_by(HOSTS.c.id)
+        ).all()
+        documents = [(h.id, h.generation, chd) for h, chd in read_current(conn, stored_hosts(rows))]
+    return write_back(engine, documents)
+
+
+def catch_up(engine: Engine, limit: int, quiet_s: float) -> int:
+    """Fold up to `limit` hosts whose document is behind and that no commit touched for `quiet_s`
+    (the workers write back what they committed from their own index; this is for the rest, such
+    as the hosts of a worker that died); how many were written."""
+    quiet = utc_now() - timedelta(seconds=quiet_s)
+    with engine.connect() as conn:
+        ids = conn.execute(
+            select(HOSTS.c.id)
             .where(HOSTS.c.available_generation < HOSTS.c.generation, HOSTS.c.updated_at < quiet)
             .order_by(HOSTS.c.id)
             .limit(limit)
-        ).all()
-        fresh = [(h.id, h.generation, chd) for h, chd in read_current(conn, stored_hosts(rows))]
-    return write_back(engine, fresh)
+        ).scalars()
+        behind = list(ids)
+    return fold(engine, behind)

@@ -19,12 +19,11 @@ from sqlalchemy.exc import IntegrityError, OperationalError
 
 from .. import errors
 from ..claims import claim
-from ..models.chd import ComputeHostDescriptor
 from ..models.configuration import VmConfiguration
 from . import db
-from .availability import derive
 from .changes import stamp
 from .commit import PageClaim, PlacedInstance, PlacementWrite, Swap, commit
+from .current import fold
 from .db import JsonText
 from .faults import classify
 from .records import (
@@ -37,7 +36,6 @@ from .records import (
     PLACEMENT_HOSTS,
     PLACEMENTS,
     POOLS,
-    SET_AVAILABLE,
     SLIM_RELEASED,
     IdempotentReplayError,
     PlacementPage,
@@ -45,9 +43,7 @@ from .records import (
     Snapshot,
     StaleSnapshot,
     WriteLockBusyError,
-    chd_json,
     json_text,
-    live_on,
     utc_now,
 )
 from .resources import held_resources, hugepages_held
@@ -189,19 +185,11 @@ class PlacementStore:
             # (a replay of the key is told it was released), not its documents
             conn.execute(SLIM_RELEASED, {"b_id": placement_id})
             host_ids = sorted({str(c["host"]) for c in stored})
-            for host_id in host_ids:
-                reported = conn.execute(
+            for host_id in host_ids:  # in sorted order: the lock order
+                conn.execute(
                     update(HOSTS)
                     .where(HOSTS.c.id == host_id)
                     .values(generation=HOSTS.c.generation + 1, updated_at=now)
-                    .returning(HOSTS.c.chd)
-                ).scalar_one()
-                # what is left: the host's own report with the other live placements claimed (a VM
-                # the report still shows stays as reported until the agent reports again)
-                remaining = [config for _, config in live_on(conn, host_id)]
-                derived = derive(ComputeHostDescriptor.model_validate(reported), remaining)
-                conn.execute(
-                    SET_AVAILABLE, {"b_id": host_id, "b_available": chd_json(derived.available)}
                 )
             for host_id, node, size, count in conn.execute(
                 select(
@@ -223,6 +211,10 @@ class PlacementStore:
             for table in (PAGE_CLAIMS, CLAIMS, PLACEMENT_HOSTS, INSTANCES):
                 conn.execute(delete(table).where(table.c.placement_id == placement_id))
             stamp(conn, host_ids)
+        # what is left on each host (its report with the other live placements claimed; a VM the
+        # report still shows stays as reported until the agent reports again) is folded into its
+        # document; readers derive it so until then (see `current.py`)
+        fold(self.engine, host_ids)
         return True
 
     def prune_released(self, before: datetime, limit: int) -> int:

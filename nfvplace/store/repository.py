@@ -5,9 +5,9 @@ keeps an index of the hosts' availability, refreshed from the change feed: `chan
 `commit_placement` bumps each touched host's generation only if it is still the one the placement was
 computed on (UPDATE ... WHERE generation = :seen), inserts one unique row per exclusively held
 resource and adds its hugepages to the pools' counters; it does not write the host's availability
-document, which readers bring up to date with the placements committed since (`current.py`). Any
-step failing rolls everything back and raises `StaleSnapshot`, and the caller refreshes and
-recomputes.
+document, which readers bring up to date with the placements committed since, and which one
+function writes (`current.write_back`). Any step failing rolls everything back and raises
+`StaleSnapshot`, and the caller refreshes and recomputes.
 
 Every write that changes a host stamps it with a change number (`hosts.change_seq`, or
 `deleted_hosts` for a deletion), which the change feed reads (`changes`).
@@ -40,6 +40,8 @@ from .current import (
     catch_up,
     current,
     read_current,
+    rebased,
+    rebuilds,
     since,
     stored_hosts,
     write_back,
@@ -56,7 +58,6 @@ from .records import (
     POOLS,
     PROBE,
     REPORT,
-    STAMP_AVAILABLE,
     Changes,
     HostInUseError,
     HostPut,
@@ -139,11 +140,14 @@ class Store(PlacementStore):
             rows = conn.execute(query).all()
             hosts = stored_hosts(rows)
             recent = since(conn, hosts)
-        # an exact document is handed out as stored; only one that is behind is parsed and claimed on
+            again = rebuilds(conn, rebased(hosts, recent))
+        # an exact document is handed out as stored; only one that is behind is brought up to date
         available = [
             json.loads(host.available)
             if host.exact
-            else current(host, recent.get(host.id, ())).model_dump(mode="json", by_alias=True)
+            else current(host, recent.get(host.id), again.get(host.id)).model_dump(
+                mode="json", by_alias=True
+            )
             for host in hosts
         ]
         return [
@@ -174,7 +178,9 @@ class Store(PlacementStore):
                     {
                         "id": chd.id,
                         "chd": reported,
+                        # a new host holds no placement: its report is its availability
                         "available": reported,
+                        "available_generation": generation,
                         "generation": generation,
                         "created_at": now,
                         "updated_at": now,
@@ -195,11 +201,10 @@ class Store(PlacementStore):
                 for config, issue in derived.conflicts
             )
             _sync_pools(conn, derived.base, [config for _, config in live])
-            seq = stamp(conn, ())
-            conn.execute(
-                STAMP_AVAILABLE,
-                {"b_id": chd.id, "b_available": chd_json(derived.available), "b_seq": seq},
-            )
+            stamp(conn, (chd.id,))
+        if not created:  # the report is stored: its availability is folded into the host's
+            # document (a reader derives it again from the report until then, see `current.py`)
+            write_back(self.engine, [(chd.id, generation, derived.available)])
         return HostPut(chd.id, generation, derived.available, created, conflicts)
 
     def delete_host(self, host_id: str) -> bool:
