@@ -316,6 +316,7 @@ def test_each_ordered_stage_lists_exactly_the_kinds_that_implement_it() -> None:
         "CLAIMS": k.Claims,
         "FILLS": k.Fills,
         "HOLDS_UNITS": k.HoldsUnits,
+        "HOLDS_SHARES": k.HoldsShares,
     }
     wrong = {}
     for name, protocol in ordered.items():

@@ -12,7 +12,7 @@ from ..models.configuration import VmConfiguration
 from .availability import derive
 from .current import HOST_STATE, read_current, stored_hosts
 from .records import CLAIMS, HOSTS, INSTANCES, PAGE_CLAIMS, PLACEMENT_HOSTS, PLACEMENTS, POOLS
-from .resources import held_resources, hugepages_held
+from .resources import held_resources, shares_held
 
 
 def audit(engine: Engine) -> list[str]:
@@ -97,7 +97,7 @@ def _pages(placements: dict[str, list[VmConfiguration]], page_claims: Any, pools
         if row["placement_id"] not in placements:
             problems.append(f"hugepage claim of released {row['placement_id']}")
         pages_rows[(row["host_id"], row["numa_node"], row["size_kib"])] += row["count"]
-    expected_pages = hugepages_held(c for cs in placements.values() for c in cs)
+    expected_pages = shares_held(c for cs in placements.values() for c in cs)
     for pool in pools:
         key = (str(pool["host_id"]), int(pool["numa_node"]), int(pool["size_kib"]))
         if pool["claimed"] != pages_rows.get(key, 0) or pool["claimed"] != expected_pages.get(

@@ -46,7 +46,7 @@ from .records import (
     json_text,
     utc_now,
 )
-from .resources import held_resources, hugepages_held
+from .resources import held_resources, shares_held
 
 
 class PlacementStore:
@@ -248,7 +248,7 @@ def placement_write(
     """The rows one placement (`row` of the placements table) writes on `host_ids` (sorted, the
     lock order). Each host's generation moves on; its availability document stays as it was (see
     `current.py`): the placement's host rows say which generation it made."""
-    pages = sorted(hugepages_held(configurations).items())
+    pages = sorted(shares_held(configurations).items())
     return PlacementWrite(
         placement=row,
         swaps=[Swap(h, snapshot.generations[h], snapshot.generations[h] + 1) for h in host_ids],

@@ -67,7 +67,7 @@ from .records import (
     live_on,
     utc_now,
 )
-from .resources import hugepage_capacity, hugepages_held
+from .resources import pool_capacity, shares_held
 
 POOLS_OF = select(POOLS.c.numa_node, POOLS.c.size_kib).where(POOLS.c.host_id == bindparam("b_host"))
 SET_POOL = (
@@ -307,8 +307,8 @@ def _sync_pools(
 ) -> None:
     """The host's hugepage counters: capacity as reported (without the store's own placements),
     claimed by the live placements."""
-    capacity = hugepage_capacity(base)
-    claimed = {(n, s): c for (_h, n, s), c in hugepages_held(live).items()}
+    capacity = pool_capacity(base)
+    claimed = {(n, s): c for (_h, n, s), c in shares_held(live).items()}
     existing = {(row[0], row[1]) for row in conn.execute(POOLS_OF, {"b_host": base.id})}
     for key in sorted(set(capacity) | set(claimed) | existing):
         node, size = key

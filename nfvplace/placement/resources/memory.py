@@ -34,6 +34,7 @@ from .base import (
 )
 from .draft import AssignmentError, ConfigurationDraft, DescriptorDraft, HostDraft
 from .filtering import FilterInput, NodeNeed
+from .hugepage_pools import HugepagePools
 from .kind import Decisions, Kind, RelaxModel
 from .model import Layout, ModelContext
 from .page_choice import Backing, backing, choice_need
@@ -91,7 +92,7 @@ class MemoryCount:
     bandwidth: int
 
 
-class MemoryKind(Kind):
+class MemoryKind(HugepagePools, Kind):
     name = "memory"
     reasons = (Reason.hugepages, Reason.memory, Reason.memory_bandwidth)
     family = "hugepages and memory of the nodes shared by the cpu-sets"
