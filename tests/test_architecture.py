@@ -399,7 +399,7 @@ def _assigned(stmt: ast.stmt) -> str:
 
 def test_one_writer_of_a_hosts_availability_document() -> None:
     """`hosts.available` (and the generation it is exact at) is written by one statement, the
-    write-back's (store/current.py); the other place is the row's creation, with the new host's
+    write-back's (store/availability.py); the other place is the row's creation, with the new host's
     report. Migrations are schema steps and may rewrite it; nothing else in the package does."""
     writers = set()
     for name, path in modules().items():
@@ -409,6 +409,6 @@ def test_one_writer_of_a_hosts_availability_document() -> None:
             if any(_writes_host_document(node) for node in ast.walk(stmt)):
                 writers.add(f"{name}.{where}")
     assert writers == {
-        "nfvplace.store.current.WRITE_BACK",
+        "nfvplace.store.availability.WRITE_BACK",
         "nfvplace.store.repository.Store._put_host",
     }

@@ -9,7 +9,7 @@ at release), so that a client replaying the key is told it was released. After `
 the live placements and one `keep` of released ones, and does not grow without bound.
 
 Write-back: a placement's commit stores claim rows and moves its hosts' generations on, not their
-availability documents (see `store/current.py`, whose `write_back` is the one writer of those
+availability documents (see `store/availability.py`, whose `write_back` is the one writer of those
 documents). One loop of each worker hands it documents (`upkeep_forever`): every `WRITE_BACK_S`,
 from the worker's index, the availability of the hosts the worker committed on, and every
 `CATCH_UP_S` the hosts nobody wrote back (quiet for `CATCH_UP_QUIET_S`), folded from what the

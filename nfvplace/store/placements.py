@@ -21,9 +21,9 @@ from .. import errors
 from ..claims import claim
 from ..models.configuration import VmConfiguration
 from . import db
+from .availability import fold
 from .changes import stamp
 from .commit import PageClaim, PlacedInstance, PlacementWrite, Swap, commit
-from .current import fold
 from .db import JsonText
 from .faults import classify
 from .records import (
@@ -127,7 +127,7 @@ class PlacementStore:
         """Store `configurations`, computed on hosts at `snapshot.generations`, atomically.
 
         The hosts' availability documents are not written: their generations move on, and readers
-        claim the placements committed since on the stored document (`current.py`). The claim
+        claim the placements committed since on the stored document (`availability.py`). The claim
         rows and hugepage counters refuse a resource held already. With `snapshot.hosts` given,
         the configurations are first claimed on them (ClaimConflictError if they do not fit); the
         service gives only generations (its index claimed them already). Documents may come
@@ -213,7 +213,7 @@ class PlacementStore:
             stamp(conn, host_ids)
         # what is left on each host (its report with the other live placements claimed; a VM the
         # report still shows stays as reported until the agent reports again) is folded into its
-        # document; readers derive it so until then (see `current.py`)
+        # document; readers derive it so until then (see `availability.py`)
         fold(self.engine, host_ids)
         return True
 
@@ -247,7 +247,7 @@ def placement_write(
 ) -> PlacementWrite:
     """The rows one placement (`row` of the placements table) writes on `host_ids` (sorted, the
     lock order). Each host's generation moves on; its availability document stays as it was (see
-    `current.py`): the placement's host rows say which generation it made."""
+    `availability.py`): the placement's host rows say which generation it made."""
     pages = sorted(shares_held(configurations).items())
     return PlacementWrite(
         placement=row,

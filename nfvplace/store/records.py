@@ -128,7 +128,7 @@ class HostRecord:
     id: str
     generation: int
     chd: Mapping[str, Any]  # what the host reported
-    available: Mapping[str, Any]  # the CHD with every live claim applied
+    availability: Mapping[str, Any]  # the CHD with every live claim applied
 
 
 @dataclass(frozen=True)
@@ -137,7 +137,7 @@ class HostPut:
 
     id: str
     generation: int
-    available: ComputeHostDescriptor
+    availability: ComputeHostDescriptor
     created: bool
     conflicts: tuple[dict[str, str], ...] = ()
 
@@ -192,7 +192,7 @@ def json_text(value: Any) -> JsonText:
 
 def live_on(conn: Connection, host_id: str) -> list[tuple[str, VmConfiguration]]:
     """(placement id, configuration) of every live placement on the host, in commit order (as
-    `current.rebuilds` reads them)."""
+    `availability.rebuilds` reads them)."""
     rows = conn.execute(
         select(PLACEMENTS.c.id, PLACEMENTS.c.configurations)
         .join(PLACEMENT_HOSTS, PLACEMENT_HOSTS.c.placement_id == PLACEMENTS.c.id)

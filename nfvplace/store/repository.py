@@ -6,7 +6,7 @@ keeps an index of the hosts' availability, refreshed from the change feed: `chan
 computed on (UPDATE ... WHERE generation = :seen), inserts one unique row per exclusively held
 resource and adds its hugepages to the pools' counters; it does not write the host's availability
 document, which readers bring up to date with the placements committed since, and which one
-function writes (`current.write_back`). Any step failing rolls everything back and raises
+function writes (`availability.write_back`). Any step failing rolls everything back and raises
 `StaleSnapshot`, and the caller refreshes and recomputes.
 
 Every write that changes a host stamps it with a change number (`hosts.change_seq`, or
@@ -33,19 +33,19 @@ from .. import errors
 from ..models.chd import ComputeHostDescriptor
 from ..models.configuration import VmConfiguration
 from . import db
-from .availability import derive
-from .changes import CHANGES, stamp
-from .current import (
+from .availability import (
     HOST_STATE,
+    availability_at,
     catch_up,
-    current,
-    read_current,
+    derive,
+    read_availability,
     rebased,
     rebuilds,
     since,
     stored_hosts,
     write_back,
 )
+from .changes import CHANGES, stamp
 from .faults import LOW_DISK_BYTES, StoreFault, StoreFaultError, classify
 from .placements import PlacementStore
 from .records import (
@@ -145,7 +145,7 @@ class Store(PlacementStore):
         available = [
             json.loads(host.available)
             if host.exact
-            else current(host, recent.get(host.id), again.get(host.id)).model_dump(
+            else availability_at(host, recent.get(host.id), again.get(host.id)).model_dump(
                 mode="json", by_alias=True
             )
             for host in hosts
@@ -203,9 +203,9 @@ class Store(PlacementStore):
             _sync_pools(conn, derived.base, [config for _, config in live])
             stamp(conn, (chd.id,))
         if not created:  # the report is stored: its availability is folded into the host's
-            # document (a reader derives it again from the report until then, see `current.py`)
-            write_back(self.engine, [(chd.id, generation, derived.available)])
-        return HostPut(chd.id, generation, derived.available, created, conflicts)
+            # document (a reader derives it again from the report until then, see `availability.py`)
+            write_back(self.engine, [(chd.id, generation, derived.availability)])
+        return HostPut(chd.id, generation, derived.availability, created, conflicts)
 
     def delete_host(self, host_id: str) -> bool:
         """Forget a host; False if unknown; HostInUseError while placements hold resources on it."""
@@ -270,12 +270,12 @@ class Store(PlacementStore):
             for start in range(0, len(ids), CHUNK):
                 chunk = ids[start : start + CHUNK]
                 query = select(*HOST_STATE).where(HOSTS.c.id.in_(chunk)).order_by(HOSTS.c.id)
-                for host, chd in read_current(conn, stored_hosts(conn.execute(query))):
+                for host, chd in read_availability(conn, stored_hosts(conn.execute(query))):
                     yield host.id, host.generation, chd
 
     def write_back(self, documents: Iterable[tuple[str, int, ComputeHostDescriptor]]) -> int:
         """Store hosts' availability `(id, generation, document)` as exact at that generation where
-        their document is behind (see `current.py`); how many were written."""
+        their document is behind (see `availability.py`); how many were written."""
         return write_back(self.engine, documents)
 
     def catch_up(self, limit: int, quiet_s: float = 0.0) -> int:

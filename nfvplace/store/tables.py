@@ -45,7 +45,7 @@ class HostRow(Base):
 
     `available` caches the CHD with its live placements claimed, exact as of
     `available_generation`; readers bring it up to date, and one function writes it
-    (`current.py`)."""
+    (`availability.py`)."""
 
     __tablename__ = "hosts"
 

@@ -93,16 +93,16 @@ def test_derive_counts_what_the_agent_shows_once() -> None:
     reported = ComputeHostDescriptor.model_validate(data)
     derived = derive(reported, [config])
     assert derived.conflicts == ()
-    pool = derived.available.node(1).memory.hugepages[0]
+    pool = derived.availability.node(1).memory.hugepages[0]
     assert (pool.total, pool.used) == (4, 3)  # not 5: the placement's 2 pages counted once
     assert pool_capacity(derived.base)[(1, 1048576)] == 3  # free without the placement
-    assert derived.available.node(1).memory.normal.used_mib == 2048
-    cpus = {c.id: c for c in derived.available.cpus}
+    assert derived.availability.node(1).memory.normal.used_mib == 2048
+    cpus = {c.id: c for c in derived.availability.cpus}
     assert cpus[mine["id"]].owner == CONFIG.owner
     assert cpus[theirs["id"]].owner == "theirs"
     # an agent that does not show the placement (VM not started): its usage is added once
     clean = ComputeHostDescriptor.model_validate(host("h1", vfs=2))
-    assert derive(clean, [config]).available.node(1).memory.hugepages[0].used == 2
+    assert derive(clean, [config]).availability.node(1).memory.hugepages[0].used == 2
 
 
 @pytest.mark.parametrize(

@@ -1,5 +1,5 @@
 """Commits write claim rows only; a host's availability is its stored document with the placements
-committed since claimed (nfvplace/store/current.py), on SQLite and PostgreSQL."""
+committed since claimed (nfvplace/store/availability.py), on SQLite and PostgreSQL."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from nfvplace.claims import claim
 from nfvplace.models.chd import ComputeHostDescriptor
 from nfvplace.models.configuration import VmConfiguration
 from nfvplace.store import Store
-from nfvplace.store import current as current_module
+from nfvplace.store import availability as availability_module
 from nfvplace.store import placements as placements_module
 from nfvplace.store import repository as repository_module
 from nfvplace.store.audit import _normal
@@ -64,8 +64,8 @@ def test_commits_leave_the_document_behind_and_reads_claim_what_is_recent(store:
     record = store.get_host("h1")
     assert record is not None
     assert record.generation == 4
-    assert record.available == claimed(configs)
-    assert store.list_hosts()[0].available == claimed(configs)
+    assert record.availability == claimed(configs)
+    assert store.list_hosts()[0].availability == claimed(configs)
     generation, chd = store.availability(["h1"])["h1"]
     assert generation == 4
     assert chd.model_dump(mode="json", by_alias=True) == claimed(configs)
@@ -87,7 +87,7 @@ def test_catch_up_writes_the_same_document_back_and_changes_nothing_else(store: 
     commit(store, "p2", [config("p2/vm", *CONFIGS[2])])  # claimed on the written-back document
     after = store.get_host("h1")
     assert after is not None
-    assert after.available == claimed([*configs, config("p2/vm", *CONFIGS[2])])
+    assert after.availability == claimed([*configs, config("p2/vm", *CONFIGS[2])])
     assert store.audit() == []
 
 
@@ -96,14 +96,14 @@ def test_catch_up_writes_its_document_though_the_host_changed_meanwhile(
 ) -> None:
     store.put_host(reported())
     commit(store, "p0", [config("p0/vm", *CONFIGS[0])])
-    real = current_module.chd_json
+    real = availability_module.chd_json
 
     def commit_meanwhile(chd: ComputeHostDescriptor) -> Any:
-        monkeypatch.setattr(current_module, "chd_json", real)
+        monkeypatch.setattr(availability_module, "chd_json", real)
         commit(store, "p1", [config("p1/vm", *CONFIGS[1])])  # after the read, before the write
         return real(chd)
 
-    monkeypatch.setattr(current_module, "chd_json", commit_meanwhile)
+    monkeypatch.setattr(availability_module, "chd_json", commit_meanwhile)
     # exact at generation 2, the host at 3: still newer than the stored document (1), so written;
     # p1 is claimed on it when the host is read
     assert store.catch_up(10) == 1
@@ -111,7 +111,7 @@ def test_catch_up_writes_its_document_though_the_host_changed_meanwhile(
     both = [config("p0/vm", *CONFIGS[0]), config("p1/vm", *CONFIGS[1])]
     record = store.get_host("h1")
     assert record is not None
-    assert record.available == claimed(both)
+    assert record.availability == claimed(both)
     assert store.audit() == []
 
 
@@ -167,7 +167,7 @@ def test_a_release_never_folded_is_read_from_the_report_and_the_live_placements(
     assert row(store) == {"generation": 4, "available_generation": 2}
     record = store.get_host("h1")
     assert record is not None
-    assert _normal(dict(record.available)) == _normal(claimed([p1]))
+    assert _normal(dict(record.availability)) == _normal(claimed([p1]))
     assert _normal(store.snapshot().hosts["h1"].model_dump(mode="json", by_alias=True)) == _normal(
         claimed([p1])
     )
@@ -181,7 +181,7 @@ def test_a_release_never_folded_is_read_from_the_report_and_the_live_placements(
     assert row(store) == {"generation": 6, "available_generation": 6}
     record = store.get_host("h1")
     assert record is not None
-    assert _normal(dict(record.available)) == _normal(claimed([p1, p2]))
+    assert _normal(dict(record.availability)) == _normal(claimed([p1, p2]))
     assert store.audit() == []
 
 
@@ -224,7 +224,7 @@ def test_reads_equal_every_live_claim_whatever_the_order_of_writes(
         record = store.get_host("h1")
         assert record is not None
         in_order = [config(f"{live[k]}/vm", *CONFIGS[k]) for k in sorted(live, key=live.get)]
-        assert _normal(dict(record.available)) == _normal(claimed(in_order))
+        assert _normal(dict(record.availability)) == _normal(claimed(in_order))
     finally:
         store.close()
 
