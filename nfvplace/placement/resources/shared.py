@@ -10,7 +10,8 @@ refuses too. Their memory comes from the node (the memory kind).
 A plain VM has nothing to optimise beyond the choice of node, so this kind decides it before the
 exact model (`decide`). A floating cpu-set's node is chosen by the exact model with its memory,
 hugepages and interfaces: the kind keeps it off nodes whose pool cannot take it, and off a node
-another floating cpu-set of the VM took (each spreads over a pool of its own).
+another floating cpu-set of the VM took (each spreads over a pool of its own). The pool's arithmetic
+is `shared_pool.py`.
 """
 
 from __future__ import annotations
@@ -18,13 +19,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any
 
 import numpy as np
 from ortools.sat.python import cp_model
 
-from ...exact import rational
-from ...models.chd import ComputeHostDescriptor, CpuState, NumaNode
+from ...models.chd import ComputeHostDescriptor
 from ...models.configuration import VmConfiguration
 from ..options import Options, Policy
 from ..reasons import Reason
@@ -44,57 +43,7 @@ from .draft import AssignmentError, ConfigurationDraft, DescriptorDraft, HostDra
 from .filtering import FilterInput, NodeNeed
 from .kind import Decisions, Kind, Refusal, RelaxModel
 from .model import Layout, ModelContext
-
-
-@dataclass(frozen=True, slots=True)
-class SharedPu:
-    pu: int
-    ratio: Fraction
-    usage: Fraction
-
-    @property
-    def spare_vcpus(self) -> Fraction:
-        return max((1 - self.usage) * self.ratio, Fraction(0))
-
-
-Pool = tuple[SharedPu, ...]
-
-
-def spare(pool: Sequence[SharedPu]) -> Fraction:
-    return sum((p.spare_vcpus for p in pool), Fraction(0))
-
-
-def shared_pus(node: NumaNode) -> Pool:
-    """The node's shared pool: eligible PUs in state `shared` and free PUs given a ratio."""
-    shared: list[SharedPu] = []
-    for cpu in node.cpus:
-        if cpu.eligible and (
-            cpu.state is CpuState.shared
-            or (cpu.state is CpuState.free and cpu.oversubscription_ratio)
-        ):
-            ratio = rational(cpu.oversubscription_ratio) or Fraction(1)
-            shared.append(SharedPu(cpu.id, ratio, rational(cpu.usage_ratio)))
-    return tuple(shared)
-
-
-def choose_pus(shared: Sequence[SharedPu], vcpus: int) -> Pool | None:
-    """The PUs of a node's shared pool `vcpus` floating vCPUs are spread over, at least one PU
-    each (None: no set fits)."""
-    pool = sorted(shared, key=lambda p: (-p.spare_vcpus, p.pu))
-    for size in range(len(pool), max(vcpus, 1) - 1, -1):
-        chosen = pool[:size]
-        if Fraction(vcpus, size) <= chosen[-1].spare_vcpus:  # exact: no rounding
-            return tuple(sorted(chosen, key=lambda p: p.pu))
-    return None
-
-
-def charge(shared: Sequence[SharedPu], chosen: Sequence[SharedPu], vcpus: int) -> list[SharedPu]:
-    """The pool after `vcpus` vCPUs are spread evenly over `chosen` (as the claim records it)."""
-    share = Fraction(vcpus, len(chosen))
-    picked = {p.pu for p in chosen}
-    return [
-        SharedPu(p.pu, p.ratio, p.usage + share / p.ratio) if p.pu in picked else p for p in shared
-    ]
+from .shared_pool import Pool, SharedPu, charge, charge_pus, choose_pus, shared_pus, spare
 
 
 @dataclass(frozen=True, slots=True)
@@ -311,11 +260,11 @@ class SharedKind(Kind):
 
     def claim(self, draft: HostDraft, config: VmConfiguration, sign: int) -> None:
         if config.shared is not None and config.shared.cpus:
-            _charge(draft, config.shared.vcpus, config.shared.cpus, sign, "shared.cpus")
+            charge_pus(draft, config.shared.vcpus, config.shared.cpus, sign, "shared.cpus")
         for cs in config.cpu_sets:
             if cs.floating is not None and cs.floating.cpus:
                 where = f"cpu_sets[{cs.id}].floating.cpus"
-                _charge(draft, len(cs.floating.vcpus), cs.floating.cpus, sign, where)
+                charge_pus(draft, len(cs.floating.vcpus), cs.floating.cpus, sign, where)
 
 
 def _assign_floating(
@@ -354,37 +303,6 @@ def _explain_floating(
             )
         )
     return rows
-
-
-def _charge(draft: HostDraft, vcpus: int, pus: tuple[int, ...], sign: int, where: str) -> None:
-    share = Fraction(vcpus, len(pus))
-    for pu in pus:
-        cpu = draft.cpu(pu)
-        if cpu is None:
-            draft.fail(f"PU {pu} does not exist on {draft.host.id}", where)
-            continue
-        state = str(cpu.get("state", "free"))
-        if sign > 0 and (not cpu.get("eligible", True) or state == "dedicated"):
-            draft.fail(f"PU {pu} cannot be shared ({state})", where)
-            continue
-        _charge_pu(draft, cpu, pu, state, sign * share, where)
-
-
-def _charge_pu(
-    draft: HostDraft, cpu: dict[str, Any], pu: int, state: str, share: Fraction, where: str
-) -> None:
-    ratio = cpu.get("oversubscription_ratio") or 1.0
-    # exact: the stored ratios read as the fractions they stand for (5/6, not 0.833333333)
-    exact = rational(cpu.get("usage_ratio")) + share / (rational(ratio) or 1)
-    usage = float(exact)
-    if share > 0 and exact > 1:
-        draft.fail(f"PU {pu} would be used {usage:.2f} of its ratio {ratio}", where)
-    usage = max(usage, 0.0)
-    cpu.update(
-        state="shared" if usage > 1e-9 or state == "shared" else "free",
-        oversubscription_ratio=ratio,
-        usage_ratio=usage,
-    )
 
 
 SHARED_CPUS = SharedKind()
