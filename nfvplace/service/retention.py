@@ -13,8 +13,8 @@ availability documents (see `store/availability.py`, whose `write_back` is the o
 documents). One loop of each worker hands it documents (`upkeep_forever`): every `WRITE_BACK_S`,
 from the worker's index, the availability of the hosts the worker committed on, and every
 `CATCH_UP_S` the hosts nobody wrote back (quiet for `CATCH_UP_QUIET_S`), folded from what the
-store holds. A host's report (`PUT /v1/hosts/{id}`) and a release fold their hosts right after
-their transaction.
+store holds. A host's report (`PUT /v1/hosts/{id}`) writes it in its transaction, a release right
+after its own.
 """
 
 from __future__ import annotations

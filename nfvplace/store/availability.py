@@ -19,10 +19,11 @@ as of `hosts.available_generation`, and a reader brings it up to date:
 
 One function writes `hosts.available`, `write_back`, and only ever forward: a document exact at
 `g` replaces the stored one only when that is older and the host has reached `g`. Its sources: a
-worker's index (what it committed, every 0.5 s), `fold` (a report or a release, right after its
-transaction; and the upkeep's catch-up of hosts no worker wrote back). A report or release whose
-fold never ran (the process died between) loses nothing: readers derive the host again until a
-later fold. A new host's row starts with its report as the document, exact at generation 1 (it
+worker's index (what it committed, every 0.5 s); a report, in its transaction (it derives the
+host there for its answer); `fold`, a release right after its transaction (which then holds the
+host's lock for no derivation) and the upkeep's catch-up of hosts no worker wrote back. A release
+whose fold never ran (the process died between) loses nothing: readers derive the host again until
+a later fold. A new host's row starts with its report as the document, exact at generation 1 (it
 holds no placement yet).
 
 A release between reading a host and reading its placements can only make the answer show that
@@ -247,10 +248,18 @@ def write_back(engine: Engine, documents: Iterable[tuple[str, int, ComputeHostDe
     hosts (one a host took 1.5 times the CPU per host)."""
     written = 0
     for batch in batched(documents, WRITE_BACK_BATCH):
-        values = [{"b_id": h, "b_seen": g, "b_available": chd_json(chd)} for h, g, chd in batch]
         with db.transaction(engine) as conn:
-            written += sum(conn.execute(WRITE_BACK, row).rowcount for row in values)
+            written += write_back_on(conn, batch)
     return written
+
+
+def write_back_on(
+    conn: Connection, documents: Iterable[tuple[str, int, ComputeHostDescriptor]]
+) -> int:
+    """`write_back` in the transaction of `conn` (a report's, which derived the document under the
+    host's lock already: a transaction of its own would cost another commit)."""
+    rows = [{"b_id": h, "b_seen": g, "b_available": chd_json(chd)} for h, g, chd in documents]
+    return sum(conn.execute(WRITE_BACK, row).rowcount for row in rows)
 
 
 def fold(engine: Engine, host_ids: Collection[str]) -> int:

@@ -44,6 +44,7 @@ from .availability import (
     since,
     stored_hosts,
     write_back,
+    write_back_on,
 )
 from .changes import CHANGES, stamp
 from .faults import LOW_DISK_BYTES, StoreFault, StoreFaultError, classify
@@ -202,9 +203,8 @@ class Store(PlacementStore):
             )
             _sync_pools(conn, derived.base, [config for _, config in live])
             stamp(conn, (chd.id,))
-        if not created:  # the report is stored: its availability is folded into the host's
-            # document (a reader derives it again from the report until then, see `availability.py`)
-            write_back(self.engine, [(chd.id, generation, derived.availability)])
+            if not created:  # the document holds the report at once (see `availability.py`)
+                write_back_on(conn, [(chd.id, generation, derived.availability)])
         return HostPut(chd.id, generation, derived.availability, created, conflicts)
 
     def delete_host(self, host_id: str) -> bool:
