@@ -225,7 +225,7 @@ def read_availability(
         yield host, availability_at(host, recent.get(host.id), again.pop(host.id, None))
 
 
-# The only statement that writes a host's availability document (tests/store/test_writers.py)
+# The only statement that writes a host's availability document (tests/test_architecture.py)
 WRITE_BACK = (
     update(HOSTS)
     .where(
