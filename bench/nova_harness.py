@@ -25,19 +25,31 @@ A plan (JSON):
 
 The result (JSON): per step, a boot's status, host, fault, the instance NUMA topology Nova
 built and the domain XML; a snapshot's hosts (the compute node's NUMA cells as the resource
-tracker keeps them, Placement's usages) and the live servers' topologies. Throughout: every
-filtering pass's verdicts (Nova's NUMATopologyFilter and NfvplaceFilter asked about the same
-HostStates, with nfvplace's reasons) and every claim nova-compute refused.
+tracker keeps them, Placement's usages, the tracker's own view) and the live servers' topologies.
+Throughout: every filtering pass's verdicts (Nova's NUMATopologyFilter and NfvplaceFilter asked
+about the same HostStates, with nfvplace's reasons), every claim nova-compute refused, and every
+claim that raised otherwise (`claims_failed`, with its traceback).
 """
 
 from __future__ import annotations
 
-import json
-import sys
-import warnings
-from typing import Any
+# First of all, as nova/tests/functional/__init__.py does for Nova's own functional tests: Nova
+# runs here in eventlet mode, and oslo.db keeps each context's transaction in a subclass of
+# threading.local made when oslo.db is imported. Imported before the patch (by nova.context),
+# it is the native thread-local, shared by every greenthread: a greenthread's write then finds
+# another's read open on a context they share ("Can't upgrade a READER transaction to a WRITER
+# mid-transaction" from compute_node.save() in a claim), and the resource tracker keeps a claim
+# it never saved.
+from nova import monkey_patch  # isort: skip
 
-import fixtures
+monkey_patch.patch()
+
+import json  # noqa: E402
+import sys  # noqa: E402
+import warnings  # noqa: E402
+from typing import Any  # noqa: E402
+
+import fixtures  # noqa: E402
 
 warnings.simplefilter("ignore")
 
@@ -68,6 +80,7 @@ class Recorder:
     def __init__(self) -> None:
         self.verdicts: list[dict[str, Any]] = []
         self.claims_refused: list[dict[str, Any]] = []
+        self.claims_failed: list[dict[str, Any]] = []
         self.steps: list[dict[str, Any]] = []
         self.error: str | None = None
 
@@ -170,6 +183,18 @@ def _instrument(case: Any, record: Recorder) -> None:
         except exception.ComputeResourcesUnavailable as exc:
             record.claims_refused.append(
                 {"instance": instance.uuid, "host": nodename, "reason": str(exc)}
+            )
+            raise
+        except Exception as exc:  # the claim failed otherwise: Nova reschedules the boot
+            import traceback
+
+            record.claims_failed.append(
+                {
+                    "instance": instance.uuid,
+                    "host": nodename,
+                    "error": repr(exc),
+                    "traceback": "".join(traceback.format_exception(exc))[-4000:],
+                }
             )
             raise
 
@@ -368,6 +393,7 @@ class Harness(base.ServersTestBase):  # type: ignore[misc]
                     node.numa_topology and objects.NUMATopology.obj_from_db_obj(node.numa_topology)
                 ),
                 "usages": usages,
+                "nova": self._held(name),
             }
         servers = {}
         for name, server in self.servers.items():
@@ -384,6 +410,20 @@ class Harness(base.ServersTestBase):  # type: ignore[misc]
                 "numa_topology": instance_topology(instance.numa_topology),
             }
         return {"snapshot": label, "hosts": hosts, "servers": servers}
+
+    def _held(self, name: str) -> dict[str, Any]:
+        """What nova-compute's resource tracker holds in memory for a host (its pinned CPUs per
+        cell, the instances it counts), to tell a claim it kept from what the row shows."""
+        tracker = self.computes[name].manager.rt
+        node = tracker.compute_nodes.get(name)
+        topology = node and node.numa_topology
+        if isinstance(topology, str):
+            topology = objects.NUMATopology.obj_from_db_obj(topology)
+        cells = topology.cells if topology else ()
+        return {
+            "tracker_pinned": {c.id: sorted(c.pinned_cpus) for c in cells},
+            "tracked": sorted(tracker.tracked_instances),
+        }
 
     def test_plan(self) -> None:
         record = self.RECORD
@@ -422,6 +462,7 @@ def run(plan: dict[str, Any]) -> dict[str, Any]:
         "steps": record.steps,
         "verdicts": record.verdicts,
         "claims_refused": record.claims_refused,
+        "claims_failed": record.claims_failed,
         "error": record.error,
     }
 

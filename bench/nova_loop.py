@@ -198,10 +198,16 @@ def inconsistencies(snapshot: dict[str, Any]) -> list[str]:
     hugepages per host cell against the servers' NUMA topologies; each server's allocation
     against its topology (PCPU for pinned vCPUs, VCPU for the others; a pinned server allocated
     VCPU by Nova's fallback query is `FALLBACK`, counted apart by `fallbacks`); Placement's
-    usages against the servers' allocations."""
+    usages against the servers' allocations; the instances nova-compute's resource tracker
+    counts on the host against the live servers there."""
     problems = []
     for name, host in snapshot["hosts"].items():
         servers = [s for s in snapshot["servers"].values() if s["host"] == name]
+        stray = sorted(set(host.get("nova", {}).get("tracked", ())) - {s["id"] for s in servers})
+        if stray:
+            problems.append(
+                f"{name}: the resource tracker counts instances {stray}, not live there"
+            )
         pinned: dict[int, set[int]] = {}
         pages: dict[tuple[int, int], int] = {}
         for server in servers:

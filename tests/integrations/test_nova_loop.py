@@ -23,6 +23,7 @@ NO_VALID_HOST = "No valid host was found"
 def test_fill_delete_refill_in_novas_loop(configuration: str) -> None:
     result = nova_loop.run_plan(nova_loop.loop_plan(configuration))
     assert result["claims_refused"] == []
+    assert result["claims_failed"] == []  # a claim that raised otherwise, with its traceback
     assert not [s for s in result["steps"] if s.get("error")], [
         s for s in result["steps"] if s.get("error")
     ]
