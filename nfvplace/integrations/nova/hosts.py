@@ -25,6 +25,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Mapping
+from itertools import chain
 from typing import Any
 
 from .columns import rows
@@ -250,7 +251,10 @@ def threads_per_core(cell: Mapping[str, Any]) -> int:
     """Nova's `threads_per_core` of a host cell: its largest sibling set within `cpuset` and
     `pcpuset` (what the libvirt driver reports), 1 without siblings."""
     usable = set(cell.get("cpuset") or ()) | set(cell.get("pcpuset") or ())
-    return max((len(usable.intersection(s)) for s in cell.get("siblings") or ()), default=1) or 1
+    siblings = cell.get("siblings") or ()
+    if usable.issuperset(chain.from_iterable(siblings)):  # no thread kept for the host
+        return max(map(len, map(set, siblings)), default=1) or 1
+    return max((len(usable.intersection(s)) for s in siblings), default=1) or 1
 
 
 def isolate_refused(view: Mapping[str, Any]) -> dict[int, list[int]]:

@@ -7,6 +7,7 @@ named by vendor and product id; one with a physical network is a port with that 
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from typing import Any
 
@@ -24,6 +25,16 @@ def pools_on(view: Mapping[str, Any], node: int) -> list[Mapping[str, Any]]:
 def _address(pool: int, n: int) -> str:
     """A made-up PCI address, unique per (pool, device): Nova's pools count devices, not name them."""
     return f"{pool:04x}:{n // 256:02x}:{(n % 256) // 8:02x}.{n % 8}"
+
+
+@functools.lru_cache(maxsize=1024)
+def _vf_addresses(index: int, count: int) -> tuple[str, ...]:
+    return tuple(_address(index, n + 1) for n in range(count))
+
+
+def _addresses(index: int, count: int) -> list[str]:
+    """The addresses of a pool's VFs (kept: a fleet's pools are of a few sizes)."""
+    return list(_vf_addresses(index, count))
 
 
 def devices_of(pool: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -53,7 +64,7 @@ def nic_of(pool: Mapping[str, Any]) -> dict[str, Any]:
                 "usage": "sriov",
                 "physical_network": str(pool["physical_network"]),
                 # as columns (`columns.py`): a VF is its address
-                "vfs": {"pci_address": [_address(index, n + 1) for n in range(pool["count"])]},
+                "vfs": {"pci_address": _addresses(index, pool["count"])},
             }
         ],
     }
