@@ -110,7 +110,7 @@ def main() -> None:
 
 def _report(result: dict[str, Any]) -> None:
     print(
-        f"{result['hosts']} hosts, CHDs median {result['chd_bytes']['median']:,.0f} B, "
+        f"{result['hosts']} hosts, CHDs as sent median {result['chd_bytes']['median']:,.0f} B, "
         f"max {result['chd_bytes']['max']:,} B"
     )
     print(
