@@ -55,7 +55,8 @@ def rank(
         request = build_request(descriptor, variant)
         outcome = run_filter(fleet, request, options, mask & consider)
         reasons.add_outcome(outcome)
-        new = outcome.passing & (ranked.keys == NO_KEY)
+        # the first variant's hosts have no key yet: no need to look (most requests have one)
+        new = outcome.passing & (ranked.keys == NO_KEY) if ranked.groups else outcome.passing
         if new.any():
             keys = host_keys(fleet, request, options, outcome.node_ok)
             ranked.keys = np.where(new, keys, ranked.keys)
