@@ -85,10 +85,11 @@ def check(columns: Any, at: Sequence[str | int]) -> tuple[list[str], list[list[A
     for name, column in zip(names, values, strict=True):
         if not isinstance(column, list):
             raise ColumnsError((*at, name), "must be a list (a column: one value per row)")
-    count = len(values[0]) if values else len(columns.get(TEMPLATE) or ())
-    which = columns.get(TEMPLATE, [0] * count)
-    if not isinstance(which, list) or not set(map(type, which)) <= {int}:
+    which = columns.get(TEMPLATE)
+    if which is not None and (not isinstance(which, list) or not set(map(type, which)) <= {int}):
         raise ColumnsError((*at, TEMPLATE), "must be a list of integers (indexes of templates)")
+    count = len(values[0]) if values else len(which or ())
+    which = [0] * count if which is None else which
     if which and not 0 <= min(which) <= max(which) < len(templates):
         raise ColumnsError((*at, TEMPLATE), f"must index templates (0 to {len(templates) - 1})")
     for name, column in (*zip(names, values, strict=True), (TEMPLATE, which)):

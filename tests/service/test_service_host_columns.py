@@ -29,7 +29,8 @@ VM = {
 
 def _wire(chd: dict[str, Any]) -> dict[str, Any]:
     """The CHD as the service reads it off the wire (tuples as lists)."""
-    return json.loads(json.dumps(chd))
+    read: dict[str, Any] = json.loads(json.dumps(chd))
+    return read
 
 
 @settings(max_examples=40, deadline=None)
@@ -111,6 +112,12 @@ def _set(key: str, value: Any) -> Any:
         ),
         (_set("templates", [5]), "/hosts/0/chd/numa_nodes/0/cpus/templates", "list of objects"),
         (
+            lambda c: c.clear() or c.update(template=5),
+            "/hosts/0/chd/numa_nodes/0/cpus/template",
+            "integers",
+        ),
+        (_set("templates", []), "/hosts/0/chd/numa_nodes/0/cpus/template", "must index"),
+        (
             lambda c: c["templates"][0].__setitem__("core", 1),
             "/hosts/0/chd/numa_nodes/0/cpus/templates/0",
             "columns too",
@@ -146,3 +153,51 @@ def test_a_row_the_model_refuses_is_refused_as_in_rows(sqlite_client: TestClient
         assert finding["code"] == "nfvplace.input.invalid"
         assert ".cpus[" in finding["path"]
         assert finding["path"].endswith(".state")
+
+
+JSON = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(-3, 300)
+    | st.floats(allow_nan=False)
+    | st.text(max_size=4),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=9), inner, max_size=4)
+    ),
+    max_leaves=12,
+)
+COLUMN_NAMES = st.sampled_from(["id", "core", "siblings", "template", "templates", "state", "x"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    columns=st.dictionaries(COLUMN_NAMES, JSON, max_size=5),
+    vfs=st.dictionaries(COLUMN_NAMES, JSON, max_size=3),
+)
+def test_any_columns_give_the_model_or_a_refusal_never_a_crash(
+    columns: dict[str, Any], vfs: dict[str, Any]
+) -> None:
+    from nfvplace.service.problems import ProblemError
+
+    chd = _wire(chd_of(host(random.Random(11), "fuzz"), columns=True))
+    chd["numa_nodes"][0]["cpus"] = columns
+    chd["numa_nodes"][-1]["nics"] = [
+        {
+            "vendor": "v",
+            "model": "m",
+            "ports": [{"pci_address": "0000:00:00.0", "speed_gbps": 0, "vfs": vfs}],
+        }
+    ]
+    model = host_columns.model_of({**chd, "id": "fuzz"})
+    try:
+        written = host_columns.rows_of(0, {**chd, "id": "fuzz"})
+    except ProblemError as exc:  # columns that stand for no rows: a 422, and no model
+        refused = (exc.status, model)
+        assert refused == (422, None)
+        return
+    try:
+        expected = ComputeHostDescriptor.model_validate(written)
+    except ValueError:
+        assert model is None
+    else:
+        assert model == expected
