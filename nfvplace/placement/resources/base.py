@@ -169,8 +169,12 @@ def node_parts[P](
     compute: Callable[[int, NumaNode], P],
 ) -> tuple[P, ...]:
     """A kind's part per node of `host`, a new version of `before` (same node ids, in order):
-    kept from `parts_before` where `unchanged(node, node before, part before)`, else computed."""
-    return tuple(
+    kept from `parts_before` where `unchanged(node, node before, part before)`, else computed;
+    `parts_before` itself when every node's part is kept (the index refills no column then)."""
+    parts = tuple(
         parts_before[j] if unchanged(node, old, parts_before[j]) else compute(j, node)
         for j, (node, old) in enumerate(zip(host.numa_nodes, before.numa_nodes, strict=True))
     )
+    if isinstance(parts_before, tuple) and same_objects(parts, parts_before):
+        return parts_before
+    return parts

@@ -12,7 +12,7 @@ joint search's moves hand them round.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -113,12 +113,18 @@ class _Nodes(Mapping[int, dict[str, Any]]):
 
 class _Where[K, V]:
     """Where each item of the host is, mapped one node at a time and only as far as a lookup
-    needs (a claim names a node or two of a host; the others are not read)."""
+    needs, the nodes in `near` first (a claim names a node or two of a host; the others are not
+    read)."""
 
     def __init__(
-        self, host: ComputeHostDescriptor, items: Callable[[NumaNode], Iterable[tuple[K, V]]]
+        self,
+        host: ComputeHostDescriptor,
+        items: Callable[[NumaNode], Iterable[tuple[K, V]]],
+        near: Collection[int],
     ):
-        self._unread = list(reversed(host.numa_nodes))
+        first = [node for node in host.numa_nodes if node.id in near]
+        rest = [node for node in host.numa_nodes if node.id not in near]
+        self._unread = list(reversed(first + rest))
         self._items = items
         self._where: dict[K, V] = {}
 
@@ -150,9 +156,9 @@ def _vfs(node: NumaNode) -> Iterator[tuple[str, tuple[int, int, int, int]]]:
 class _Cpus:
     """PU id -> its entry as a dict; entries (and their nodes) are dumped only when looked up."""
 
-    def __init__(self, nodes: _Nodes, host: ComputeHostDescriptor) -> None:
+    def __init__(self, nodes: _Nodes, host: ComputeHostDescriptor, near: Collection[int]) -> None:
         self._nodes = nodes
-        self._where = _Where(host, _pus)
+        self._where = _Where(host, _pus, near)
 
     def get(self, pu: int) -> dict[str, Any] | None:
         found = self._where.get(pu)
@@ -171,10 +177,10 @@ class _Nics:
     """Port and VF PCI address -> where it is; entries (and their nodes) are dumped only when
     looked up."""
 
-    def __init__(self, nodes: _Nodes, host: ComputeHostDescriptor) -> None:
+    def __init__(self, nodes: _Nodes, host: ComputeHostDescriptor, near: Collection[int]) -> None:
         self._nodes = nodes
-        self._ports = _Where(host, _ports)
-        self._vfs = _Where(host, _vfs)
+        self._ports = _Where(host, _ports, near)
+        self._vfs = _Where(host, _vfs, near)
 
     def _port(self, node_id: int, k: int, j: int) -> dict[str, Any]:
         nic = touch(self._nodes[node_id]["nics"], k, lazy="ports")
@@ -200,8 +206,9 @@ class HostDraft:
     instances): a node it does not touch stays the very model it was (`free_of` keeps what it
     derived from it), and a claim costs what it changes, not the size of the host."""
 
-    def __init__(self, host: ComputeHostDescriptor) -> None:
+    def __init__(self, host: ComputeHostDescriptor, near: Collection[int] = ()) -> None:
         self.host = host
+        self.near = near  # the node ids a claim names: its PUs, ports and VFs are looked up first
         self.data = model_fields(host)  # top-level fields; `numa_nodes` is built from `nodes`
         self.nodes = _Nodes(host)
         self.issues: list[Issue] = []
@@ -213,13 +220,13 @@ class HostDraft:
 
     def cpu(self, pu: int) -> dict[str, Any] | None:
         if self._cpus is None:
-            self._cpus = _Cpus(self.nodes, self.host)
+            self._cpus = _Cpus(self.nodes, self.host, self.near)
         return self._cpus.get(pu)
 
     @property
     def nics(self) -> _Nics:
         if self._nics is None:
-            self._nics = _Nics(self.nodes, self.host)
+            self._nics = _Nics(self.nodes, self.host, self.near)
         return self._nics
 
     def node_memory(self, node_id: int, path: str) -> dict[str, Any] | None:
