@@ -6,11 +6,13 @@
 with other work, where wall-clock figures move by 2x from one run to the next. This runs the same
 steps in one process, without Nova and without HTTP, on the same host views (bench/nova_candidates.py
 `host`), and counts each step's CPU time (`time.process_time`, which the machine's load moves
-less): the plug-in writing every host's CHD and digest (`chds._written`, from host views: reading
-Nova's HostStates into them adds about 0.1 s per 1,000), then the service's route on the body the plug-in
-sends (`POST /v1/evaluations` with every host in full): reading the JSON, checking the digests,
-validating the CHDs, building the index and evaluating (every fitting host decided by the exact
-model). The first request, about another host, loads the solver and the readers (not counted).
+less): the plug-in writing every host's CHD (its PUs and VFs as columns) and digest
+(`chds._written`, from host views: reading Nova's HostStates into them adds about 0.2 s per 1,000),
+then the service's route on the body the plug-in sends (`POST /v1/evaluations` with every host in
+full): reading the JSON, checking the digests, validating the CHDs (each distinct PU or VF row once:
+the rows kept are forgotten first, as a new service holds none), building the index and evaluating
+(every fitting host decided by the exact model). The first request, about another host, loads
+the solver and the readers (not counted).
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ from nfvplace.integrations.nova.reach import floats_host_wide  # noqa: E402
 from nfvplace.integrations.nova.requests import pins_isolated  # noqa: E402
 from nfvplace.models.loading import gc_paused  # noqa: E402
 from nfvplace.placement import evaluate, index_of  # noqa: E402
-from nfvplace.service import host_refs  # noqa: E402
+from nfvplace.service import host_columns, host_refs  # noqa: E402
 from nfvplace.service.routers import evaluations  # noqa: E402
 
 
@@ -69,6 +71,7 @@ def split(views: list[dict[str, Any]], flavor: dict[str, Any]) -> dict[str, floa
     evaluations.ANSWERS.kept.clear()
     host_refs.HOSTS.kept.clear()
     host_refs.HOSTS.modelled.clear()
+    host_columns._rows.clear()  # the PUs and VFs read before, as a new service holds none
     times: dict[str, float] = {}
     sent = _cpu(
         times,

@@ -10,16 +10,22 @@ with another flavor (hosts held, answers not), with their ratios to Nova's; then
 and warm passes in CPU time (the plug-in's and the service's processes against Nova's filter's),
 which the load of a shared machine moves far less than the wall clock.
 Issue 38's targets: warm p50 <= 0.5 x and cold <= 1 x NUMATopologyFilter.
+
+`--compare TREE` runs every flavor also with another checkout's plug-in and service (its
+`bench/nova_candidates.py`, and `nfvplace serve` with that tree first on PYTHONPATH), each flavor's
+two runs back to back (which goes first alternates), and prints both trees' tables.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import statistics
 import subprocess
 import sys
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -44,27 +50,49 @@ def _session_of(url: str) -> int | None:
     return None
 
 
-def run(hosts: int, seed: int) -> dict[str, Any]:
-    """Every flavor against a service of its own (cold: it holds no host and no answer)."""
-    python = nova_loop.nova_python()
-    out: dict[str, Any] = {}
+@contextlib.contextmanager
+def _python_path(tree: Path) -> Iterator[None]:
+    """`tree` first on PYTHONPATH for the processes started meanwhile (the service)."""
+    before = os.environ.get("PYTHONPATH")
+    os.environ["PYTHONPATH"] = str(tree)
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop("PYTHONPATH", None)
+        else:
+            os.environ["PYTHONPATH"] = before
+
+
+def _flavor(n: int, hosts: int, seed: int, tree: Path) -> dict[str, Any]:
+    """Flavor n against a service of its own (cold: it holds no host and no answer)."""
+    with _python_path(tree), nova_loop.service() as (url, token_file):
+        asked = {"url": url, "token_file": token_file, "hosts": hosts, "seed": seed}
+        asked["service_session"] = _session_of(url)
+        done = subprocess.run(
+            [nova_loop.nova_python(), str(tree / "bench" / "nova_candidates.py")],
+            input=json.dumps(asked | {"flavors": [n]}),
+            capture_output=True,
+            text=True,
+            env={**os.environ, "PYTHONPATH": str(tree)},
+            check=False,
+        )
+    if done.returncode != 0:
+        raise RuntimeError(done.stderr[-4000:])
+    result: dict[str, Any] = json.loads(done.stdout)
+    return result
+
+
+def run(hosts: int, seed: int, trees: Sequence[Path] = (ROOT,)) -> list[dict[str, Any]]:
+    """Every flavor with each tree (their runs of a flavor back to back, the first alternating)."""
+    out: list[dict[str, Any]] = [{} for _ in trees]
     for n in range(len(FLAVORS)):
-        with nova_loop.service() as (url, token_file):
-            asked = {"url": url, "token_file": token_file, "hosts": hosts, "seed": seed}
-            asked["service_session"] = _session_of(url)
-            done = subprocess.run(
-                [python, str(ROOT / "bench" / "nova_candidates.py")],
-                input=json.dumps(asked | {"flavors": [n]}),
-                capture_output=True,
-                text=True,
-                env={**os.environ, "PYTHONPATH": str(ROOT)},
-                check=False,
-            )
-        if done.returncode != 0:
-            raise RuntimeError(done.stderr[-4000:])
-        result = json.loads(done.stdout)
-        out = result | {"flavors": [*out.get("flavors", ()), *result["flavors"]]}
-        out["warnings"] = [*out.get("warnings", ()), *result["warnings"]]
+        order = list(range(len(trees)))
+        for k in order[n % 2 :] + order[: n % 2]:
+            result = _flavor(n, hosts, seed, trees[k])
+            flavors = [*out[k].get("flavors", ()), *result["flavors"]]
+            warnings = [*out[k].get("warnings", ()), *result["warnings"]]
+            out[k] = result | {"flavors": flavors, "warnings": warnings}
     return out
 
 
@@ -72,10 +100,17 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--hosts", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--compare", type=Path, help="another checkout, run in the same run")
     args = parser.parse_args()
-    result = run(args.hosts, args.seed)
+    trees = [ROOT] if args.compare is None else [ROOT, args.compare.resolve()]
+    for tree, result in zip(trees, run(args.hosts, args.seed, trees), strict=True):
+        print(f"== {tree}")
+        _report(result)
+
+
+def _report(result: dict[str, Any]) -> None:
     print(
-        f"{result['hosts']} hosts, CHDs median {result['chd_bytes']['median']:,.0f} B, "
+        f"{result['hosts']} hosts, CHDs as sent median {result['chd_bytes']['median']:,.0f} B, "
         f"max {result['chd_bytes']['max']:,} B"
     )
     print(

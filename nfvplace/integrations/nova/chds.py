@@ -67,7 +67,7 @@ def _written(view: dict[str, Any], wide: bool, isolate: bool) -> SentHost:
     if wide:  # a shared guest with no NUMA topology: the whole host
         view = host_wide(view)
     closed = isolate_refused(view) if isolate else {}
-    chd = chd_of(view, closed)
+    chd = chd_of(view, closed, columns=True)
     ref, text = digest(chd)
     return SentHost(chd["id"], ref, text, closed_reason(view, closed) if closed else None)
 

@@ -25,9 +25,12 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Mapping
+from itertools import chain
 from typing import Any
 
+from .columns import rows
 from .cpu_flags import kernel_flags
+from .pci import devices_of, nic_of, pools_on
 
 SMALL_PAGE_KIB = 4
 LIBVIRT_CAPABILITIES = ("cpu_pinning", "numa_memory_pinning", "hugepage_numa_pinning")
@@ -172,11 +175,13 @@ def host_id(view: Mapping[str, Any]) -> str:
 
 
 def chd_of(
-    view: Mapping[str, Any], unpinnable: Mapping[int, Iterable[int]] | None = None
+    view: Mapping[str, Any],
+    unpinnable: Mapping[int, Iterable[int]] | None = None,
+    columns: bool = False,
 ) -> dict[str, Any]:
     """The Compute Host Descriptor (plain data) of a host view; the free `unpinnable` PUs (per
     cell: those nova-compute would not pin this request's vCPUs to, `isolate_refused`) are not
-    eligible."""
+    eligible. `columns`: its PUs and VFs as columns (`columns.py`), as the plug-in sends it."""
     cells = list(view.get("cells") or ())
     info = view.get("cpu_info") or {}
     vendor = str(info.get("vendor") or "")
@@ -194,11 +199,11 @@ def chd_of(
         core_of = _core_ids(cells)
         closed = unpinnable or {}
         nodes = [
-            _node(cell, view, core_of, _pools_on(view, cell["id"]), closed.get(int(cell["id"])))
+            _node(cell, view, core_of, pools_on(view, cell["id"]), closed.get(int(cell["id"])))
             for cell in cells
         ]
         capabilities = LIBVIRT_CAPABILITIES
-    return {
+    chd = {
         "schema": "nfvplace/chd/v1",
         "id": host_id(view),
         "processor": processor,
@@ -206,16 +211,20 @@ def chd_of(
         "numa_nodes": nodes,  # no label naming the host: identical hosts share one answer
         "provenance": {"source": "manual", "tool": "nova-scheduler", "unknown": unknown},
     }
+    return chd if columns else rows(chd)
 
 
 def _flat_node(view: Mapping[str, Any]) -> dict[str, Any]:
     """A host without a NUMA topology: its vCPUs float on shared PUs of one node."""
     ratio = float(view.get("cpu_allocation_ratio") or 1.0)
-    count = max(int(view.get("vcpus_total") or 0), 1)
-    cpus = [
-        {"id": pu, "core": pu, "siblings": [pu], "state": "shared", "oversubscription_ratio": ratio}
-        for pu in range(count)
-    ]
+    pus = list(range(max(int(view.get("vcpus_total") or 0), 1)))
+    cpus = {
+        "id": pus,
+        "core": pus,
+        "siblings": [[pu] for pu in pus],
+        "template": [0] * len(pus),
+        "templates": [{"state": "shared", "oversubscription_ratio": ratio}],
+    }
     memory = {"total_mib": int(view.get("memory_mb") or 0)}
     return {"id": 0, "cpus": cpus, "memory": memory}
 
@@ -242,7 +251,10 @@ def threads_per_core(cell: Mapping[str, Any]) -> int:
     """Nova's `threads_per_core` of a host cell: its largest sibling set within `cpuset` and
     `pcpuset` (what the libvirt driver reports), 1 without siblings."""
     usable = set(cell.get("cpuset") or ()) | set(cell.get("pcpuset") or ())
-    return max((len(usable.intersection(s)) for s in cell.get("siblings") or ()), default=1) or 1
+    siblings = cell.get("siblings") or ()
+    if usable.issuperset(chain.from_iterable(siblings)):  # no thread kept for the host
+        return max(map(len, map(set, siblings)), default=1) or 1
+    return max((len(usable.intersection(s)) for s in siblings), default=1) or 1
 
 
 def isolate_refused(view: Mapping[str, Any]) -> dict[int, list[int]]:
@@ -291,22 +303,39 @@ def _node(
     closed_pu = {**at, "eligible": False}
     free_pu = floating if legacy else at
     shared_pu = {**floating, "state": "shared"}
-    cpus = []
     pus = set(shared) | dedicated | {pu for s in cell.get("siblings") or () for pu in s}
-    for pu in sorted(pus):
-        core, siblings = core_of.get(pu, (pu, (pu,)))
-        if pu in dedicated:
-            state = pinned_pu if pu in pinned else closed_pu if pu in closed else free_pu
-        else:
-            state = shared_pu if pu in shared else closed_pu
-        cpus.append({"id": pu, "core": core, "siblings": list(siblings), **state})
-    node: dict[str, Any] = {"id": int(cell["id"]), "cpus": cpus, "memory": _memory(cell, view)}
+    states = (  # each PU's state, by sets (a host is a hundred PUs, a fleet a thousand hosts)
+        (pinned_pu, dedicated & pinned),
+        (closed_pu, (dedicated - pinned) & closed | pus - dedicated - shared),
+        (free_pu, dedicated - pinned - closed),
+        (shared_pu, shared - dedicated),
+    )
+    templates: list[dict[str, Any]] = []
+    template_of: dict[int, int] = {}
+    for state, group in states:
+        if group:
+            template_of.update(dict.fromkeys(group, len(templates)))
+            templates.append(state)
+    order = sorted(pus)
+    cores = [core_of.get(pu) or (pu, (pu,)) for pu in order]
+    cpus = {  # as columns (`columns.py`)
+        "id": order,
+        "core": [core for core, _ in cores],
+        "siblings": [siblings for _, siblings in cores],
+        "template": list(map(template_of.__getitem__, order)),
+        "templates": templates,
+    }
+    node: dict[str, Any] = {
+        "id": int(cell["id"]),
+        "cpus": cpus,
+        "memory": _memory(cell, view),
+    }
     devices = [p for p in pools if not p.get("physical_network")]
     ports = [p for p in pools if p.get("physical_network")]
     if devices:
-        node["pci_devices"] = [d for p in devices for d in _devices(p)]
+        node["pci_devices"] = [d for p in devices for d in devices_of(p)]
     if ports:
-        node["nics"] = [_nic(p) for p in ports]
+        node["nics"] = [nic_of(p) for p in ports]
     return node
 
 
@@ -349,51 +378,4 @@ def _memory(cell: Mapping[str, Any], view: Mapping[str, Any]) -> dict[str, Any]:
             "reserved_mib": reserved,
             "used_mib": small["size_kb"] * small["used"] // 1024,
         },
-    }
-
-
-def _pools_on(view: Mapping[str, Any], node: int) -> list[Mapping[str, Any]]:
-    """The PCI pools on a node (pools Nova knows no node of go to the first cell)."""
-    first = min(int(c["id"]) for c in view["cells"])
-    return [
-        {**p, "index": k}
-        for k, p in enumerate(view.get("pci_pools") or ())
-        if (p.get("numa_node") if p.get("numa_node") is not None else first) == node
-    ]
-
-
-def _address(pool: int, n: int) -> str:
-    """A made-up PCI address, unique per (pool, device): Nova's pools count devices, not name them."""
-    return f"{pool:04x}:{n // 256:02x}:{(n % 256) // 8:02x}.{n % 8}"
-
-
-def _devices(pool: Mapping[str, Any]) -> list[dict[str, Any]]:
-    return [
-        {
-            "pci_address": _address(0xF000 + pool["index"], n),
-            "class": "other",
-            "vendor": pool["vendor_id"],
-            "model": pool["product_id"],
-        }
-        for n in range(pool["count"])
-    ]
-
-
-def _nic(pool: Mapping[str, Any]) -> dict[str, Any]:
-    """A pool of VFs on a physical network, as one port with that many free VFs (its speed is not
-    in Nova's pools)."""
-    index = 0xE000 + pool["index"]
-    return {
-        "vendor": pool["vendor_id"],
-        "model": pool["product_id"],
-        "vendor_id": pool["vendor_id"],
-        "ports": [
-            {
-                "pci_address": _address(index, 0),
-                "speed_gbps": 0,
-                "usage": "sriov",
-                "physical_network": str(pool["physical_network"]),
-                "vfs": [{"pci_address": _address(index, n + 1)} for n in range(pool["count"])],
-            }
-        ],
     }

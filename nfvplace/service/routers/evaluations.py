@@ -41,6 +41,7 @@ from ...models.vmd import VmDescriptor
 from ...placement import HostEvaluation, evaluate, index_of
 from ...placement.engine.evaluate import scored
 from ...placement.options import Options, parse_options
+from .. import host_columns
 from ..auth import require
 from ..body import gunzip, parse_body, read_bytes
 from ..descriptors import parse_descriptor, schema_findings
@@ -100,7 +101,9 @@ REQUEST_SCHEMA = {
                             "chd": {
                                 "type": "object",
                                 "description": "The CHD without its id, when the service may "
-                                "not hold it (a 409 names those it does not)",
+                                "not hold it (a 409 names those it does not); a node's `cpus` "
+                                "and a port's `vfs` may be columns: {field: [value per row], "
+                                '"template": [index per row], "templates": [other fields]}',
                             },
                         },
                     },
@@ -213,6 +216,11 @@ def _shape(index: int, host: Any) -> tuple[str, bytes]:
 
 
 def _chd(index: int, host: Mapping[str, Any]) -> ComputeHostDescriptor:
+    if host_columns.has_columns(host):  # the Nova filter's: rows kept as models, or the long way
+        model = host_columns.model_of(host)
+        if model is not None:
+            return model
+        host = host_columns.rows_of(index, host)
     try:
         return ComputeHostDescriptor.model_validate(host)
     except ValidationError as exc:

@@ -1,0 +1,220 @@
+"""CHDs whose PUs and VFs come as columns (`POST /v1/evaluations`), read straight into models.
+
+The Nova filter sends each host's `cpus` and `vfs` as columns (the wire form is defined in
+`nfvplace.integrations.nova.columns`): a thousand hosts of a hundred PUs in a few hundred thousand
+integers, not a hundred thousand objects. Written out as rows and validated, they would cost what
+the rows cost; instead each distinct row (a PU is its id, core, siblings and other fields, the same
+on many hosts of a fleet) is validated once per worker process, as the CHD's model validates it,
+and kept: the CHD around the rows is then validated as usual, taking the kept rows as they are
+(pydantic takes an instance of a field's model as valid). The model is the one the rows give.
+
+Anything amiss (the columns not as `check` wants them, a row or the CHD refused) goes the long
+way: `rows` writes the CHD out as rows, and the route validates them as any CHD, so that a refusal
+carries the same code and findings (a row's field named by its row: `numa_nodes[0].cpus[5].state`).
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+from collections.abc import Hashable, Mapping, Sequence
+from typing import Any
+
+from pydantic import BaseModel
+
+from .. import errors
+from ..integrations.nova.columns import TEMPLATE, TEMPLATES, expanded
+from ..lint.rules.document import SCHEMA
+from ..models.chd import ComputeHostDescriptor, Cpu, VirtualFunction
+from .descriptors import json_pointer
+from .problems import ProblemError
+
+KEPT_ROWS = 65536  # distinct rows kept per worker (a thousand-host fleet holds about 15,000)
+
+_rows: dict[tuple[Hashable, ...], BaseModel] = {}
+_heads: dict[tuple[Hashable, ...], int] = {}  # a row's model, column names and template fields
+_numbers = itertools.count()
+_lock = threading.Lock()
+
+
+class ColumnsError(ValueError):
+    """Columns that stand for no rows: where (a path in the CHD) and why."""
+
+    def __init__(self, path: Sequence[str | int], message: str) -> None:
+        super().__init__(message)
+        self.path = tuple(path)
+
+
+def has_columns(chd: Mapping[str, Any]) -> bool:
+    nodes = chd.get("numa_nodes")
+    if not isinstance(nodes, list):
+        return False
+    return any(isinstance(n, Mapping) and _columned(n) for n in nodes)
+
+
+def _columned(node: Mapping[str, Any]) -> bool:
+    if isinstance(node.get("cpus"), Mapping):
+        return True
+    nics = node.get("nics")
+    return isinstance(nics, list) and any(
+        isinstance(port, Mapping) and isinstance(port.get("vfs"), Mapping)
+        for nic in nics
+        for port in _ports(nic)
+    )
+
+
+def _ports(nic: Any) -> list[Any]:
+    ports = nic.get("ports") if isinstance(nic, Mapping) else None
+    return ports if isinstance(ports, list) else []
+
+
+def check(columns: Any, at: Sequence[str | int]) -> tuple[list[str], list[list[Any]], list[int]]:
+    """The columns' names, values and each row's template, or a `ColumnsError`: an object of
+    lists of one length, `template` integers within `templates` (objects naming no column)."""
+    if not isinstance(columns, Mapping):
+        raise ColumnsError(at, "must be a list of objects, or an object of columns")
+    names = [name for name in columns if name not in (TEMPLATE, TEMPLATES)]
+    values = [columns[name] for name in names]
+    templates = columns.get(TEMPLATES, [{}])
+    if not isinstance(templates, list) or not all(isinstance(t, Mapping) for t in templates):
+        raise ColumnsError((*at, TEMPLATES), "must be a list of objects (each row's other fields)")
+    for k, template in enumerate(templates):
+        both = sorted(set(template) & set(names))
+        if both:
+            raise ColumnsError((*at, TEMPLATES, k), f"gives {both} that are columns too")
+    for name, column in zip(names, values, strict=True):
+        if not isinstance(column, list):
+            raise ColumnsError((*at, name), "must be a list (a column: one value per row)")
+    which = columns.get(TEMPLATE)
+    if which is not None and (not isinstance(which, list) or not set(map(type, which)) <= {int}):
+        raise ColumnsError((*at, TEMPLATE), "must be a list of integers (indexes of templates)")
+    count = len(values[0]) if values else len(which or ())
+    which = [0] * count if which is None else which
+    if which and not 0 <= min(which) <= max(which) < len(templates):
+        raise ColumnsError((*at, TEMPLATE), f"must index templates (0 to {len(templates) - 1})")
+    for name, column in (*zip(names, values, strict=True), (TEMPLATE, which)):
+        if len(column) != count:
+            raise ColumnsError((*at, name), f"has {len(column)} values where the rows are {count}")
+    return names, values, which
+
+
+def rows_of(index: int, chd: Mapping[str, Any]) -> dict[str, Any]:
+    """hosts[index]'s CHD with its columns written out as rows; a 422 naming the columns that
+    stand for no rows."""
+    try:
+        return rows(chd)
+    except ColumnsError as exc:
+        finding = {
+            "rule": SCHEMA.id,  # NFV001, as for any CHD that is not one
+            "code": errors.INPUT_INVALID,
+            "severity": "error",
+            "file": f"body.hosts[{index}]",
+            "path": ".".join(map(str, exc.path)),
+            "pointer": json_pointer(("hosts", index, *exc.path)),
+            "message": str(exc),
+        }
+        raise ProblemError(
+            422,
+            errors.INPUT_INVALID,
+            f"hosts[{index}] is not a valid CHD",
+            extra={"findings": [finding]},
+        ) from None
+
+
+def rows(chd: Mapping[str, Any]) -> dict[str, Any]:
+    """The CHD with its columns written out as rows; a `ColumnsError` for columns that stand
+    for no rows."""
+    nodes = []
+    for k, node in enumerate(chd["numa_nodes"]):
+        if not isinstance(node, Mapping):
+            nodes.append(node)
+            continue
+        node = dict(node)
+        if isinstance(node.get("cpus"), Mapping):
+            check(node["cpus"], ("numa_nodes", k, "cpus"))
+            node["cpus"] = expanded(node["cpus"])
+        if isinstance(node.get("nics"), list):
+            at = ("numa_nodes", k, "nics")
+            node["nics"] = [_nic_rows(nic, (*at, n)) for n, nic in enumerate(node["nics"])]
+        nodes.append(node)
+    return {**chd, "numa_nodes": nodes}
+
+
+def _nic_rows(nic: Any, at: tuple[str | int, ...]) -> Any:
+    if not isinstance(nic, Mapping) or not isinstance(nic.get("ports"), list):
+        return nic
+    ports = []
+    for p, port in enumerate(nic["ports"]):
+        if isinstance(port, Mapping) and isinstance(port.get("vfs"), Mapping):
+            check(port["vfs"], (*at, "ports", p, "vfs"))
+            port = {**port, "vfs": expanded(port["vfs"])}
+        ports.append(port)
+    return {**nic, "ports": ports}
+
+
+def model_of(chd: Mapping[str, Any]) -> ComputeHostDescriptor | None:
+    """The CHD's model, its rows read from the kept ones; None when anything is amiss (the
+    caller validates `rows(chd)` for the findings)."""
+    try:
+        nodes = [_node(node, k) for k, node in enumerate(chd["numa_nodes"])]
+        return ComputeHostDescriptor.model_validate({**chd, "numa_nodes": nodes})
+    except (ValueError, TypeError, KeyError):  # ColumnsError and ValidationError are ValueErrors
+        return None
+
+
+def _node(node: Mapping[str, Any], k: int) -> Mapping[str, Any]:
+    out = dict(node)
+    if isinstance(node.get("cpus"), Mapping):
+        out["cpus"] = _models(Cpu, node["cpus"], ("numa_nodes", k, "cpus"))
+    nics = node.get("nics")
+    if isinstance(nics, list):
+        out["nics"] = [
+            {**nic, "ports": [_port(port) for port in nic["ports"]]}
+            if isinstance(nic, Mapping) and isinstance(nic.get("ports"), list)
+            else nic
+            for nic in nics
+        ]
+    return out
+
+
+def _port(port: Any) -> Any:
+    if isinstance(port, Mapping) and isinstance(port.get("vfs"), Mapping):
+        return {**port, "vfs": _models(VirtualFunction, port["vfs"], ())}
+    return port
+
+
+def _models(
+    model: type[BaseModel], columns: Mapping[str, Any], at: Sequence[str | int]
+) -> tuple[BaseModel, ...]:
+    """The rows of `columns` as `model`s, each distinct one validated once and kept. A row's key
+    is its template's fields and its values (a column of lists as tuples); keys and look-ups run
+    over whole columns at once (a hundred thousand rows a request)."""
+    names, values, which = check(columns, at)
+    templates = columns.get(TEMPLATES, [{}])
+    # each template's fields and the columns' names as a small number (hashed once, not per row)
+    heads = [_head((model, *names, *sorted(t.items()))) for t in templates]
+    keyed = [list(map(tuple, c)) if set(map(type, c)) == {list} else c for c in values]
+    keys = list(zip(map(heads.__getitem__, which), *keyed, strict=True))
+    found: list[BaseModel | None] = list(map(_rows.get, keys))
+    for i in [i for i, row in enumerate(found) if row is None]:
+        fields = {name: column[i] for name, column in zip(names, values, strict=True)}
+        found[i] = _keep(keys[i], model.model_validate({**templates[which[i]], **fields}))
+    return tuple(found)  # type: ignore[arg-type]  # every None replaced
+
+
+def _head(fields: tuple[Hashable, ...]) -> int:
+    """A number for a row's model, column names and template fields: one never given to others
+    (the numbers go on when the rows kept are forgotten, so a key made before is never another's)."""
+    found = _heads.get(fields)
+    if found is None:
+        found = _heads.setdefault(fields, next(_numbers))
+    return found
+
+
+def _keep(key: tuple[Hashable, ...], row: BaseModel) -> BaseModel:
+    with _lock:
+        if len(_rows) >= KEPT_ROWS:  # another fleet: start again rather than sort out the old
+            _rows.clear()
+            _heads.clear()
+        _rows[key] = row
+    return row

@@ -1,0 +1,203 @@
+"""Hosts whose PUs and VFs come as columns (`nfvplace/service/host_columns.py`): read into the
+same model their rows give, answered as their rows are, and refused as their rows are (or, when
+the columns stand for no rows, with a finding naming the column)."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import random
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from service_support import auth
+
+from bench.nova_candidates import host
+from nfvplace.integrations.nova.client import digest
+from nfvplace.integrations.nova.hosts import chd_of, isolate_refused
+from nfvplace.integrations.nova.reach import host_wide
+from nfvplace.models.chd import ComputeHostDescriptor
+from nfvplace.service import host_columns
+
+VM = {
+    "flavor": {"name": "p2", "vcpus": 2, "ram": 2048, "extra_specs": {"hw:cpu_policy": "dedicated"}}
+}
+
+
+def _wire(chd: dict[str, Any]) -> dict[str, Any]:
+    """The CHD as the service reads it off the wire (tuples as lists)."""
+    read: dict[str, Any] = json.loads(json.dumps(chd))
+    return read
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 10_000), wide=st.booleans(), isolate=st.booleans())
+def test_the_columns_read_into_the_model_of_their_rows(
+    seed: int, wide: bool, isolate: bool
+) -> None:
+    view = host(random.Random(seed), f"h-{seed}")
+    view = host_wide(view) if wide else view
+    closed = isolate_refused(view) if isolate else None
+    model = host_columns.model_of(_wire(chd_of(view, closed, columns=True)))
+    expected = ComputeHostDescriptor.model_validate(chd_of(view, closed))
+    assert model == expected
+    assert model is not None
+    assert model.model_dump_json() == expected.model_dump_json()
+
+
+def test_the_rows_kept_are_bounded_and_forgetting_them_changes_no_model(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(host_columns, "KEPT_ROWS", 50)
+    monkeypatch.setattr(host_columns, "_rows", {})
+    for seed in range(4):
+        view = host(random.Random(seed), f"b-{seed}")
+        model = host_columns.model_of(_wire(chd_of(view, columns=True)))
+        assert model == ComputeHostDescriptor.model_validate(chd_of(view))
+        assert len(host_columns._rows) <= 50
+
+
+def _post(client: TestClient, hosts: list[dict[str, Any]]) -> Any:
+    body = {"vm": VM, "dialect": "openstack-flavor", "configurations": False, "hosts": hosts}
+    headers = {**auth("reader"), "Content-Type": "application/json", "Content-Encoding": "gzip"}
+    data = gzip.compress(json.dumps(body).encode())
+    return client.post("/v1/evaluations", content=data, headers=headers)
+
+
+def _sent(chd: dict[str, Any]) -> dict[str, Any]:
+    ref, _ = digest(chd)
+    return {"id": chd["id"], "ref": ref, "chd": {k: v for k, v in chd.items() if k != "id"}}
+
+
+def test_hosts_in_columns_are_answered_as_their_rows(sqlite_client: TestClient) -> None:
+    views = [host(random.Random(100 + k), f"col-{k}") for k in range(6)]
+    as_rows = _post(sqlite_client, [_sent(chd_of(v)) for v in views])
+    as_columns = _post(sqlite_client, [_sent(chd_of(v, columns=True)) for v in views])
+    assert as_rows.status_code == as_columns.status_code == 200, as_columns.text
+    assert as_columns.json() == as_rows.json()
+    assert any(a["fits"] for a in as_rows.json()["hosts"])
+    again = _post(
+        sqlite_client,
+        [
+            {"id": h["id"], "ref": h["ref"]}
+            for h in map(_sent, (chd_of(v, columns=True) for v in views))
+        ],
+    )
+    assert again.json() == as_rows.json()  # held by digest, read from what was kept
+
+
+def _columns_host(change: Any) -> dict[str, Any]:
+    chd = _wire(chd_of(host(random.Random(7), "bad"), columns=True))
+    change(chd["numa_nodes"][0]["cpus"])
+    return chd
+
+
+def _set(key: str, value: Any) -> Any:
+    return lambda cpus: cpus.__setitem__(key, value)
+
+
+@pytest.mark.parametrize(
+    ("change", "pointer", "words"),
+    [
+        (_set("id", 5), "/hosts/0/chd/numa_nodes/0/cpus/id", "must be a list"),
+        (lambda c: c["core"].pop(), "/hosts/0/chd/numa_nodes/0/cpus/core", "values where the rows"),
+        (_set("template", [99] * 3), "/hosts/0/chd/numa_nodes/0/cpus/template", "must index"),
+        (
+            lambda c: c["template"].__setitem__(0, True),
+            "/hosts/0/chd/numa_nodes/0/cpus/template",
+            "integers",
+        ),
+        (_set("templates", [5]), "/hosts/0/chd/numa_nodes/0/cpus/templates", "list of objects"),
+        (
+            lambda c: c.clear() or c.update(template=5),
+            "/hosts/0/chd/numa_nodes/0/cpus/template",
+            "integers",
+        ),
+        (_set("templates", []), "/hosts/0/chd/numa_nodes/0/cpus/template", "must index"),
+        (
+            lambda c: c["templates"][0].__setitem__("core", 1),
+            "/hosts/0/chd/numa_nodes/0/cpus/templates/0",
+            "columns too",
+        ),
+    ],
+)
+def test_columns_that_stand_for_no_rows_are_refused_naming_the_column(
+    sqlite_client: TestClient, change: Any, pointer: str, words: str
+) -> None:
+    chd = _columns_host(change)
+    answer = _post(sqlite_client, [_sent(chd)])
+    assert answer.status_code == 422, answer.text
+    problem = answer.json()
+    assert problem["code"] == "nfvplace.input.invalid"
+    [finding] = problem["findings"]
+    assert finding["rule"] == "NFV001"
+    assert finding["pointer"] == pointer.replace("/chd", "")
+    assert words in finding["message"]
+
+
+def test_a_row_the_model_refuses_is_refused_as_in_rows(sqlite_client: TestClient) -> None:
+    def busy(cpus: dict[str, Any]) -> None:
+        cpus["templates"][0]["state"] = "busy"
+
+    chd = _columns_host(busy)
+    answer = _post(sqlite_client, [_sent(chd)])
+    rows = _post(sqlite_client, [_sent(host_columns.rows(chd))])
+    assert answer.status_code == rows.status_code == 422
+    assert answer.json()["findings"] == rows.json()["findings"]
+    findings = answer.json()["findings"]
+    assert findings  # one per row of that template
+    for finding in findings:
+        assert finding["code"] == "nfvplace.input.invalid"
+        assert ".cpus[" in finding["path"]
+        assert finding["path"].endswith(".state")
+
+
+JSON = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(-3, 300)
+    | st.floats(allow_nan=False)
+    | st.text(max_size=4),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=9), inner, max_size=4)
+    ),
+    max_leaves=12,
+)
+COLUMN_NAMES = st.sampled_from(["id", "core", "siblings", "template", "templates", "state", "x"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    columns=st.dictionaries(COLUMN_NAMES, JSON, max_size=5),
+    vfs=st.dictionaries(COLUMN_NAMES, JSON, max_size=3),
+)
+def test_any_columns_give_the_model_or_a_refusal_never_a_crash(
+    columns: dict[str, Any], vfs: dict[str, Any]
+) -> None:
+    from nfvplace.service.problems import ProblemError
+
+    chd = _wire(chd_of(host(random.Random(11), "fuzz"), columns=True))
+    chd["numa_nodes"][0]["cpus"] = columns
+    chd["numa_nodes"][-1]["nics"] = [
+        {
+            "vendor": "v",
+            "model": "m",
+            "ports": [{"pci_address": "0000:00:00.0", "speed_gbps": 0, "vfs": vfs}],
+        }
+    ]
+    model = host_columns.model_of({**chd, "id": "fuzz"})
+    try:
+        written = host_columns.rows_of(0, {**chd, "id": "fuzz"})
+    except ProblemError as exc:  # columns that stand for no rows: a 422, and no model
+        refused = (exc.status, model)
+        assert refused == (422, None)
+        return
+    try:
+        expected = ComputeHostDescriptor.model_validate(written)
+    except ValueError:
+        assert model is None
+    else:
+        assert model == expected
