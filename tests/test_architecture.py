@@ -9,6 +9,7 @@ it while it loads.
 from __future__ import annotations
 
 import ast
+import re
 from collections import defaultdict
 from collections.abc import Iterator
 from functools import cache
@@ -315,6 +316,7 @@ def test_each_ordered_stage_lists_exactly_the_kinds_that_implement_it() -> None:
         "CLAIMS": k.Claims,
         "FILLS": k.Fills,
         "HOLDS_UNITS": k.HoldsUnits,
+        "HOLDS_SHARES": k.HoldsShares,
     }
     wrong = {}
     for name, protocol in ordered.items():
@@ -354,3 +356,59 @@ def test_a_no_op_is_told_from_a_method_that_works() -> None:
     idle = {name for name in vars(_Samples) if not name.startswith("_")}
     found = {name for name in idle if _does_nothing(getattr(_Samples, name))}
     assert found == {"nothing", "empty", "constant", "passes"}
+
+
+HOST_DOCUMENT = frozenset({"available", "available_generation"})  # `hosts`' cached availability
+
+
+def _writes_host_document(node: ast.AST) -> bool:
+    """`node` sets a column of `HOST_DOCUMENT`: `.values(available=...)`, `.values({...})` or a
+    host row given as a dict (an insert's) with those keys."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+        if node.func.attr != "values":
+            return False
+        if any(k.arg in HOST_DOCUMENT for k in node.keywords):
+            return True
+        return any(isinstance(a, ast.Dict) and _writes_host_document(a) for a in node.args)
+    if isinstance(node, ast.Dict):
+        keys = {k.value for k in node.keys if isinstance(k, ast.Constant)}
+        return bool(keys & HOST_DOCUMENT) and bool(keys & {"generation", "chd"})
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return re.search(r"(?i)\bset\b[^;]*\bavailable(_generation)?\s*=", node.value) is not None
+    return False
+
+
+def _top_level_names(tree: ast.Module) -> Iterator[tuple[str, ast.AST]]:
+    """Each statement of a module with the name it defines (`Class.method` for methods)."""
+    for stmt in tree.body:
+        if isinstance(stmt, ast.ClassDef):
+            for item in stmt.body:
+                name = getattr(item, "name", None) or _assigned(item)
+                yield f"{stmt.name}.{name}", item
+        else:
+            yield getattr(stmt, "name", None) or _assigned(stmt), stmt
+
+
+def _assigned(stmt: ast.stmt) -> str:
+    if isinstance(stmt, ast.Assign) and isinstance(stmt.targets[0], ast.Name):
+        return stmt.targets[0].id
+    if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
+        return stmt.target.id
+    return f"line {stmt.lineno}"
+
+
+def test_one_writer_of_a_hosts_availability_document() -> None:
+    """`hosts.available` (and the generation it is exact at) is written by one statement, the
+    write-back's (store/availability.py); the other place is the row's creation, with the new host's
+    report. Migrations are schema steps and may rewrite it; nothing else in the package does."""
+    writers = set()
+    for name, path in modules().items():
+        if name.startswith(FUNCTION_UNLIMITED):
+            continue
+        for where, stmt in _top_level_names(ast.parse(path.read_text())):
+            if any(_writes_host_document(node) for node in ast.walk(stmt)):
+                writers.add(f"{name}.{where}")
+    assert writers == {
+        "nfvplace.store.availability.WRITE_BACK",
+        "nfvplace.store.repository.Store._put_host",
+    }

@@ -123,3 +123,40 @@ def test_one_definition_per_class_name() -> None:
             if isinstance(node, ast.ClassDef):
                 homes[node.name].append(str(path.relative_to(ROOT)))
     assert {name: where for name, where in homes.items() if len(where) > 1} == {}
+
+
+AVAILABILITY_NAMES = frozenset({"available", "current", "read_current"})
+"""Names a host's availability had besides `availability` in the store and the service."""
+COLUMN_MIRRORS = frozenset(
+    {"nfvplace.store.tables.HostRow", "nfvplace.store.availability.StoredHost"}
+)
+"""Rows as the database has them: their field is the column `hosts.available`."""
+
+
+def test_a_hosts_availability_has_one_name_in_the_store_and_the_service() -> None:
+    """No module, function, class or field of the store or the service names a host's availability
+    otherwise than `availability` (docs/architecture.md, "One name per concept"), but for the
+    rows that mirror the database's column."""
+    found = []
+    for folder in ("store", "service"):
+        for path in sorted((ROOT / "nfvplace" / folder).rglob("*.py")):
+            module = ".".join(path.relative_to(ROOT).with_suffix("").parts)
+            if "migrations" in module:
+                continue
+            if path.stem in AVAILABILITY_NAMES:
+                found.append(module)
+            for node in ast.walk(ast.parse(path.read_text())):
+                if isinstance(node, ast.FunctionDef | ast.ClassDef) and node.name in (
+                    AVAILABILITY_NAMES
+                ):
+                    found.append(f"{module}.{node.name}")
+                if isinstance(node, ast.ClassDef) and f"{module}.{node.name}" not in COLUMN_MIRRORS:
+                    fields = [
+                        item.target.id
+                        for item in node.body
+                        if isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name)
+                    ]
+                    found.extend(
+                        f"{module}.{node.name}.{f}" for f in fields if f in AVAILABILITY_NAMES
+                    )
+    assert found == []

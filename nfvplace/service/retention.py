@@ -9,12 +9,12 @@ at release), so that a client replaying the key is told it was released. After `
 the live placements and one `keep` of released ones, and does not grow without bound.
 
 Write-back: a placement's commit stores claim rows and moves its hosts' generations on, not their
-availability documents (see `store/current.py`). One loop of each worker is the service's only
-writer of those documents in the background (`upkeep_forever`): every `WRITE_BACK_S` it stores, from
-the worker's index, the availability of the hosts the worker committed on, and every `CATCH_UP_S`
-it also catches up the documents nobody wrote back (hosts quiet for `CATCH_UP_QUIET_S`) by
-replaying what was committed. Besides it, only a host's report (`PUT /v1/hosts/{id}`) and a release
-write a host's document, in the transaction that changes the host.
+availability documents (see `store/availability.py`, whose `write_back` is the one writer of those
+documents). One loop of each worker hands it documents (`upkeep_forever`): every `WRITE_BACK_S`,
+from the worker's index, the availability of the hosts the worker committed on, and every
+`CATCH_UP_S` the hosts nobody wrote back (quiet for `CATCH_UP_QUIET_S`), folded from what the
+store holds. A host's report (`PUT /v1/hosts/{id}`) writes it in its transaction, a release right
+after its own.
 """
 
 from __future__ import annotations

@@ -9,10 +9,9 @@ from sqlalchemy import Engine, select
 
 from ..models.chd import ComputeHostDescriptor
 from ..models.configuration import VmConfiguration
-from .availability import derive
-from .current import HOST_STATE, read_current, stored_hosts
+from .availability import HOST_STATE, derive, read_availability, stored_hosts
 from .records import CLAIMS, HOSTS, INSTANCES, PAGE_CLAIMS, PLACEMENT_HOSTS, PLACEMENTS, POOLS
-from .resources import held_resources, hugepages_held
+from .resources import held_resources, shares_held
 
 
 def audit(engine: Engine) -> list[str]:
@@ -33,7 +32,7 @@ def audit(engine: Engine) -> list[str]:
         pools = conn.execute(select(POOLS)).mappings().all()
         hosts = conn.execute(select(HOSTS)).mappings().all()
         states = stored_hosts(conn.execute(select(*HOST_STATE).order_by(HOSTS.c.id)))
-        available = {host.id: chd for host, chd in read_current(conn, states)}
+        available = {host.id: chd for host, chd in read_availability(conn, states)}
         links = conn.execute(select(PLACEMENT_HOSTS)).mappings().all()
         instances = conn.execute(select(INSTANCES)).mappings().all()
     problems = _claim_rows(placements, claims)
@@ -61,7 +60,7 @@ def _availability(
         return [f"host {host['id']}: availability ahead of the host's generation"]
     on_host = [c for cs in placements.values() for c in cs if c.host == host["id"]]
     derived = derive(ComputeHostDescriptor.model_validate(host["chd"]), on_host)
-    expected = _normal(derived.available.model_dump(mode="json", by_alias=True))
+    expected = _normal(derived.availability.model_dump(mode="json", by_alias=True))
     problems = []
     if read is None or _normal(read.model_dump(mode="json", by_alias=True)) != expected:
         problems.append(f"host {host['id']}: availability differs from CHD + live claims")
@@ -97,7 +96,7 @@ def _pages(placements: dict[str, list[VmConfiguration]], page_claims: Any, pools
         if row["placement_id"] not in placements:
             problems.append(f"hugepage claim of released {row['placement_id']}")
         pages_rows[(row["host_id"], row["numa_node"], row["size_kib"])] += row["count"]
-    expected_pages = hugepages_held(c for cs in placements.values() for c in cs)
+    expected_pages = shares_held(c for cs in placements.values() for c in cs)
     for pool in pools:
         key = (str(pool["host_id"]), int(pool["numa_node"]), int(pool["size_kib"]))
         if pool["claimed"] != pages_rows.get(key, 0) or pool["claimed"] != expected_pages.get(

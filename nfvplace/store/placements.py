@@ -19,10 +19,9 @@ from sqlalchemy.exc import IntegrityError, OperationalError
 
 from .. import errors
 from ..claims import claim
-from ..models.chd import ComputeHostDescriptor
 from ..models.configuration import VmConfiguration
 from . import db
-from .availability import derive
+from .availability import fold
 from .changes import stamp
 from .commit import PageClaim, PlacedInstance, PlacementWrite, Swap, commit
 from .db import JsonText
@@ -37,7 +36,6 @@ from .records import (
     PLACEMENT_HOSTS,
     PLACEMENTS,
     POOLS,
-    SET_AVAILABLE,
     SLIM_RELEASED,
     IdempotentReplayError,
     PlacementPage,
@@ -45,12 +43,10 @@ from .records import (
     Snapshot,
     StaleSnapshot,
     WriteLockBusyError,
-    chd_json,
     json_text,
-    live_on,
     utc_now,
 )
-from .resources import held_resources, hugepages_held
+from .resources import held_resources, shares_held
 
 
 class PlacementStore:
@@ -131,7 +127,7 @@ class PlacementStore:
         """Store `configurations`, computed on hosts at `snapshot.generations`, atomically.
 
         The hosts' availability documents are not written: their generations move on, and readers
-        claim the placements committed since on the stored document (`current.py`). The claim
+        claim the placements committed since on the stored document (`availability.py`). The claim
         rows and hugepage counters refuse a resource held already. With `snapshot.hosts` given,
         the configurations are first claimed on them (ClaimConflictError if they do not fit); the
         service gives only generations (its index claimed them already). Documents may come
@@ -189,19 +185,11 @@ class PlacementStore:
             # (a replay of the key is told it was released), not its documents
             conn.execute(SLIM_RELEASED, {"b_id": placement_id})
             host_ids = sorted({str(c["host"]) for c in stored})
-            for host_id in host_ids:
-                reported = conn.execute(
+            for host_id in host_ids:  # in sorted order: the lock order
+                conn.execute(
                     update(HOSTS)
                     .where(HOSTS.c.id == host_id)
                     .values(generation=HOSTS.c.generation + 1, updated_at=now)
-                    .returning(HOSTS.c.chd)
-                ).scalar_one()
-                # what is left: the host's own report with the other live placements claimed (a VM
-                # the report still shows stays as reported until the agent reports again)
-                remaining = [config for _, config in live_on(conn, host_id)]
-                derived = derive(ComputeHostDescriptor.model_validate(reported), remaining)
-                conn.execute(
-                    SET_AVAILABLE, {"b_id": host_id, "b_available": chd_json(derived.available)}
                 )
             for host_id, node, size, count in conn.execute(
                 select(
@@ -223,6 +211,10 @@ class PlacementStore:
             for table in (PAGE_CLAIMS, CLAIMS, PLACEMENT_HOSTS, INSTANCES):
                 conn.execute(delete(table).where(table.c.placement_id == placement_id))
             stamp(conn, host_ids)
+        # what is left on each host (its report with the other live placements claimed; a VM the
+        # report still shows stays as reported until the agent reports again) is folded into its
+        # document; readers derive it so until then (see `availability.py`)
+        fold(self.engine, host_ids)
         return True
 
     def prune_released(self, before: datetime, limit: int) -> int:
@@ -255,8 +247,8 @@ def placement_write(
 ) -> PlacementWrite:
     """The rows one placement (`row` of the placements table) writes on `host_ids` (sorted, the
     lock order). Each host's generation moves on; its availability document stays as it was (see
-    `current.py`): the placement's host rows say which generation it made."""
-    pages = sorted(hugepages_held(configurations).items())
+    `availability.py`): the placement's host rows say which generation it made."""
+    pages = sorted(shares_held(configurations).items())
     return PlacementWrite(
         placement=row,
         swaps=[Swap(h, snapshot.generations[h], snapshot.generations[h] + 1) for h in host_ids],

@@ -59,20 +59,6 @@ REPORT = (
     )
     .returning(HOSTS.c.generation)
 )
-STAMP_AVAILABLE = (
-    update(HOSTS)
-    .where(HOSTS.c.id == bindparam("b_id"))
-    .values(
-        available=bindparam("b_available"),
-        available_generation=HOSTS.c.generation,
-        change_seq=bindparam("b_seq"),
-    )
-)
-SET_AVAILABLE = (
-    update(HOSTS)
-    .where(HOSTS.c.id == bindparam("b_id"))
-    .values(available=bindparam("b_available"), available_generation=HOSTS.c.generation)
-)
 SLIM_RELEASED = (
     update(PLACEMENTS)
     .where(PLACEMENTS.c.id == bindparam("b_id"))
@@ -142,7 +128,7 @@ class HostRecord:
     id: str
     generation: int
     chd: Mapping[str, Any]  # what the host reported
-    available: Mapping[str, Any]  # the CHD with every live claim applied
+    availability: Mapping[str, Any]  # the CHD with every live claim applied
 
 
 @dataclass(frozen=True)
@@ -151,7 +137,7 @@ class HostPut:
 
     id: str
     generation: int
-    available: ComputeHostDescriptor
+    availability: ComputeHostDescriptor
     created: bool
     conflicts: tuple[dict[str, str], ...] = ()
 
@@ -205,12 +191,13 @@ def json_text(value: Any) -> JsonText:
 
 
 def live_on(conn: Connection, host_id: str) -> list[tuple[str, VmConfiguration]]:
-    """(placement id, configuration) of every live placement on the host, oldest first."""
+    """(placement id, configuration) of every live placement on the host, in commit order (as
+    `availability.rebuilds` reads them)."""
     rows = conn.execute(
         select(PLACEMENTS.c.id, PLACEMENTS.c.configurations)
         .join(PLACEMENT_HOSTS, PLACEMENT_HOSTS.c.placement_id == PLACEMENTS.c.id)
         .where(PLACEMENT_HOSTS.c.host_id == host_id, PLACEMENTS.c.released_at.is_(None))
-        .order_by(PLACEMENTS.c.created_at, PLACEMENTS.c.id)
+        .order_by(PLACEMENT_HOSTS.c.generation, PLACEMENTS.c.created_at, PLACEMENTS.c.id)
     ).all()
     return [
         (placement_id, config)

@@ -5,9 +5,9 @@ keeps an index of the hosts' availability, refreshed from the change feed: `chan
 `commit_placement` bumps each touched host's generation only if it is still the one the placement was
 computed on (UPDATE ... WHERE generation = :seen), inserts one unique row per exclusively held
 resource and adds its hugepages to the pools' counters; it does not write the host's availability
-document, which readers bring up to date with the placements committed since (`current.py`). Any
-step failing rolls everything back and raises `StaleSnapshot`, and the caller refreshes and
-recomputes.
+document, which readers bring up to date with the placements committed since, and which one
+function writes (`availability.write_back`). Any step failing rolls everything back and raises
+`StaleSnapshot`, and the caller refreshes and recomputes.
 
 Every write that changes a host stamps it with a change number (`hosts.change_seq`, or
 `deleted_hosts` for a deletion), which the change feed reads (`changes`).
@@ -33,17 +33,20 @@ from .. import errors
 from ..models.chd import ComputeHostDescriptor
 from ..models.configuration import VmConfiguration
 from . import db
-from .availability import derive
-from .changes import CHANGES, stamp
-from .current import (
+from .availability import (
     HOST_STATE,
+    availability_at,
     catch_up,
-    current,
-    read_current,
+    derive,
+    read_availability,
+    rebased,
+    rebuilds,
     since,
     stored_hosts,
     write_back,
+    write_back_on,
 )
+from .changes import CHANGES, stamp
 from .faults import LOW_DISK_BYTES, StoreFault, StoreFaultError, classify
 from .placements import PlacementStore
 from .records import (
@@ -56,7 +59,6 @@ from .records import (
     POOLS,
     PROBE,
     REPORT,
-    STAMP_AVAILABLE,
     Changes,
     HostInUseError,
     HostPut,
@@ -66,7 +68,7 @@ from .records import (
     live_on,
     utc_now,
 )
-from .resources import hugepage_capacity, hugepages_held
+from .resources import pool_capacity, shares_held
 
 POOLS_OF = select(POOLS.c.numa_node, POOLS.c.size_kib).where(POOLS.c.host_id == bindparam("b_host"))
 SET_POOL = (
@@ -139,11 +141,14 @@ class Store(PlacementStore):
             rows = conn.execute(query).all()
             hosts = stored_hosts(rows)
             recent = since(conn, hosts)
-        # an exact document is handed out as stored; only one that is behind is parsed and claimed on
+            again = rebuilds(conn, rebased(hosts, recent))
+        # an exact document is handed out as stored; only one that is behind is brought up to date
         available = [
             json.loads(host.available)
             if host.exact
-            else current(host, recent.get(host.id, ())).model_dump(mode="json", by_alias=True)
+            else availability_at(host, recent.get(host.id), again.get(host.id)).model_dump(
+                mode="json", by_alias=True
+            )
             for host in hosts
         ]
         return [
@@ -174,7 +179,9 @@ class Store(PlacementStore):
                     {
                         "id": chd.id,
                         "chd": reported,
+                        # a new host holds no placement: its report is its availability
                         "available": reported,
+                        "available_generation": generation,
                         "generation": generation,
                         "created_at": now,
                         "updated_at": now,
@@ -195,12 +202,10 @@ class Store(PlacementStore):
                 for config, issue in derived.conflicts
             )
             _sync_pools(conn, derived.base, [config for _, config in live])
-            seq = stamp(conn, ())
-            conn.execute(
-                STAMP_AVAILABLE,
-                {"b_id": chd.id, "b_available": chd_json(derived.available), "b_seq": seq},
-            )
-        return HostPut(chd.id, generation, derived.available, created, conflicts)
+            stamp(conn, (chd.id,))
+            if not created:  # the document holds the report at once (see `availability.py`)
+                write_back_on(conn, [(chd.id, generation, derived.availability)])
+        return HostPut(chd.id, generation, derived.availability, created, conflicts)
 
     def delete_host(self, host_id: str) -> bool:
         """Forget a host; False if unknown; HostInUseError while placements hold resources on it."""
@@ -265,12 +270,12 @@ class Store(PlacementStore):
             for start in range(0, len(ids), CHUNK):
                 chunk = ids[start : start + CHUNK]
                 query = select(*HOST_STATE).where(HOSTS.c.id.in_(chunk)).order_by(HOSTS.c.id)
-                for host, chd in read_current(conn, stored_hosts(conn.execute(query))):
+                for host, chd in read_availability(conn, stored_hosts(conn.execute(query))):
                     yield host.id, host.generation, chd
 
     def write_back(self, documents: Iterable[tuple[str, int, ComputeHostDescriptor]]) -> int:
         """Store hosts' availability `(id, generation, document)` as exact at that generation where
-        their document is behind (see `current.py`); how many were written."""
+        their document is behind (see `availability.py`); how many were written."""
         return write_back(self.engine, documents)
 
     def catch_up(self, limit: int, quiet_s: float = 0.0) -> int:
@@ -302,8 +307,8 @@ def _sync_pools(
 ) -> None:
     """The host's hugepage counters: capacity as reported (without the store's own placements),
     claimed by the live placements."""
-    capacity = hugepage_capacity(base)
-    claimed = {(n, s): c for (_h, n, s), c in hugepages_held(live).items()}
+    capacity = pool_capacity(base)
+    claimed = {(n, s): c for (_h, n, s), c in shares_held(live).items()}
     existing = {(row[0], row[1]) for row in conn.execute(POOLS_OF, {"b_host": base.id})}
     for key in sorted(set(capacity) | set(claimed) | existing):
         node, size = key

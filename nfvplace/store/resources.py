@@ -1,6 +1,6 @@
-"""What a VM Configuration holds, as rows the store can make unique (pure functions): the units
-each resource kind says its configurations hold alone (`placement/resources/holding.py`), and the
-hugepages they take from each pool."""
+"""What a VM Configuration holds, as rows the store guards (pure functions): the units each
+resource kind says its configurations hold alone, one unique row each, and the shares they take of
+each pool of alike units (hugepages), one counter per pool (`placement/resources/holding.py`)."""
 
 from __future__ import annotations
 
@@ -10,9 +10,10 @@ from dataclasses import dataclass
 
 from ..models.chd import ComputeHostDescriptor
 from ..models.configuration import VmConfiguration
-from ..placement.resources import HOLDS_UNITS
+from ..placement.resources import HOLDS_SHARES, HOLDS_UNITS
 
 HOLDERS = HOLDS_UNITS  # the kinds whose configurations hold units of a host alone, in order
+SHARERS = HOLDS_SHARES  # the kinds whose configurations take shares of a host's pools, in order
 
 
 @dataclass(frozen=True, slots=True, order=True)
@@ -34,20 +35,17 @@ def held_resources(config: VmConfiguration) -> list[Held]:
     ]
 
 
-def hugepages_held(configs: Iterable[VmConfiguration]) -> Counter[tuple[str, int, int]]:
-    """Hugepages held per (host, NUMA node, page size in KiB)."""
-    pages: Counter[tuple[str, int, int]] = Counter()
+def shares_held(configs: Iterable[VmConfiguration]) -> Counter[tuple[str, int, int]]:
+    """Units taken per pool (host, NUMA node, unit size in KiB), as each kind says
+    (`HoldsShares`): hugepages."""
+    taken: Counter[tuple[str, int, int]] = Counter()
     for config in configs:
-        for cs in config.cpu_sets:
-            if cs.hugepages is not None and cs.hugepages.count:
-                pages[(config.host, cs.numa_node, cs.hugepages.size_kib)] += cs.hugepages.count
-    return pages
+        for kind in SHARERS:
+            for share in kind.held_shares(config):
+                taken[(config.host, share.node, share.size_kib)] += share.count
+    return taken
 
 
-def hugepage_capacity(chd: ComputeHostDescriptor) -> dict[tuple[int, int], int]:
-    """Free hugepages the host itself reports, per (NUMA node, page size in KiB)."""
-    return {
-        (node.id, pool.size_kib): pool.free
-        for node in chd.numa_nodes
-        for pool in node.memory.hugepages
-    }
+def pool_capacity(chd: ComputeHostDescriptor) -> dict[tuple[int, int], int]:
+    """Units free in each pool (NUMA node, unit size in KiB) as the host itself reports them."""
+    return {(pool.node, pool.size_kib): pool.count for kind in SHARERS for pool in kind.pools(chd)}

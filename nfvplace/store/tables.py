@@ -43,8 +43,9 @@ class Base(DeclarativeBase):
 class HostRow(Base):
     """A host: the CHD its agent reported, its availability after claims, and its generation.
 
-    `available` is exact as of `available_generation`; placements committed since (their
-    `placement_hosts.generation` is higher) are claimed on it when it is read (`current.py`)."""
+    `available` caches the CHD with its live placements claimed, exact as of
+    `available_generation`; readers bring it up to date, and one function writes it
+    (`availability.py`)."""
 
     __tablename__ = "hosts"
 

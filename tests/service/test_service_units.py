@@ -16,7 +16,7 @@ from nfvplace.service.placing import PlacementRequest
 from nfvplace.service.settings import Settings
 from nfvplace.store.availability import derive
 from nfvplace.store.db import normalise_url
-from nfvplace.store.resources import Held, held_resources, hugepage_capacity, hugepages_held
+from nfvplace.store.resources import Held, held_resources, pool_capacity, shares_held
 
 CONFIG = VmConfiguration.model_validate(
     {
@@ -62,10 +62,10 @@ def test_held_resources_names_every_exclusive_resource() -> None:
     )
 
 
-def test_hugepages_held_and_capacity() -> None:
-    assert hugepages_held([CONFIG, CONFIG]) == Counter({("h1", 1, 1048576): 4})
+def test_shares_held_and_capacity() -> None:
+    assert shares_held([CONFIG, CONFIG]) == Counter({("h1", 1, 1048576): 4})
     chd = ComputeHostDescriptor.model_validate(host("h1", pages_1g=3))
-    assert hugepage_capacity(chd) == {(0, 1048576): 3, (1, 1048576): 3}
+    assert pool_capacity(chd) == {(0, 1048576): 3, (1, 1048576): 3}
 
 
 def test_derive_counts_what_the_agent_shows_once() -> None:
@@ -93,16 +93,16 @@ def test_derive_counts_what_the_agent_shows_once() -> None:
     reported = ComputeHostDescriptor.model_validate(data)
     derived = derive(reported, [config])
     assert derived.conflicts == ()
-    pool = derived.available.node(1).memory.hugepages[0]
+    pool = derived.availability.node(1).memory.hugepages[0]
     assert (pool.total, pool.used) == (4, 3)  # not 5: the placement's 2 pages counted once
-    assert hugepage_capacity(derived.base)[(1, 1048576)] == 3  # free without the placement
-    assert derived.available.node(1).memory.normal.used_mib == 2048
-    cpus = {c.id: c for c in derived.available.cpus}
+    assert pool_capacity(derived.base)[(1, 1048576)] == 3  # free without the placement
+    assert derived.availability.node(1).memory.normal.used_mib == 2048
+    cpus = {c.id: c for c in derived.availability.cpus}
     assert cpus[mine["id"]].owner == CONFIG.owner
     assert cpus[theirs["id"]].owner == "theirs"
     # an agent that does not show the placement (VM not started): its usage is added once
     clean = ComputeHostDescriptor.model_validate(host("h1", vfs=2))
-    assert derive(clean, [config]).available.node(1).memory.hugepages[0].used == 2
+    assert derive(clean, [config]).availability.node(1).memory.hugepages[0].used == 2
 
 
 @pytest.mark.parametrize(

@@ -132,7 +132,7 @@ def test_release_is_idempotent_and_frees(store: Store) -> None:
     assert store.release_placement("never") is False
     after = store.get_host("h1")
     assert after is not None
-    assert after.available == reported.available
+    assert after.availability == reported.availability
     assert after.generation == reported.generation + 2
     assert store.audit() == []
 

@@ -77,8 +77,8 @@ def place_vm(
     base: BoolArray = np.ones(len(fleet), dtype=np.bool_) if consider is None else consider.copy()
     ranked = rank(fleet, vm, options, base, reasons)
     keys = ranked.keys
-    considered = int(base.sum())
-    passed = int((keys != NO_KEY).sum())
+    considered = int(np.count_nonzero(base))
+    passed = int(np.count_nonzero(keys != NO_KEY))
     tries = 0
     failures: list[tuple[int, Refused | Infeasible]] = []
     while len(keys):  # an empty fleet: no host to try, the diagnosis says 0/0

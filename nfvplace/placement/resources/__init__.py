@@ -28,6 +28,7 @@ from .stages import (
     CountTakes,
     Explains,
     Fills,
+    HoldsShares,
     HoldsUnits,
     HostChecks,
     ModelDemand,
@@ -124,6 +125,10 @@ HOLDS_UNITS: tuple[HoldsUnits, ...] = (CPU, NICS, DEVICES, CACHE_WAYS)
 this one order, so two commits racing for the same units meet them in the same order (the first
 waits for the second's outcome rather than both waiting on each other)."""
 
+HOLDS_SHARES: tuple[HoldsShares, ...] = (MEMORY,)
+"""The store's counters of pools of alike units (`store/resources.py`): a commit raises them in
+this order, the lock order, as `HOLDS_UNITS` orders the claim rows."""
+
 FILLS: tuple[Fills[Any], ...] = (CPU, MEMORY)
 """The parts of `pack`'s host score (`engine/policies/`), in the order they are summed and said."""
 
@@ -135,6 +140,7 @@ __all__ = [
     "DECIDES",
     "EXPLAINS",
     "FILLS",
+    "HOLDS_SHARES",
     "HOLDS_UNITS",
     "HOST_CHECKS",
     "KINDS",

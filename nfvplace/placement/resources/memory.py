@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Iterable
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 from ortools.sat.python import cp_model
@@ -35,7 +34,9 @@ from .base import (
 )
 from .draft import AssignmentError, ConfigurationDraft, DescriptorDraft, HostDraft
 from .filtering import FilterInput, NodeNeed
+from .hugepage_pools import HugepagePools
 from .kind import Decisions, Kind, RelaxModel
+from .memory_charge import charge_normal, claim_pages
 from .model import Layout, ModelContext
 from .page_choice import Backing, backing, choice_need
 from .scoring import Fullness, NodeFullness
@@ -92,7 +93,7 @@ class MemoryCount:
     bandwidth: int
 
 
-class MemoryKind(Kind):
+class MemoryKind(HugepagePools, Kind):
     name = "memory"
     reasons = (Reason.hugepages, Reason.memory, Reason.memory_bandwidth)
     family = "hugepages and memory of the nodes shared by the cpu-sets"
@@ -314,8 +315,8 @@ class MemoryKind(Kind):
             if memory is None:
                 continue
             if cs.hugepages is not None and cs.hugepages.count:
-                _claim_pages(draft, memory, cs.numa_node, index, cs.hugepages, sign)
-            _charge_normal(memory, sign * cs.normal_memory_mib)
+                claim_pages(draft, memory, cs.numa_node, index, cs.hugepages, sign)
+            charge_normal(memory, sign * cs.normal_memory_mib)
             if cs.memory_bandwidth_gbps:
                 memory["bandwidth_used_gbps"] = max(
                     memory.get("bandwidth_used_gbps", 0.0) + sign * cs.memory_bandwidth_gbps, 0.0
@@ -326,7 +327,7 @@ class MemoryKind(Kind):
                 node_id = min(draft.nodes)
             memory = draft.node_memory(node_id, "shared.numa_node")
             if memory is not None:
-                _charge_normal(memory, sign * config.shared.memory_mib)
+                charge_normal(memory, sign * config.shared.memory_mib)
 
 
 def _pages_need(inp: FilterInput, t: MemoryTable, size_kib: int, count: int) -> NodeNeed:
@@ -367,29 +368,6 @@ def _post_node(
     m.add(sum(b.normal_mib * y for b, _, y in placed) <= _normal_free(node, ctx.request))
     if node.bandwidth_free_kbps is not None:
         m.add(sum(cs.memory_bandwidth_kbps * y for _, cs, y in placed) <= node.bandwidth_free_kbps)
-
-
-def _claim_pages(
-    draft: HostDraft, memory: dict[str, Any], node: int, index: int, pages: Any, sign: int
-) -> None:
-    path = f"cpu_sets[{index}].hugepages"
-    pool = next((p for p in memory.get("hugepages", []) if p["size_kib"] == pages.size_kib), None)
-    if pool is None:
-        draft.fail(f"node {node} has no {pages.size_kib} KiB pool", path)
-        return
-    used = pool.get("used", 0) + sign * pages.count
-    if sign > 0 and used > pool["total"]:
-        draft.fail(
-            f"node {node}: {pool['total'] - pool.get('used', 0)} free "
-            f"{pages.size_kib} KiB pages, {pages.count} claimed",
-            path,
-        )
-    pool["used"] = max(used, 0)
-
-
-def _charge_normal(memory: dict[str, Any], delta_mib: int) -> None:
-    normal = memory.setdefault("normal", {})
-    normal["used_mib"] = max(normal.get("used_mib", 0) + delta_mib, 0)
 
 
 MEMORY = MemoryKind()

@@ -8,6 +8,7 @@ the numpy reductions give (integers and booleans only: no rounding to reorder).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -16,60 +17,42 @@ import numpy.typing as npt
 Array = npt.NDArray[Any]
 
 
-def _columns(table: Array) -> list[Array]:
-    return [table[:, j] for j in range(table.shape[1])]
+def _fold(table: Array, combine: np.ufunc, reduce: Callable[..., Array]) -> Array:
+    """`table` reduced along its slots by `combine`, one column at a time (where there is no slot,
+    numpy's own reduction `reduce`: its result, or its error)."""
+    if table.shape[1] == 0:
+        return reduce(table, axis=1)
+    out = table[:, 0].copy()
+    for j in range(1, table.shape[1]):
+        combine(out, table[:, j], out=out)
+    return out
 
 
 def rows_any(table: Array) -> Array:
     """`table.any(axis=1)`."""
-    if table.shape[1] == 0:
-        return table.any(axis=1)
-    columns = _columns(table)
-    out = columns[0].copy()
-    for column in columns[1:]:
-        out |= column
-    return out
+    return _fold(table, np.bitwise_or, np.any)
 
 
 def rows_all(table: Array) -> Array:
     """`table.all(axis=1)`."""
-    if table.shape[1] == 0:
-        return table.all(axis=1)
-    columns = _columns(table)
-    out = columns[0].copy()
-    for column in columns[1:]:
-        out &= column
-    return out
+    return _fold(table, np.bitwise_and, np.all)
+
+
+def rows_max(table: Array) -> Array:
+    """`table.max(axis=1)` of integers."""
+    return _fold(table, np.maximum, np.max)
+
+
+def rows_min(table: Array) -> Array:
+    """`table.min(axis=1)` of integers."""
+    return _fold(table, np.minimum, np.min)
 
 
 def rows_sum(table: Array) -> Array:
     """`table.sum(axis=1)` of booleans or integers (int64, as numpy sums them on 64-bit hosts)."""
     if table.shape[1] == 0 or table.dtype.kind not in "bi":
         return table.sum(axis=1)
-    columns = _columns(table)
-    out = columns[0].astype(np.int64)
-    for column in columns[1:]:
-        out += column
-    return out
-
-
-def rows_max(table: Array) -> Array:
-    """`table.max(axis=1)` of integers."""
-    if table.shape[1] == 0:
-        return table.max(axis=1)  # numpy's own error: no slot to take the maximum of
-    columns = _columns(table)
-    out = columns[0].copy()
-    for column in columns[1:]:
-        np.maximum(out, column, out=out)
-    return out
-
-
-def rows_min(table: Array) -> Array:
-    """`table.min(axis=1)` of integers."""
-    if table.shape[1] == 0:
-        return table.min(axis=1)  # numpy's own error: no slot to take the minimum of
-    columns = _columns(table)
-    out = columns[0].copy()
-    for column in columns[1:]:
-        np.minimum(out, column, out=out)
+    out = table[:, 0].astype(np.int64)
+    for j in range(1, table.shape[1]):
+        out += table[:, j]
     return out

@@ -16,9 +16,8 @@ another floating cpu-set of the VM took (each spreads over a pool of its own).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any
 
 import numpy as np
 from ortools.sat.python import cp_model
@@ -44,6 +43,7 @@ from .draft import AssignmentError, ConfigurationDraft, DescriptorDraft, HostDra
 from .filtering import FilterInput, NodeNeed
 from .kind import Decisions, Kind, Refusal, RelaxModel
 from .model import Layout, ModelContext
+from .shared_charge import charge_pus
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,10 +51,10 @@ class SharedPu:
     pu: int
     ratio: Fraction
     usage: Fraction
+    spare_vcpus: Fraction = field(init=False, repr=False, compare=False)  # worked out once
 
-    @property
-    def spare_vcpus(self) -> Fraction:
-        return max((1 - self.usage) * self.ratio, Fraction(0))
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "spare_vcpus", max((1 - self.usage) * self.ratio, Fraction(0)))
 
 
 Pool = tuple[SharedPu, ...]
@@ -311,11 +311,11 @@ class SharedKind(Kind):
 
     def claim(self, draft: HostDraft, config: VmConfiguration, sign: int) -> None:
         if config.shared is not None and config.shared.cpus:
-            _charge(draft, config.shared.vcpus, config.shared.cpus, sign, "shared.cpus")
+            charge_pus(draft, config.shared.vcpus, config.shared.cpus, sign, "shared.cpus")
         for cs in config.cpu_sets:
             if cs.floating is not None and cs.floating.cpus:
                 where = f"cpu_sets[{cs.id}].floating.cpus"
-                _charge(draft, len(cs.floating.vcpus), cs.floating.cpus, sign, where)
+                charge_pus(draft, len(cs.floating.vcpus), cs.floating.cpus, sign, where)
 
 
 def _assign_floating(
@@ -354,37 +354,6 @@ def _explain_floating(
             )
         )
     return rows
-
-
-def _charge(draft: HostDraft, vcpus: int, pus: tuple[int, ...], sign: int, where: str) -> None:
-    share = Fraction(vcpus, len(pus))
-    for pu in pus:
-        cpu = draft.cpu(pu)
-        if cpu is None:
-            draft.fail(f"PU {pu} does not exist on {draft.host.id}", where)
-            continue
-        state = str(cpu.get("state", "free"))
-        if sign > 0 and (not cpu.get("eligible", True) or state == "dedicated"):
-            draft.fail(f"PU {pu} cannot be shared ({state})", where)
-            continue
-        _charge_pu(draft, cpu, pu, state, sign * share, where)
-
-
-def _charge_pu(
-    draft: HostDraft, cpu: dict[str, Any], pu: int, state: str, share: Fraction, where: str
-) -> None:
-    ratio = cpu.get("oversubscription_ratio") or 1.0
-    # exact: the stored ratios read as the fractions they stand for (5/6, not 0.833333333)
-    exact = rational(cpu.get("usage_ratio")) + share / (rational(ratio) or 1)
-    usage = float(exact)
-    if share > 0 and exact > 1:
-        draft.fail(f"PU {pu} would be used {usage:.2f} of its ratio {ratio}", where)
-    usage = max(usage, 0.0)
-    cpu.update(
-        state="shared" if usage > 1e-9 or state == "shared" else "free",
-        oversubscription_ratio=ratio,
-        usage_ratio=usage,
-    )
 
 
 SHARED_CPUS = SharedKind()

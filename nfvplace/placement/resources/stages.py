@@ -18,7 +18,7 @@ defaults to inherit, so a kind is in a stage exactly when it has that stage's me
 | counting model (capacity) | `CountGate`, `CountTakes` (`count_state`, `count_take`), `CountCaps` | `joint/counting.py` |
 | relaxation (joint) | `RelaxSlots`, `RelaxNodes`, `RelaxHosts`, `RelaxCapacity`, `RelaxFinish` | `joint/relaxation.py` |
 | claim and release on a CHD | `Claims` (`claim`), `Owners` (`owners`) | `claims.py` |
-| the store's double-claim guard | `HoldsUnits` (`held_units`) | `store/resources.py` |
+| the store's double-claim guard | `HoldsUnits` (`held_units`), `HoldsShares` (`held_shares`, `pools`) | `store/resources.py` |
 | a running VM's descriptor | `Describes` (`describe`) | `joint/moves.py` |
 | links between a VNF's members | `Links` (`link_kbps`) | `joint/state.py` |
 | policy scores | `Fills`, `Room`, `Keeps`, `NodeFills`, `NodeKeeps` | `engine/policies/` |
@@ -51,7 +51,7 @@ from .base import (
 )
 from .draft import ConfigurationDraft, DescriptorDraft, HostDraft
 from .filtering import FilterInput, HostCheck, NodeNeed
-from .holding import HeldUnit
+from .holding import HeldUnit, PoolShare
 from .kind import Decides, Decisions, Named, RelaxModel
 from .model import Layout, ModelContext
 from .scoring import Fullness, Kept, NodeFullness
@@ -259,6 +259,19 @@ class HoldsUnits(Named, Protocol):
         ...
 
 
+@runtime_checkable
+class HoldsShares(Named, Protocol):
+    """A kind whose configurations take counts from pools of alike units (`holding.py`)."""
+
+    def held_shares(self, config: VmConfiguration) -> Iterable[PoolShare]:
+        """How many units of each pool of `config.host` `config` takes."""
+        ...
+
+    def pools(self, host: ComputeHostDescriptor) -> Iterable[PoolShare]:
+        """Each pool of `host` with the units free in it as the host reports them."""
+        ...
+
+
 # joint search: a running VM's descriptor, and links between members of a VNF on one host
 
 
@@ -337,6 +350,7 @@ STAGES: tuple[type, ...] = (
     Claims,
     Owners,
     HoldsUnits,
+    HoldsShares,
     Describes,
     Links,
     Fills,

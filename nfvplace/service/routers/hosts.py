@@ -50,7 +50,7 @@ class HostList(BaseModel):
 
 
 def view(record: HostRecord) -> dict[str, Any]:
-    return {"id": record.id, "generation": record.generation, "chd": dict(record.available)}
+    return {"id": record.id, "generation": record.generation, "chd": dict(record.availability)}
 
 
 def _not_found(host_id: str) -> ProblemError:
@@ -109,7 +109,7 @@ async def put_host(
     answer = {
         "id": put.id,
         "generation": put.generation,
-        "chd": put.available,  # serialised by pydantic-core with the rest (a host is 10-100 KB)
+        "chd": put.availability,  # serialised by pydantic-core with the rest (a host is 10-100 KB)
         "conflicts": list(put.conflicts),
     }
     return FastJSONResponse(
@@ -136,7 +136,7 @@ def report(
         )
     put = store.put_host(chd)
     if isinstance(document.data, Mapping) and k8s_nrt.detect(document.data):
-        reconcile(store, put.id, put.generation, put.available)
+        reconcile(store, put.id, put.generation, put.availability)
     return put
 
 

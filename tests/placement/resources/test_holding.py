@@ -1,4 +1,5 @@
-"""Each kind says which units of a host its configurations hold alone (`HoldsUnits`)."""
+"""Each kind says which units of a host its configurations hold alone (`HoldsUnits`), and which
+shares of its pools they take (`HoldsShares`)."""
 
 from __future__ import annotations
 
@@ -7,12 +8,12 @@ from typing import Any
 import pytest
 
 from nfvplace.models.configuration import VmConfiguration
-from nfvplace.placement.resources import CACHE_WAYS, KINDS
+from nfvplace.placement.resources import CACHE_WAYS, KINDS, MEMORY
 from nfvplace.placement.resources.cpu import CPU
 from nfvplace.placement.resources.devices import DEVICES
-from nfvplace.placement.resources.holding import HeldUnit
+from nfvplace.placement.resources.holding import HeldUnit, PoolShare
 from nfvplace.placement.resources.nics import NICS
-from nfvplace.placement.resources.stages import HoldsUnits
+from nfvplace.placement.resources.stages import HoldsShares, HoldsUnits
 
 CONFIG = VmConfiguration.model_validate(
     {
@@ -66,3 +67,12 @@ def test_a_unit_kind_fits_the_claim_rows() -> None:
     """The claim rows keep a unit's kind in 16 characters and its id in 64."""
     for units in HELD.values():
         assert all(len(u.kind) <= 16 and len(u.unit) <= 64 for u in units)
+
+
+@pytest.mark.parametrize("kind", KINDS, ids=lambda k: str(k.name))
+def test_each_kind_names_the_shares_of_pools_it_takes(kind: Any) -> None:
+    if kind.name != MEMORY.name:
+        assert not isinstance(kind, HoldsShares)
+        return
+    assert isinstance(kind, HoldsShares)
+    assert list(kind.held_shares(CONFIG)) == [PoolShare(1, 1048576, 2)]

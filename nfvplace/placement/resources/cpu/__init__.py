@@ -279,7 +279,9 @@ def _needs(t: CpuTable, cs: CpuSetDemand, emulator: int) -> list[NodeNeed]:
     # each column below is computed only when a need reads it (the filter's cost is these
     # passes over every host and node: a cpu-set of pairs alone needs none of them)
     if singles and cs.policy.value == "isolate":
-        isolated = (np.maximum(t.whole - pairs, 0) if pairs else t.whole) + t.single
+        isolated = t.whole - pairs  # one new array, the rest in place
+        np.maximum(isolated, 0, out=isolated)
+        isolated += t.single
         out.append(
             NodeNeed(
                 Reason.cores,
@@ -293,7 +295,8 @@ def _needs(t: CpuTable, cs: CpuSetDemand, emulator: int) -> list[NodeNeed]:
     if singles + emulator:
         need = singles + emulator
         # an upper bound (pairs take at least two threads of their core): necessary, exact on SMT2
-        threads = np.maximum(t.whole_threads - 2 * pairs, 0) if pairs else t.whole_threads.copy()
+        threads = t.whole_threads - 2 * pairs
+        np.maximum(threads, 0, out=threads)
         threads += t.half_busy
         threads += t.single
         label = "free threads" if not emulator else "free threads (vCPUs and emulator)"

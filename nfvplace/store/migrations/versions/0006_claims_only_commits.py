@@ -5,7 +5,7 @@ growing with every VM on the host): half of a commit's cost on SQLite. Now it bu
 generation and writes its own rows, and the availability is kept as of an older generation:
 
 - `hosts.available_generation`: the generation `available` is exact for. When it is below
-  `generation`, readers claim on it the placements committed since (see `store/current.py`), and
+  `generation`, readers claim on it the placements committed since (see `store/availability.py`), and
   the service's upkeep writes the result back now and then.
 - `placement_hosts.generation`: the host generation a placement's commit created, which tells the
   placements committed since `available_generation` from those `available` holds already.
@@ -45,14 +45,14 @@ def upgrade() -> None:
 def downgrade() -> None:
     # the revisions before this one read `available` as exact: bring every document up to date
     # (the placements committed since claimed on it) before the columns that say otherwise go
-    from nfvplace.store.current import HOST_STATE, read_current, stored_hosts
+    from nfvplace.store.availability import HOST_STATE, read_availability, stored_hosts
     from nfvplace.store.records import HOSTS, chd_json
 
     conn = op.get_bind()
     behind = conn.execute(
         sa.select(*HOST_STATE).where(HOSTS.c.available_generation < HOSTS.c.generation)
     ).all()
-    for host, chd in read_current(conn, stored_hosts(behind)):
+    for host, chd in read_availability(conn, stored_hosts(behind)):
         conn.execute(sa.update(HOSTS).where(HOSTS.c.id == host.id).values(available=chd_json(chd)))
     # plain ALTER TABLE ... DROP COLUMN (SQLite ≥ 3.35): a batch operation would copy and drop
     # `hosts`, which the foreign keys of the placements' tables refuse
