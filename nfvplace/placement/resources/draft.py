@@ -158,10 +158,21 @@ class _Cpus:
 
     def __init__(self, nodes: _Nodes, host: ComputeHostDescriptor, near: Collection[int]) -> None:
         self._nodes = nodes
+        self._near = [node for node in host.numa_nodes if node.id in near]
         self._where = _Where(host, _pus, near)
 
+    def _guess(self, pu: int) -> tuple[int, int] | None:
+        """Where `pu` is when a named node numbers its PUs in a run (most hosts do): found
+        without mapping the node's PUs."""
+        for node in self._near:
+            cpus = node.cpus
+            k = pu - cpus[0].id if cpus else -1
+            if 0 <= k < len(cpus) and cpus[k].id == pu:
+                return node.id, k
+        return None
+
     def get(self, pu: int) -> dict[str, Any] | None:
-        found = self._where.get(pu)
+        found = self._guess(pu) or self._where.get(pu)
         if found is None:
             return None
         node_id, k = found
