@@ -7,7 +7,8 @@ sent one at a time through the service's own functions on a real SQLite store: t
 (`parsed_request`: JSON, the envelope, the gate), the placement (`Placements.place` as the event
 loop calls it, with its phases: refresh, engine, index, commit), a refusal's problem document
 (the diagnosis), and the answer's JSON response rendered, with the worker's write-back every
-`--write-back-every` placements as the worker's upkeep does. The engine places the same requests
+`retention.WRITE_BACK_S` of placements at `--rate` per second as the worker's upkeep does (and
+SQLite's log checkpointed there, where the tree's upkeep does it). The engine places the same requests
 on a prebuilt `FleetIndex` first (`place`, then the index updated), and every figure is CPU time
 per request (`process_time`), so that the machine's other users do not skew it. What the server
 spends beyond these (uvicorn, Starlette, the middleware) is the HTTP benchmark's total minus them.
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import inspect
 import json
 import statistics
 import subprocess
@@ -34,11 +36,12 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def child(hosts_count: int, requests: int, seed: int, write_back_every: int) -> dict[str, float]:
+def child(hosts_count: int, requests: int, seed: int, rate: float) -> dict[str, float]:
     """This process's figures, in ms of CPU per request (the tree is whatever `nfvplace` is)."""
     from nfvplace.models.chd import ComputeHostDescriptor
     from nfvplace.models.vmd import VmDescriptor
     from nfvplace.placement import FleetIndex, place
+    from nfvplace.service import retention
     from nfvplace.service.metrics import Metrics
     from nfvplace.service.placing import Placements
     from nfvplace.service.problems import ProblemError
@@ -73,6 +76,15 @@ def child(hosts_count: int, requests: int, seed: int, write_back_every: int) -> 
     from nfvplace import placement
 
     placements = Placements(store, placement.place, metrics, max_attempts=5)
+    write_back_every = max(1, round(retention.WRITE_BACK_S * rate))
+    checkpoints = "live.store.checkpoint()" in inspect.getsource(retention.upkeep_forever)
+
+    def upkeep() -> None:
+        """A round of the worker's upkeep loop (without its catch-up)."""
+        placements.live.write_back()
+        if checkpoints:
+            store.checkpoint()
+
     placements.live.refresh()
     gc.collect()  # as `serve`'s workers do once the index is built (workers.keep_out_of_collections)
     gc.freeze()
@@ -99,11 +111,11 @@ def child(hosts_count: int, requests: int, seed: int, write_back_every: int) -> 
         out["answer or problem rendered"] += t3 - t2
         if k % write_back_every == write_back_every - 1:
             t4 = time.process_time()
-            placements.live.write_back()
-            out["write-back"] += time.process_time() - t4
+            upkeep()
+            out["write-back (and checkpoint)"] += time.process_time() - t4
     t5 = time.process_time()
-    placements.live.write_back()
-    out["write-back"] += time.process_time() - t5
+    upkeep()
+    out["write-back (and checkpoint)"] += time.process_time() - t5
     gc.callbacks.remove(collections)
     out["(of which the garbage collector)"] = COLLECTING["s"]
     placements.close()
@@ -261,7 +273,7 @@ def run_child(tree: Path, args: argparse.Namespace) -> dict[str, float]:
         f"import sys; sys.path.insert(0, {str(tree)!r}); import nfvplace; "
         f"sys.path.insert(0, {str(ROOT)!r}); import json; from bench.service_split import child, through_app; "
         f"print(json.dumps(child({args.hosts}, {args.requests}, {args.seed}, "
-        f"{args.write_back_every}) | through_app({args.hosts}, {args.requests}, {args.seed})))"
+        f"{args.rate}) | through_app({args.hosts}, {args.requests}, {args.seed})))"
     )
     done = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, cwd=tree, check=False
@@ -279,7 +291,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--rounds", type=int, default=1)
     parser.add_argument(
-        "--write-back-every", type=int, default=40, help="placements (0.5 s at 80/s)"
+        "--rate", type=float, default=80, help="placements per second the upkeep is timed by"
     )
     parser.add_argument("--compare", type=Path, help="another source tree, measured first")
     args = parser.parse_args()
