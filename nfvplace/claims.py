@@ -38,10 +38,17 @@ def _apply(
     """Claim (sign=+1) or release (sign=-1) `config` on `host`; returns the host and any conflicts."""
     if config.host != host.id:
         return host, [Issue(f"configuration is for host {config.host}, not {host.id}", path="host")]
-    draft = HostDraft(host)
+    draft = HostDraft(host, near=_nodes_named(config))
     for kind in CLAIMS:
         kind.claim(draft, config, sign)
     return draft.build(), draft.issues
+
+
+def _nodes_named(config: VmConfiguration) -> set[int]:
+    """The NUMA nodes a configuration names (where its PUs, ports and VFs are looked up first)."""
+    named = {cs.numa_node for cs in config.cpu_sets}
+    named.update(i.numa_node for i in config.interfaces if i.numa_node is not None)
+    return named
 
 
 def claim_what_fits(

@@ -15,10 +15,10 @@ from .. import errors
 from ..errors import DescriptorError, Issue
 from ..models.chd import ComputeHostDescriptor
 from ..models.configuration import VmConfiguration, VmConfigurations
-from ..models.loading import gc_paused, iter_descriptor_files, resolve_members
+from ..models.loading import gc_paused, iter_descriptor_files
 from ..models.vmd import VmDescriptor
 from ..models.vnf import VnfTemplate
-from ..reader import load_all, load_file
+from ..reader import load_all
 from .progress import progress
 
 
@@ -59,13 +59,12 @@ def _host(item: object, path: Path) -> ComputeHostDescriptor:
 
 
 def load_vm(path: Path) -> VmDescriptor | VnfTemplate:
-    """The VM Descriptor or VNF template in `path`, read once and passed through the lint gate:
-    what `nfvplace lint` refuses is refused with its rule ids (exit 1, findings on stderr)."""
+    """The VM Descriptor or VNF template in `path` (a template's member files loaded inline), each
+    file read once and passed through the lint gate: what `nfvplace lint` refuses is refused with
+    its rule ids (exit 1, findings on stderr)."""
     from ..lint.gate import load_gated
 
     loaded = load_gated(path, "VM Descriptor or VNF template")
-    if isinstance(loaded, VnfTemplate):
-        loaded = resolve_members(loaded, path.parent, str(path), load_file)
     if isinstance(loaded, VmDescriptor | VnfTemplate):
         return loaded
     raise DescriptorError(

@@ -19,12 +19,15 @@ from .findings import FileResult, LintReport
 from .rules.vnf import Outside, Resolver
 
 
-def file_resolver(base: Path) -> Resolver:
-    """Loads VNF member files relative to `base` (the template's folder)."""
+def file_resolver(base: Path, kept: dict[Path, VmDescriptor] | None = None) -> Resolver:
+    """Loads VNF member files relative to `base` (the template's folder). Each member it loads
+    is also put into `kept` (by its path), so a caller that places the template after linting it
+    reads no member file twice."""
 
     def resolve(relative: str) -> VmDescriptor | str:
         try:
-            loaded = load_document(read_path(member_path(base, relative)))
+            path = member_path(base, relative)
+            loaded = load_document(read_path(path))
         except MemberOutsideError as exc:
             return Outside(exc.message)
         except DescriptorError as exc:
@@ -33,6 +36,8 @@ def file_resolver(base: Path) -> Resolver:
             return f"{exc.message}{detail} [{exc.code}]"
         if not isinstance(loaded, VmDescriptor):
             return "is not a VM Descriptor"
+        if kept is not None:
+            kept[path] = loaded
         return loaded
 
     return resolve

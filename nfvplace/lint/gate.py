@@ -13,8 +13,10 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from ..errors import DescriptorError
-from ..models.loading import Descriptor, SourceDocument
-from ..reader import load_document, read_path
+from ..models.loading import Descriptor, SourceDocument, resolve_members
+from ..models.vmd import VmDescriptor
+from ..models.vnf import VnfTemplate
+from ..reader import load_document, load_file, read_path
 from .engine import check_document, error_result, lint_model
 from .files import file_resolver
 from .findings import FileResult, refuse_errors
@@ -40,15 +42,20 @@ def gate(
 
 
 def load_gated(path: Path, what: str) -> Descriptor:
-    """The descriptor in a file, read once and passed through `gate` (its VNF member files
-    resolved next to it): one pass down, the file parsed, converted and validated once. A file
-    lint cannot read is refused as lint refuses it (NFV000, NFV009)."""
+    """The descriptor in a file, read once and passed through `gate`, a VNF template's member
+    files resolved next to it and given inline: one pass down, each file parsed, converted and
+    validated once. A file lint cannot read is refused as lint refuses it (NFV000, NFV009)."""
     try:
         document = read_path(path)
     except DescriptorError as exc:
         refuse_errors(error_result(exc, str(path)), what)
         raise
-    model = gate(document, what, file_resolver(path.parent)).model
+    members: dict[Path, VmDescriptor] = {}
+    model = gate(document, what, file_resolver(path.parent, members)).model
+    if isinstance(model, VnfTemplate):
+        return resolve_members(
+            model, path.parent, str(path), lambda member: members.get(member) or load_file(member)
+        )
     if isinstance(model, Descriptor):
         return model
     # a list of several, or a dialect document without what placement needs (NFV007, a warning

@@ -174,31 +174,6 @@ class VmConfiguration(Model):
         return self.pinned_cpus + tuple(pu for cs in self.cpu_sets for pu in cs.reserved_siblings)
 
 
-def with_requirements(config: VmConfiguration, vm: VmDescriptor) -> VmConfiguration:
-    """`config` carrying every requirement of `vm` (the descriptor it was placed from, with its
-    variant applied) that deploying needs: each cpu-set's own thread policy, each interface's
-    network and VLAN, and the descriptor itself. Pure: returns a new configuration."""
-    policies = {cs.id: cs.thread_policy for cs in vm.cpu_sets}
-    described = {i.name: i for i in vm.all_interfaces}
-    cpu_sets = tuple(
-        cs.model_copy(update={"thread_policy": policies.get(cs.id)}) for cs in config.cpu_sets
-    )
-    interfaces = tuple(
-        i.model_copy(
-            update={
-                "physical_network": described[i.name].physical_network,
-                "vlan": described[i.name].vlan,
-            }
-        )
-        if i.name in described
-        else i
-        for i in config.interfaces
-    )
-    return config.model_copy(
-        update={"cpu_sets": cpu_sets, "interfaces": interfaces, "descriptor": vm}
-    )
-
-
 class VmConfigurations(Model):
     """Several VM Configurations in one document: what placing a VNF template gives.
 

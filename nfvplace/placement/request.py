@@ -9,7 +9,7 @@ a floating cpu-set has no pinned vCPUs (the shared kind places them on its node'
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..exact import kbps
 from ..models.vmd import (
@@ -37,10 +37,11 @@ class InterfaceDemand:
     restricted: bool  # must sit on the cpu-set's node
     physical_network: str | None = None
     affinity: NumaAffinity | None = None  # near the VM's nodes otherwise (`resources/affinity`)
+    # `bandwidth_gbps` in kbit/s, worked out once: the exact model reads it for every port
+    bandwidth_kbps: int = field(init=False, repr=False, compare=False)
 
-    @property
-    def bandwidth_kbps(self) -> int:
-        return kbps(self.bandwidth_gbps)
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "bandwidth_kbps", kbps(self.bandwidth_gbps))
 
 
 @dataclass(frozen=True, slots=True)

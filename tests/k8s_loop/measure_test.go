@@ -28,6 +28,7 @@ type outcome struct {
 	Running     int      `json:"running"`
 	Refused     int      `json:"kubelet_refused"`
 	Pending     int      `json:"pending"`
+	Overfull    bool     `json:"overfull"` // the run's pods ask more than the nodes hold, in some resource
 	Unadmitted  int      `json:"bound_not_admitted"`
 	PendingFits []string `json:"pending_that_fit"`
 	PendingWhy  []string `json:"pending_why"` // nfvplace's last answer for each Pending pod
@@ -69,9 +70,14 @@ func (r *run) measure(ctx context.Context, ext *nfvplaceServer, rec *recorder) o
 	requested := map[string]amounts{}
 	used := map[string]bool{}
 	var pending []*corev1.Pod
+	var asked, room amounts
+	for range r.nodes {
+		room = room.plus(allocatable)
+	}
 	r.kubelets.mu.Lock()
 	for i := range list.Items {
 		pod := &list.Items[i]
+		asked = asked.plus(podDemand(pod))
 		_, refused := r.kubelets.refused[pod.UID]
 		node, admitted := r.kubelets.admitted[pod.UID]
 		switch {
@@ -95,6 +101,7 @@ func (r *run) measure(ctx context.Context, ext *nfvplaceServer, rec *recorder) o
 	}
 	r.kubelets.mu.Unlock()
 	o.NodesUsed = len(used)
+	o.Overfull = !asked.fits(room)
 	for _, pod := range pending {
 		for _, node := range r.nodes {
 			if podDemand(pod).fits(allocatable.minus(requested[node])) && r.kubelets.wouldAdmit(node, pod) {

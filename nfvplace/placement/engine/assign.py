@@ -5,7 +5,8 @@ a VM Configuration that `claims.claim` accepts."""
 from __future__ import annotations
 
 from ...models.chd import ComputeHostDescriptor
-from ...models.configuration import VmConfiguration, with_requirements
+from ...models.configuration import VmConfiguration
+from ...models.vmd import VmDescriptor
 from ..request import Request
 from ..resources import implementing
 from ..resources.base import HostFree
@@ -52,4 +53,20 @@ def build_configuration(
     )
     for kind in _ASSIGNS:
         kind.assign(draft, free, request, layout, decisions)
-    return with_requirements(draft.build(), vm)  # networks, VLANs, cpu-set policies, the descriptor
+    _requirements(draft, vm)
+    return draft.build()  # validated once
+
+
+def _requirements(draft: ConfigurationDraft, vm: VmDescriptor) -> None:
+    """Every requirement of `vm` (the descriptor placed, its variant applied) that deploying
+    needs, written into the draft: each cpu-set's own thread policy, each interface's network and
+    VLAN, and the descriptor itself."""
+    policies = {cs.id: cs.thread_policy for cs in vm.cpu_sets}
+    for cs_id, entry in draft.cpu_sets.items():
+        entry["thread_policy"] = policies.get(cs_id)
+    described = {i.name: i for i in vm.all_interfaces}
+    for entry in draft.fields.get("interfaces", ()):
+        iface = described.get(entry["name"])
+        if iface is not None:
+            entry.update(physical_network=iface.physical_network, vlan=iface.vlan)
+    draft.fields["descriptor"] = vm

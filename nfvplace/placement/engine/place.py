@@ -55,7 +55,8 @@ def rank(
         request = build_request(descriptor, variant)
         outcome = run_filter(fleet, request, options, mask & consider)
         reasons.add_outcome(outcome)
-        new = outcome.passing & (ranked.keys == NO_KEY)
+        # the first variant's hosts have no key yet: no need to look (most requests have one)
+        new = outcome.passing & (ranked.keys == NO_KEY) if ranked.groups else outcome.passing
         if new.any():
             keys = host_keys(fleet, request, options, outcome.node_ok)
             ranked.keys = np.where(new, keys, ranked.keys)
@@ -76,8 +77,8 @@ def place_vm(
     base: BoolArray = np.ones(len(fleet), dtype=np.bool_) if consider is None else consider.copy()
     ranked = rank(fleet, vm, options, base, reasons)
     keys = ranked.keys
-    considered = int(base.sum())
-    passed = int((keys != NO_KEY).sum())
+    considered = int(np.count_nonzero(base))
+    passed = int(np.count_nonzero(keys != NO_KEY))
     tries = 0
     failures: list[tuple[int, Refused | Infeasible]] = []
     while len(keys):  # an empty fleet: no host to try, the diagnosis says 0/0

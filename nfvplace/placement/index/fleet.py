@@ -147,6 +147,20 @@ class FleetIndex:
             kind.fill(self.tables[kind.name], i, host, free, self.vocab)
         self.tiebreak[i] = np.uint64(zlib.crc32(host.id.encode()))
 
+    def _refill(self, i: int, host: ComputeHostDescriptor) -> None:
+        """Host i's row after a claim or a release: the same node ids and host id, so only the
+        columns of the kinds whose free part changed (a kind that keeps none reads the host)."""
+        cached = self._free.get(i)
+        if cached is None or cached[1].node_ids != tuple(node.id for node in host.numa_nodes):
+            self._fill(i, host)
+            return
+        before = cached[1].parts
+        free = self._remember(i, host, free_of(host, cached))
+        for kind in _COLUMNS:
+            part = free.parts.get(kind.name)
+            if part is None or part is not before[kind.name]:
+                kind.fill(self.tables[kind.name], i, host, free, self.vocab)
+
     # --- keeping it current -------------------------------------------------------------------
 
     def update(self, host: ComputeHostDescriptor) -> None:
@@ -171,11 +185,12 @@ class FleetIndex:
     def claimed(self, hosts: Iterable[ComputeHostDescriptor]) -> None:
         """Take the new versions of indexed hosts that a claim or a release made (`claims`): they
         keep every term of the vocabulary (processor, page sizes, port speeds, node ids), so their
-        rows are refilled without checking it."""
+        rows are refilled without checking it, and only the columns a claim can change (a kind's
+        columns read of the host only its free part and what no claim writes: `Columns`)."""
         for host in hosts:
             i = self.positions[host.id]
             self.hosts[i] = host
-            self._fill(i, host)
+            self._refill(i, host)
 
     def copy(self) -> FleetIndex:
         """An independent copy (columns copied, descriptors shared: they are immutable)."""

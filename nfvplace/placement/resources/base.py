@@ -62,6 +62,13 @@ class Vocabulary:
         return -2 if found is None else found
 
 
+def by_class(hosts: int, nodes: int, classes: int) -> IntArray:
+    """Zeros, hosts x node slots x classes (port speeds, page sizes), laid out class by class: the
+    filter reads one class of every host and node (`table[:, :, k]`), which is then one contiguous
+    block instead of every k-th number of the whole table (a third of the time per comparison)."""
+    return np.zeros((classes, hosts, nodes), dtype=np.int64).transpose(1, 2, 0)
+
+
 class Table:
     """A kind's columns in the fleet index: a dataclass of numpy arrays (hosts first) and of
     per-host mappings. `copy` gives an independent copy (arrays and mappings copied)."""
@@ -71,7 +78,7 @@ class Table:
         for field in dataclasses.fields(self):  # type: ignore[arg-type]
             value = getattr(self, field.name)
             if isinstance(value, np.ndarray):
-                changes[field.name] = value.copy()
+                changes[field.name] = value.copy(order="K")  # keeps `by_class` layouts
             elif isinstance(value, dict):
                 changes[field.name] = {
                     k: v.copy() if isinstance(v, dict | set) else v for k, v in value.items()
@@ -162,8 +169,12 @@ def node_parts[P](
     compute: Callable[[int, NumaNode], P],
 ) -> tuple[P, ...]:
     """A kind's part per node of `host`, a new version of `before` (same node ids, in order):
-    kept from `parts_before` where `unchanged(node, node before, part before)`, else computed."""
-    return tuple(
+    kept from `parts_before` where `unchanged(node, node before, part before)`, else computed;
+    `parts_before` itself when every node's part is kept (the index refills no column then)."""
+    parts = tuple(
         parts_before[j] if unchanged(node, old, parts_before[j]) else compute(j, node)
         for j, (node, old) in enumerate(zip(host.numa_nodes, before.numa_nodes, strict=True))
     )
+    if isinstance(parts_before, tuple) and same_objects(parts, parts_before):
+        return parts_before
+    return parts

@@ -154,7 +154,9 @@ class CacheWaysKind(Kind):
     def free_again(
         self, host: ComputeHostDescriptor, before: ComputeHostDescriptor, free_before: CachesFree
     ) -> CachesFree:
-        return self.free(host)  # cheap to read again: nothing worth keeping
+        if host.cache_allocation is before.cache_allocation:
+            return free_before
+        return self.free(host)
 
     def host_checks(self, inp: FilterInput) -> list[HostCheck]:
         if not _asking(inp.request):

@@ -19,13 +19,13 @@ from typing import Any
 
 import numpy as np
 
-from ...models.chd import ComputeHostDescriptor
+from ...models.chd import ComputeHostDescriptor, NumaNode
 from ...models.configuration import VmConfiguration
 from ...models.vmd import NumaAffinity, PciDeviceRequest
 from ..reasons import Reason
 from ..request import CpuSetDemand, Part, Request
 from . import affinity
-from .base import HostFree, IndexedFleet, IntArray, Table, Vocabulary
+from .base import HostFree, IndexedFleet, IntArray, Table, Vocabulary, node_parts, same_objects
 from .draft import AssignmentError, ConfigurationDraft, DescriptorDraft, HostDraft, touch
 from .filtering import FilterInput, HostCheck, NodeNeed, detail
 from .holding import PCI, HeldUnit
@@ -52,6 +52,14 @@ class DevicesFree:
 class DevicesTable(Table):
     # per host, only where there are any: (slot, class, vendor, model) of each free device
     devices: dict[int, tuple[tuple[int, str, str, str], ...]]
+
+
+def _node_free(node: NumaNode) -> tuple[FreeDevice, ...]:
+    return tuple(
+        FreeDevice(d.pci_address, str(d.device_class), d.vendor, d.model)
+        for d in node.pci_devices
+        if d.eligible and not d.in_use
+    )
 
 
 def matches(device: FreeDevice, want: PciDeviceRequest) -> bool:
@@ -103,20 +111,28 @@ class DevicesKind(Kind):
             t.devices[i] = tuple(found)
 
     def free(self, host: ComputeHostDescriptor) -> DevicesFree:
-        nodes = tuple(
-            tuple(
-                FreeDevice(d.pci_address, str(d.device_class), d.vendor, d.model)
-                for d in node.pci_devices
-                if d.eligible and not d.in_use
-            )
-            for node in host.numa_nodes
-        )
-        return DevicesFree(nodes, affinity.sockets(host))
+        return DevicesFree(tuple(map(_node_free, host.numa_nodes)), affinity.sockets(host))
 
     def free_again(
         self, host: ComputeHostDescriptor, before: ComputeHostDescriptor, free_before: DevicesFree
     ) -> DevicesFree:
-        return self.free(host)  # cheap to read again: nothing worth keeping
+        nodes = node_parts(
+            host,
+            before,
+            free_before.nodes,
+            lambda node, old, _part: same_objects(node.pci_devices, old.pci_devices),
+            lambda _slot, node: _node_free(node),
+        )
+        sockets = node_parts(
+            host,
+            before,
+            free_before.sockets,
+            lambda node, old, _socket: same_objects(node.cpus, old.cpus),
+            lambda _slot, node: affinity.node_socket(node),
+        )
+        if nodes is free_before.nodes and sockets is free_before.sockets:
+            return free_before
+        return DevicesFree(nodes, sockets)
 
     def host_checks(self, inp: FilterInput) -> list[HostCheck]:
         out = []

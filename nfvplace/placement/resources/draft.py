@@ -12,13 +12,14 @@ joint search's moves hand them round.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import BaseModel
 
 from ...errors import Issue
-from ...models.chd import ComputeHostDescriptor
+from ...models.chd import ComputeHostDescriptor, NumaNode
 from ...models.configuration import VmConfiguration
 from ...models.vmd import VmDescriptor
 
@@ -75,22 +76,96 @@ def touch(entries: list[Any], k: int, lazy: str | None = None) -> dict[str, Any]
     return dumped
 
 
-class _Cpus:
-    """PU id -> its entry as a dict; entries are dumped only when looked up."""
+class _Nodes(Mapping[int, dict[str, Any]]):
+    """The host's NUMA nodes by id, each a mutable dict of its fields once looked up (its cpus,
+    nics and PCI devices as lists whose entries stay models until touched). A node never looked
+    up stays the model it was, and is not validated again."""
 
-    def __init__(self, nodes: list[dict[str, Any]]) -> None:
-        self._where: dict[int, tuple[list[Any], int]] = {}
-        for node in nodes:
-            entries: list[Any] = node.get("cpus", [])
-            for k, cpu in enumerate(entries):
-                pu = cpu["id"] if isinstance(cpu, dict) else cpu.id
-                self._where[pu] = (entries, k)
+    def __init__(self, host: ComputeHostDescriptor) -> None:
+        self._models = {node.id: node for node in host.numa_nodes}
+        self.touched: dict[int, dict[str, Any]] = {}
+
+    def __getitem__(self, node_id: int) -> dict[str, Any]:
+        shallow = self.touched.get(node_id)
+        if shallow is None:
+            node = self._models[node_id]
+            shallow = model_fields(node)
+            shallow["cpus"] = list(node.cpus)
+            shallow["nics"] = list(node.nics)
+            shallow["pci_devices"] = list(node.pci_devices)
+            self.touched[node_id] = shallow
+        return shallow
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self._models)
+
+    def __len__(self) -> int:
+        return len(self._models)
+
+    def __contains__(self, node_id: object) -> bool:
+        return node_id in self._models
+
+    def built(self, node: NumaNode) -> NumaNode:
+        """The node as claimed: validated again only when something of it was touched."""
+        shallow = self.touched.get(node.id)
+        return node if shallow is None else NumaNode.model_validate(shallow)
+
+
+class _Where[K, V]:
+    """Where each item of the host is, mapped one node at a time and only as far as a lookup
+    needs, the nodes in `near` first (a claim names a node or two of a host; the others are not
+    read)."""
+
+    def __init__(
+        self,
+        host: ComputeHostDescriptor,
+        items: Callable[[NumaNode], Iterable[tuple[K, V]]],
+        near: Collection[int],
+    ):
+        first = [node for node in host.numa_nodes if node.id in near]
+        rest = [node for node in host.numa_nodes if node.id not in near]
+        self._unread = list(reversed(first + rest))
+        self._items = items
+        self._where: dict[K, V] = {}
+
+    def get(self, key: K) -> V | None:
+        found = self._where.get(key)
+        while found is None and self._unread:
+            self._where.update(self._items(self._unread.pop()))
+            found = self._where.get(key)
+        return found
+
+
+def _pus(node: NumaNode) -> Iterator[tuple[int, tuple[int, int]]]:
+    return ((cpu.id, (node.id, k)) for k, cpu in enumerate(node.cpus))
+
+
+def _ports(node: NumaNode) -> Iterator[tuple[str, tuple[int, int, int]]]:
+    for k, nic in enumerate(node.nics):
+        for j, port in enumerate(nic.ports):
+            yield port.pci_address.lower(), (node.id, k, j)
+
+
+def _vfs(node: NumaNode) -> Iterator[tuple[str, tuple[int, int, int, int]]]:
+    for k, nic in enumerate(node.nics):
+        for j, port in enumerate(nic.ports):
+            for v, vf in enumerate(port.vfs):
+                yield vf.pci_address.lower(), (node.id, k, j, v)
+
+
+class _Cpus:
+    """PU id -> its entry as a dict; entries (and their nodes) are dumped only when looked up."""
+
+    def __init__(self, nodes: _Nodes, host: ComputeHostDescriptor, near: Collection[int]) -> None:
+        self._nodes = nodes
+        self._where = _Where(host, _pus, near)
 
     def get(self, pu: int) -> dict[str, Any] | None:
         found = self._where.get(pu)
         if found is None:
             return None
-        entries, k = found
+        node_id, k = found
+        entries: list[Any] = self._nodes[node_id]["cpus"]
         cpu = entries[k]
         if not isinstance(cpu, dict):
             cpu = cpu.model_dump(mode="python")
@@ -99,21 +174,16 @@ class _Cpus:
 
 
 class _Nics:
-    """Port and VF PCI address -> where it is; entries are dumped only when looked up."""
+    """Port and VF PCI address -> where it is; entries (and their nodes) are dumped only when
+    looked up."""
 
-    def __init__(self, nodes: list[dict[str, Any]]) -> None:
-        self._ports: dict[str, tuple[dict[str, Any], int, int]] = {}
-        self._vfs: dict[str, tuple[dict[str, Any], int, int, int]] = {}
-        for node in nodes:
-            for k, nic in enumerate(node["nics"]):
-                for j, port in enumerate(nic.ports):
-                    self._ports[port.pci_address.lower()] = (node, k, j)
-                    for v, vf in enumerate(port.vfs):
-                        self._vfs[vf.pci_address.lower()] = (node, k, j, v)
+    def __init__(self, nodes: _Nodes, host: ComputeHostDescriptor, near: Collection[int]) -> None:
+        self._nodes = nodes
+        self._ports = _Where(host, _ports, near)
+        self._vfs = _Where(host, _vfs, near)
 
-    @staticmethod
-    def _port(node: dict[str, Any], k: int, j: int) -> dict[str, Any]:
-        nic = touch(node["nics"], k, lazy="ports")
+    def _port(self, node_id: int, k: int, j: int) -> dict[str, Any]:
+        nic = touch(self._nodes[node_id]["nics"], k, lazy="ports")
         return touch(nic["ports"], j, lazy="vfs")
 
     def port(self, address: str) -> dict[str, Any] | None:
@@ -124,26 +194,23 @@ class _Nics:
         found = self._vfs.get(address)
         if found is None:
             return None
-        node, k, j, v = found
-        return touch(self._port(node, k, j)["vfs"], v)
+        node_id, k, j, v = found
+        return touch(self._port(node_id, k, j)["vfs"], v)
 
 
 class HostDraft:
     """A host being claimed on (or released): the kinds look up what a configuration names and
-    change it as dicts; `issues` collects what does not exist or is not free."""
+    change it as dicts; `issues` collects what does not exist or is not free.
 
-    def __init__(self, host: ComputeHostDescriptor) -> None:
+    Only what a claim touches is dumped and validated again (a PU, a port, a node's memory, the
+    instances): a node it does not touch stays the very model it was (`free_of` keeps what it
+    derived from it), and a claim costs what it changes, not the size of the host."""
+
+    def __init__(self, host: ComputeHostDescriptor, near: Collection[int] = ()) -> None:
         self.host = host
-        self.data = model_fields(host)
-        nodes: list[dict[str, Any]] = []
-        for node in host.numa_nodes:
-            shallow = model_fields(node)
-            shallow["cpus"] = list(node.cpus)
-            shallow["nics"] = list(node.nics)
-            shallow["pci_devices"] = list(node.pci_devices)
-            nodes.append(shallow)
-        self.data["numa_nodes"] = nodes
-        self.nodes = {node["id"]: node for node in nodes}
+        self.near = near  # the node ids a claim names: its PUs, ports and VFs are looked up first
+        self.data = model_fields(host)  # top-level fields; `numa_nodes` is built from `nodes`
+        self.nodes = _Nodes(host)
         self.issues: list[Issue] = []
         self._cpus: _Cpus | None = None
         self._nics: _Nics | None = None
@@ -153,21 +220,21 @@ class HostDraft:
 
     def cpu(self, pu: int) -> dict[str, Any] | None:
         if self._cpus is None:
-            self._cpus = _Cpus(self.data["numa_nodes"])
+            self._cpus = _Cpus(self.nodes, self.host, self.near)
         return self._cpus.get(pu)
 
     @property
     def nics(self) -> _Nics:
         if self._nics is None:
-            self._nics = _Nics(self.data["numa_nodes"])
+            self._nics = _Nics(self.nodes, self.host, self.near)
         return self._nics
 
     def node_memory(self, node_id: int, path: str) -> dict[str, Any] | None:
         """A node's memory as a mutable dict (an issue when the node does not exist)."""
-        node = self.nodes.get(node_id)
-        if node is None:
+        if node_id not in self.nodes:
             self.fail(f"NUMA node {node_id} does not exist on {self.host.id}", path)
             return None
+        node = self.nodes[node_id]
         memory = node["memory"]
         if not isinstance(memory, dict):
             memory = node["memory"] = memory.model_dump(mode="python", by_alias=True)
@@ -191,4 +258,6 @@ class HostDraft:
         return value
 
     def build(self) -> ComputeHostDescriptor:
-        return ComputeHostDescriptor.model_validate(self.data)
+        data = dict(self.data)
+        data["numa_nodes"] = tuple(self.nodes.built(node) for node in self.host.numa_nodes)
+        return ComputeHostDescriptor.model_validate(data)

@@ -30,6 +30,7 @@ from .base import (
     IntArray,
     Table,
     Vocabulary,
+    by_class,
     node_parts,
 )
 from .draft import AssignmentError, ConfigurationDraft, DescriptorDraft, HostDraft
@@ -103,7 +104,7 @@ class MemoryKind(Kind):
     def new_table(self, hosts: int, nodes: int, vocab: Vocabulary) -> MemoryTable:
         sizes = max(len(vocab.values("page_sizes")), 1)
         return MemoryTable(
-            hugepages=np.zeros((hosts, nodes, sizes), dtype=np.int64),
+            hugepages=by_class(hosts, nodes, sizes),
             normal=np.zeros((hosts, nodes), dtype=np.int64),
             normal_over=np.zeros((hosts, nodes), dtype=np.int64),
             bandwidth=np.full((hosts, nodes), UNLIMITED_KBPS, dtype=np.int64),

@@ -16,7 +16,7 @@ another floating cpu-set of the VM took (each spreads over a pool of its own).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
@@ -51,10 +51,10 @@ class SharedPu:
     pu: int
     ratio: Fraction
     usage: Fraction
+    spare_vcpus: Fraction = field(init=False, repr=False, compare=False)  # worked out once
 
-    @property
-    def spare_vcpus(self) -> Fraction:
-        return max((1 - self.usage) * self.ratio, Fraction(0))
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "spare_vcpus", max((1 - self.usage) * self.ratio, Fraction(0)))
 
 
 Pool = tuple[SharedPu, ...]

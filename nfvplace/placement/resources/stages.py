@@ -74,7 +74,12 @@ class Seeds(Named, Protocol):
 class Columns[T: Table](TableKey[T], Protocol):
     def fill(
         self, table: T, i: int, host: ComputeHostDescriptor, free: HostFree, vocab: Vocabulary
-    ) -> None: ...
+    ) -> None:
+        """Host i's row. A kind that implements `Free` reads of `host` only what no claim
+        writes (its processor, its totals), the rest from its free part: after a claim the index
+        refills its row only when that part changed (`free_again` hands back the part it was
+        given when nothing it reads changed)."""
+        ...
 
 
 # free resources of one host (`index/free.py`)
@@ -87,7 +92,9 @@ class Free[F](FreeKey[F], Protocol):
     ) -> F:
         """`free(host)` of a new version of `before` (same node ids), whose part was `free_before`:
         a kind may keep what it derived from objects the new version still holds (a claim
-        changes one node; the index's update after each placement reads the rest again)."""
+        changes one node; the index's update after each placement reads the rest again), and
+        hands back `free_before` itself when nothing it reads changed (the index then refills
+        none of its columns)."""
         ...
 
 

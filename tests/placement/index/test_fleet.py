@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
+
+import numpy as np
 import pytest
 from builders import NodeSpec, PortSpec, cpu_set, host, vm
 
 import nfvplace
+from bench.hostgen import make_fleet, request_stream
 from nfvplace.placement import FleetIndex
 from nfvplace.placement.index import fleet
 from nfvplace.placement.index.fleet import VIEW_CACHE
@@ -123,3 +127,34 @@ def test_claimed_hosts_refill_their_rows_as_a_fresh_index_would() -> None:
         for name, value in vars(f.table(kind)).items():
             assert (value == getattr(fresh.table(kind), name)).all(), name
     assert f.host(next(iter(result.hosts))) is next(iter(result.hosts.values()))
+
+
+def _columns(index: FleetIndex, name: str) -> dict[str, object]:
+    """A kind's columns as plain values (a per-host mapping without its emptied entries)."""
+    out: dict[str, object] = {}
+    table = index.tables[name]
+    for field in dataclasses.fields(table):  # type: ignore[arg-type]
+        value = getattr(table, field.name)
+        if isinstance(value, np.ndarray):
+            out[field.name] = value.tolist()
+        else:
+            out[field.name] = {k: v for k, v in value.items() if v or not isinstance(v, dict | set)}
+    return out
+
+
+@pytest.mark.parametrize("compact", [False, True])
+def test_a_fleet_after_placing_and_releasing_has_the_columns_of_a_fresh_index(
+    compact: bool,
+) -> None:
+    """Every kind's columns, after claims and releases refilled only what changed, are those of
+    an index built afresh from the hosts as they are (the realistic mix touches every kind)."""
+    placed = nfvplace.Fleet(make_fleet(40, seed=3), compact=compact)
+    results = [placed.place(v) for v in request_stream(120, seed=4)]
+    assert sum(r.ok for r in results) > 60
+    for result in results[::3]:
+        placed.release(result)
+    fresh = FleetIndex(placed.hosts)
+    assert placed.index.tables.keys() == fresh.tables.keys()
+    assert all(_columns(fresh, name) for name in fresh.tables)
+    for name in fresh.tables:
+        assert _columns(placed.index, name) == _columns(fresh, name), name

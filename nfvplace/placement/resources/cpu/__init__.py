@@ -276,11 +276,10 @@ def _needs(t: CpuTable, cs: CpuSetDemand, emulator: int) -> list[NodeNeed]:
                 "free core pairs",
             )
         )
-    spare = np.maximum(t.whole - pairs, 0)
-    # an upper bound (pairs take at least two threads of their core): necessary, exact on SMT2
-    threads = np.maximum(t.whole_threads - 2 * pairs, 0) + t.half_busy + t.single
+    # each column below is computed only when a need reads it (the filter's cost is these
+    # passes over every host and node: a cpu-set of pairs alone needs none of them)
     if singles and cs.policy.value == "isolate":
-        isolated = spare + t.single
+        isolated = (np.maximum(t.whole - pairs, 0) if pairs else t.whole) + t.single
         out.append(
             NodeNeed(
                 Reason.cores,
@@ -293,6 +292,10 @@ def _needs(t: CpuTable, cs: CpuSetDemand, emulator: int) -> list[NodeNeed]:
         )
     if singles + emulator:
         need = singles + emulator
+        # an upper bound (pairs take at least two threads of their core): necessary, exact on SMT2
+        threads = np.maximum(t.whole_threads - 2 * pairs, 0) if pairs else t.whole_threads.copy()
+        threads += t.half_busy
+        threads += t.single
         label = "free threads" if not emulator else "free threads (vCPUs and emulator)"
         out.append(
             NodeNeed(

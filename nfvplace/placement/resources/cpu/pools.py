@@ -10,7 +10,7 @@ every thread of such a core in its dedicated set and free).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ....models.chd import ComputeHostDescriptor, Cpu, CpuState, NumaNode
 from ..base import node_parts, same_objects
@@ -26,15 +26,16 @@ class CpuNode:
     # every sibling looked up is a PU of this node (lint refuses others): the node's part depends
     # on its own PUs alone, and holds while they are the same objects
     self_contained: bool
+    # worked out once from the fields above (the exact model and the policies read them often)
+    free_threads: int = field(init=False, repr=False, compare=False)
+    core_sizes: tuple[int, ...] = field(init=False, repr=False, compare=False)
+    """The distinct thread counts of the whole free cores (2 on SMT2 hosts), ascending."""
 
-    @property
-    def free_threads(self) -> int:
-        return sum(len(c) for c in self.whole_cores) + len(self.single_cores) + len(self.half_busy)
-
-    @property
-    def core_sizes(self) -> tuple[int, ...]:
-        """The distinct thread counts of the whole free cores (2 on SMT2 hosts), ascending."""
-        return tuple(sorted({len(c) for c in self.whole_cores}))
+    def __post_init__(self) -> None:
+        whole = sum(len(c) for c in self.whole_cores)
+        free = whole + len(self.single_cores) + len(self.half_busy)
+        object.__setattr__(self, "free_threads", free)
+        object.__setattr__(self, "core_sizes", tuple(sorted({len(c) for c in self.whole_cores})))
 
     def whole_of_size(self, size: int) -> int:
         return sum(1 for c in self.whole_cores if len(c) == size)
@@ -100,4 +101,6 @@ def cpu_free(
             lambda node, old, part: part.self_contained and same_objects(node.cpus, old.cpus),
             lambda _slot, node: _classify(node, host),
         )
+        if nodes is before[1].nodes:
+            return before[1]
     return CpuFree(nodes, any(node.smt for node in nodes))

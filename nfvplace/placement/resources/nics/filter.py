@@ -3,6 +3,7 @@ each interface asks; per host, the vSwitch and the interfaces bound to no node."
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -71,18 +72,13 @@ def count_needs(
     ded, vfs, vf_bw = network_tables(t, inp.fleet.vocab, network)
     on = f" on network {network}" if network else ""
     table = ded if mode is InterfaceMode.dedicated else vfs
-    if per_host:
-        table = rows_sum(table)[:, None]
-    shape = table.shape[:2]
-    ok = np.ones(shape, dtype=np.bool_)
+    shape = (table.shape[0], 1 if per_host else table.shape[1])
     top = sorted(ifaces, key=lambda i: -i.speed_gbps)
-    available = np.zeros(shape, dtype=np.int64)
-    for k, iface in enumerate(top, start=1):
-        col = t.speed_class(inp.fleet.vocab, iface.speed_gbps)
-        have = table[:, :, col] if col is not None else np.zeros(shape, dtype=np.int64)
-        if k == 1:
-            available = have
-        ok &= have >= k
+    columns = _Columns(table, shape, per_host, rows_sum)
+    available = columns.of(t.speed_class(inp.fleet.vocab, top[0].speed_gbps))
+    ok = available >= 1
+    for k, iface in enumerate(top[1:], start=2):
+        ok &= columns.of(t.speed_class(inp.fleet.vocab, iface.speed_gbps)) >= k
     fast = _speed(top[0].speed_gbps)  # "≥ 25 Gbps " ("" when no interface asks a speed)
     speeds = " and ".join(f"≥ {i.speed_gbps:g}" for i in top)
     code = Reason.physical_network if network else None
@@ -107,18 +103,17 @@ def _bandwidth_need(
     top: list[InterfaceDemand],
     widest: InterfaceDemand,
     vf_bw: npt.NDArray[np.int64],
-    shape: tuple[int, ...],
+    shape: tuple[int, int],
     per_host: bool,
     on: str,
 ) -> Count:
     bw_ok = np.ones(shape, dtype=np.bool_)
     best_bw = np.zeros(shape, dtype=np.float64)
-    bw = rows_max(vf_bw)[:, None] if per_host else vf_bw
+    columns = _Columns(vf_bw, shape, per_host, rows_max)
     for iface in top:
         if iface.bandwidth_kbps <= 0:
             continue
-        col = t.speed_class(inp.fleet.vocab, iface.speed_gbps)
-        best = bw[:, :, col] if col is not None else np.zeros(shape, dtype=np.int64)
+        best = columns.of(t.speed_class(inp.fleet.vocab, iface.speed_gbps))
         bw_ok &= best >= iface.bandwidth_kbps
         if iface is widest:
             best_bw = best / KBPS_PER_GBPS
@@ -130,6 +125,34 @@ def _bandwidth_need(
         f"{widest.bandwidth_gbps:g} Gbps unused{on}",
         "Gbps unused on such a port (or its NIC's PCIe link)",
     )
+
+
+class _Columns:
+    """The speed-class columns of a hosts x nodes x classes table that a request reads, each taken
+    once: per node, or reduced over a host's nodes (`per_host`); a missing class (no port that
+    fast) reads as zeros. Only the columns asked are touched."""
+
+    def __init__(
+        self,
+        table: npt.NDArray[np.int64],
+        shape: tuple[int, int],
+        per_host: bool,
+        reduce: Callable[[npt.NDArray[np.int64]], npt.NDArray[np.int64]],
+    ) -> None:
+        self.table, self.shape, self.per_host, self.reduce = table, shape, per_host, reduce
+        self.taken: dict[int | None, npt.NDArray[np.int64]] = {}
+
+    def of(self, col: int | None) -> npt.NDArray[np.int64]:
+        have = self.taken.get(col)
+        if have is None:
+            if col is None:
+                have = np.zeros(self.shape, dtype=np.int64)
+            elif self.per_host:
+                have = self.reduce(self.table[:, :, col])[:, None]
+            else:
+                have = self.table[:, :, col]
+            self.taken[col] = have
+        return have
 
 
 def _speed(gbps: float) -> str:

@@ -123,6 +123,9 @@ def nics_free(
         lambda node, was, _socket: same_objects(node.cpus, was.cpus),
         lambda _slot, node: affinity.node_socket(node),
     )
+    kept = (free.nodes, free.vswitch_free_kbps, free.vswitch_accelerated, free.sockets)
+    if nodes is kept[0] and sockets is kept[3] and (vswitch_free, accelerated) == kept[1:3]:
+        return free
     return NicsFree(nodes, vswitch_free, accelerated, sockets)
 
 

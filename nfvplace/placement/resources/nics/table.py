@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ....models.chd import ComputeHostDescriptor
-from ..base import UNLIMITED_KBPS, BoolArray, IntArray, Table, Vocabulary
+from ..base import UNLIMITED_KBPS, BoolArray, IntArray, Table, Vocabulary, by_class
 from .ports import NicsFree
 
 
@@ -40,9 +40,9 @@ class NicsTable(Table):
     @classmethod
     def empty(cls, hosts: int, nodes: int, speeds: int) -> NicsTable:
         return cls(
-            ded_ports=np.zeros((hosts, nodes, speeds), dtype=np.int64),
-            vfs=np.zeros((hosts, nodes, speeds), dtype=np.int64),
-            vf_bw=np.zeros((hosts, nodes, speeds), dtype=np.int64),
+            ded_ports=by_class(hosts, nodes, speeds),
+            vfs=by_class(hosts, nodes, speeds),
+            vf_bw=by_class(hosts, nodes, speeds),
             vswitch_type=np.full(hosts, -1, dtype=np.int64),
             vswitch_accel=np.zeros(hosts, dtype=np.bool_),
             vswitch_free=np.zeros(hosts, dtype=np.int64),
