@@ -77,7 +77,8 @@ def child(hosts_count: int, requests: int, seed: int, rate: float) -> dict[str, 
 
     placements = Placements(store, placement.place, metrics, max_attempts=5)
     write_back_every = max(1, round(retention.WRITE_BACK_S * rate))
-    checkpoints = "live.store.checkpoint()" in inspect.getsource(retention.upkeep_forever)
+    loop = getattr(retention, "upkeep_forever", None)  # trees before issue 39: write_back_forever
+    checkpoints = loop is not None and "live.store.checkpoint()" in inspect.getsource(loop)
 
     def upkeep() -> None:
         """A round of the worker's upkeep loop (without its catch-up)."""
@@ -142,12 +143,9 @@ def collections(phase: str, info: dict[str, int]) -> None:
 
 def problem_response(exc: Any) -> Any:
     """The problem document the app's handler answers a ProblemError with."""
-    from nfvplace.service.problems import ProblemResponse, problem_body
+    from nfvplace.service.problems import problem_response as response
 
-    body = problem_body(
-        exc.status, exc.code, exc.detail, None, instance="/v1/placements", **exc.extra
-    )
-    return ProblemResponse(body, status_code=exc.status)
+    return response(None, exc.status, exc.code, exc.detail, exc.headers, **exc.extra)
 
 
 TOKEN = "bench-admin-token-0123456789"
