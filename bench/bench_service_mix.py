@@ -160,10 +160,11 @@ def run_setup(
     hosts: Sequence[dict[str, Any]],
     stream: Sequence[str],
     args: argparse.Namespace,
+    tree: Path = ROOT,
 ) -> dict[str, Any]:
     folder = Path(tempfile.mkdtemp(prefix="bench-mix-"))
     workers = 2 if setup == "2w" else 1
-    server = Server(db, workers, folder).start()
+    server = Server(db, workers, folder, root=tree).start()
     try:
         register(server.url, hosts)
         for _ in range(workers * 2):  # every worker builds its index on its first request
@@ -248,27 +249,68 @@ def main() -> None:
     parser.add_argument("--setups", default="1w,2w")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--json", type=Path, help="also write the figures here")
+    parser.add_argument("--repeat", type=int, default=1, help="rounds of every setup, interleaved")
+    parser.add_argument(
+        "--compare",
+        type=Path,
+        help="another source tree: each setup runs its server and then this tree's, on fresh "
+        "databases, so that both see the same machine",
+    )
     args = parser.parse_args()
     hosts = [h.model_dump(mode="json", by_alias=True) for h in iter_fleet(args.hosts, args.seed)]
     stream = bodies(args.seed + 1)
     results = []
+    trees = [args.compare.resolve(), ROOT] if args.compare else [ROOT]
     with contextlib.ExitStack() as stack:
         pg = stack.enter_context(postgres_server()) if "postgres" in args.db else ""
-        for label in args.db.split(","):
-            for setup in args.setups.split(","):
-                if label == "sqlite":
-                    db = f"sqlite:///{tempfile.mkdtemp(prefix='bench-sqlite-')}/nfvplace.db"
-                else:
-                    db = fresh_postgres(pg)
-                result = run_setup(db, setup, hosts, stream, args) | {"db": label}
-                results.append(result)
-                print(report(label, result), flush=True)
-    rates = {(r["db"], r["setup"]): r["placements_per_s"] for r in results}
-    for label in args.db.split(","):
-        if (label, "1w") in rates and (label, "2w") in rates:
-            print(f"{label}: 2 workers / 1 worker = {rates[label, '2w'] / rates[label, '1w']:.2f}")
+        rounds = [
+            (label, setup, tree)
+            for _ in range(args.repeat)
+            for label in args.db.split(",")
+            for setup in args.setups.split(",")
+            for tree in trees  # the tree compared with first, then this one
+        ]
+        for label, setup, tree in rounds:
+            if label == "sqlite":
+                db = f"sqlite:///{tempfile.mkdtemp(prefix='bench-sqlite-')}/nfvplace.db"
+            else:
+                db = fresh_postgres(pg)
+            result = run_setup(db, setup, hosts, stream, args, tree)
+            result |= {"db": label, "tree": str(tree)}
+            results.append(result)
+            name = label if tree == ROOT else f"{label} ({tree.name})"
+            print(report(name, result), flush=True)
+    print_medians(results, trees)
     if args.json:
         args.json.write_text(json.dumps(results, indent=2))
+
+
+def print_medians(results: Sequence[dict[str, Any]], trees: Sequence[Path]) -> None:
+    """Per database, setup and tree: the medians of the rounds; 2 workers against one."""
+    groups: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
+    for r in results:
+        groups.setdefault((r["db"], r["setup"], r["tree"]), []).append(r)
+    for (label, setup, tree), rs in groups.items():
+        rate = statistics.median(r["placements_per_s"] for r in rs)
+        cpu = statistics.median(r["server_cpu_ms_per_request"] for r in rs)
+        ratio = statistics.median(
+            r["server_cpu_ms_per_request"] / r["engine_cpu_ms_per_request"] for r in rs
+        )
+        name = label if Path(tree) == ROOT else f"{label} ({Path(tree).name})"
+        print(
+            f"median of {len(rs)}: {name:8} {setup}: {rate:.0f} placements/s, server CPU "
+            f"{cpu:.2f} ms per request, x{ratio:.2f} the engine"
+        )
+    rates = {
+        (r[0], r[1], r[2]): statistics.median(x["placements_per_s"] for x in rs)
+        for r, rs in groups.items()
+    }
+    for label, setup, tree in rates:
+        if setup == "2w" and (label, "1w", tree) in rates:
+            print(
+                f"{label} ({Path(tree).name}): 2 workers / 1 worker = "
+                f"{rates[label, '2w', tree] / rates[label, '1w', tree]:.2f}"
+            )
 
 
 if __name__ == "__main__":

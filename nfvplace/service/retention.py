@@ -13,7 +13,8 @@ availability documents (see `store/availability.py`, whose `write_back` is the o
 documents). One loop of each worker hands it documents (`upkeep_forever`): every `WRITE_BACK_S`,
 from the worker's index, the availability of the hosts the worker committed on, and every
 `CATCH_UP_S` the hosts nobody wrote back (quiet for `CATCH_UP_QUIET_S`), folded from what the
-store holds. A host's report (`PUT /v1/hosts/{id}`) writes it in its transaction, a release right
+store holds. The same loop checkpoints SQLite's write-ahead log after each round, so that no
+request pays for it. A host's report (`PUT /v1/hosts/{id}`) writes it in its transaction, a release right
 after its own.
 """
 
@@ -35,7 +36,11 @@ from .live import LiveIndex
 from .logs import LOGGER
 
 PRUNE_BATCH = 200  # placements forgotten per transaction
-WRITE_BACK_S = 0.5  # how often a worker stores the availability of the hosts it committed on
+# how often a worker stores the availability of the hosts it committed on: each round writes every
+# host placed on since the last one, so a host packed by many placements is written once a round
+# (0.5 s wrote one host per three placements on the mix, 2 s one per five: docs/benchmarks.md);
+# a reader replays on a host's document at most this long of its commits
+WRITE_BACK_S = 2.0
 CATCH_UP_S = 15.0  # how often it looks for documents that nobody wrote back
 CATCH_UP_QUIET_S = 30.0  # ... on hosts no commit touched for this long
 CATCH_UP_BATCH = 100  # hosts written back per round (one short transaction each)
@@ -87,7 +92,8 @@ async def upkeep_forever(live: LiveIndex, episodes: FaultEpisodes) -> None:
     index, every `WRITE_BACK_S` (commits write only claim rows; a reader claims on a host's stored
     document what was committed since, so the less there is, the quicker a host is read); and
     every `CATCH_UP_S` the documents no worker wrote back (a worker that died, a commit made
-    outside the service), replaying what was committed since."""
+    outside the service), replaying what was committed since. Each round then checkpoints
+    SQLite's write-ahead log (`Store.checkpoint`), off the requests' path."""
     rounds = max(1, round(CATCH_UP_S / WRITE_BACK_S))
     turn = 0
 
@@ -97,6 +103,7 @@ async def upkeep_forever(live: LiveIndex, episodes: FaultEpisodes) -> None:
         turn = (turn + 1) % rounds
         if turn == 0:
             live.store.catch_up(CATCH_UP_BATCH, CATCH_UP_QUIET_S)
+        live.store.checkpoint()
 
     await _repeat(live.store, episodes, WRITE_BACK_S, write, "writing back")
 

@@ -278,6 +278,11 @@ class Store(PlacementStore):
         their document is behind (see `availability.py`); how many were written."""
         return write_back(self.engine, documents)
 
+    def checkpoint(self) -> tuple[int, int] | None:
+        """SQLite: its write-ahead log copied into the database file as far as it can be now (the
+        log's pages and those copied); None on PostgreSQL (see `db.checkpoint`)."""
+        return db.checkpoint(self.engine)
+
     def catch_up(self, limit: int, quiet_s: float = 0.0) -> int:
         """Write back the availability of up to `limit` hosts whose document is behind and that no
         commit touched for `quiet_s`, replaying the placements since; how many were written."""

@@ -171,3 +171,29 @@ def test_the_same_upkeep_catches_up_what_no_worker_wrote_back(
         assert other.audit() == []
     finally:
         other.close()
+
+
+def test_the_upkeep_checkpoints_sqlites_log_after_each_round(
+    app_factory: Callable[..., Any], sqlite_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SQLite's write-ahead log is checkpointed by the worker's upkeep, between requests, not by
+    the commit that happens to take it past SQLite's bound."""
+    monkeypatch.setattr(retention, "WRITE_BACK_S", 0.05)
+    checkpoints: list[tuple[int, int] | None] = []
+    checkpoint = Store.checkpoint
+
+    def counted(store: Store) -> tuple[int, int] | None:
+        checkpoints.append(checkpoint(store))
+        return checkpoints[-1]
+
+    monkeypatch.setattr(Store, "checkpoint", counted)
+    with TestClient(app_factory(sqlite_url), headers=auth("admin")) as client:
+        client.put("/v1/hosts/h1", json=host("h1"))
+        assert client.post("/v1/placements", json={"vm": VM}).status_code == 201
+        deadline = time.monotonic() + 10
+        while not any(c and c[0] for c in checkpoints) and time.monotonic() < deadline:
+            time.sleep(0.05)
+    done = [c for c in checkpoints if c and c[0]]
+    assert done, "the upkeep never checkpointed the log"
+    log, copied = done[0]
+    assert copied == log

@@ -174,3 +174,30 @@ def test_a_statement_run_on_sqlites_driver_is_what_sqlalchemy_would_have_run(
         assert len({row[1] for row in stored}) == 1  # the same text SQLAlchemy wrote for row 1
         with pytest.raises(IntegrityError):
             db.run_on_driver(conn, insert(table), [{"id": 1, "at": when}])
+
+
+def test_sqlite_checkpoints_its_log_when_asked_and_only_past_a_bound_by_itself(
+    sqlite_url: str,
+) -> None:
+    """The service's workers checkpoint SQLite's write-ahead log between requests; SQLite's own
+    checkpoint in a commit only bounds the log."""
+    store = Store.open(sqlite_url)
+    try:
+        with store.engine.connect() as conn:
+            raw = conn.connection.driver_connection
+            pages = raw.execute("PRAGMA wal_autocheckpoint").fetchone()[0]
+        assert pages == db.SQLITE_AUTOCHECKPOINT_PAGES
+        store.put_host(ComputeHostDescriptor.model_validate(host("h1")))
+        log, copied = store.checkpoint() or (0, -1)
+        assert log > 0
+        assert copied == log  # no reader held any page back
+    finally:
+        store.close()
+
+
+def test_postgres_checkpoints_are_its_own(postgres_url: str) -> None:
+    store = Store.open(postgres_url)
+    try:
+        assert store.checkpoint() is None
+    finally:
+        store.close()
