@@ -12,6 +12,7 @@ from typing import Any
 
 from ...models.chd import ComputeHostDescriptor, NumaNode
 from ...models.vmd import NumaAffinity
+from .base import node_parts, same_objects
 from .model import ModelContext
 
 REMOTE_COST = 1000  # a device or port off the VM's nodes (`preferred`): ten stranded threads
@@ -23,6 +24,19 @@ LOCAL = (None, NumaAffinity.required, NumaAffinity.legacy)
 def sockets(host: ComputeHostDescriptor) -> tuple[int, ...]:
     """The socket of each node (by slot): its PUs' package, else a socket of its own."""
     return tuple(node_socket(node) for node in host.numa_nodes)
+
+
+def sockets_again(
+    host: ComputeHostDescriptor, before: ComputeHostDescriptor, sockets_before: tuple[int, ...]
+) -> tuple[int, ...]:
+    """`sockets` of `host`, a new version of `before`: a node's kept where its PUs are the same."""
+    return node_parts(
+        host,
+        before,
+        sockets_before,
+        lambda node, old, _socket: same_objects(node.cpus, old.cpus),
+        lambda _slot, node: node_socket(node),
+    )
 
 
 def node_socket(node: NumaNode) -> int:

@@ -123,13 +123,7 @@ class DevicesKind(Kind):
             lambda node, old, _part: same_objects(node.pci_devices, old.pci_devices),
             lambda _slot, node: _node_free(node),
         )
-        sockets = node_parts(
-            host,
-            before,
-            free_before.sockets,
-            lambda node, old, _socket: same_objects(node.cpus, old.cpus),
-            lambda _slot, node: affinity.node_socket(node),
-        )
+        sockets = affinity.sockets_again(host, before, free_before.sockets)
         if nodes is free_before.nodes and sockets is free_before.sockets:
             return free_before
         return DevicesFree(nodes, sockets)

@@ -116,13 +116,7 @@ def nics_free(
         lambda node, was, _ports: same_objects(node.nics, was.nics),
         lambda _slot, node: node_ports(node),
     )
-    sockets = node_parts(
-        host,
-        old,
-        free.sockets,
-        lambda node, was, _socket: same_objects(node.cpus, was.cpus),
-        lambda _slot, node: affinity.node_socket(node),
-    )
+    sockets = affinity.sockets_again(host, old, free.sockets)
     kept = (free.nodes, free.vswitch_free_kbps, free.vswitch_accelerated, free.sockets)
     if nodes is kept[0] and sockets is kept[3] and (vswitch_free, accelerated) == kept[1:3]:
         return free
