@@ -21,7 +21,7 @@ from ...errors import DescriptorError
 from ...models.chd import ComputeHostDescriptor
 from ..resources import implementing
 from ..resources.base import HostFree, IntArray, Table, TableKey, Vocabulary
-from ..resources.stages import Columns, Seeds, Terms
+from ..resources.stages import Columns, ColumnsKept, Seeds, Terms
 from .free import free_of
 from .hosts import HostStore, Interner
 
@@ -35,6 +35,7 @@ thousand hosts."""
 _TERMS = implementing(Terms)
 _SEEDS = implementing(Seeds)
 _COLUMNS: tuple[Columns[Any], ...] = implementing(Columns)
+_KEPT = frozenset(kind.name for kind in implementing(ColumnsKept))
 
 
 def _terms(host: ComputeHostDescriptor) -> Iterable[tuple[str, Hashable]]:
@@ -149,17 +150,22 @@ class FleetIndex:
 
     def _refill(self, i: int, host: ComputeHostDescriptor) -> None:
         """Host i's row after a claim or a release: the same node ids and host id, so only the
-        columns of the kinds whose free part changed (a kind that keeps none reads the host)."""
+        columns of the kinds whose free part changed (a kind that keeps none reads the host, unless
+        it tells that what it reads is the same: `ColumnsKept`)."""
         cached = self._free.get(i)
         if cached is None or cached[1].node_ids != tuple(node.id for node in host.numa_nodes):
             self._fill(i, host)
             return
-        before = cached[1].parts
+        old, before = cached[0], cached[1].parts
         free = self._remember(i, host, free_of(host, cached))
         for kind in _COLUMNS:
             part = free.parts.get(kind.name)
-            if part is None or part is not before[kind.name]:
-                kind.fill(self.tables[kind.name], i, host, free, self.vocab)
+            if part is None:
+                if kind.name in _KEPT and cast(ColumnsKept, kind).columns_kept(host, old):
+                    continue
+            elif part is before[kind.name]:
+                continue
+            kind.fill(self.tables[kind.name], i, host, free, self.vocab)
 
     # --- keeping it current -------------------------------------------------------------------
 

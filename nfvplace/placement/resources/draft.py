@@ -136,10 +136,6 @@ class _Where[K, V]:
         return found
 
 
-def _pus(node: NumaNode) -> Iterator[tuple[int, tuple[int, int]]]:
-    return ((cpu.id, (node.id, k)) for k, cpu in enumerate(node.cpus))
-
-
 def _ports(node: NumaNode) -> Iterator[tuple[str, tuple[int, int, int]]]:
     for k, nic in enumerate(node.nics):
         for j, port in enumerate(nic.ports):
@@ -159,7 +155,9 @@ class _Cpus:
     def __init__(self, nodes: _Nodes, host: ComputeHostDescriptor, near: Collection[int]) -> None:
         self._nodes = nodes
         self._near = [node for node in host.numa_nodes if node.id in near]
-        self._where = _Where(host, _pus, near)
+        rest = [node for node in host.numa_nodes if node.id not in near]
+        self._unread = list(reversed(self._near + rest))  # nodes whose PUs are not mapped yet
+        self._where: dict[int, tuple[int, int]] = {}
 
     def _guess(self, pu: int) -> tuple[int, int] | None:
         """Where `pu` is when a named node numbers its PUs in a run (most hosts do): found
@@ -171,15 +169,24 @@ class _Cpus:
                 return node.id, k
         return None
 
+    def _find(self, pu: int) -> tuple[int, int] | None:
+        found = self._where.get(pu)
+        while found is None and self._unread:
+            node = self._unread.pop()
+            node_id = node.id
+            self._where.update({cpu.id: (node_id, k) for k, cpu in enumerate(node.cpus)})
+            found = self._where.get(pu)
+        return found
+
     def get(self, pu: int) -> dict[str, Any] | None:
-        found = self._guess(pu) or self._where.get(pu)
+        found = self._guess(pu) or self._find(pu)
         if found is None:
             return None
         node_id, k = found
         entries: list[Any] = self._nodes[node_id]["cpus"]
         cpu = entries[k]
         if not isinstance(cpu, dict):
-            cpu = cpu.model_dump(mode="python")
+            cpu = model_fields(cpu)
             entries[k] = cpu
         return cpu  # type: ignore[no-any-return]
 

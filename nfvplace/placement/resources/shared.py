@@ -16,14 +16,13 @@ another floating cpu-set of the VM took (each spreads over a pool of its own).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from fractions import Fraction
 
 import numpy as np
 from ortools.sat.python import cp_model
 
-from ...exact import rational
-from ...models.chd import ComputeHostDescriptor, CpuState, NumaNode
+from ...models.chd import ComputeHostDescriptor
 from ...models.configuration import VmConfiguration
 from ..options import Options, Policy
 from ..reasons import Reason
@@ -44,57 +43,7 @@ from .filtering import FilterInput, NodeNeed
 from .kind import Decisions, Kind, Refusal, RelaxModel
 from .model import Layout, ModelContext
 from .shared_charge import charge_pus
-
-
-@dataclass(frozen=True, slots=True)
-class SharedPu:
-    pu: int
-    ratio: Fraction
-    usage: Fraction
-    spare_vcpus: Fraction = field(init=False, repr=False, compare=False)  # worked out once
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "spare_vcpus", max((1 - self.usage) * self.ratio, Fraction(0)))
-
-
-Pool = tuple[SharedPu, ...]
-
-
-def spare(pool: Sequence[SharedPu]) -> Fraction:
-    return sum((p.spare_vcpus for p in pool), Fraction(0))
-
-
-def shared_pus(node: NumaNode) -> Pool:
-    """The node's shared pool: eligible PUs in state `shared` and free PUs given a ratio."""
-    shared: list[SharedPu] = []
-    for cpu in node.cpus:
-        if cpu.eligible and (
-            cpu.state is CpuState.shared
-            or (cpu.state is CpuState.free and cpu.oversubscription_ratio)
-        ):
-            ratio = rational(cpu.oversubscription_ratio) or Fraction(1)
-            shared.append(SharedPu(cpu.id, ratio, rational(cpu.usage_ratio)))
-    return tuple(shared)
-
-
-def choose_pus(shared: Sequence[SharedPu], vcpus: int) -> Pool | None:
-    """The PUs of a node's shared pool `vcpus` floating vCPUs are spread over, at least one PU
-    each (None: no set fits)."""
-    pool = sorted(shared, key=lambda p: (-p.spare_vcpus, p.pu))
-    for size in range(len(pool), max(vcpus, 1) - 1, -1):
-        chosen = pool[:size]
-        if Fraction(vcpus, size) <= chosen[-1].spare_vcpus:  # exact: no rounding
-            return tuple(sorted(chosen, key=lambda p: p.pu))
-    return None
-
-
-def charge(shared: Sequence[SharedPu], chosen: Sequence[SharedPu], vcpus: int) -> list[SharedPu]:
-    """The pool after `vcpus` vCPUs are spread evenly over `chosen` (as the claim records it)."""
-    share = Fraction(vcpus, len(chosen))
-    picked = {p.pu for p in chosen}
-    return [
-        SharedPu(p.pu, p.ratio, p.usage + share / p.ratio) if p.pu in picked else p for p in shared
-    ]
+from .shared_pool import Pool, SharedPu, charge, choose_pus, shared_pus, shared_pus_again, spare
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,7 +97,7 @@ class SharedKind(Kind):
             before,
             free_before,
             lambda node, old, _pool: same_objects(node.cpus, old.cpus),
-            lambda _slot, node: shared_pus(node),
+            lambda slot, node: shared_pus_again(node, before.numa_nodes[slot], free_before[slot]),
         )
 
     def node_needs(self, inp: FilterInput, part: Part) -> list[NodeNeed]:

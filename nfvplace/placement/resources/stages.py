@@ -8,7 +8,7 @@ defaults to inherit, so a kind is in a stage exactly when it has that stage's me
 
 | stage | protocols (methods) | who loops |
 |---|---|---|
-| index columns | `Terms` (`vocabulary`), `Seeds` (`seed_terms`), `Columns` (`new_table`, `fill`) | `index/` |
+| index columns | `Terms` (`vocabulary`), `Seeds` (`seed_terms`), `Columns` (`new_table`, `fill`), `ColumnsKept` (`columns_kept`) | `index/` |
 | free resources of a host | `Free` (`free`, `free_again`) | `index/free.py` |
 | variants a host matches | `Variants` (`variant_hosts`) | `engine/variants.py` |
 | filter (every host at once) | `HostChecks` (`host_checks`), `NodeNeeds` (`node_needs`) | `engine/filter.py` |
@@ -79,6 +79,15 @@ class Columns[T: Table](TableKey[T], Protocol):
         writes (its processor, its totals), the rest from its free part: after a claim the index
         refills its row only when that part changed (`free_again` hands back the part it was
         given when nothing it reads changed)."""
+        ...
+
+
+@runtime_checkable
+class ColumnsKept(Named, Protocol):
+    def columns_kept(self, host: ComputeHostDescriptor, before: ComputeHostDescriptor) -> bool:
+        """Whether the row a kind with no free part filled from `before` still holds for `host`,
+        a new version of it that a claim or a release made (the index then refills none of its
+        columns): True when what its columns read of the host are the same objects."""
         ...
 
 
@@ -328,6 +337,7 @@ STAGES: tuple[type, ...] = (
     Terms,
     Seeds,
     Columns,
+    ColumnsKept,
     Free,
     Variants,
     HostChecks,

@@ -14,6 +14,7 @@ from nfvplace.placement import FleetIndex
 from nfvplace.placement.index import fleet
 from nfvplace.placement.index.fleet import VIEW_CACHE
 from nfvplace.placement.index.hosts import HOT, HostStore
+from nfvplace.placement.resources.capabilities import CAPABILITIES_KIND
 from nfvplace.placement.resources.cpu import CPU
 from nfvplace.placement.resources.memory import MEMORY
 
@@ -158,3 +159,28 @@ def test_a_fleet_after_placing_and_releasing_has_the_columns_of_a_fresh_index(
     assert all(_columns(fresh, name) for name in fresh.tables)
     for name in fresh.tables:
         assert _columns(placed.index, name) == _columns(fresh, name), name
+
+
+def test_a_claim_refills_no_capabilities_column_unless_what_they_read_changed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A claim keeps the processor, hypervisor and memory objects: capabilities' row stays; a new
+    version with another processor object (same terms) is read again."""
+    hosts = [host(f"h{i}", nodes=[NodeSpec(cores=3), NodeSpec(cores=3)]) for i in range(3)]
+    f = FleetIndex(hosts)
+    filled: list[str] = []
+    original = CAPABILITIES_KIND.fill
+    monkeypatch.setattr(
+        CAPABILITIES_KIND,
+        "fill",
+        lambda table, i, h, free, vocab: (filled.append(h.id), original(table, i, h, free, vocab)),
+    )
+    result = nfvplace.place(f, vm(cpu_sets=[cpu_set(0, 4, hugepages_1g=1)]))
+    f.claimed(result.hosts.values())
+    assert result.ok
+    assert filled == []
+    claimed = next(iter(result.hosts.values()))
+    faster = claimed.processor.model_copy(update={"frequency_mhz": 9999.0})
+    f.claimed([claimed.model_copy(update={"processor": faster})])
+    assert filled == [claimed.id]
+    assert f.table(CAPABILITIES_KIND).frequency[f.positions[claimed.id]] == 9999.0

@@ -5,9 +5,14 @@ from __future__ import annotations
 
 import pytest
 from builders import NodeSpec, host, vm
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import nfvplace
+from bench.hostgen import make_fleet
 from nfvplace.claims import claim, release
+from nfvplace.models.chd import CpuState, NumaNode
+from nfvplace.placement.resources.shared_pool import shared_pus, shared_pus_again
 
 
 def test_oversubscribed_cloud_vm_uses_shared_pus_within_ratio() -> None:
@@ -61,3 +66,47 @@ def test_release_gives_the_shared_usage_back() -> None:
     usage = {c.id: c.usage_ratio for c in claimed.cpus if c.id in config.shared.cpus}
     assert usage != {c.id: c.usage_ratio for c in h.cpus if c.id in config.shared.cpus}
     assert release(claimed, config) == h
+
+
+_NODES = [node for h in make_fleet(12, seed=5) for node in h.numa_nodes]
+_STATES = st.sampled_from(
+    [
+        {"state": CpuState.dedicated, "owner": "vm"},
+        {"state": CpuState.free, "owner": None},
+        {"state": CpuState.free, "oversubscription_ratio": 4.0, "usage_ratio": 0.0},
+        {"state": CpuState.shared, "oversubscription_ratio": 2.0, "usage_ratio": 0.25},
+        {"state": CpuState.shared, "oversubscription_ratio": 4.0, "usage_ratio": 0.8},
+        {"eligible": False},
+    ]
+)
+
+
+def _changed(node: NumaNode, changes: dict[int, dict[str, object]]) -> NumaNode:
+    cpus = tuple(
+        cpu.model_copy(update=changes[k]) if k in changes else cpu
+        for k, cpu in enumerate(node.cpus)
+    )
+    return node.model_copy(update={"cpus": cpus})
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.sampled_from(_NODES),
+    st.dictionaries(st.integers(0, 400), _STATES, max_size=6),
+    st.dictionaries(st.integers(0, 400), _STATES, max_size=4),
+)
+def test_a_nodes_shared_pool_read_again_after_a_change_is_the_pool_read_afresh(
+    node: NumaNode, first: dict[int, dict[str, object]], then: dict[int, dict[str, object]]
+) -> None:
+    """`shared_pus_again` keeps the entries of the PUs that are the same objects and reads the
+    others: the same pool as reading the new node afresh (and the very pool before when none of
+    the PUs that changed is or was in it)."""
+    old = _changed(node, first)
+    new = _changed(old, then)
+    before = shared_pus(old)
+    again = shared_pus_again(new, old, before)
+    assert again == shared_pus(new)
+    if all(
+        not any(p.pu == new.cpus[k].id for p in before + again) for k in then if k < len(new.cpus)
+    ):
+        assert again is before

@@ -125,6 +125,14 @@ class CapabilitiesKind(Kind):
         table.mem_speed[i] = float(mem.speed_mts) if mem and mem.speed_mts is not None else -1.0
         table.mem_channels[i] = float(mem.channels) if mem and mem.channels is not None else -1.0
 
+    def columns_kept(self, host: ComputeHostDescriptor, before: ComputeHostDescriptor) -> bool:
+        # what `fill` reads; a claim writes none of it, and keeps these very objects
+        return (
+            host.processor is before.processor
+            and host.hypervisor is before.hypervisor
+            and host.memory is before.memory
+        )
+
     def host_checks(self, inp: FilterInput) -> list[HostCheck]:
         vm = inp.request.vm
         out: list[HostCheck] = []

@@ -1,0 +1,96 @@
+"""A node's shared pool as placement sees it (`shared.py`): each shared PU's spare vCPUs, worked
+out in fractions, read again after a claim only for the PUs that changed, and how floating vCPUs
+are spread over the pool and charged on it."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from fractions import Fraction
+from itertools import compress
+from operator import is_not
+
+from ...exact import rational
+from ...models.chd import Cpu, CpuState, NumaNode
+
+
+@dataclass(frozen=True, slots=True)
+class SharedPu:
+    pu: int
+    ratio: Fraction
+    usage: Fraction
+    spare_vcpus: Fraction = field(init=False, repr=False, compare=False)  # worked out once
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "spare_vcpus", max((1 - self.usage) * self.ratio, Fraction(0)))
+
+
+Pool = tuple[SharedPu, ...]
+
+
+def spare(pool: Sequence[SharedPu]) -> Fraction:
+    return sum((p.spare_vcpus for p in pool), Fraction(0))
+
+
+def _in_pool(cpu: Cpu) -> bool:
+    return cpu.eligible and (
+        cpu.state is CpuState.shared
+        or (cpu.state is CpuState.free and bool(cpu.oversubscription_ratio))
+    )
+
+
+def _shared_pu(cpu: Cpu) -> SharedPu:
+    return SharedPu(
+        cpu.id, rational(cpu.oversubscription_ratio) or Fraction(1), rational(cpu.usage_ratio)
+    )
+
+
+def shared_pus(node: NumaNode) -> Pool:
+    """The node's shared pool: eligible PUs in state `shared` and free PUs given a ratio."""
+    return tuple(_shared_pu(cpu) for cpu in node.cpus if _in_pool(cpu))
+
+
+def shared_pus_again(node: NumaNode, old: NumaNode, pool_before: Pool) -> Pool:
+    """`shared_pus(node)` of a new version of `old` whose pool was `pool_before`: the PUs that
+    are the same objects at the same places keep their entries (a claim changes the few PUs it
+    takes; working out a PU's spare vCPUs in fractions costs more than the rest of the pass), and
+    the pool is `pool_before` itself when no PU that changed is or was in it."""
+    if len(node.cpus) != len(old.cpus):
+        return shared_pus(node)
+    changed = list(compress(node.cpus, map(is_not, node.cpus, old.cpus)))
+    was = list(compress(old.cpus, map(is_not, node.cpus, old.cpus)))
+    if not any(map(_in_pool, changed)) and not any(map(_in_pool, was)):
+        return pool_before
+    pool: list[SharedPu] = []
+    k = 0  # entries of `pool_before` passed: it lists the old PUs in the pool, in order
+    for cpu, before in zip(node.cpus, old.cpus, strict=True):
+        if cpu is before:
+            if _in_pool(cpu):
+                pool.append(pool_before[k])
+                k += 1
+            continue
+        if _in_pool(before):
+            k += 1
+        if _in_pool(cpu):
+            pool.append(_shared_pu(cpu))
+    return tuple(pool)
+
+
+def choose_pus(shared: Sequence[SharedPu], vcpus: int) -> Pool | None:
+    """The PUs of a node's shared pool `vcpus` floating vCPUs are spread over, at least one PU
+    each (None: no set fits)."""
+    pool = sorted(shared, key=lambda p: (-p.spare_vcpus, p.pu))
+    for size in range(len(pool), max(vcpus, 1) - 1, -1):
+        chosen = pool[:size]
+        if Fraction(vcpus, size) <= chosen[-1].spare_vcpus:  # exact: no rounding
+            return tuple(sorted(chosen, key=lambda p: p.pu))
+    return None
+
+
+def charge(shared: Sequence[SharedPu], chosen: Sequence[SharedPu], vcpus: int) -> list[SharedPu]:
+    """The pool after `vcpus` vCPUs are spread evenly over `chosen` (as the claim records it)."""
+    share = Fraction(vcpus, len(chosen))
+    picked = {p.pu for p in chosen}
+    return [
+        SharedPu(p.pu, p.ratio, p.usage + share / p.ratio) if p.pu in picked else p for p in shared
+    ]
