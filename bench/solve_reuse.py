@@ -13,6 +13,8 @@ exact stage makes, and how many met a model already solved in the same workload:
 - `same proto`: the same proto text and the same solver parameters (what a memo of solutions keyed
   by the model may reuse, for the best layout as for a verdict);
 - `no names`: the same with variable and constraint names left out (PCI addresses, node ids);
+- `free parts`: the same request object, host free parts (every kind's, by value), allowed nodes,
+  options and flags: a key taken before the model is built (it would save the build too);
 - `verdict, clamped`: for verdicts (`optimize=False`: a filter asks only whether a layout exists),
   the same after every linear constraint's bounds are clamped to what its left side can reach from
   its variables' domains: that gives the same set of solutions, hence the same verdict, so it
@@ -31,6 +33,8 @@ Workloads: `Fleet.place` over the realistic mix of `bench.hostgen` (the engine b
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import enum
 import os
 import random
 import re
@@ -43,6 +47,7 @@ from typing import Any
 from ortools.sat.python import cp_model
 
 import nfvplace
+from nfvplace.placement.engine import attempt
 
 from . import decisions, nova_cold_split
 from .bench_placement import line
@@ -75,13 +80,41 @@ def clamped(proto: Any) -> tuple[object, ...]:
     return tuple(out)
 
 
+def frozen(value: object) -> object:
+    """`value` as a hashable of its contents, in its order (dataclasses field by field)."""
+    if value is None or isinstance(value, int | float | str | enum.Enum):
+        return value
+    if isinstance(value, tuple | list):
+        return (type(value).__name__, *map(frozen, value))
+    if isinstance(value, dict):
+        return ("dict", *((frozen(k), frozen(v)) for k, v in value.items()))
+    if isinstance(value, set | frozenset):
+        return ("set", *map(frozen, value))
+    if dataclasses.is_dataclass(value):
+        fields = dataclasses.fields(value)
+        return (type(value).__name__, *(frozen(getattr(value, f.name)) for f in fields))
+    return (type(value).__name__, repr(value))
+
+
 class Repeats:
     """Every solve of one workload and how many met a model solved before."""
 
     def __init__(self) -> None:
         self.counts: Counter[str] = Counter()
-        self.seen: dict[str, set[object]] = {"proto": set(), "anon": set(), "clamped": set()}
-        self.solve_s = self.key_s = 0.0
+        self.seen: dict[str, set[object]] = {
+            kind: set() for kind in ("proto", "anon", "clamped", "parts")
+        }
+        self.solve_s = self.key_s = self.parts_s = 0.0
+        self.requests: list[object] = []  # kept alive: their ids stay theirs
+
+    def record_inputs(self, free: Any, request: object, *rest: object) -> None:
+        t0 = time.perf_counter()
+        key = (id(request), free.node_ids, frozen(tuple(free.parts.items())), frozen(rest))
+        self.parts_s += time.perf_counter() - t0
+        self.requests.append(request)
+        self.counts["calls"] += 1
+        self.counts["parts"] += key in self.seen["parts"]
+        self.seen["parts"].add(key)
 
     def record(self, model: cp_model.CpModel, params: str) -> None:
         verdict = not model.has_objective()
@@ -108,6 +141,9 @@ class Repeats:
         if verdicts:
             hits = self.counts["clamped"]
             line("  verdict, clamped: repeats", f"{hits} ({100 * hits / verdicts:.1f} %)")
+        calls, hits = self.counts["calls"], self.counts["parts"]
+        line(f"  free parts: repeats of {calls} calls", f"{hits} ({100 * hits / calls:.1f} %)")
+        line("  key (the free parts, frozen), mean", f"{1000 * self.parts_s / calls:.3f} ms")
         line("  CP-SAT solve, mean", f"{1000 * self.solve_s / n:.3f} ms")
         line("  key (the proto's text), mean", f"{1000 * self.key_s / n:.3f} ms")
 
@@ -125,11 +161,19 @@ def counted(repeats: Repeats) -> Iterator[None]:
         finally:
             repeats.solve_s += time.perf_counter() - t0
 
+    exact = attempt.solve
+
+    def inputs(*args: Any, **kwargs: Any) -> Any:
+        repeats.record_inputs(*args, *kwargs.values())
+        return exact(*args, **kwargs)
+
     cp_model.CpSolver.solve = recorded  # type: ignore[method-assign]
+    attempt.solve = inputs
     try:
         yield
     finally:
         cp_model.CpSolver.solve = solve  # type: ignore[method-assign]
+        attempt.solve = exact
 
 
 def engine(size: int, requests: int) -> Callable[[], None]:
