@@ -203,13 +203,14 @@ def test_postgres_checkpoints_are_its_own(postgres_url: str) -> None:
         store.close()
 
 
-def test_the_drivers_parameters_are_sqlalchemys_worked_out_once_per_statement() -> None:
+def test_the_drivers_parameters_are_sqlalchemys_worked_out_once_per_statement(
+    tmp_path: Path,
+) -> None:
     """A statement run on SQLite's driver takes its parameters as SQLAlchemy's `construct_params`
     and bind processors make them (a row's values, the fixed values of literal binds), from a
     preparation made once per statement; a required value missing is SQLAlchemy's error."""
     import datetime as dt
 
-    from sqlalchemy.dialects import sqlite
     from sqlalchemy.exc import InvalidRequestError
 
     from nfvplace.store.changes import BUMP_COUNTER, SWAP
@@ -235,7 +236,7 @@ def test_the_drivers_parameters_are_sqlalchemys_worked_out_once_per_statement() 
             },
         ),
     ]
-    dialect = sqlite.dialect()
+    dialect = db.make_engine(f"sqlite:///{tmp_path / 'd.db'}").dialect  # its JSON serialiser
     for statement, row in rows:
         compiled = statement.compile(dialect=dialect)
         named = compiled.construct_params(row)
