@@ -5,7 +5,9 @@ from __future__ import annotations
 from builders import NodeSpec, PortSpec, cpu_set, host, vm
 
 import nfvplace
+from bench.hostgen import make_fleet, request_stream
 from nfvplace.claims import claim, conflicts, release
+from nfvplace.placement.resources import draft
 
 
 def test_claim_release_round_trip() -> None:
@@ -42,3 +44,23 @@ def test_claim_rebuilds_only_what_it_touches() -> None:
     assert all(
         c is old for c, old in zip(used.cpus, h.node(used.id).cpus, strict=True) if c.id not in held
     )
+
+
+def test_a_claimed_node_keeps_the_places_of_its_pus_for_the_next_claim() -> None:
+    """A claim maps a node's PUs once (their ids are not in a run on most real hosts) and hands
+    the map on to the node it built; claims on that node find their PUs by it, and claim just
+    as a map made afresh would."""
+    fleet = nfvplace.Fleet(make_fleet(30, seed=6))
+    handed_on = 0
+    for wanted in request_stream(90, seed=7):
+        result = fleet.place(wanted)
+        for claimed in result.hosts.values():
+            handed_on += any(draft._kept_places(node) is not None for node in claimed.numa_nodes)
+    assert handed_on > 20
+    hosts = fleet.hosts
+    again = nfvplace.Fleet(hosts)
+    for wanted in request_stream(40, seed=8):
+        kept = fleet.place(wanted)
+        with draft._places_lock:
+            draft._places.clear()
+        assert again.place(wanted).hosts == kept.hosts

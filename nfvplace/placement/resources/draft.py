@@ -12,6 +12,8 @@ joint search's moves hand them round.
 
 from __future__ import annotations
 
+import threading
+import weakref
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -149,6 +151,31 @@ def _vfs(node: NumaNode) -> Iterator[tuple[str, tuple[int, int, int, int]]]:
                 yield vf.pci_address.lower(), (node.id, k, j, v)
 
 
+Places = dict[int, tuple[int, int]]  # PU id -> (node id, its position in the node's cpus)
+
+KEEP_PLACES = 64
+"""Nodes whose PU places are kept between claims: a claim keeps a node's PUs in their places, so
+the places of the node it built are those of the node it was given; mapping a node of 192 PUs
+again cost a third of a claim. A packing sequence comes back to the same few hosts."""
+
+_places: dict[int, tuple[weakref.ref[NumaNode], Places]] = {}  # by id(node), oldest first
+_places_lock = threading.Lock()
+
+
+def _kept_places(node: NumaNode) -> Places | None:
+    with _places_lock:
+        kept = _places.get(id(node))
+    return kept[1] if kept is not None and kept[0]() is node else None
+
+
+def _keep_places(node: NumaNode, places: Places) -> None:
+    with _places_lock:
+        _places.pop(id(node), None)
+        _places[id(node)] = (weakref.ref(node), places)
+        while len(_places) > KEEP_PLACES:
+            del _places[next(iter(_places))]
+
+
 class _Cpus:
     """PU id -> its entry as a dict; entries (and their nodes) are dumped only when looked up."""
 
@@ -157,7 +184,9 @@ class _Cpus:
         self._near = [node for node in host.numa_nodes if node.id in near]
         rest = [node for node in host.numa_nodes if node.id not in near]
         self._unread = list(reversed(self._near + rest))  # nodes whose PUs are not mapped yet
-        self._where: dict[int, tuple[int, int]] = {}
+        self._where: Places = {}
+        self.mapped: dict[int, Places] = {}  # node id -> the places of its PUs, where mapped
+        self.touched: dict[int, list[int]] = {}  # node id -> positions of the PUs dumped
 
     def _guess(self, pu: int) -> tuple[int, int] | None:
         """Where `pu` is when a named node numbers its PUs in a run (most hosts do): found
@@ -173,8 +202,13 @@ class _Cpus:
         found = self._where.get(pu)
         while found is None and self._unread:
             node = self._unread.pop()
-            node_id = node.id
-            self._where.update({cpu.id: (node_id, k) for k, cpu in enumerate(node.cpus)})
+            places = _kept_places(node)
+            if places is None:
+                node_id = node.id
+                places = {cpu.id: (node_id, k) for k, cpu in enumerate(node.cpus)}
+                _keep_places(node, places)
+            self.mapped[node.id] = places
+            self._where.update(places)
             found = self._where.get(pu)
         return found
 
@@ -188,7 +222,17 @@ class _Cpus:
         if not isinstance(cpu, dict):
             cpu = model_fields(cpu)
             entries[k] = cpu
+            self.touched.setdefault(node_id, []).append(k)
         return cpu  # type: ignore[no-any-return]
+
+    def keep_places(self, old: NumaNode, new: NumaNode) -> None:
+        """Hand the places of `old`'s PUs on to `new`, the node claimed from it, where they are
+        the same: as many PUs, and the ones dumped still with their ids."""
+        places = self.mapped.get(old.id)
+        if places is None or new is old or len(new.cpus) != len(old.cpus):
+            return
+        if all(new.cpus[k].id == old.cpus[k].id for k in self.touched.get(old.id, ())):
+            _keep_places(new, places)
 
 
 class _Nics:
@@ -277,5 +321,8 @@ class HostDraft:
 
     def build(self) -> ComputeHostDescriptor:
         data = dict(self.data)
-        data["numa_nodes"] = tuple(self.nodes.built(node) for node in self.host.numa_nodes)
+        data["numa_nodes"] = nodes = tuple(self.nodes.built(n) for n in self.host.numa_nodes)
+        if self._cpus is not None:
+            for old, new in zip(self.host.numa_nodes, nodes, strict=True):
+                self._cpus.keep_places(old, new)
         return ComputeHostDescriptor.model_validate(data)
