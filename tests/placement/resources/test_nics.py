@@ -5,14 +5,18 @@ from __future__ import annotations
 import pytest
 from builders import NodeSpec, PortSpec, cpu_set, host, vm
 from constraint_cases import Case, check
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import nfvplace
-from nfvplace.models.chd import ComputeHostDescriptor
+from bench.hostgen import make_fleet
+from nfvplace.models.chd import ComputeHostDescriptor, NumaNode, PortUsage
 from nfvplace.placement import FleetIndex
 from nfvplace.placement.joint.capacity import count_on_host
 from nfvplace.placement.options import Options
 from nfvplace.placement.request import build_request
 from nfvplace.placement.resources.nics import NICS, match_vfs
+from nfvplace.placement.resources.nics.ports import node_ports, node_ports_again
 from nfvplace.placement.resources.scoring import KEEP_VF, PORT_KEEP
 
 
@@ -232,3 +236,53 @@ def test_a_node_keeps_its_usable_ports_for_cpu_sets_that_need_them() -> None:
     assert NICS.node_kept(free, 1, plain, plain.cpu_sets[0]) == 0
     needing = build_request(vm(cpu_sets=[cpu_set(0, 2, interfaces=(SRIOV,))]))
     assert NICS.node_kept(free, 0, needing, needing.cpu_sets[0]) == 0
+
+
+_NIC_NODES = [node for h in make_fleet(16, seed=5) for node in h.numa_nodes if node.nics]
+_PORT_CHANGES = st.sampled_from(
+    [
+        {"bandwidth_used_gbps": 1.5},
+        {"usage": PortUsage.dedicated, "owner": "vm"},
+        {"usage": PortUsage.sriov},
+        {"eligible": False},
+        {"vfs": ()},
+        {"first_vf_in_use": True},
+    ]
+)
+
+
+def _with_ports_changed(
+    node: NumaNode, changes: dict[tuple[int, int], dict[str, object]]
+) -> NumaNode:
+    nics = list(node.nics)
+    for (k, j), change in changes.items():
+        if k >= len(nics) or j >= len(nics[k].ports):
+            continue
+        port = nics[k].ports[j]
+        update = dict(change)
+        if update.pop("first_vf_in_use", False) and port.vfs:
+            update["vfs"] = (port.vfs[0].model_copy(update={"in_use": True}), *port.vfs[1:])
+        ports = list(nics[k].ports)
+        ports[j] = port.model_copy(update=update)
+        nics[k] = nics[k].model_copy(update={"ports": tuple(ports)})
+    return node.model_copy(update={"nics": tuple(nics)})
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.sampled_from(_NIC_NODES),
+    st.dictionaries(st.tuples(st.integers(0, 2), st.integers(0, 3)), _PORT_CHANGES, max_size=3),
+    st.dictionaries(st.tuples(st.integers(0, 2), st.integers(0, 3)), _PORT_CHANGES, max_size=2),
+)
+def test_a_nodes_ports_read_again_after_a_change_are_the_ports_read_afresh(
+    node: NumaNode,
+    first: dict[tuple[int, int], dict[str, object]],
+    then: dict[tuple[int, int], dict[str, object]],
+) -> None:
+    """`node_ports_again` keeps the entries of the NICs and ports that are the same objects and
+    reads the others: the same ports and PCIe budgets as reading the new node afresh."""
+    old = _with_ports_changed(node, first)
+    new = _with_ports_changed(old, then)
+    again = node_ports_again(new, old, node_ports(old))
+    assert again == node_ports(new)
+    assert list(again.nic_free_kbps) == list(node_ports(new).nic_free_kbps)

@@ -84,11 +84,49 @@ def node_ports(node: NumaNode) -> NodePorts:
     nic_free: dict[str, int] = {}
     for k, nic in enumerate(node.nics):
         key = f"n{node.id}nic{k}"
-        budget = pcie_gbps(nic)
+        budget = _nic_budget(nic)
         if budget is not None:
-            used = sum(kbps(p.bandwidth_used_gbps) for p in nic.ports)
-            nic_free[key] = max(kbps(budget) - used, 0)
+            nic_free[key] = budget
         ports.extend(_port(node, port, key) for port in nic.ports)
+    return NodePorts(tuple(ports), nic_free)
+
+
+def _nic_budget(nic: Nic) -> int | None:
+    """The PCIe bandwidth a NIC that states one has left, kbit/s."""
+    budget = pcie_gbps(nic)
+    if budget is None:
+        return None
+    return max(kbps(budget) - sum(kbps(p.bandwidth_used_gbps) for p in nic.ports), 0)
+
+
+def node_ports_again(node: NumaNode, old: NumaNode, before: NodePorts) -> NodePorts:
+    """`node_ports(node)` of a new version of `old` whose part was `before`: a NIC that is the
+    same object keeps its ports and budget, and a port that is the same object its entry (a claim
+    changes the port it takes a VF or the whole of)."""
+    if len(node.nics) != len(old.nics):
+        return node_ports(node)
+    ports: list[FreePort] = []
+    nic_free: dict[str, int] = {}
+    at = 0  # `before.ports` lists every port of `old`, NIC by NIC
+    for k, (nic, was) in enumerate(zip(node.nics, old.nics, strict=True)):
+        key = f"n{node.id}nic{k}"
+        kept = before.ports[at : at + len(was.ports)]
+        at += len(was.ports)
+        if nic is was:
+            ports.extend(kept)
+            if key in before.nic_free_kbps:
+                nic_free[key] = before.nic_free_kbps[key]
+            continue
+        budget = _nic_budget(nic)
+        if budget is not None:
+            nic_free[key] = budget
+        if len(nic.ports) != len(was.ports):
+            ports.extend(_port(node, port, key) for port in nic.ports)
+            continue
+        ports.extend(
+            entry if port is port_was else _port(node, port, key)
+            for port, port_was, entry in zip(nic.ports, was.ports, kept, strict=True)
+        )
     return NodePorts(tuple(ports), nic_free)
 
 
@@ -114,7 +152,7 @@ def nics_free(
         old,
         free.nodes,
         lambda node, was, _ports: same_objects(node.nics, was.nics),
-        lambda _slot, node: node_ports(node),
+        lambda slot, node: node_ports_again(node, old.numa_nodes[slot], free.nodes[slot]),
     )
     sockets = affinity.sockets_again(host, old, free.sockets)
     kept = (free.nodes, free.vswitch_free_kbps, free.vswitch_accelerated, free.sockets)
