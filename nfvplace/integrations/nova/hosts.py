@@ -52,7 +52,7 @@ def host_inputs(host_state: Any) -> tuple[Any, ...]:
             tuple(cell.cpuset or ()),
             tuple(getattr(cell, "pcpuset", ()) or ()),
             tuple(getattr(cell, "pinned_cpus", ()) or ()),
-            tuple(tuple(s) for s in getattr(cell, "siblings", ()) or ()),
+            tuple(map(tuple, getattr(cell, "siblings", ()) or ())),
             cell.memory,
             getattr(cell, "memory_usage", 0),
             getattr(cell, "cpu_usage", 0),
@@ -122,7 +122,7 @@ def _cell(cell: tuple[Any, ...]) -> dict[str, Any]:
         "cpuset": _ints(cpuset),
         "pcpuset": _ints(pcpuset),
         "pinned_cpus": _ints(pinned),
-        "siblings": [_ints(s) for s in siblings],
+        "siblings": [sorted(map(int, s)) for s in siblings],  # a tuple each (host_inputs)
         "memory": int(memory),
         "memory_usage": int(memory_usage or 0),
         "cpu_usage": int(cpu_usage or 0),
