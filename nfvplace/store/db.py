@@ -7,6 +7,7 @@ import json
 import os
 import time
 from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
@@ -251,37 +252,75 @@ def _on_driver(
     """`statement` compiled once, its parameters made by SQLAlchemy's own bind processors, run on
     the driver's cursor: the rows read (tuples, the driver's types) or the rows changed. Errors
     are SQLAlchemy's (a claim held already is its `IntegrityError`)."""
-    compiled = cast(SQLCompiler, _compiled(statement, conn.dialect))
-    processors: dict[str, Callable[[Any], Any]] = {  # SQLAlchemy's own, as it runs them
-        name: cast(Callable[[Any], Any], process)
-        for name, process in compiled._bind_processors.items()
-        if callable(process)
-    }
-    order = compiled.positiontup or ()
-    params = []
-    for row in rows:
-        named: dict[str, Any] = dict(compiled.construct_params(row))
-        params.append(
-            [
-                named[name]
-                if name not in processors or named[name] is None
-                else processors[name](named[name])
-                for name in order
-            ]
-        )
+    prepared = _prepared(statement, conn.dialect)
+    params = [prepared.parameters(row) for row in rows]
     raw: Any = conn.connection.driver_connection
     cursor = raw.cursor()
     try:
         if len(params) == 1:
-            cursor.execute(compiled.string, params[0])
+            cursor.execute(prepared.sql, params[0])
         else:
-            cursor.executemany(compiled.string, params)
+            cursor.executemany(prepared.sql, params)
         return list(cursor.fetchall()) if read else int(cursor.rowcount)
     except conn.dialect.loaded_dbapi.Error as exc:
         error = conn.dialect.loaded_dbapi.Error
-        raise DBAPIError.instance(compiled.string, params, exc, error) from exc
+        raise DBAPIError.instance(prepared.sql, params, exc, error) from exc
     finally:
         cursor.close()
+
+
+@dataclass(frozen=True, slots=True)
+class _Prepared:
+    """A statement compiled for the driver: its text and, position by position, the key of the
+    row it reads and SQLAlchemy's bind processor for it (worked out once: SQLAlchemy's
+    `construct_params` and the processors' lookup per row were a third of the Python around a
+    commit's statements)."""
+
+    statement: Executable  # kept so that the cache's key (its id) is never reused
+    compiled: SQLCompiler
+    sql: str
+    keys: tuple[str, ...]
+    processors: tuple[Callable[[Any], Any] | None, ...]
+    fixed: Mapping[str, Any]  # the values of binds a row does not give (`x + 1`'s 1)
+
+    def parameters(self, row: Mapping[str, Any]) -> list[Any]:
+        """The driver's positional parameters for `row`, as SQLAlchemy makes them."""
+        try:
+            values = [row[key] if key in row else self.fixed[key] for key in self.keys]
+        except KeyError:  # a required value missing: SQLAlchemy's own lookup says so
+            named = self.compiled.construct_params(row)
+            values = [named[name] for name in self.compiled.positiontup or ()]
+        return [
+            value if process is None or value is None else process(value)
+            for value, process in zip(values, self.processors, strict=True)
+        ]
+
+
+_PREPARED: dict[tuple[int, str], _Prepared] = {}
+
+
+def _prepared(statement: Executable, dialect: Dialect) -> _Prepared:
+    """`statement` (a module constant) prepared for `dialect`'s driver, once."""
+    found = _PREPARED.get((id(statement), dialect.name))
+    if found is not None and found.statement is statement:
+        return found
+    compiled = cast(SQLCompiler, _compiled(statement, dialect))
+    order = compiled.positiontup or ()
+    processors = compiled._bind_processors
+    binds = [compiled.binds[name] for name in order]
+    found = _Prepared(
+        statement,
+        compiled,
+        compiled.string,
+        tuple(bind.key for bind in binds),
+        tuple(
+            cast(Callable[[Any], Any], processors[name]) if callable(processors.get(name)) else None
+            for name in order
+        ),
+        {b.key: b.value for b in binds if not b.required and b.callable is None},
+    )
+    _PREPARED[(id(statement), dialect.name)] = found
+    return found
 
 
 _COMPILED: dict[tuple[int, str], tuple[Executable, Compiled]] = {}

@@ -201,3 +201,55 @@ def test_postgres_checkpoints_are_its_own(postgres_url: str) -> None:
         assert store.checkpoint() is None
     finally:
         store.close()
+
+
+def test_the_drivers_parameters_are_sqlalchemys_worked_out_once_per_statement(
+    tmp_path: Path,
+) -> None:
+    """A statement run on SQLite's driver takes its parameters as SQLAlchemy's `construct_params`
+    and bind processors make them (a row's values, the fixed values of literal binds), from a
+    preparation made once per statement; a required value missing is SQLAlchemy's error."""
+    import datetime as dt
+
+    from sqlalchemy.exc import InvalidRequestError
+
+    from nfvplace.store.changes import BUMP_COUNTER, SWAP
+    from nfvplace.store.records import INSERT_PLACEMENT, RAISE_POOL
+
+    when = dt.datetime(2026, 11, 28, 19, 30, 1, 123456)
+    rows = [
+        (BUMP_COUNTER, {}),
+        (SWAP, {"b_id": "h", "b_seen": 1, "b_next": 2, "b_now": when}),
+        (RAISE_POOL, {"b_host": "h", "b_node": 0, "b_size": 1048576, "b_count": 2}),
+        (
+            INSERT_PLACEMENT,
+            {
+                "id": "pl-1",
+                "idempotency_key": None,
+                "request_hash": "",
+                "response": {"id": "pl-1"},
+                "configurations": [],
+                "name": "vm",
+                "descriptor": None,
+                "created_at": when,
+                "released_at": None,
+            },
+        ),
+    ]
+    dialect = db.make_engine(f"sqlite:///{tmp_path / 'd.db'}").dialect  # its JSON serialiser
+    for statement, row in rows:
+        compiled = statement.compile(dialect=dialect)
+        named = compiled.construct_params(row)
+        processors = compiled._bind_processors
+        expected = [
+            processors[n](named[n])
+            if callable(processors.get(n)) and named[n] is not None
+            else named[n]
+            for n in compiled.positiontup or ()
+        ]
+        prepared = db._prepared(statement, dialect)
+        assert prepared.sql == compiled.string
+        assert prepared.parameters(row) == expected
+        assert db._prepared(statement, dialect) is prepared
+    with pytest.raises(InvalidRequestError):
+        db._prepared(SWAP, dialect).parameters({"b_id": "h"})

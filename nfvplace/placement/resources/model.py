@@ -6,6 +6,8 @@ its usage terms per node and pool (`use`: the classes of free cores that the cpu
 PU draw from); every kind adds to the objective (`cost`, by the cost names the kinds declare) and
 keeps the variables it reads back after the solve (`keep`, under its own `ReadBack` handle, whose
 key type is the kind's: the solved values come back typed, `Layout.of(handle)`).
+A verdict's model (`costs` false: a filter asks only whether a layout exists) is the same model
+without its objective: the kinds post the same variables and constraints, their costs dropped.
 """
 
 from __future__ import annotations
@@ -35,6 +37,9 @@ class ModelContext:
     request: Request
     free: HostFree
     options: Options
+    # False for a verdict (a filter asks only whether a layout exists): its model posts no
+    # objective, so the costs are not collected (`cost` drops them, the core prices no node)
+    costs: bool = True
     # on_node[(cpu_set, node)]: the cpu-set sits on that node
     on_node: dict[tuple[int, int], cp_model.IntVar] = field(default_factory=dict)
     # usage terms per node and pool, summed against the pool size by the pool's kind
@@ -48,8 +53,10 @@ class ModelContext:
         self.use.setdefault((node, pool), []).append(term)
 
     def cost(self, name: str, term: cp_model.LinearExprT) -> None:
-        """Add `term` to the objective under `name` (a cost a kind declares)."""
-        self.objective.setdefault(name, []).append(term)
+        """Add `term` to the objective under `name` (a cost a kind declares); dropped when the
+        model is a verdict's (`costs` false)."""
+        if self.costs:
+            self.objective.setdefault(name, []).append(term)
 
     def node_var(self, cpu_set: int, node: int) -> cp_model.IntVar | None:
         """The boolean of `cpu_set` on NUMA node `node` (None: not an allowed node)."""
@@ -68,7 +75,7 @@ class Layout:
     nodes: dict[int, int]
     values: Mapping[str, Mapping[Hashable, int]] = field(default_factory=dict)
     objective: float = 0.0
-    costs: dict[str, int] = field(default_factory=dict)  # objective by cost name
+    costs: dict[str, int] = field(default_factory=dict)  # objective by cost name (a verdict: none)
     optimal: bool = True
 
     def of[K: Hashable](self, handle: ReadBack[K]) -> Mapping[K, int]:

@@ -4,7 +4,16 @@ from __future__ import annotations
 
 from collections import Counter
 
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from bench.hostgen import make_fleet
+from nfvplace.placement import FleetIndex
 from nfvplace.placement.engine.explain import Reasons, RejectionList, summary_line
+from nfvplace.placement.engine.filter import NodeRecord
+from nfvplace.placement.reasons import Reason
+from nfvplace.placement.resources.filtering import NodeNeed
 from nfvplace.placement.result import Rejection
 
 
@@ -33,3 +42,74 @@ def test_rejections_are_built_once_on_first_access() -> None:
     assert len(diagnosis.rejections) == 2
     assert calls == [1]
     assert diagnosis.to_dict()["rejections"][0]["host"] == "h1"  # type: ignore[index]
+
+
+# Each host's rejection for a per-node need, as explain built it host by host (reading numpy one
+# element at a time) before it read whole arrays: the messages must stay the same, byte for byte.
+def _reference(
+    fleet: FleetIndex, record: NodeRecord, hosts: np.ndarray, is_single: bool, key: int
+) -> list[Rejection]:
+    label = "the VM" if record.cpu_set is None else f"cpu-set {record.cpu_set}"
+    out = []
+    for i in hosts.tolist():
+        slots = [j for j in range(fleet.max_nodes) if fleet.node_id[i, j] >= 0]
+        if is_single:
+            need = record.needs[key]
+            best = max(slots, key=lambda j: float(need.available[i, j]))
+            have = float(need.available[i, best])
+            message = (
+                f"{label} needs {need.phrase}; the best NUMA node "
+                f"({int(fleet.node_id[i, best])}) has {have:g} {need.unit}"
+            )
+            out.append(Rejection(fleet.host_ids[i], "c", message, "p", need.requested, have))
+        else:
+            chosen = [n for k, n in enumerate(record.needs) if key >> k & 1]
+            per_node = "; ".join(
+                f"node {int(fleet.node_id[i, j])}: "
+                + ", ".join(f"{float(n.available[i, j]):g} {n.unit}" for n in chosen)
+                for j in slots
+            )
+            message = (
+                f"{label} needs {' and '.join(n.phrase for n in chosen)} on one NUMA "
+                f"node; no node has all ({per_node})"
+            )
+            out.append(Rejection(fleet.host_ids[i], "c", message, "p"))
+    return out
+
+
+FLEET = FleetIndex(make_fleet(12, seed=3))  # two and four NUMA nodes per host
+
+
+def _need(data: st.DataObject, k: int) -> NodeNeed:
+    shape = FLEET.node_id.shape
+    if data.draw(st.booleans(), label=f"need {k} in floats"):
+        values = st.floats(0, 1e6, allow_nan=False).map(lambda v: round(v, 2))
+        available: np.ndarray = np.array(
+            data.draw(st.lists(values, min_size=shape[0] * shape[1], max_size=shape[0] * shape[1]))
+        ).reshape(shape)
+    else:  # few distinct counts: ties between nodes, where the first node is the best
+        counts = st.integers(0, 3)
+        available = np.array(
+            data.draw(st.lists(counts, min_size=shape[0] * shape[1], max_size=shape[0] * shape[1])),
+            dtype=np.int64,
+        ).reshape(shape)
+    ok = np.zeros(shape, dtype=np.bool_)
+    return NodeNeed(Reason.core_pairs, f"{k} phrase", ok, available, 4.0, f"unit {k}")
+
+
+@given(data=st.data())
+@settings(max_examples=60, deadline=None)
+def test_node_rejections_read_from_arrays_say_what_they_said_element_by_element(
+    data: st.DataObject,
+) -> None:
+    needs = tuple(_need(data, k) for k in range(data.draw(st.integers(1, 3))))
+    chosen = data.draw(st.lists(st.integers(0, len(FLEET) - 1), min_size=1, unique=True))
+    hosts = np.array(chosen, dtype=np.int64)
+    cpu_set = data.draw(st.none() | st.integers(0, 3))
+    record = NodeRecord(cpu_set, needs, hosts, many_cpu_sets=False)
+    is_single = data.draw(st.booleans())
+    key = data.draw(
+        st.integers(0, len(needs) - 1) if is_single else st.integers(1, 2 ** len(needs) - 1)
+    )
+    build = Reasons._node_builder(FLEET, record, hosts, is_single, key, "p", "c")
+    assert build() == _reference(FLEET, record, hosts, is_single, key)
