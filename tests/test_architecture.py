@@ -317,6 +317,7 @@ def test_each_ordered_stage_lists_exactly_the_kinds_that_implement_it() -> None:
         "FILLS": k.Fills,
         "HOLDS_UNITS": k.HoldsUnits,
         "HOLDS_SHARES": k.HoldsShares,
+        "KUBELET_COUNTS": k.KubeletCounts,
     }
     wrong = {}
     for name, protocol in ordered.items():

@@ -10,10 +10,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from ...models.chd import ComputeHostDescriptor, CpuState, NodeMemory, NumaNode, TopologyManager
+from ...models.chd import ComputeHostDescriptor, TopologyManager
+from ...placement.resources import KUBELET_COUNTS
+from ...placement.resources.kubelet import KubeletPool
 from .hints import NumaInfo
 
-MIB = 2**20
 Consumption = dict[str, dict[int, int]]
 """Resource name -> NUMA node -> amount (CPUs, bytes of memory or hugepages, devices)."""
 
@@ -67,6 +68,21 @@ class NodeState:
                     if resource in self.memory and amount:
                         self.memory_groups.setdefault(node, 1 << node)
 
+    def add(self, node: int, pool: KubeletPool) -> None:
+        """A pool of `node` as a kind reads it: CPUs and memory as they are, devices of one name
+        summed over the node's ports or devices."""
+        if pool.manager == "cpu":
+            self.cpu_total[node] = pool.total
+            self.cpus[node] = Pool(pool.allocatable, pool.free)
+        elif pool.manager == "memory":
+            self.memory.setdefault(pool.resource, {})[node] = Pool(pool.allocatable, pool.free)
+            if pool.in_use:
+                self.memory_groups[node] = 1 << node
+        else:
+            held = self.devices.setdefault(pool.resource, {}).setdefault(node, Pool(0, 0))
+            held.allocatable += pool.allocatable
+            held.free += pool.free
+
     def _pools(self, resource: str) -> dict[int, Pool]:
         if resource == "cpu":
             return self.cpus
@@ -87,12 +103,8 @@ def _distances(host: ComputeHostDescriptor) -> dict[int, dict[int, int]] | None:
 
 
 def node_state(host: ComputeHostDescriptor) -> NodeState:
-    """The counts a CHD says, as the kubelet's managers hold them. Memory counts only when the
-    node's memory manager is Static (the CHD's hypervisor pins NUMA memory); a node's memory in use
-    is read as given to that node alone (NodeResourceTopology does not say the groups)."""
-    pinning = host.hypervisor is not None and "numa_memory_pinning" in {
-        str(c) for c in host.hypervisor.capabilities
-    }
+    """The counts a CHD says, as the kubelet's managers hold them: each NUMA node's pools as the
+    kinds read them (`resources.KUBELET_COUNTS`, `kubelet_pools`)."""
     state = NodeState(
         numa=NumaInfo(tuple(n.id for n in host.numa_nodes), _distances(host)),
         cpu_total={},
@@ -101,50 +113,10 @@ def node_state(host: ComputeHostDescriptor) -> NodeState:
         devices={},
     )
     for node in host.numa_nodes:
-        eligible = [c for c in node.cpus if c.eligible]
-        state.cpu_total[node.id] = len(node.cpus)
-        free = sum(c.state is CpuState.free for c in eligible)
-        state.cpus[node.id] = Pool(len(eligible), free)
-        if pinning:
-            _memory(state, node.id, node.memory)
-        _node_devices(state, node)
+        for kind in KUBELET_COUNTS:
+            for pool in kind.kubelet_pools(host, node):
+                state.add(node.id, pool)
     return state
-
-
-def _memory(state: NodeState, node_id: int, memory: NodeMemory) -> None:
-    allocatable = (memory.normal_total_mib - memory.normal.reserved_mib) * MIB
-    used = memory.normal.used_mib > 0
-    state.memory.setdefault("memory", {})[node_id] = Pool(allocatable, memory.normal_free_mib * MIB)
-    for pool in memory.hugepages:
-        name = hugepages_name(pool.size_kib)
-        size = pool.size_kib * 1024
-        state.memory.setdefault(name, {})[node_id] = Pool(pool.total * size, pool.free * size)
-        used = used or pool.used > 0
-    if used:
-        state.memory_groups[node_id] = 1 << node_id
-
-
-def hugepages_name(size_kib: int) -> str:
-    """1048576 -> `hugepages-1Gi`, 2048 -> `hugepages-2Mi` (the kubelet's resource names)."""
-    for unit, factor in (("Gi", 1024 * 1024), ("Mi", 1024), ("Ki", 1)):
-        if size_kib % factor == 0:
-            return f"hugepages-{size_kib // factor}{unit}"
-    raise AssertionError("unreachable: 1 KiB divides every size")
-
-
-def _node_devices(state: NodeState, node: NumaNode) -> None:
-    for port in node.ports:
-        if port.physical_network and port.vfs:
-            pool = state.devices.setdefault(port.physical_network, {}).setdefault(
-                node.id, Pool(0, 0)
-            )
-            pool.allocatable += len(port.vfs)
-            pool.free += sum(not vf.in_use for vf in port.vfs)
-    for device in node.pci_devices:
-        if device.model and device.eligible:
-            pool = state.devices.setdefault(device.model, {}).setdefault(node.id, Pool(0, 0))
-            pool.allocatable += 1
-            pool.free += not device.in_use
 
 
 def topology_manager(host: ComputeHostDescriptor) -> TopologyManager:

@@ -25,11 +25,11 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Mapping
-from itertools import chain
 from typing import Any
 
 from .columns import rows
 from .cpu_flags import kernel_flags
+from .layout import CellLayout, layout_of, threads_per_core
 from .pci import devices_of, nic_of, pools_on
 
 SMALL_PAGE_KIB = 4
@@ -52,7 +52,7 @@ def host_inputs(host_state: Any) -> tuple[Any, ...]:
             tuple(cell.cpuset or ()),
             tuple(getattr(cell, "pcpuset", ()) or ()),
             tuple(getattr(cell, "pinned_cpus", ()) or ()),
-            tuple(tuple(s) for s in getattr(cell, "siblings", ()) or ()),
+            tuple(map(tuple, getattr(cell, "siblings", ()) or ())),
             cell.memory,
             getattr(cell, "memory_usage", 0),
             getattr(cell, "cpu_usage", 0),
@@ -122,7 +122,7 @@ def _cell(cell: tuple[Any, ...]) -> dict[str, Any]:
         "cpuset": _ints(cpuset),
         "pcpuset": _ints(pcpuset),
         "pinned_cpus": _ints(pinned),
-        "siblings": [_ints(s) for s in siblings],
+        "siblings": [sorted(map(int, s)) for s in siblings],  # a tuple each (host_inputs)
         "memory": int(memory),
         "memory_usage": int(memory_usage or 0),
         "cpu_usage": int(cpu_usage or 0),
@@ -196,11 +196,10 @@ def chd_of(
         capabilities: tuple[str, ...] = ()
         unknown.append("numa_nodes (Nova reports no NUMA topology)")
     else:
-        core_of = _core_ids(cells)
         closed = unpinnable or {}
         nodes = [
-            _node(cell, view, core_of, pools_on(view, cell["id"]), closed.get(int(cell["id"])))
-            for cell in cells
+            _node(cell, view, layout, pools_on(view, cell["id"]), closed.get(int(cell["id"])))
+            for cell, layout in zip(cells, layout_of(cells), strict=True)
         ]
         capabilities = LIBVIRT_CAPABILITIES
     chd = {
@@ -227,34 +226,6 @@ def _flat_node(view: Mapping[str, Any]) -> dict[str, Any]:
     }
     memory = {"total_mib": int(view.get("memory_mb") or 0)}
     return {"id": 0, "cpus": cpus, "memory": memory}
-
-
-def _core_ids(cells: Iterable[Mapping[str, Any]]) -> dict[int, tuple[int, tuple[int, ...]]]:
-    """PU -> (core id, its siblings); a core is named by its lowest PU (unique on the host).
-    A cell in which no core has two threads in `cpuset` or `pcpuset` is a cell without SMT to
-    nova-compute (its threads_per_core is 1: the operator left each dedicated core's siblings to
-    the host, Nova's way to emulate a host without SMT), and each of its threads is a core of its
-    own here too; elsewhere a core with a host-reserved thread keeps it as a sibling."""
-    out: dict[int, tuple[int, tuple[int, ...]]] = {}
-    for cell in cells:
-        flat = threads_per_core(cell) == 1
-        for siblings in cell.get("siblings") or ():
-            group = tuple(sorted(map(int, siblings)))
-            if flat:
-                out.update((pu, (pu, (pu,))) for pu in group)
-            else:
-                out.update(dict.fromkeys(group, (group[0], group)))
-    return out
-
-
-def threads_per_core(cell: Mapping[str, Any]) -> int:
-    """Nova's `threads_per_core` of a host cell: its largest sibling set within `cpuset` and
-    `pcpuset` (what the libvirt driver reports), 1 without siblings."""
-    usable = set(cell.get("cpuset") or ()) | set(cell.get("pcpuset") or ())
-    siblings = cell.get("siblings") or ()
-    if usable.issuperset(chain.from_iterable(siblings)):  # no thread kept for the host
-        return max(map(len, map(set, siblings)), default=1) or 1
-    return max((len(usable.intersection(s)) for s in siblings), default=1) or 1
 
 
 def isolate_refused(view: Mapping[str, Any]) -> dict[int, list[int]]:
@@ -284,11 +255,11 @@ def isolate_refused(view: Mapping[str, Any]) -> dict[int, list[int]]:
 def _node(
     cell: Mapping[str, Any],
     view: Mapping[str, Any],
-    core_of: Mapping[int, tuple[int, tuple[int, ...]]],
+    layout: CellLayout,
     pools: list[Mapping[str, Any]],
     unpinnable: Iterable[int] | None = None,
 ) -> dict[str, Any]:
-    shared, dedicated = set(cell["cpuset"]), set(cell["pcpuset"])
+    shared, dedicated = layout.shared, layout.dedicated
     pinned = set(cell.get("pinned_cpus") or ())
     closed = set(unpinnable or ())
     ratio = float(view.get("cpu_allocation_ratio") or 1.0)
@@ -303,7 +274,7 @@ def _node(
     closed_pu = {**at, "eligible": False}
     free_pu = floating if legacy else at
     shared_pu = {**floating, "state": "shared"}
-    pus = set(shared) | dedicated | {pu for s in cell.get("siblings") or () for pu in s}
+    pus = layout.pus
     states = (  # each PU's state, by sets (a host is a hundred PUs, a fleet a thousand hosts)
         (pinned_pu, dedicated & pinned),
         (closed_pu, (dedicated - pinned) & closed | pus - dedicated - shared),
@@ -316,13 +287,11 @@ def _node(
         if group:
             template_of.update(dict.fromkeys(group, len(templates)))
             templates.append(state)
-    order = sorted(pus)
-    cores = [core_of.get(pu) or (pu, (pu,)) for pu in order]
     cpus = {  # as columns (`columns.py`)
-        "id": order,
-        "core": [core for core, _ in cores],
-        "siblings": [siblings for _, siblings in cores],
-        "template": list(map(template_of.__getitem__, order)),
+        "id": list(layout.order),
+        "core": list(layout.cores),
+        "siblings": list(layout.siblings),
+        "template": list(map(template_of.__getitem__, layout.order)),
         "templates": templates,
     }
     node: dict[str, Any] = {

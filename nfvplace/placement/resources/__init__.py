@@ -31,6 +31,7 @@ from .stages import (
     HoldsShares,
     HoldsUnits,
     HostChecks,
+    KubeletCounts,
     ModelDemand,
     ModelLimits,
     NodeNeeds,
@@ -129,6 +130,9 @@ HOLDS_SHARES: tuple[HoldsShares, ...] = (MEMORY,)
 """The store's counters of pools of alike units (`store/resources.py`): a commit raises them in
 this order, the lock order, as `HOLDS_UNITS` orders the claim rows."""
 
+KUBELET_COUNTS: tuple[KubeletCounts, ...] = (CPU, MEMORY, NICS, DEVICES)
+"""The kubelet's pools of one NUMA node (`integrations/kubernetes/state.py`), read in this order:
+the order the Kubernetes door names resources in its answers (CPUs, memory, then devices)."""
 FILLS: tuple[Fills[Any], ...] = (CPU, MEMORY)
 """The parts of `pack`'s host score (`engine/policies/`), in the order they are summed and said."""
 
@@ -144,6 +148,7 @@ __all__ = [
     "HOLDS_UNITS",
     "HOST_CHECKS",
     "KINDS",
+    "KUBELET_COUNTS",
     "MODEL_DEMAND",
     "MODEL_LIMITS",
     "NODE_NEEDS",

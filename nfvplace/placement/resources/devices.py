@@ -30,6 +30,7 @@ from .draft import AssignmentError, ConfigurationDraft, DescriptorDraft, HostDra
 from .filtering import FilterInput, HostCheck, NodeNeed, detail
 from .holding import PCI, HeldUnit
 from .kind import Decisions, Kind
+from .kubelet import KubeletPool
 from .model import Layout, ModelContext, ReadBack
 from .rows import rows_sum
 
@@ -277,6 +278,12 @@ class DevicesKind(Kind):
 
     def owners(self, host: ComputeHostDescriptor) -> Iterable[str]:
         return (d.owner for node in host.numa_nodes for d in node.pci_devices if d.owner)
+
+    def kubelet_pools(self, host: ComputeHostDescriptor, node: NumaNode) -> Iterable[KubeletPool]:
+        """The device manager's: an eligible PCI device under its model's name."""
+        for device in node.pci_devices:
+            if device.model and device.eligible:
+                yield KubeletPool("device", device.model, 1, int(not device.in_use))
 
 
 DEVICES = DevicesKind()

@@ -37,6 +37,7 @@ from .filtering import FilterInput, NodeNeed
 from .hugepage_pools import HugepagePools
 from .kind import Decisions, Kind, RelaxModel
 from .memory_charge import charge_normal, claim_pages
+from .memory_kubelet import MemoryKubelet
 from .model import Layout, ModelContext
 from .page_choice import Backing, backing, choice_need
 from .scoring import Fullness, NodeFullness
@@ -93,7 +94,7 @@ class MemoryCount:
     bandwidth: int
 
 
-class MemoryKind(HugepagePools, Kind):
+class MemoryKind(HugepagePools, MemoryKubelet, Kind):
     name = "memory"
     reasons = (Reason.hugepages, Reason.memory, Reason.memory_bandwidth)
     family = "hugepages and memory of the nodes shared by the cpu-sets"

@@ -20,6 +20,7 @@ defaults to inherit, so a kind is in a stage exactly when it has that stage's me
 | claim and release on a CHD | `Claims` (`claim`), `Owners` (`owners`) | `claims.py` |
 | the store's double-claim guard | `HoldsUnits` (`held_units`), `HoldsShares` (`held_shares`, `pools`) | `store/resources.py` |
 | a running VM's descriptor | `Describes` (`describe`) | `joint/moves.py` |
+| the kubelet's counts (Kubernetes) | `KubeletCounts` (`kubelet_pools`) | `integrations/kubernetes/state.py` |
 | links between a VNF's members | `Links` (`link_kbps`) | `joint/state.py` |
 | policy scores | `Fills`, `Room`, `Keeps`, `NodeFills`, `NodeKeeps` | `engine/policies/` |
 
@@ -33,7 +34,7 @@ from typing import Protocol, runtime_checkable
 
 from ortools.sat.python import cp_model
 
-from ...models.chd import ComputeHostDescriptor
+from ...models.chd import ComputeHostDescriptor, NumaNode
 from ...models.configuration import VmConfiguration
 from ...models.vmd import VariantMatch
 from ..reasons import Reason
@@ -53,6 +54,7 @@ from .draft import ConfigurationDraft, DescriptorDraft, HostDraft
 from .filtering import FilterInput, HostCheck, NodeNeed
 from .holding import HeldUnit, PoolShare
 from .kind import Decides, Decisions, Named, RelaxModel
+from .kubelet import KubeletPool
 from .model import Layout, ModelContext
 from .scoring import Fullness, Kept, NodeFullness
 
@@ -281,6 +283,15 @@ class HoldsShares(Named, Protocol):
         ...
 
 
+@runtime_checkable
+class KubeletCounts(Named, Protocol):
+    """A kind whose resource the kubelet hands out (`kubelet.py`; the Kubernetes door)."""
+
+    def kubelet_pools(self, host: ComputeHostDescriptor, node: NumaNode) -> Iterable[KubeletPool]:
+        """The pools of `node` as the kubelet's managers count them, in the order they are named."""
+        ...
+
+
 # joint search: a running VM's descriptor, and links between members of a VNF on one host
 
 
@@ -361,6 +372,7 @@ STAGES: tuple[type, ...] = (
     Owners,
     HoldsUnits,
     HoldsShares,
+    KubeletCounts,
     Describes,
     Links,
     Fills,

@@ -11,7 +11,7 @@ from collections.abc import Iterable
 import numpy as np
 from ortools.sat.python import cp_model
 
-from ....models.chd import ComputeHostDescriptor
+from ....models.chd import ComputeHostDescriptor, CpuState, NumaNode
 from ....models.configuration import VmConfiguration
 from ...reasons import Reason
 from ...request import CpuSetDemand, Part, Request
@@ -21,6 +21,7 @@ from ..draft import ConfigurationDraft, DescriptorDraft, HostDraft
 from ..filtering import FilterInput, HostCheck, NodeNeed
 from ..holding import PU, HeldUnit
 from ..kind import Decisions, Kind, RelaxModel
+from ..kubelet import KubeletPool
 from ..model import Layout, ModelContext
 from ..scoring import KEEP_SMT, Fullness, Kept, NodeFullness
 from . import estimates
@@ -227,6 +228,12 @@ class CpuKind(Kind):
 
     def owners(self, host: ComputeHostDescriptor) -> Iterable[str]:
         return (c.owner for node in host.numa_nodes for c in node.cpus if c.owner)
+
+    def kubelet_pools(self, host: ComputeHostDescriptor, node: NumaNode) -> Iterable[KubeletPool]:
+        """The CPU manager's: the node's eligible PUs, the free ones exclusive."""
+        eligible = [c for c in node.cpus if c.eligible]
+        free = sum(c.state is CpuState.free for c in eligible)
+        return (KubeletPool("cpu", "cpu", len(eligible), free, total=len(node.cpus)),)
 
 
 def _packed_needs(t: CpuTable, cs: CpuSetDemand, emulator: int) -> list[NodeNeed]:

@@ -22,7 +22,7 @@ from collections.abc import Hashable, Iterable
 import numpy as np
 from ortools.sat.python import cp_model
 
-from ....models.chd import ComputeHostDescriptor
+from ....models.chd import ComputeHostDescriptor, NumaNode
 from ....models.configuration import VmConfiguration
 from ....models.vmd import InterfaceMode
 from ...options import Policy
@@ -34,6 +34,7 @@ from ..draft import ConfigurationDraft, DescriptorDraft, HostDraft
 from ..filtering import FilterInput, HostCheck, NodeNeed
 from ..holding import PORT, VF, HeldUnit
 from ..kind import Decisions, Kind, RelaxModel
+from ..kubelet import KubeletPool
 from ..model import Layout, ModelContext
 from ..scoring import KEEP_VF, PORT_KEEP, Kept
 from . import filter as checks
@@ -229,6 +230,13 @@ class NicsKind(Kind):
                     if port.owner:
                         yield port.owner
                     yield from (vf.owner for vf in port.vfs if vf.owner)
+
+    def kubelet_pools(self, host: ComputeHostDescriptor, node: NumaNode) -> Iterable[KubeletPool]:
+        """The device manager's: a port's SR-IOV VFs under its physical network's name."""
+        for port in node.ports:
+            if port.physical_network and port.vfs:
+                free = sum(not vf.in_use for vf in port.vfs)
+                yield KubeletPool("device", port.physical_network, len(port.vfs), free)
 
 
 NICS = NicsKind()
