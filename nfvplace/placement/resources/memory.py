@@ -32,12 +32,13 @@ from .base import (
     by_class,
     node_parts,
 )
-from .direct import NOTHING, Assignment, DirectPart, NoAnswer
+from .direct import Assignment, DirectPart, NoAnswer
 from .draft import AssignmentError, ConfigurationDraft, DescriptorDraft, HostDraft
 from .filtering import FilterInput, NodeNeed
 from .hugepage_pools import HugepagePools
 from .kind import Decisions, Kind, RelaxModel
 from .memory_charge import charge_normal, claim_pages
+from .memory_direct import memory_direct
 from .memory_kubelet import MemoryKubelet
 from .model import Layout, ModelContext
 from .page_choice import Backing, backing, choice_need
@@ -197,20 +198,7 @@ class MemoryKind(HugepagePools, MemoryKubelet, Kind):
                 _post_node(ctx, node, placed)
 
     def direct(self, a: Assignment) -> DirectPart | NoAnswer:
-        """`post_limits` with the nodes fixed: each node's cpu-sets within what it holds."""
-        for slot, node_id in enumerate(a.free.node_ids):
-            node = a.free.of(self)[slot]
-            placed = [
-                (backing(cs, node.hugepages_free, _normal_free(node, a.request)), cs)
-                for cs in a.request.cpu_sets
-                if node_id in a.allowed[cs.id]
-            ]
-            here = [(b, cs) for b, cs in placed if a.nodes[cs.id] == node_id]
-            if any(b is None for b, _ in here):
-                return NoAnswer.infeasible
-            if sum(1 for b, _ in placed if b is not None) >= 2 and not _holds(node, here, a):
-                return NoAnswer.infeasible
-        return NOTHING
+        return memory_direct(a, a.free.of(self))
 
     def counts(self, request: Request) -> bool:
         return all(cs.page_choice is None for cs in request.cpu_sets)
@@ -386,21 +374,6 @@ def _post_node(
     m.add(sum(b.normal_mib * y for b, _, y in placed) <= _normal_free(node, ctx.request))
     if node.bandwidth_free_kbps is not None:
         m.add(sum(cs.memory_bandwidth_kbps * y for _, cs, y in placed) <= node.bandwidth_free_kbps)
-
-
-def _holds(
-    node: MemoryNode, here: list[tuple[Backing | None, CpuSetDemand]], a: Assignment
-) -> bool:
-    """`_post_node`'s limits for the cpu-sets `here` on the node."""
-    taken = [(b, cs) for b, cs in here if b is not None]
-    for size in {b.size_kib for b, _ in taken if b.size_kib}:
-        pages = sum(b.pages for b, _ in taken if b.size_kib == size)
-        if pages > node.hugepages_free.get(size, 0):
-            return False
-    if sum(b.normal_mib for b, _ in taken) > _normal_free(node, a.request):
-        return False
-    need = sum(cs.memory_bandwidth_kbps for _, cs in taken)
-    return node.bandwidth_free_kbps is None or need <= node.bandwidth_free_kbps
 
 
 MEMORY = MemoryKind()
