@@ -25,9 +25,10 @@ from contextlib import contextmanager
 from typing import Any
 
 from nfvplace.placement.engine import attempt, solver
-from nfvplace.placement.engine.direct import direct_layout
+from nfvplace.placement.engine.direct import MODEL_KINDS, direct_layout
 from nfvplace.placement.resources.direct import NoAnswer
 from nfvplace.placement.resources.model import Layout
+from nfvplace.placement.resources.stages import ModelDirect
 
 from .bench_placement import line
 from .nova_candidates import FLAVORS
@@ -51,6 +52,27 @@ def _same(direct: Layout | NoAnswer, cp_sat: Layout | solver.SolveFailure, optim
 
 
 @contextmanager
+def unsure_kinds() -> Iterator[set[str]]:
+    """The names of the kinds whose `direct` said unsure since the set was last cleared."""
+    said: set[str] = set()
+    kinds = [k for k in MODEL_KINDS if isinstance(k, ModelDirect)]
+    for kind in kinds:
+
+        def asked(a: Any, kind: ModelDirect = kind, method: Any = kind.direct) -> Any:
+            part = method(a)
+            if part is NoAnswer.unsure:
+                said.add(kind.name)
+            return part
+
+        setattr(kind, "direct", asked)  # noqa: B010 (an instance attribute over the method)
+    try:
+        yield said
+    finally:
+        for kind in kinds:
+            delattr(kind, "direct")
+
+
+@contextmanager
 def compared(counts: Counter[str], times: Counter[str]) -> Iterator[None]:
     """Every exact-stage call in the block answered both ways, and counted."""
     exact = attempt.solve
@@ -63,19 +85,22 @@ def compared(counts: Counter[str], times: Counter[str]) -> Iterator[None]:
         skip: frozenset[str] = frozenset(),
         optimize: bool = True,
     ) -> Layout | solver.SolveFailure:
+        said.clear()
         t0 = time.perf_counter()
         direct = direct_layout(free, request, allowed, options, optimize)
         t1 = time.perf_counter()
         cp_sat = solver.solve_model(free, request, allowed, options, skip, optimize)
+        t2 = time.perf_counter()
+        unsure = direct is NoAnswer.unsure
         times["direct"] += t1 - t0
-        times["CP-SAT"] += time.perf_counter() - t1
-        times["direct, answered"] += (t1 - t0) * (direct is not NoAnswer.unsure)
-        # the exact stage as it runs now: the direct path, then CP-SAT when it is unsure
-        times["stage"] += (t1 - t0) + (time.perf_counter() - t1) * (direct is NoAnswer.unsure)
+        times["CP-SAT"] += t2 - t1
+        times["direct, answered"] += (t1 - t0) * (not unsure)
+        times["stage"] += (t1 - t0) + (t2 - t1) * unsure  # the direct path, CP-SAT when unsure
         counts["models"] += 1
         counts["verdicts"] += not optimize
-        if direct is NoAnswer.unsure:
+        if unsure:
             counts["unsure"] += 1
+            counts[f"unsure: {WHY.get(tuple(sorted(said)), ', '.join(sorted(said)))}"] += 1
         else:
             counts["infeasible" if direct is NoAnswer.infeasible else "layout"] += 1
             counts["differ"] += not _same(direct, cp_sat, optimize)
@@ -83,9 +108,13 @@ def compared(counts: Counter[str], times: Counter[str]) -> Iterator[None]:
 
     attempt.solve = both
     try:
-        yield
+        with unsure_kinds() as said:
+            yield
     finally:
         attempt.solve = exact
+
+
+WHY = {(): "two assignments of nodes tie, or a kind of the model has no direct stage"}
 
 
 def report(label: str, counts: Counter[str], times: Counter[str]) -> None:
@@ -98,6 +127,8 @@ def report(label: str, counts: Counter[str], times: Counter[str]) -> None:
     line("    a layout", f"{counts['layout']}")
     line("    infeasible", f"{counts['infeasible']}")
     line("  left to CP-SAT (unsure)", f"{counts['unsure']}")
+    for key in sorted(k for k in counts if k.startswith("unsure: ")):
+        line(f"    {key[len('unsure: ') :]} unsure", f"{counts[key]}")
     line("  direct answers that are not CP-SAT's", f"{counts['differ']} (must be 0)")
     cp_sat, stage = 1000 * times["CP-SAT"] / n, 1000 * times["stage"] / n
     line("  exact stage before: CP-SAT (built and solved), mean", f"{cp_sat:.3f} ms")

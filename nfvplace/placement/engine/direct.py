@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from itertools import product
+from typing import cast
 
 from ..options import Options
 from ..request import Request
@@ -39,15 +40,21 @@ MODEL_KINDS = tuple(dict.fromkeys((*MODEL_DEMAND, *MODEL_LIMITS)))
 """The kinds of the exact model in the order they post (their values and costs keep that order)."""
 
 
-def _kinds(request: Request) -> list[ModelDirect] | None:
-    """The kinds to ask (None: one in the model cannot be asked)."""
-    kinds: list[ModelDirect] = []
-    for kind in MODEL_KINDS:
-        if isinstance(kind, ModelDirect):
-            kinds.append(kind)
-        elif not isinstance(kind, ModelGate) or kind.in_model(request):
-            return None
-    return kinds
+_ASKED = tuple(kind for kind in MODEL_KINDS if isinstance(kind, ModelDirect))
+_GATED = tuple(
+    kind
+    for kind in MODEL_KINDS
+    if not isinstance(kind, ModelDirect) and isinstance(kind, ModelGate)
+)
+_ALWAYS = tuple(k for k in MODEL_KINDS if not isinstance(k, ModelDirect | ModelGate))
+"""The kinds of the model without the stage: gated (in the model for some requests) or always."""
+
+
+def _kinds(request: Request) -> tuple[ModelDirect, ...] | None:
+    """The kinds to ask (None: one in the model for this request cannot be asked)."""
+    if _ALWAYS or any(kind.in_model(request) for kind in _GATED):
+        return None
+    return _ASKED
 
 
 def _assignments(
@@ -56,11 +63,12 @@ def _assignments(
     ids = [cs.id for cs in request.cpu_sets]
     distinct = request.distinct_nodes and len(ids) > 1
     for nodes in product(*([n for n in node_ids if n in allowed[cs]] for cs in ids)):
+        # a node per cpu-set; distinct nodes when the VM asks (`solver._post_nodes`)
         if not distinct or len(set(nodes)) == len(nodes):
             yield dict(zip(ids, nodes, strict=True))
 
 
-def _ask(a: Assignment, kinds: list[ModelDirect]) -> list[DirectPart] | NoAnswer:
+def _ask(a: Assignment, kinds: tuple[ModelDirect, ...]) -> list[DirectPart] | NoAnswer:
     """Every kind's part with these nodes; infeasible when one kind says so (exact, whatever
     the others say), else unsure when one cannot say."""
     parts: list[DirectPart] = []
@@ -87,11 +95,15 @@ def direct_layout(
     kinds = _kinds(request)
     if kinds is None or not request.cpu_sets:
         return NoAnswer.unsure
-    frozen = {cs.id: frozenset(allowed.get(cs.id, ())) for cs in request.cpu_sets}
+    frozen = {
+        cs.id: frozenset(n for n in free.node_ids if n in allowed.get(cs.id, ()))
+        for cs in request.cpu_sets
+    }
     best: list[tuple[int, Assignment, list[DirectPart]]] = []
     unsure = False
+    memo: dict[str, object] = {}
     for nodes in _assignments(request, frozen, free.node_ids):
-        a = Assignment(free, request, options, frozen, nodes, optimize)
+        a = Assignment(free, request, options, frozen, nodes, optimize, memo)
         parts = _ask(a, kinds)
         if parts is NoAnswer.infeasible:
             continue
@@ -110,11 +122,19 @@ def direct_layout(
     return _layout(*lowest[0]) if len(lowest) == 1 else NoAnswer.unsure
 
 
+NODE_COSTS = "node costs"  # the core's entry in `Assignment.memo` (no kind has that name)
+
+
 def _node_costs(a: Assignment) -> int:
-    return sum(
-        node_cost(a.free, a.free.slot(a.nodes[cs.id]), cs, a.request, a.options)
-        for cs in a.request.cpu_sets
-    )
+    """The policy's cost of the assignment's nodes (`solver._post_nodes`), each priced once."""
+    prices = cast(dict[tuple[int, int], int], a.memo.setdefault(NODE_COSTS, {}))
+    total = 0
+    for cs in a.request.cpu_sets:
+        node = a.nodes[cs.id]
+        if (cs.id, node) not in prices:
+            prices[(cs.id, node)] = node_cost(a.free, a.free.slot(node), cs, a.request, a.options)
+        total += prices[(cs.id, node)]
+    return total
 
 
 def _objective(a: Assignment, parts: list[DirectPart]) -> int:

@@ -33,6 +33,9 @@ class Assignment:
     allowed: Mapping[int, frozenset[int]]  # cpu-set id -> the node ids it may take
     nodes: Mapping[int, int]  # cpu-set id -> the node id it takes
     optimize: bool  # False: a verdict (feasibility alone, no costs, any layout will do)
+    # shared by the assignments of one model: what a kind works out once for all of them (by kind
+    # name; what depends on the host, the request and the allowed nodes, never on `nodes`)
+    memo: dict[str, object] = field(default_factory=dict, compare=False)
 
     def on(self, node: int) -> list[int]:
         """The ids of the cpu-sets on `node`, in the request's order."""

@@ -4,21 +4,32 @@ no cost and nothing read back, so the answer is exact: its part, or infeasible."
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Mapping, Sequence
+from typing import Protocol
 
 from ..request import CpuSetDemand, Request
 from .direct import NOTHING, Assignment, DirectPart, NoAnswer
 from .page_choice import Backing, backing
 
-if TYPE_CHECKING:
-    from .memory import MemoryNode
+
+class MemoryNode(Protocol):
+    """What this reads of the memory kind's part of a node (`memory.MemoryNode`)."""
+
+    @property
+    def hugepages_free(self) -> Mapping[int, int]: ...
+    @property
+    def normal_free_mib(self) -> int: ...
+    @property
+    def normal_free_over_mib(self) -> int: ...
+    @property
+    def bandwidth_free_kbps(self) -> int | None: ...
 
 
 def _normal_free(node: MemoryNode, request: Request) -> int:
     return node.normal_free_over_mib if request.memory_oversubscription else node.normal_free_mib
 
 
-def memory_direct(a: Assignment, nodes: tuple[MemoryNode, ...]) -> DirectPart | NoAnswer:
+def memory_direct(a: Assignment, nodes: Sequence[MemoryNode]) -> DirectPart | NoAnswer:
     """A cpu-set only where a page size of its node holds it; the cpu-sets of a node that more
     than one may take within its pages, memory and bandwidth (`_post_node`)."""
     for slot, node_id in enumerate(a.free.node_ids):

@@ -9,13 +9,14 @@ engine meets most, on nodes whose whole free cores have two threads (or none):
   isolated vCPU a single-thread core (cost 0) before a whole core (cost `STRAND`), so for each
   pool the emulator PU may take, the best split is unique; the answer is unique when one of the
   emulator's pools is strictly cheapest;
-- `prefer` vCPUs without the emulator PU: a layout of cost 0 (two vCPUs on a whole core, one on
-  a half-busy thread or a single-thread core) is the best whenever one exists (a core given one
-  vCPU costs at least 1), and the answer when it is the only one; a verdict needs only the
-  count of free threads.
+- `prefer` vCPUs without the emulator PU: two vCPUs on a whole core, one on a half-busy thread
+  or a single-thread core cost 0, a core given one vCPU alone costs `STRAND` (and 1 with a
+  second vCPU on its other thread, which is never better than two vCPUs on one core), so the
+  best layouts are those with the fewest cores given one vCPU alone; the answer when there is
+  one such layout; a verdict needs only the count of free threads.
 
 Everything else (`require` cpu-sets, cores of other sizes, two cpu-sets on one node, `prefer` with
-the emulator PU when the layout is optimised, a best layout with a half-used core) is
+the emulator PU when the layout is optimised, two best layouts) is
 `NoAnswer.unsure`: CP-SAT decides, as before.
 """
 
@@ -109,7 +110,7 @@ def _isolate(cs: CpuSetDemand, pools: _Pools, emulator: str | None) -> Options:
 def _prefer(cs: CpuSetDemand, pools: _Pools, optimize: bool) -> Options | NoAnswer:
     """`prefer` vCPUs (and pairs) without the emulator PU: for a verdict one layout if any fits,
     found greedily (two vCPUs a core, then half-busy threads and single-thread cores, at most one
-    vCPU alone on a core); when optimised, the one layout of cost 0, or unsure (none, or a tie)."""
+    vCPU alone on a core); when optimised, the one best layout, or unsure (a tie)."""
     singles, cores = len(cs.singles), pools.whole - len(cs.pairs)
     if cores < 0 or singles > 2 * cores + pools.single + pools.half_busy:
         return []
@@ -121,16 +122,22 @@ def _prefer(cs: CpuSetDemand, pools: _Pools, optimize: bool) -> Options | NoAnsw
         alone = min(pools.single, rest - half)
         counts = {"pre_w2x1": rest - half - alone, "pre_w2x2": both}
         return [(0, base | counts | {"pre_half_busy": half, "pre_single": alone})]
-    out: Options = []
-    for both in range(min(cores, singles // 2) + 1):
-        rest = singles - 2 * both
-        for half in range(max(rest - pools.single, 0), min(pools.half_busy, rest) + 1):
-            if out:
-                return NoAnswer.unsure  # two layouts of cost 0: CP-SAT's pick is its own
-            out.append(
-                (0, base | {"pre_w2x2": both, "pre_half_busy": half, "pre_single": rest - half})
-            )
-    return out or NoAnswer.unsure  # every layout leaves a core half used: not worked out here
+    # a core given one vCPU costs STRAND, or 1 with a second vCPU on its other thread (`left`),
+    # which two vCPUs on a whole core do for 0: the best gives no vCPU a `left` thread and the
+    # fewest cores one vCPU alone (`alone`); unique when one split of the rest has that many
+    for alone in range(min(cores, singles) + 1):
+        out: Options = []
+        rest = singles - alone
+        for both in range(min(cores - alone, rest // 2) + 1):
+            spare = rest - 2 * both  # for half-busy threads and single-thread cores
+            for half in range(max(spare - pools.single, 0), min(pools.half_busy, spare) + 1):
+                if out:
+                    return NoAnswer.unsure  # two best layouts: CP-SAT's pick is its own
+                counts = {"pre_w2x1": alone, "pre_w2x2": both, "pre_half_busy": half}
+                out.append((STRAND * alone, base | counts | {"pre_single": spare - half}))
+        if out:
+            return out
+    return []
 
 
 def _prefer_emulator(cs: CpuSetDemand, pools: _Pools) -> tuple[Counts, str] | None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
 from itertools import product
+from typing import cast
 
 from ....exact import KBPS_PER_GBPS
 from ....models.vmd import InterfaceMode, NumaAffinity
@@ -92,20 +93,31 @@ def _cost(
     return cost
 
 
+def _takers(a: Assignment, free: NicsFree) -> list[tuple[InterfaceDemand, list[FreePort]]]:
+    """The ports that can take each interface on their own (`port_takes`), once per model."""
+    ports = [p for node in free.nodes for p in node.ports]
+    return [
+        (iface, [port for port in ports if port_takes(port, iface)])
+        for iface in a.request.interfaces
+        if iface.mode is not InterfaceMode.vswitch
+    ]
+
+
 def nics_direct(a: Assignment, free: NicsFree, spread: bool) -> DirectPart | NoAnswer:
     """Every choice of ports with the assignment's nodes: the cheapest, when it is alone."""
-    ports = [p for node in free.nodes for p in node.ports]
+    takers = cast(
+        list[tuple[InterfaceDemand, list[FreePort]]],
+        a.memo.get("nics") or a.memo.setdefault("nics", _takers(a, free)),
+    )
     values: dict[Hashable, int] = {}
     posted: dict[str, list[InterfaceDemand]] = {}
     choices: list[list[tuple[InterfaceDemand, FreePort]]] = []
-    for iface in a.request.interfaces:
-        if iface.mode is InterfaceMode.vswitch:
-            continue
+    for iface, ports in takers:
         if not iface.restricted and iface.affinity is NumaAffinity.preferred:
             return NoAnswer.unsure  # locality is a cost there: not worked out here
         could = []
         for port in ports:
-            if not port_takes(port, iface) or (near := _near(a, free, iface, port)) is None:
+            if (near := _near(a, free, iface, port)) is None:
                 continue
             values[(iface.name, port.pci_address)] = 0
             posted.setdefault(port.pci_address, []).append(iface)
