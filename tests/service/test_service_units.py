@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections import Counter
 from pathlib import Path
 
@@ -12,6 +13,7 @@ from nfvplace.models.chd import ComputeHostDescriptor
 from nfvplace.models.configuration import VmConfiguration
 from nfvplace.models.loading import SourceDocument
 from nfvplace.service.lint_adapter import lint_findings
+from nfvplace.service.metrics import PhaseClock
 from nfvplace.service.placing import PlacementRequest
 from nfvplace.service.settings import Settings
 from nfvplace.store.availability import derive
@@ -173,3 +175,22 @@ def test_default_database_is_sqlite_in_the_user_data_dir(
     url = default_url()
     assert url == f"sqlite:///{tmp_path / 'nfvplace' / 'nfvplace.db'}"
     assert (tmp_path / "nfvplace").is_dir()
+
+
+def test_phase_clock_charges_no_phase_with_its_own_charge() -> None:
+    """A charge that takes CPU (a counter in a shared file) lands in no phase, not in the next:
+    the engine's phase of a placement is the engine's, not the refresh's metric."""
+    charged: list[tuple[str, float]] = []
+
+    def charge(phase: str, seconds: float) -> None:
+        charged.append((phase, seconds))
+        deadline = time.thread_time() + 0.05
+        while time.thread_time() < deadline:  # a slow charge
+            pass
+
+    clock = PhaseClock(charge)
+    clock.start()
+    clock.spent("refresh")
+    clock.spent("engine")
+    assert [phase for phase, _ in charged] == ["refresh", "engine"]
+    assert charged[1][1] < 0.01  # without the refresh's charge (0.05 s)
