@@ -28,11 +28,11 @@ Builder = Callable[[], Sequence[Rejection | RejectionRow]]  # a group's rejectio
 
 class RejectionList(Sequence[Rejection]):
     """A sequence of rejections materialised on first access. Builders give `Rejection`s, or
-    `RejectionRow`s (a rejection's fields, in order: a tuple costs a sixth of a frozen
-    dataclass), which become `Rejection`s only when the sequence is read, not when `rows` is
+    `RejectionRow`s (a rejection's fields, in order: a tuple costs about a tenth of a frozen
+    dataclass's `__init__`), which become `Rejection`s only when the sequence is read, not when `rows` is
     (what `Diagnosis.to_dict` reads: a refused request over 1,000 hosts answered by the service)."""
 
-    def __init__(self, builders: list[Callable[[], Sequence[Rejection | RejectionRow]]]) -> None:
+    def __init__(self, builders: list[Builder]) -> None:
         self._builders = builders
         self._built: list[Rejection | RejectionRow] | None = None
         self._items: tuple[Rejection, ...] | None = None
