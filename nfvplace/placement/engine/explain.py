@@ -29,8 +29,8 @@ Builder = Callable[[], Sequence[Rejection | RejectionRow]]  # a group's rejectio
 class RejectionList(Sequence[Rejection]):
     """A sequence of rejections materialised on first access. Builders give `Rejection`s, or
     `RejectionRow`s (a rejection's fields, in order: a tuple costs about a tenth of a frozen
-    dataclass's `__init__`), which become `Rejection`s only when the sequence is read, not when `rows` is
-    (what `Diagnosis.to_dict` reads: a refused request over 1,000 hosts answered by the service)."""
+    dataclass's `__init__`), which become `Rejection`s only when the sequence is read, not when
+    `rows` is (what `Diagnosis.to_dict` reads: the service's 409 over 1,000 hosts)."""
 
     def __init__(self, builders: list[Builder]) -> None:
         self._builders = builders
