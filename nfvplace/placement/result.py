@@ -73,8 +73,8 @@ class Diagnosis:
     closest: tuple[str, ...] = ()  # joint placement: the hosts that came closest, best first
 
     def to_dict(self) -> dict[str, object]:
-        """The diagnosis as JSON data; each reason a plain `str` (JSON encoders write an enum
-        member a value at a time, pydantic-core's six times slower than the rest of a row)."""
+        """The diagnosis as JSON data, each reason a plain `str`: pydantic-core's `to_json` of a
+        1,000-host diagnosis took six times as long with `Reason` members as with their values."""
         closest = {"closest": list(self.closest)} if self.closest else {}
         rejections = self.rejections
         rows = (
