@@ -95,3 +95,16 @@ def configure(level: str = "info") -> None:
         logger.setLevel(at.upper())
         logger.propagate = False
     logging.getLogger("uvicorn.access").disabled = True  # our middleware logs each request
+    keep_lines_lean()
+
+
+def keep_lines_lean() -> None:
+    """What `JsonFormatter` never writes is not looked up for every record (the logging HOWTO's
+    "Optimization"): the caller's file and line (a walk up the stack from the middleware, through
+    the app's layers), the thread, the process and the asyncio task: a request's line took 29 us
+    with them, 20 without, in a shallow stack."""
+    logging._srcfile = None  # the documented switch
+    logging.logThreads = False
+    logging.logProcesses = False
+    logging.logMultiprocessing = False
+    logging.logAsyncioTasks = False  # type: ignore[attr-defined]  # 3.12, not in typeshed

@@ -77,7 +77,9 @@ class Metrics:
 
 class PhaseClock:
     """CPU time of this thread spent in each phase of a placement (`spent(phase)` charges the
-    time since the last mark to `phase`), handed to `charge` (`Metrics.charge`)."""
+    time since the last mark to `phase`), handed to `charge` (`Metrics.charge`). The charge itself
+    (a counter in a shared file under several workers) is in no phase: marked after it, it was
+    the next phase's, the engine's after the refresh."""
 
     def __init__(self, charge: Callable[[str, float], None] | None = None) -> None:
         self.charge = charge
@@ -90,4 +92,5 @@ class PhaseClock:
         now = time.thread_time()
         if self.charge is not None:
             self.charge(phase, now - self._marks.at)
+            now = time.thread_time()
         self._marks.at = now

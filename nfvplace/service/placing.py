@@ -361,11 +361,10 @@ class Placements:
         diagnosis = result.diagnosis
         if diagnosis is None:
             return ProblemError(409, errors.PLACEMENT_NO_FIT, "no host fits (no diagnosis given)")
-        for reason in sorted({r.reason for r in diagnosis.rejections}):
+        document = diagnosis.to_dict()  # read from the rows: no Rejection made per host
+        rejections: list[dict[str, Any]] = document["rejections"]  # type: ignore[assignment]
+        for reason in sorted({r["reason"] for r in rejections}):
             self.metrics.no_fit_reasons.labels(reason).inc()
         return ProblemError(
-            409,
-            errors.PLACEMENT_NO_FIT,
-            diagnosis.summary,
-            extra={"diagnosis": diagnosis.to_dict()},
+            409, errors.PLACEMENT_NO_FIT, diagnosis.summary, extra={"diagnosis": document}
         )

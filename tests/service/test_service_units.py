@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections import Counter
 from pathlib import Path
 
@@ -12,6 +13,7 @@ from nfvplace.models.chd import ComputeHostDescriptor
 from nfvplace.models.configuration import VmConfiguration
 from nfvplace.models.loading import SourceDocument
 from nfvplace.service.lint_adapter import lint_findings
+from nfvplace.service.metrics import PhaseClock
 from nfvplace.service.placing import PlacementRequest
 from nfvplace.service.settings import Settings
 from nfvplace.store.availability import derive
@@ -164,6 +166,36 @@ def test_logs_are_json_lines_with_the_request_id() -> None:
     assert line["level"] == "info"
 
 
+def test_lean_log_records_skip_the_caller_and_the_thread(monkeypatch: pytest.MonkeyPatch) -> None:
+    """What the JSON line never writes is not looked up per record (the caller's file and line
+    walk the stack); the line is the same."""
+    import json
+    import logging
+
+    from nfvplace.service.logs import JsonFormatter, keep_lines_lean
+
+    for name in ("_srcfile", "logThreads", "logProcesses", "logMultiprocessing", "logAsyncioTasks"):
+        monkeypatch.setattr(logging, name, getattr(logging, name))  # restored after the test
+    records: list[logging.LogRecord] = []
+    logger = logging.getLogger("nfvplace.test-lean")
+    monkeypatch.setattr(logger, "handle", records.append)
+    logger.warning("before", extra={"placement": "pl-1"})
+    keep_lines_lean()
+    logger.warning("after", extra={"placement": "pl-1"})
+    before, after = records
+    assert before.lineno > 0
+    assert before.threadName is not None
+    assert after.lineno == 0
+    assert after.funcName == "(unknown function)"
+    assert after.threadName is None
+    assert after.processName is None
+    assert after.process is None
+    lines = [json.loads(JsonFormatter().format(r)) for r in records]
+    assert [{k: v for k, v in line.items() if k not in ("ts", "msg")} for line in lines] == [
+        {"level": "warning", "logger": "nfvplace.test-lean", "placement": "pl-1"}
+    ] * 2
+
+
 def test_default_database_is_sqlite_in_the_user_data_dir(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
@@ -173,3 +205,22 @@ def test_default_database_is_sqlite_in_the_user_data_dir(
     url = default_url()
     assert url == f"sqlite:///{tmp_path / 'nfvplace' / 'nfvplace.db'}"
     assert (tmp_path / "nfvplace").is_dir()
+
+
+def test_phase_clock_charges_no_phase_with_its_own_charge() -> None:
+    """A charge that takes CPU (a counter in a shared file) lands in no phase, not in the next:
+    the engine's phase of a placement is the engine's, not the refresh's metric."""
+    charged: list[tuple[str, float]] = []
+
+    def charge(phase: str, seconds: float) -> None:
+        charged.append((phase, seconds))
+        deadline = time.thread_time() + 0.05
+        while time.thread_time() < deadline:  # a slow charge
+            pass
+
+    clock = PhaseClock(charge)
+    clock.start()
+    clock.spent("refresh")
+    clock.spent("engine")
+    assert [phase for phase, _ in charged] == ["refresh", "engine"]
+    assert charged[1][1] < 0.01  # without the refresh's charge (0.05 s)

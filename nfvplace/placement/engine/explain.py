@@ -17,26 +17,45 @@ import numpy as np
 from ..index import FleetIndex
 from ..reasons import Reason
 from ..resources.filtering import NodeNeed
-from ..result import Diagnosis, Rejection
+from ..result import Diagnosis, Rejection, RejectionRow, rejection_row
 from .filter import CountRecord, FilterOutcome, HostCheckRecord, NodeRecord
 
 NIC_CODES = (Reason.sriov_vf, Reason.sriov_bandwidth, Reason.dedicated_port)
 
+FILTER = "filter"  # the stage of every rejection made here
+Builder = Callable[[], Sequence[Rejection | RejectionRow]]  # a group's rejections, when read
+
 
 class RejectionList(Sequence[Rejection]):
-    """A sequence of rejections materialised on first access."""
+    """A sequence of rejections materialised on first access. Builders give `Rejection`s, or
+    `RejectionRow`s (a rejection's fields, in order: a tuple costs about a tenth of a frozen
+    dataclass's `__init__`), which become `Rejection`s only when the sequence is read, not when
+    `rows` is (what `Diagnosis.to_dict` reads: the service's 409 over 1,000 hosts)."""
 
-    def __init__(self, builders: list[Callable[[], list[Rejection]]]) -> None:
+    def __init__(self, builders: list[Builder]) -> None:
         self._builders = builders
+        self._built: list[Rejection | RejectionRow] | None = None
         self._items: tuple[Rejection, ...] | None = None
+
+    def _sorted(self) -> list[Rejection | RejectionRow]:
+        """What the builders gave, by host."""
+        if self._built is None:
+            built: list[Rejection | RejectionRow] = []
+            for build in self._builders:
+                built.extend(build())
+            built.sort(key=_host_of)
+            self._built = built
+        return self._built
+
+    def rows(self) -> tuple[RejectionRow, ...]:
+        """Every rejection's fields, by host, without making a `Rejection` of each."""
+        return tuple(rejection_row(r) if isinstance(r, Rejection) else r for r in self._sorted())
 
     def _all(self) -> tuple[Rejection, ...]:
         if self._items is None:
-            items: list[Rejection] = []
-            for build in self._builders:
-                items.extend(build())
-            items.sort(key=lambda r: r.host)
-            self._items = tuple(items)
+            self._items = tuple(
+                r if isinstance(r, Rejection) else Rejection(*r) for r in self._sorted()
+            )
         return self._items
 
     @overload
@@ -47,7 +66,7 @@ class RejectionList(Sequence[Rejection]):
         return self._all()[index]
 
     def __len__(self) -> int:
-        return len(self._all())
+        return len(self._sorted())
 
     def __iter__(self) -> Iterator[Rejection]:
         return iter(self._all())
@@ -63,12 +82,16 @@ class RejectionList(Sequence[Rejection]):
         return f"RejectionList({list(self._all())!r})"
 
 
+def _host_of(rejection: Rejection | RejectionRow) -> str:
+    return rejection.host if isinstance(rejection, Rejection) else rejection[0]
+
+
 class Reasons:
     """Collects rejection groups (counted eagerly) and their per-host messages (built lazily)."""
 
     def __init__(self) -> None:
         self._counts: Counter[str] = Counter()
-        self.builders: list[Callable[[], list[Rejection]]] = []
+        self.builders: list[Builder] = []
         self._pending: list[FilterOutcome] = []
 
     @property
@@ -78,7 +101,7 @@ class Reasons:
             self._group(self._pending.pop(0))
         return self._counts
 
-    def add(self, phrase: str, count: int, build: Callable[[], list[Rejection]]) -> None:
+    def add(self, phrase: str, count: int, build: Builder) -> None:
         if count:
             self._counts[phrase] += count
             self.builders.append(build)
@@ -100,23 +123,20 @@ class Reasons:
     def _host(self, fleet: FleetIndex, record: HostCheckRecord) -> None:
         check = record.check
 
-        def build() -> list[Rejection]:
-            out = []
+        def build() -> list[RejectionRow]:
+            out: list[RejectionRow] = []
+            ids, code, summary = fleet.host_ids, check.code, check.summary
             for i in record.hosts.tolist():
                 message, requested, available = check.detail(i)
-                out.append(
-                    Rejection(
-                        fleet.host_ids[i], check.code, message, check.summary, requested, available
-                    )
-                )
+                out.append((ids[i], code, message, summary, requested, available, FILTER))
             return out
 
         self.add(check.summary, len(record.hosts), build)
 
     def _count(self, fleet: FleetIndex, record: CountRecord) -> None:
-        def build() -> list[Rejection]:
+        def build() -> list[RejectionRow]:
             return [
-                Rejection(
+                (
                     fleet.host_ids[i],
                     record.code,
                     f"{int(record.available[i])} NUMA nodes can take a cpu-set, "
@@ -124,6 +144,7 @@ class Reasons:
                     record.summary,
                     float(record.needed),
                     float(record.available[i]),
+                    FILTER,
                 )
                 for i in record.hosts.tolist()
             ]
@@ -187,10 +208,10 @@ class Reasons:
         key: int,
         phrase: str,
         code: str,
-    ) -> Callable[[], list[Rejection]]:
+    ) -> Builder:
         label = "the VM" if record.cpu_set is None else f"cpu-set {record.cpu_set}"
 
-        def build() -> list[Rejection]:
+        def build() -> list[RejectionRow]:
             if is_single:
                 return _best_node_rejections(fleet, record.needs[key], hosts, label, phrase, code)
             chosen = [n for k, n in enumerate(record.needs) if key >> k & 1]
@@ -224,7 +245,7 @@ def summary_line(considered: int, fitting: int, counts: Counter[str]) -> str:
 
 def _best_node_rejections(
     fleet: FleetIndex, need: NodeNeed, hosts: np.ndarray, label: str, phrase: str, code: str
-) -> list[Rejection]:
+) -> list[RejectionRow]:
     """Per host, the need and what its best node (the first with the most) has of it."""
     nodes = fleet.node_id[hosts]
     available = np.where(nodes >= 0, need.available[hosts].astype(np.float64), -np.inf)
@@ -232,10 +253,9 @@ def _best_node_rejections(
     rows = np.arange(len(hosts))
     ids = fleet.host_ids
     head = f"{label} needs {need.phrase}; the best NUMA node ("
+    unit, requested = need.unit, need.requested
     return [
-        Rejection(
-            ids[i], code, f"{head}{node}) has {have:g} {need.unit}", phrase, need.requested, have
-        )
+        (ids[i], code, f"{head}{node}) has {have:g} {unit}", phrase, requested, have, FILTER)
         for i, node, have in zip(
             hosts.tolist(),
             nodes[rows, best].tolist(),
@@ -252,7 +272,7 @@ def _combination_rejections(
     label: str,
     phrase: str,
     code: str,
-) -> list[Rejection]:
+) -> list[RejectionRow]:
     """Per host, the needs no single node meets and what each of its nodes has of them."""
     nodes = fleet.node_id[hosts].tolist()
     columns = [(n.available[hosts].astype(np.float64).tolist(), n.unit) for n in chosen]
@@ -260,12 +280,12 @@ def _combination_rejections(
     head = (
         f"{label} needs {' and '.join(n.phrase for n in chosen)} on one NUMA node; no node has all"
     )
-    out = []
+    out: list[RejectionRow] = []
     for row, i in enumerate(hosts.tolist()):
         per_node = "; ".join(
             f"node {node}: " + ", ".join(f"{values[row][j]:g} {unit}" for values, unit in columns)
             for j, node in enumerate(nodes[row])
             if node >= 0
         )
-        out.append(Rejection(ids[i], code, f"{head} ({per_node})", phrase))
+        out.append((ids[i], code, f"{head} ({per_node})", phrase, None, None, FILTER))
     return out

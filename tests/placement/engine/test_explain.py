@@ -14,7 +14,7 @@ from nfvplace.placement.engine.explain import Reasons, RejectionList, summary_li
 from nfvplace.placement.engine.filter import NodeRecord
 from nfvplace.placement.reasons import Reason
 from nfvplace.placement.resources.filtering import NodeNeed
-from nfvplace.placement.result import Rejection
+from nfvplace.placement.result import Diagnosis, Rejection
 
 
 def test_summary_line_sorted_by_count_then_phrase() -> None:
@@ -112,4 +112,34 @@ def test_node_rejections_read_from_arrays_say_what_they_said_element_by_element(
         st.integers(0, len(needs) - 1) if is_single else st.integers(1, 2 ** len(needs) - 1)
     )
     build = Reasons._node_builder(FLEET, record, hosts, is_single, key, "p", "c")
-    assert build() == _reference(FLEET, record, hosts, is_single, key)
+    built = [Rejection(*row) for row in build()]  # a builder gives rows (a Rejection's fields)
+    assert built == _reference(FLEET, record, hosts, is_single, key)
+
+
+def test_rows_and_rejections_say_the_same_and_the_dict_needs_no_rejection() -> None:
+    """Builders may give rows (a Rejection's fields): `to_dict` reads them as they are, the
+    sequence makes Rejections of them only when read, and both sort by host alike."""
+
+    def rows() -> list[tuple[str, str, str, str, float | None, float | None, str]]:
+        return [
+            ("h3", Reason.smt, "m3", "s", 2.0, 0.0, "filter"),
+            ("h1", "x", "m1", "s", None, None, "solve"),
+        ]
+
+    def objects() -> list[Rejection]:
+        return [Rejection("h2", Reason.smt, "m2", "s")]
+
+    reasons = Reasons()
+    reasons.add("have no SMT", 2, rows)
+    reasons.add("other", 1, objects)
+    lazy = reasons.diagnosis(3, 0)
+    assert isinstance(lazy.rejections, RejectionList)
+    document = lazy.to_dict()
+    assert lazy.rejections._items is None  # the dict made no Rejection
+    plain = Diagnosis(3, 0, tuple(lazy.rejections), lazy.summary)  # now they are made
+    assert [r.host for r in lazy.rejections] == ["h1", "h2", "h3"]
+    assert lazy.rejections[2] == Rejection("h3", Reason.smt, "m3", "s", 2.0, 0.0)
+    assert document == plain.to_dict()
+    reasons_given = [r["reason"] for r in document["rejections"]]  # type: ignore[index]
+    assert reasons_given == ["x", "smt", "smt"]
+    assert all(type(r) is str for r in reasons_given)  # an enum member is slow to encode
