@@ -23,6 +23,7 @@ from .dialects.base import ASSUMED, DROPPED, MISSING, Note, json_pointer
 from .dialects.sol006_xml import xpath
 from .dialects.writers import TARGETS, VNF_WRITERS, WRITERS
 from .errors import DescriptorError, Issue
+from .lint.gate import gate
 from .models.loading import MemberOutsideError, SourceDocument, dump, member_path, parse_document
 from .models.vmd import VmDescriptor
 from .models.vnf import VnfTemplate
@@ -122,7 +123,8 @@ def convert(source: Any, to: str = "nfvplace", strict: bool = False) -> Converte
     """Convert a file (path) or a parsed document to nfvplace's format or to `to`.
 
     Raises `DescriptorError` for what cannot be read at all (syntax, a value outside the
-    dialect's vocabulary, an unknown target).
+    dialect's vocabulary, an unknown target), and `LintError` for a descriptor lint refuses
+    when `to` is a dialect (its writer would write what its own reader refuses).
     """
     if to not in ALL_TARGETS:
         raise DescriptorError(
@@ -181,6 +183,11 @@ def _convert_list(
 
 
 def _write(model: Any, to: str, source: str) -> tuple[Any, list[Note]]:
+    """`model` written as `to`; `LintError` when lint refuses it (a dialect's writer, like a
+    renderer, assumes a descriptor lint passes: one that contradicts itself, e.g. a top-level
+    `vcpus` other than its cpu-sets' count, would be written as a document its reader refuses)."""
+    if isinstance(model, VmDescriptor | VnfTemplate):
+        gate(model, f"descriptor written as {to}")
     if isinstance(model, VnfTemplate) and to in VNF_WRITERS:
         _check_inlined(model, source)
         data, notes = VNF_WRITERS[to](model)

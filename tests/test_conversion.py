@@ -9,7 +9,7 @@ import pytest
 
 import nfvplace
 from nfvplace.conversion import convert
-from nfvplace.errors import DescriptorError
+from nfvplace.errors import DescriptorError, LintError
 from nfvplace.models.vmd import VmDescriptor
 
 DATA = Path(__file__).resolve().parent / "data" / "dialects"
@@ -177,6 +177,11 @@ def test_a_vnf_of_several_vms_round_trips(target: str, anti_affinity: bool) -> N
 
 def test_what_a_vnf_writer_cannot_say_is_a_finding() -> None:
     vnf = _vnf(anti_affinity=True)
+    for member, name in zip(vnf["members"], ("a", "b"), strict=True):  # the link's ends
+        member["descriptor"] = {
+            **member["descriptor"],
+            "interfaces": [{"name": name, "mode": "vswitch"}],
+        }
     vnf["links"] = [
         {
             "name": "l",
@@ -190,3 +195,28 @@ def test_what_a_vnf_writer_cannot_say_is_a_finding() -> None:
     nova = convert(vnf, to="nova")  # a flavor per member; what a flavor cannot say is named
     assert [f["name"] for f in nova.data["flavors"]] == [f"{vnf['name']}-dp", f"{vnf['name']}-web"]
     assert {"/anti_affinity", "/links"} <= {f.path for f in nova.findings}
+
+
+CONTRADICTING = {
+    "schema": "nfvplace/vmd/v1",
+    "name": "contradicts",
+    "vcpus": 1,  # the cpu-sets hold 2: lint's NFV105
+    "memory_mib": 1024,
+    "cpu_sets": [
+        {"id": 0, "vcpus": [0], "memory_mib": 512},
+        {"id": 1, "vcpus": [1], "memory_mib": 512},
+    ],
+}
+
+
+@pytest.mark.parametrize("target", ["nova", "osm", "sol006", "openvim"])
+def test_a_descriptor_lint_refuses_is_not_written_to_a_dialect(target: str) -> None:
+    """A writer would write a document its own reader refuses (node-cnt 2 for 1 vCPU): lint's
+    refusal instead, with its rule, the field and the fix, as every other door gives it."""
+    with pytest.raises(LintError) as raised:
+        convert(CONTRADICTING, to=target)
+    assert raised.value.code == "nfvplace.input.invalid"
+    (issue,) = raised.value.issues
+    assert issue.path == "vcpus"
+    assert issue.message.startswith("NFV105")
+    assert convert(CONTRADICTING).ok  # read into nfvplace's format it converts: lint says why

@@ -2,7 +2,8 @@
 
 The document goes to standard output, the findings (what was not carried, read with an
 assumption, or is missing) to standard error. Exit codes: 0 converted, 1 the input is invalid
-(or, with --strict, something was not carried), 2 usage error or unreadable file.
+(or lint refuses a descriptor written to a dialect; with --strict, something was not carried), 2
+usage error or unreadable file.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import Annotated
 import typer
 
 from .. import errors
-from ..errors import DescriptorError
+from ..errors import DescriptorError, LintError
 from .application import app
 from .common import check_choice
 
@@ -48,6 +49,9 @@ def convert_command(
     except DescriptorError as exc:
         typer.echo(f"error [{exc.code}]: {exc}", err=True)
         raise typer.Exit(2 if exc.code in UNREADABLE else 1) from None
+    except LintError as exc:  # writing a dialect: lint refuses the descriptor (exit 1, as lint)
+        typer.echo(f"error [{exc.code}]: {exc}", err=True)
+        raise typer.Exit(1) from None
     sys.stdout.write(result.text(fmt))
     for finding in result.findings:
         typer.echo(finding.line(result.source), err=True)

@@ -154,3 +154,19 @@ def test_a_vnf_with_member_files_is_refused_with_the_command_that_inlines_them(
     )
     assert answer.status_code == 200, answer.text
     assert {c["vm"] for c in answer.json()["configurations"]} == {"vran-du", "cu-up", "cu-cp"}
+
+
+def test_a_descriptor_lint_refuses_is_a_422_not_written(sqlite_client: TestClient) -> None:
+    vm = {
+        "schema": "nfvplace/vmd/v1",
+        "name": "v",
+        "vcpus": 1,
+        "memory_mib": 1024,
+        "cpu_sets": [
+            {"id": 0, "vcpus": [0], "memory_mib": 512},
+            {"id": 1, "vcpus": [1], "memory_mib": 512},
+        ],
+    }
+    answer = sqlite_client.post("/v1/convert?to=osm", json=vm)
+    assert answer.status_code == 422, answer.text
+    assert "NFV105" in answer.text
