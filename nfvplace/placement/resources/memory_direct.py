@@ -12,7 +12,7 @@ from .direct import NOTHING, Assignment, DirectPart, NoAnswer
 from .page_choice import Backing, backing
 
 
-class MemoryNode(Protocol):
+class MemoryNodeFree(Protocol):
     """What this reads of the memory kind's part of a node (`memory.MemoryNode`)."""
 
     @property
@@ -25,11 +25,11 @@ class MemoryNode(Protocol):
     def bandwidth_free_kbps(self) -> int | None: ...
 
 
-def _normal_free(node: MemoryNode, request: Request) -> int:
+def _normal_free(node: MemoryNodeFree, request: Request) -> int:
     return node.normal_free_over_mib if request.memory_oversubscription else node.normal_free_mib
 
 
-def memory_direct(a: Assignment, nodes: Sequence[MemoryNode]) -> DirectPart | NoAnswer:
+def memory_direct(a: Assignment, nodes: Sequence[MemoryNodeFree]) -> DirectPart | NoAnswer:
     """A cpu-set only where a page size of its node holds it; the cpu-sets of a node that more
     than one may take within its pages, memory and bandwidth (`_post_node`)."""
     for slot, node_id in enumerate(a.free.node_ids):
@@ -48,7 +48,7 @@ def memory_direct(a: Assignment, nodes: Sequence[MemoryNode]) -> DirectPart | No
 
 
 def _holds(
-    node: MemoryNode, here: list[tuple[Backing | None, CpuSetDemand]], request: Request
+    node: MemoryNodeFree, here: list[tuple[Backing | None, CpuSetDemand]], request: Request
 ) -> bool:
     taken = [(b, cs) for b, cs in here if b is not None]
     for size in {b.size_kib for b, _ in taken if b.size_kib}:

@@ -71,15 +71,15 @@ def skeleton(a: Assignment, cpu: CpuFree) -> tuple[dict[Hashable, int], bool]:
 
 
 @dataclass(frozen=True, slots=True)
-class _Pools:
+class _PoolCounts:
     whole: int  # whole free cores of two threads
     single: int
     half_busy: int
 
-    def less(self, pool: str | None) -> _Pools | None:
+    def less(self, pool: str | None) -> _PoolCounts | None:
         """The pools once the emulator PU took one of `pool` (None: it is not on this node)."""
         took = {pool: 1}
-        out = _Pools(
+        out = _PoolCounts(
             self.whole - took.get("whole2", 0),
             self.single - took.get("single", 0),
             self.half_busy - took.get("half_busy", 0),
@@ -91,7 +91,7 @@ Counts = dict[str, int]  # count name -> value, for one cpu-set (or the emulator
 Options = list[tuple[int, Counts]]  # (stranded cost, counts) of each layout worth comparing
 
 
-def _isolate(cs: CpuSetDemand, pools: _Pools, emulator: str | None) -> Options:
+def _isolate(cs: CpuSetDemand, pools: _PoolCounts, emulator: str | None) -> Options:
     """Pairs and isolated vCPUs beside the emulator PU in `emulator`'s pool: the unique best."""
     left = pools.less(emulator)
     if left is None or emulator == "left":  # no `prefer` vCPU leaves a thread: its pool is 0
@@ -107,7 +107,7 @@ def _isolate(cs: CpuSetDemand, pools: _Pools, emulator: str | None) -> Options:
     return [(STRAND * (on_whole + (emulator == "whole2")), counts)]
 
 
-def _prefer(cs: CpuSetDemand, pools: _Pools, optimize: bool) -> Options | NoAnswer:
+def _prefer(cs: CpuSetDemand, pools: _PoolCounts, optimize: bool) -> Options | NoAnswer:
     """`prefer` vCPUs (and pairs) without the emulator PU: for a verdict one layout if any fits,
     found greedily (two vCPUs a core, then half-busy threads and single-thread cores, at most one
     vCPU alone on a core); when optimised, the one best layout, or unsure (a tie)."""
@@ -140,7 +140,7 @@ def _prefer(cs: CpuSetDemand, pools: _Pools, optimize: bool) -> Options | NoAnsw
     return []
 
 
-def _prefer_emulator(cs: CpuSetDemand, pools: _Pools) -> tuple[Counts, str] | None:
+def _prefer_emulator(cs: CpuSetDemand, pools: _PoolCounts) -> tuple[Counts, str] | None:
     """A verdict's layout of `prefer` vCPUs and the emulator PU: the emulator on a half-busy
     thread, a single-thread core or a whole core, else beside one vCPU on a core it shares."""
     for pool in ("half_busy", "single", "whole2"):
@@ -150,7 +150,7 @@ def _prefer_emulator(cs: CpuSetDemand, pools: _Pools) -> tuple[Counts, str] | No
             return found[0][1], pool
     if pools.whole < 1:
         return None
-    shared = _Pools(pools.whole - 1, pools.single, pools.half_busy)
+    shared = _PoolCounts(pools.whole - 1, pools.single, pools.half_busy)
     found = _prefer(_one_less(cs), shared, False)
     if not isinstance(found, list) or not found:
         return None
@@ -167,7 +167,7 @@ def _node(
 ) -> tuple[int, Counts, str | None] | NoAnswer:
     """The counts of `cs` on `node` (with the emulator PU when `emulator`): cost, counts and the
     emulator's pool."""
-    pools = _Pools(node.whole_of_size(2), len(node.single_cores), len(node.half_busy))
+    pools = _PoolCounts(node.whole_of_size(2), len(node.single_cores), len(node.half_busy))
     if cs.singles and cs.policy is not ThreadPolicy.isolate:
         if not emulator:
             found = _prefer(cs, pools, optimize)
