@@ -8,6 +8,8 @@ import os
 import random
 from collections.abc import Hashable
 
+import pytest
+from builders import NodeSpec, PortSpec, cpu_set, host, vm
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_differential import chds, vmds
@@ -51,7 +53,7 @@ def exactly(layout: Layout) -> tuple[object, ...]:
 
 def agree(free: HostFree, descriptor: VmDescriptor, allowed_nodes: list[int], policy: str) -> str:
     """Compare the direct answer with CP-SAT's on one host, for the best layout and the verdict;
-    what the direct path said ("direct", "infeasible" or "unsure")."""
+    what the direct path said of the best layout ("direct", "infeasible" or "unsure")."""
     try:
         request = build_request(descriptor)
     except NfvplaceError:
@@ -66,7 +68,8 @@ def agree(free: HostFree, descriptor: VmDescriptor, allowed_nodes: list[int], po
         why = f"optimize={optimize}: direct {direct}, CP-SAT {cp_sat}"
         if direct is NoAnswer.unsure:
             continue
-        said = "infeasible" if direct is NoAnswer.infeasible else "direct"
+        if optimize:  # what it said of the best layout (a verdict is answered more often)
+            said = "infeasible" if direct is NoAnswer.infeasible else "direct"
         if direct is NoAnswer.infeasible:
             assert isinstance(cp_sat, SolveFailure), why
             assert cp_sat.status == "infeasible", why
@@ -122,3 +125,44 @@ def test_the_direct_path_answers_most_of_the_mix() -> None:
     ]
     answered = sum(s != "unsure" for s in said)
     assert answered >= 0.5 * len(said), said
+
+
+SRIOV_5G = ({"name": "e", "mode": "sriov", "speed_gbps": 25, "bandwidth_gbps": 5},)
+CASES = [
+    (  # the last free VF of a port strands its bandwidth: the two-VF port wins alone
+        "strand",
+        host(nodes=[NodeSpec(ports=[PortSpec(vfs=1), PortSpec(vfs=2)])]),
+        vm(cpu_sets=[cpu_set(0, 2, interfaces=SRIOV_5G)]),
+        "direct",
+    ),
+    (  # an isolated vCPU takes a whole core (a single-thread core is for hosts without SMT)
+        "isolate",
+        host(nodes=[NodeSpec(cores=4)]),
+        vm(cpu_sets=[cpu_set(0, 3, pairs=True)]),
+        "direct",
+    ),
+    (  # each cpu-set's pages fit the one node alone, not both together
+        "pages together",
+        host(nodes=[NodeSpec(cores=8, hugepages_1g=3)]),
+        vm(
+            cpu_sets=[
+                cpu_set(0, 2, memory_mib=2048, hugepages_1g=2),
+                cpu_set(1, 2, first_vcpu=2, memory_mib=2048, hugepages_1g=2),
+            ],
+            cpu_sets_may_share_node=True,
+        ),
+        "infeasible",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("h", "descriptor", "expected"), [c[1:] for c in CASES], ids=[c[0] for c in CASES]
+)
+def test_the_direct_path_answers_these_cases(
+    h: ComputeHostDescriptor, descriptor: VmDescriptor, expected: str
+) -> None:
+    """Cases where one limit or cost alone decides: the direct path must answer them itself,
+    as CP-SAT does."""
+    free = free_of(h)
+    assert agree(free, descriptor, [1], "pack") == expected
