@@ -10,12 +10,13 @@ one is never stale, and a host whose inputs changed is written again. Standard l
 
 from __future__ import annotations
 
+import hashlib
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
-from .client import digest
+from .canonical import canonical
 from .hosts import chd_of, host_inputs, isolate_refused, view_of
 from .reach import host_wide
 
@@ -68,8 +69,13 @@ def _written(view: dict[str, Any], wide: bool, isolate: bool) -> SentHost:
         view = host_wide(view)
     closed = isolate_refused(view) if isolate else {}
     chd = chd_of(view, closed, columns=True)
-    ref, text = digest(chd)
-    return SentHost(chd["id"], ref, text, closed_reason(view, closed) if closed else None)
+    text = canonical(chd)  # `digest`'s text, the layout's columns written once
+    return SentHost(
+        chd["id"],
+        hashlib.sha256(text).hexdigest(),
+        text,
+        closed_reason(view, closed) if closed else None,
+    )
 
 
 BUG_1889633 = (
