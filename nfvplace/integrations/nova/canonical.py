@@ -74,7 +74,7 @@ def _ints(value: Any) -> bool:
 
 def _int_list(value: Any) -> str:
     """A list of integers as JSON writes it (`int.__repr__`), without the encoder's call."""
-    if type(value) is list and all(type(v) is int for v in value):
+    if type(value) is list and set(map(type, value)) <= {int}:
         return "[" + ",".join(map(repr, value)) + "]"
     return _encode(value)
 

@@ -10,9 +10,12 @@ one is never stale, and a host whose inputs changed is written again. Standard l
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import hashlib
 import threading
 from collections import OrderedDict
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -62,6 +65,22 @@ class SentHosts:
                 while len(self.kept) > self.size:
                     self.kept.popitem(last=False)
         return sent
+
+
+@contextlib.contextmanager
+def gc_paused() -> Iterator[None]:
+    """Cyclic garbage collection paused while a pass writes its hosts' CHDs and reads the answers
+    (the service's `models.loading.gc_paused`, which this standard-library plug-in cannot import).
+    A cold pass builds a thousand hosts' views, columns and texts, hundreds of thousands of small
+    objects with no cycles, in a scheduler holding many objects: a full collection set off midway
+    cost as much as writing the views. Left as it was when something else paused it."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 def _written(view: dict[str, Any], wide: bool, isolate: bool) -> SentHost:
