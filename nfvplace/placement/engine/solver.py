@@ -18,7 +18,9 @@ from ..options import Options
 from ..request import Request
 from ..resources import BLAME, MODEL_DEMAND, MODEL_LIMITS
 from ..resources.base import HostFree
+from ..resources.direct import NoAnswer
 from ..resources.model import Layout, ModelContext
+from .direct import direct_layout
 from .policies import node_cost
 
 DISTINCT = "numa"  # the core's own family: distinct NUMA nodes for the cpu-sets
@@ -104,7 +106,26 @@ def solve(
     """Solve; `skip` leaves the limits of the kinds named out (to name the kind that blocks).
     `optimize=False` asks only whether a layout exists: the first one found is returned, its
     costs neither minimised nor priced (a filter's verdict: the same constraints, a third less
-    solver time)."""
+    solver time). The whole model is answered without CP-SAT where that answer is provably
+    CP-SAT's (`direct.py`); CP-SAT decides the rest."""
+    if not skip:
+        found = direct_layout(free, request, allowed, options, optimize)
+        if isinstance(found, Layout):
+            return found
+        if found is NoAnswer.infeasible:
+            return SolveFailure(free.id, "infeasible")
+    return solve_model(free, request, allowed, options, skip, optimize)
+
+
+def solve_model(
+    free: HostFree,
+    request: Request,
+    allowed: dict[int, set[int]],
+    options: Options,
+    skip: frozenset[str] = frozenset(),
+    optimize: bool = True,
+) -> Layout | SolveFailure:
+    """`solve` by CP-SAT alone."""
     ctx = build(free, request, allowed, options, skip, optimize)
     if ctx is None:
         return SolveFailure(free.id, "infeasible")
@@ -130,15 +151,17 @@ def _layout(ctx: ModelContext, solver: cp_model.CpSolver, optimal: bool) -> Layo
         kind: {key: int(solver.value(var)) for key, var in kept.items()}
         for kind, kept in ctx.read_back.items()
     }
+    costs = {
+        k: int(solver.value(cp_model.LinearExpr.sum(terms))) for k, terms in ctx.objective.items()
+    }
+    # the objective as the sum of its integer parts: CP-SAT's `objective_value` is that sum
+    # computed in floating point, at times an ulp off (54.00000000000001)
     return Layout(
         host=ctx.free.id,
         nodes=nodes,
         values=values,
-        objective=solver.objective_value if ctx.model.has_objective() else 0.0,
-        costs={
-            k: int(solver.value(cp_model.LinearExpr.sum(terms)))
-            for k, terms in ctx.objective.items()
-        },
+        objective=float(sum(costs.values())),
+        costs=costs,
         optimal=optimal,
     )
 

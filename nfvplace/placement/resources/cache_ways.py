@@ -31,6 +31,7 @@ from ..request import CpuSetDemand, Part, Request
 from ..result import ExplainRow
 from .base import HostFree, IndexedFleet, IntArray, Table, Vocabulary
 from .cache_free import CacheFree, CachesFree, caches_free
+from .direct import NOTHING, Assignment, DirectPart, NoAnswer
 from .draft import ConfigurationDraft, DescriptorDraft, HostDraft
 from .filtering import FilterInput, HostCheck, NodeNeed
 from .holding import CACHE_WAY, HeldUnit
@@ -144,6 +145,20 @@ class CacheWaysKind(Kind):
             ]
             if terms:
                 ctx.model.add(sum(terms) <= cache.largest[1])
+
+    def direct(self, a: Assignment) -> DirectPart | NoAnswer:
+        """`post_limits` with the nodes fixed: the ways asked by each cache's cpu-sets."""
+        caches = a.free.of(self)
+        asking = _asking(a.request)
+        for cache in caches.caches:
+            taken = sum(
+                max(ways, caches.min_ways)
+                for cs, ways in asking
+                if a.nodes[cs.id] in cache.node_ids
+            )
+            if taken > cache.largest[1]:
+                return NoAnswer.infeasible
+        return NOTHING
 
     def assign(
         self,

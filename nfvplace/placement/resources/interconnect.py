@@ -19,6 +19,7 @@ from ...models.chd import ComputeHostDescriptor
 from ...models.configuration import VmConfiguration
 from ..request import Request
 from .base import HostFree
+from .direct import Assignment, DirectPart, NoAnswer
 from .draft import ConfigurationDraft, DescriptorDraft, HostDraft
 from .kind import Decisions, Kind
 from .model import Layout, ModelContext
@@ -64,14 +65,7 @@ class InterconnectKind(Kind):
 
     def post_limits(self, ctx: ModelContext) -> None:
         free = ctx.free.of(self)
-        need: dict[tuple[int, int], int] = {}
-        for link in ctx.request.links:
-            a, b = link.cpu_sets
-            need[(a, b)] = need.get((a, b), 0) + kbps_of_mbps(link.bandwidth_mbps)
-        if free.distances:
-            for a, b in combinations([cs.id for cs in ctx.request.cpu_sets], 2):
-                if (a, b) not in need and (b, a) not in need:
-                    need[(a, b)] = 0
+        need = _needs(ctx.request, free)
         load: dict[tuple[int, int], list[Any]] = {}
         for (a, b), kbit in need.items():
             for na in ctx.free.node_ids:
@@ -79,6 +73,27 @@ class InterconnectKind(Kind):
                     _pair(ctx, free, (a, b), (na, nb), kbit, load)
         for key, terms in load.items():
             ctx.model.add(sum(terms) <= free.links_free_kbps[key])
+
+    def direct(self, a: Assignment) -> DirectPart | NoAnswer:
+        """`post_limits` with the nodes fixed: the links' loads, and the distance costs."""
+        free = a.free.of(self)
+        load: dict[tuple[int, int], int] = {}
+        posted, cost = False, 0
+        for (x, y), kbit in _needs(a.request, free).items():
+            for na in a.allowed.get(x, ()):
+                for nb in a.allowed.get(y, ()):
+                    if na == nb:
+                        continue
+                    chosen = a.nodes[x] == na and a.nodes[y] == nb
+                    key = (min(na, nb), max(na, nb))
+                    if chosen and kbit and key in free.links_free_kbps:
+                        load[key] = load.get(key, 0) + kbit
+                    distance = free.distances.get((na, nb), 10)
+                    posted = posted or distance > 10
+                    cost += DISTANCE * (distance - 10) * (chosen and distance > 10)
+        if any(kbit > free.links_free_kbps[key] for key, kbit in load.items()):
+            return NoAnswer.infeasible
+        return DirectPart(costs={"distance": cost} if posted and a.optimize else {})
 
     def assign(
         self,
@@ -123,6 +138,20 @@ class InterconnectKind(Kind):
                         entry.get("bandwidth_used_gbps", 0.0) + sign * link.bandwidth_mbps / 1000,
                         0.0,
                     )
+
+
+def _needs(request: Request, free: Interconnect) -> dict[tuple[int, int], int]:
+    """The kbit/s between every two cpu-sets the model links: the stated bandwidth, or 0 for
+    every other two when the host gives distances (to cost them)."""
+    need: dict[tuple[int, int], int] = {}
+    for link in request.links:
+        a, b = link.cpu_sets
+        need[(a, b)] = need.get((a, b), 0) + kbps_of_mbps(link.bandwidth_mbps)
+    if free.distances:
+        for a, b in combinations([cs.id for cs in request.cpu_sets], 2):
+            if (a, b) not in need and (b, a) not in need:
+                need[(a, b)] = 0
+    return need
 
 
 def _pair(

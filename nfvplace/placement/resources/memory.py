@@ -32,11 +32,13 @@ from .base import (
     by_class,
     node_parts,
 )
+from .direct import Assignment, DirectPart, NoAnswer
 from .draft import AssignmentError, ConfigurationDraft, DescriptorDraft, HostDraft
 from .filtering import FilterInput, NodeNeed
 from .hugepage_pools import HugepagePools
 from .kind import Decisions, Kind, RelaxModel
 from .memory_charge import charge_normal, claim_pages
+from .memory_direct import memory_direct
 from .memory_kubelet import MemoryKubelet
 from .model import Layout, ModelContext
 from .page_choice import Backing, backing, choice_need
@@ -194,6 +196,9 @@ class MemoryKind(HugepagePools, MemoryKubelet, Kind):
                     placed.append((backed, cs, y))
             if len(placed) >= 2:  # a lone cpu-set's node already passed the filter's checks
                 _post_node(ctx, node, placed)
+
+    def direct(self, a: Assignment) -> DirectPart | NoAnswer:
+        return memory_direct(a, a.free.of(self))
 
     def counts(self, request: Request) -> bool:
         return all(cs.page_choice is None for cs in request.cpu_sets)

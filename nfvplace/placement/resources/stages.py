@@ -14,6 +14,7 @@ defaults to inherit, so a kind is in a stage exactly when it has that stage's me
 | filter (every host at once) | `HostChecks` (`host_checks`), `NodeNeeds` (`node_needs`) | `engine/filter.py` |
 | choices made without the model | `Decides` (`decide`) | `engine/attempt.py` |
 | exact model (CP-SAT) | `ModelGate`, `ModelDemand`, `ModelLimits`, `ModelCosts` | `engine/solver.py` |
+| exact model without CP-SAT | `ModelDirect` (`direct`) | `engine/direct.py` |
 | exact ids | `Assigns` (`assign`), `Explains` (`explain`) | `engine/assign.py`, `attempt.py` |
 | counting model (capacity) | `CountGate`, `CountTakes` (`count_state`, `count_take`), `CountCaps` | `joint/counting.py` |
 | relaxation (joint) | `RelaxSlots`, `RelaxNodes`, `RelaxHosts`, `RelaxCapacity`, `RelaxFinish` | `joint/relaxation.py` |
@@ -50,6 +51,7 @@ from .base import (
     TableKey,
     Vocabulary,
 )
+from .direct import Assignment, DirectPart, NoAnswer
 from .draft import ConfigurationDraft, DescriptorDraft, HostDraft
 from .filtering import FilterInput, HostCheck, NodeNeed
 from .holding import HeldUnit, PoolShare
@@ -156,6 +158,14 @@ class ModelLimits(Named, Protocol):
 class ModelCosts(Named, Protocol):
     @property
     def costs(self) -> Mapping[str, str]: ...  # the objective's parts it adds, and what they count
+
+
+@runtime_checkable
+class ModelDirect(Named, Protocol):
+    def direct(self, a: Assignment) -> DirectPart | NoAnswer:
+        """The kind's part of the exact model's answer with the assignment's nodes fixed, worked
+        out without CP-SAT (`direct.py`): only when it is the one CP-SAT would give."""
+        ...
 
 
 # exact ids and their explanation (`engine/assign.py`, `engine/attempt.py`)
@@ -358,6 +368,7 @@ STAGES: tuple[type, ...] = (
     ModelDemand,
     ModelLimits,
     ModelCosts,
+    ModelDirect,
     Assigns,
     Explains,
     CountGate,

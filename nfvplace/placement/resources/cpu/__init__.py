@@ -17,6 +17,7 @@ from ...reasons import Reason
 from ...request import CpuSetDemand, Part, Request
 from ...result import ExplainRow
 from ..base import HostFree, IndexedFleet, IntArray, Vocabulary
+from ..direct import Assignment, DirectPart, NoAnswer
 from ..draft import ConfigurationDraft, DescriptorDraft, HostDraft
 from ..filtering import FilterInput, HostCheck, NodeNeed
 from ..holding import PU, HeldUnit
@@ -26,6 +27,7 @@ from ..model import Layout, ModelContext
 from ..scoring import KEEP_SMT, Fullness, Kept, NodeFullness
 from . import estimates
 from .assign import assign_cpus
+from .direct import cpu_direct
 from .model import COUNTS, post_capacity, post_cpu_set, post_emulator
 from .pools import CpuFree, CpuNode, cpu_free
 from .table import CpuTable
@@ -95,6 +97,9 @@ class CpuKind(Kind):
 
     def post_limits(self, ctx: ModelContext) -> None:
         post_capacity(ctx, ctx.free.of(self))
+
+    def direct(self, a: Assignment) -> DirectPart | NoAnswer:
+        return cpu_direct(a, a.free.of(self))
 
     def assign(
         self,

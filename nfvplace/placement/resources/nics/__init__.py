@@ -30,6 +30,7 @@ from ...reasons import Reason
 from ...request import CpuSetDemand, Part, Request
 from .. import affinity
 from ..base import UNLIMITED_KBPS, HostFree, IndexedFleet, Vocabulary
+from ..direct import Assignment, DirectPart, NoAnswer
 from ..draft import ConfigurationDraft, DescriptorDraft, HostDraft
 from ..filtering import FilterInput, HostCheck, NodeNeed
 from ..holding import PORT, VF, HeldUnit
@@ -41,6 +42,7 @@ from . import filter as checks
 from .assign import assign_interfaces, chosen_ports
 from .claims import claim_interfaces
 from .counting import PortsLeft, take_ports
+from .direct import nics_direct
 from .model import PORT_CHOICES, post_interfaces
 from .ports import FreePort, NicsFree, NodePorts, match_vfs, nics_free, node_ports, port_takes
 from .relax import relax_interfaces, relax_ports, relax_vswitch
@@ -111,6 +113,9 @@ class NicsKind(Kind):
 
     def post_limits(self, ctx: ModelContext) -> None:
         post_interfaces(ctx, ctx.free.of(self), spread=ctx.options.policy is Policy.spread)
+
+    def direct(self, a: Assignment) -> DirectPart | NoAnswer:
+        return nics_direct(a, a.free.of(self), spread=a.options.policy is Policy.spread)
 
     def assign(
         self,

@@ -1,0 +1,124 @@
+"""The exact model answered without CP-SAT (`engine/direct.py`): whenever it answers, the answer is
+CP-SAT's, exactly: the same nodes, read-back values, costs and objective, in the same order (what
+the ids, the explanation and the claim read), and the same verdict for a filter."""
+
+from __future__ import annotations
+
+import os
+import random
+from collections.abc import Hashable
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from test_differential import chds, vmds
+
+from bench.hostgen import make_fleet, request_stream
+from nfvplace.errors import NfvplaceError
+from nfvplace.models.chd import ComputeHostDescriptor
+from nfvplace.models.vmd import VmDescriptor
+from nfvplace.placement.engine.direct import direct_layout
+from nfvplace.placement.engine.solver import SolveFailure, solve, solve_model
+from nfvplace.placement.index import free_of
+from nfvplace.placement.options import Options, Policy
+from nfvplace.placement.request import build_request
+from nfvplace.placement.resources.base import HostFree
+from nfvplace.placement.resources.direct import NoAnswer
+from nfvplace.placement.resources.model import Layout
+
+EXAMPLES = settings(
+    max_examples=int(os.environ.get("NFVPLACE_DIRECT_EXAMPLES", "400")),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+    database=None,
+)
+POLICIES = st.sampled_from(["pack", "spread", "least-fragmentation"])
+
+
+def exactly(layout: Layout) -> tuple[object, ...]:
+    """Everything a layout holds, orders included (the ids and the explanation iterate them)."""
+    values: list[tuple[str, list[tuple[Hashable, int]]]] = [
+        (kind, list(kept.items())) for kind, kept in layout.values.items()
+    ]
+    return (
+        layout.host,
+        list(layout.nodes.items()),
+        values,
+        list(layout.costs.items()),
+        layout.objective,
+        layout.optimal,
+    )
+
+
+def agree(free: HostFree, descriptor: VmDescriptor, allowed_nodes: list[int], policy: str) -> str:
+    """Compare the direct answer with CP-SAT's on one host, for the best layout and the verdict;
+    what the direct path said ("direct", "infeasible" or "unsure")."""
+    try:
+        request = build_request(descriptor)
+    except NfvplaceError:
+        return "unsure"  # nothing to model: the engine refuses it before the model
+    nodes = [n for k, n in enumerate(free.node_ids) if allowed_nodes[k % len(allowed_nodes)]]
+    allowed = {cs.id: set(nodes) for cs in request.cpu_sets}
+    options = Options(policy=Policy(policy))
+    said = "unsure"
+    for optimize in (True, False):
+        direct = direct_layout(free, request, allowed, options, optimize)
+        cp_sat = solve_model(free, request, allowed, options, optimize=optimize)
+        why = f"optimize={optimize}: direct {direct}, CP-SAT {cp_sat}"
+        if direct is NoAnswer.unsure:
+            continue
+        said = "infeasible" if direct is NoAnswer.infeasible else "direct"
+        if direct is NoAnswer.infeasible:
+            assert isinstance(cp_sat, SolveFailure), why
+            assert cp_sat.status == "infeasible", why
+        elif not optimize:
+            assert isinstance(cp_sat, Layout), why  # a verdict: feasible both ways
+            assert direct.nodes.keys() == cp_sat.nodes.keys(), why
+        else:
+            assert isinstance(cp_sat, Layout), why
+            assert cp_sat.optimal, why
+            assert exactly(direct) == exactly(cp_sat), why
+        engine = solve(free, request, allowed, options, optimize=optimize)
+        assert isinstance(engine, Layout) == isinstance(cp_sat, Layout), why
+    return said
+
+
+@EXAMPLES
+@given(
+    h=chds("h0"),
+    descriptor=vmds(),
+    policy=POLICIES,
+    allowed=st.lists(st.booleans(), min_size=1, max_size=3).filter(any),
+)
+def test_the_direct_answer_is_cp_sats_on_fuzzed_hosts(
+    h: ComputeHostDescriptor, descriptor: VmDescriptor, policy: str, allowed: list[bool]
+) -> None:
+    agree(free_of(h), descriptor, [int(a) for a in allowed], policy)
+
+
+@EXAMPLES
+@given(
+    seed=st.integers(0, 10**6),
+    policy=POLICIES,
+    allowed=st.lists(st.booleans(), min_size=1, max_size=4).filter(any),
+)
+def test_the_direct_answer_is_cp_sats_on_realistic_hosts(
+    seed: int, policy: str, allowed: list[bool]
+) -> None:
+    """`bench.hostgen`'s hosts (used up to 90 %) and its mix of VMs (the engine bench's)."""
+    h = make_fleet(1, seed=seed, max_use=0.9)[0]
+    vm = request_stream(1, seed=seed)[0]
+    agree(free_of(h), vm, [int(a) for a in allowed], policy)
+
+
+def test_the_direct_path_answers_most_of_the_mix() -> None:
+    """Not a vacuous agreement: on the engine bench's hosts and mix, the direct path answers (a
+    layout or infeasible) most models, and each answer is CP-SAT's."""
+    rng = random.Random(7)
+    hosts = make_fleet(60, seed=3, max_use=0.9)
+    vms = request_stream(60, seed=4)
+    said = [
+        agree(free_of(h), vm, [1], rng.choice(["pack", "spread"]))
+        for h, vm in zip(hosts, vms, strict=True)
+    ]
+    answered = sum(s != "unsure" for s in said)
+    assert answered >= 0.5 * len(said), said
