@@ -78,3 +78,27 @@ def test_a_host_nova_changed_gets_the_answer_of_its_new_state(
     assert "compute-one" in unpinned["passed"]
     assert unpinned["written"] == ["compute-one"]
     assert set(first["passed"]) - {"compute-one"} == set(unpinned["passed"]) - {"compute-one"}
+
+
+def test_collection_is_paused_while_a_pass_writes_and_left_as_it_was() -> None:
+    import gc
+
+    from nfvplace.integrations.nova.chds import gc_paused
+
+    assert gc.isenabled()
+    with gc_paused():
+        assert not gc.isenabled()
+    assert gc.isenabled()
+    try:
+        with gc_paused():
+            raise ValueError("a host Nova could not read")
+    except ValueError:
+        pass
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with gc_paused():
+            assert not gc.isenabled()
+        assert not gc.isenabled()  # someone else paused it: theirs to resume
+    finally:
+        gc.enable()

@@ -10,12 +10,16 @@ one is never stale, and a host whose inputs changed is written again. Standard l
 
 from __future__ import annotations
 
+import contextlib
+import gc
+import hashlib
 import threading
 from collections import OrderedDict
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from .client import digest
+from .canonical import canonical
 from .hosts import chd_of, host_inputs, isolate_refused, view_of
 from .reach import host_wide
 
@@ -63,13 +67,34 @@ class SentHosts:
         return sent
 
 
+@contextlib.contextmanager
+def gc_paused() -> Iterator[None]:
+    """Cyclic garbage collection paused while a pass writes its hosts' CHDs and reads the answers
+    (the service's `models.loading.gc_paused`, which this standard-library plug-in cannot import).
+    A cold pass builds a thousand hosts' views, columns and texts, hundreds of thousands of small
+    objects with no cycles, in a scheduler holding many objects: a full collection set off midway
+    cost as much as writing the views. Left as it was when something else paused it."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
 def _written(view: dict[str, Any], wide: bool, isolate: bool) -> SentHost:
     if wide:  # a shared guest with no NUMA topology: the whole host
         view = host_wide(view)
     closed = isolate_refused(view) if isolate else {}
     chd = chd_of(view, closed, columns=True)
-    ref, text = digest(chd)
-    return SentHost(chd["id"], ref, text, closed_reason(view, closed) if closed else None)
+    text = canonical(chd)  # `digest`'s text, the layout's columns written once
+    return SentHost(
+        chd["id"],
+        hashlib.sha256(text).hexdigest(),
+        text,
+        closed_reason(view, closed) if closed else None,
+    )
 
 
 BUG_1889633 = (

@@ -287,10 +287,10 @@ def _node(
         if group:
             template_of.update(dict.fromkeys(group, len(templates)))
             templates.append(state)
-    cpus = {  # as columns (`columns.py`)
-        "id": list(layout.order),
-        "core": list(layout.cores),
-        "siblings": list(layout.siblings),
+    cpus = {  # as columns (`columns.py`); the layout's own tuples, whose JSON it keeps
+        "id": layout.order,
+        "core": layout.cores,
+        "siblings": layout.siblings,
         "template": list(map(template_of.__getitem__, layout.order)),
         "templates": templates,
     }

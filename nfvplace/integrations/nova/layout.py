@@ -4,7 +4,8 @@ topology. Standard library only.
 A fleet's hosts are of a few hardware kinds: a thousand hosts have a few distinct topologies (the
 cells' `cpuset`, `pcpuset` and `siblings`), while their pinned CPUs and usage differ from host to
 host. The layout, the part of a CHD's PUs that depends on the topology alone, is worked out once
-per topology (`layout_of`); `hosts._node` adds each PU's state.
+per topology (`layout_of`), with its columns' JSON (`canonical.remember`); `hosts._node` adds
+each PU's state.
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import chain
 from typing import Any
+
+from .canonical import remember
 
 KEPT_LAYOUTS = 256  # distinct host topologies kept (a fleet has a few)
 
@@ -59,7 +62,7 @@ def _cell_layout(
     pus = shared | dedicated | {pu for s in cell.get("siblings") or () for pu in s}
     order = tuple(sorted(pus))
     cores = [core_of.get(pu) or (pu, (pu,)) for pu in order]
-    return CellLayout(
+    layout = CellLayout(
         shared,
         dedicated,
         pus,
@@ -67,6 +70,9 @@ def _cell_layout(
         tuple(core for core, _ in cores),
         tuple(siblings for _, siblings in cores),
     )
+    for column in (layout.order, layout.cores, layout.siblings):
+        remember(column)  # their JSON, written once (`canonical`)
+    return layout
 
 
 def _core_ids(cells: Iterable[Mapping[str, Any]]) -> dict[int, tuple[int, tuple[int, ...]]]:

@@ -34,7 +34,7 @@ from nova.scheduler import filters, weights
 from oslo_config import cfg
 from oslo_log import log as logging
 
-from .chds import SentHosts
+from .chds import SentHosts, gc_paused
 from .client import EvaluatedHost, EvaluationClient, EvaluationError
 from .reach import floats_host_wide
 from .requests import pins_isolated, request_document
@@ -84,13 +84,14 @@ def _ask(hosts: list[Any], spec_obj: Any) -> list[EvaluatedHost]:
     """One call to the service for these hosts; raises EvaluationError. Nova's compute decides
     last: the cells where its claim refuses this request's pinned vCPUs are closed to them, and
     the answer says why."""
-    try:
-        document = request_document(spec_obj)
-        wide, isolate = floats_host_wide(document), pins_isolated(document)
-        sent = [SENT.of(h, wide, isolate) for h in hosts]
-    except Exception as exc:  # the edge of Nova's objects: one line in the log, never a traceback
-        raise EvaluationError(f"cannot read the request or a host: {exc!r}") from None
-    answers = _client().evaluate_sent(document, [(h.id, h.ref, h.text) for h in sent])
+    with gc_paused():
+        try:
+            document = request_document(spec_obj)
+            wide, isolate = floats_host_wide(document), pins_isolated(document)
+            sent = [SENT.of(h, wide, isolate) for h in hosts]
+        except Exception as exc:  # the edge of Nova's objects: one line in the log, no traceback
+            raise EvaluationError(f"cannot read the request or a host: {exc!r}") from None
+        answers = _client().evaluate_sent(document, [(h.id, h.ref, h.text) for h in sent])
     for host, answer in zip(sent, answers, strict=True):
         if answer.host != host.id:
             raise EvaluationError(f"the answer names {answer.host!r} where {host.id!r} was")

@@ -81,7 +81,7 @@ class SharedKind(Kind):
         table.pus[i] = 0
         for j, pool in enumerate(free.of(self)):
             table.spare[i, j] = float(spare(pool))
-            table.pus[i, j] = sum(1 for p in pool if p.spare_vcpus > 0)
+            table.pus[i, j] = sum(1 for p in pool if p.has_room)
 
     def free(self, host: ComputeHostDescriptor) -> tuple[Pool, ...]:
         return tuple(shared_pus(node) for node in host.numa_nodes)

@@ -3,6 +3,8 @@ within each PU's ratio, never overcommitting a VM against itself; claimed and re
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 import pytest
 from builders import NodeSpec, host, vm
 from hypothesis import given, settings
@@ -11,7 +13,9 @@ from hypothesis import strategies as st
 import nfvplace
 from bench.hostgen import make_fleet
 from nfvplace.claims import claim, release
+from nfvplace.exact import rational
 from nfvplace.models.chd import CpuState, NumaNode
+from nfvplace.placement.resources import shared_pool
 from nfvplace.placement.resources.shared_pool import shared_pus, shared_pus_again
 
 
@@ -110,3 +114,51 @@ def test_a_nodes_shared_pool_read_again_after_a_change_is_the_pool_read_afresh(
         not any(p.pu == new.cpus[k].id for p in before + again) for k in then if k < len(new.cpus)
     ):
         assert again is before
+
+
+def _afresh(node: NumaNode) -> list[tuple[object, ...]]:
+    """The pool as worked out before shared PUs were kept by value: each PU in fractions anew."""
+    return [
+        (cpu.id, ratio, usage, max((1 - usage) * ratio, Fraction(0)))
+        for cpu in node.cpus
+        if cpu.eligible
+        and (
+            cpu.state is CpuState.shared
+            or (cpu.state is CpuState.free and bool(cpu.oversubscription_ratio))
+        )
+        for ratio, usage in [(rational(cpu.oversubscription_ratio) or 1, rational(cpu.usage_ratio))]
+    ]
+
+
+_RATIOS = st.one_of(st.none(), st.sampled_from([0.0, 1, 1.0, 2.0, 4.0, 16.0]), st.floats(0, 64))
+_USAGES = st.one_of(st.none(), st.sampled_from([0, 0.0, 0.5, 1.0]), st.floats(0, 1))
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.sampled_from(_NODES),
+    st.dictionaries(
+        st.integers(0, 400),
+        st.fixed_dictionaries(
+            {
+                "state": st.sampled_from([CpuState.shared, CpuState.free, CpuState.dedicated]),
+                "eligible": st.booleans(),
+                "oversubscription_ratio": _RATIOS,
+                "usage_ratio": _USAGES,
+            }
+        ),
+        max_size=8,
+    ),
+)
+def test_a_pool_of_kept_shared_pus_is_the_pool_worked_out_afresh(
+    node: NumaNode, changes: dict[int, dict[str, object]]
+) -> None:
+    """Shared PUs are kept by (PU, ratio, usage): every pool read gives the PUs, fractions, spare
+    vCPUs and room that working each PU out anew gives (the cache starts empty and warm)."""
+    changed = _changed(node, changes)
+    for cleared in (True, False):
+        if cleared:
+            shared_pool._shared_pu_of.cache_clear()
+        pool = shared_pus(changed)
+        assert [(p.pu, p.ratio, p.usage, p.spare_vcpus) for p in pool] == _afresh(changed)
+        assert [p.has_room for p in pool] == [p.spare_vcpus > 0 for p in pool]
