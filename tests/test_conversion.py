@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -197,16 +198,9 @@ def test_what_a_vnf_writer_cannot_say_is_a_finding() -> None:
     assert {"/anti_affinity", "/links"} <= {f.path for f in nova.findings}
 
 
-CONTRADICTING = {
-    "schema": "nfvplace/vmd/v1",
-    "name": "contradicts",
-    "vcpus": 1,  # the cpu-sets hold 2: lint's NFV105
-    "memory_mib": 1024,
-    "cpu_sets": [
-        {"id": 0, "vcpus": [0], "memory_mib": 512},
-        {"id": 1, "vcpus": [1], "memory_mib": 512},
-    ],
-}
+CONTRADICTING = json.loads(
+    (Path(__file__).parent / "data" / "descriptors" / "vcpus-contradict-cpu-sets.json").read_text()
+)  # a top-level vcpus of 1, cpu-sets holding 2: lint's NFV105
 
 
 @pytest.mark.parametrize("target", ["nova", "osm", "sol006", "openvim"])

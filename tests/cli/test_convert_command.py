@@ -58,21 +58,8 @@ def test_to_nova_json_then_back(runner: CliRunner, tmp_path: Path) -> None:
     assert yaml.safe_load(back.stdout)["cpu_sets"][0]["vcpus"] == [0, 1]
 
 
-def test_a_descriptor_lint_refuses_exits_1_with_lints_reason(
-    runner: CliRunner, tmp_path: Path
-) -> None:
-    vm = {
-        "schema": "nfvplace/vmd/v1",
-        "name": "v",
-        "vcpus": 1,
-        "memory_mib": 1024,
-        "cpu_sets": [
-            {"id": 0, "vcpus": [0], "memory_mib": 512},
-            {"id": 1, "vcpus": [1], "memory_mib": 512},
-        ],
-    }
-    path = tmp_path / "vm.json"
-    path.write_text(json.dumps(vm))
+def test_a_descriptor_lint_refuses_exits_1_with_lints_reason(runner: CliRunner) -> None:
+    path = DATA.parent / "descriptors" / "vcpus-contradict-cpu-sets.json"  # NFV105
     result = runner.invoke(app, ["convert", str(path), "--to", "nova"])
     assert result.exit_code == 1, result.output
     assert "NFV105" in result.stderr

@@ -157,16 +157,9 @@ def test_a_vnf_with_member_files_is_refused_with_the_command_that_inlines_them(
 
 
 def test_a_descriptor_lint_refuses_is_a_422_not_written(sqlite_client: TestClient) -> None:
-    vm = {
-        "schema": "nfvplace/vmd/v1",
-        "name": "v",
-        "vcpus": 1,
-        "memory_mib": 1024,
-        "cpu_sets": [
-            {"id": 0, "vcpus": [0], "memory_mib": 512},
-            {"id": 1, "vcpus": [1], "memory_mib": 512},
-        ],
-    }
-    answer = sqlite_client.post("/v1/convert?to=osm", json=vm)
+    body = (DATA.parent / "descriptors" / "vcpus-contradict-cpu-sets.json").read_bytes()
+    answer = sqlite_client.post(
+        "/v1/convert?to=osm", content=body, headers={"Content-Type": "application/json"}
+    )
     assert answer.status_code == 422, answer.text
     assert "NFV105" in answer.text
