@@ -16,11 +16,10 @@ be none. Workloads as in `bench.solve_reuse`: `Fleet.place` over the realistic m
 
 from __future__ import annotations
 
-import argparse
 import os
 import time
 from collections import Counter
-from collections.abc import Callable, Hashable, Iterator
+from collections.abc import Hashable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -31,8 +30,7 @@ from nfvplace.placement.resources.model import Layout
 from nfvplace.placement.resources.stages import ModelDirect
 
 from .bench_placement import line
-from .nova_candidates import FLAVORS
-from .solve_reuse import engine, nova
+from .solve_reuse import arguments, workloads
 
 
 def exactly(layout: Layout) -> tuple[object, ...]:
@@ -141,27 +139,10 @@ def report(label: str, counts: Counter[str], times: Counter[str]) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="2,000 hosts, 300 Nova hosts")
-    parser.add_argument("--requests", type=int, default=1000)
-    args = parser.parse_args()
-    size, nova_hosts = (2000, 300) if args.quick else (10000, 1000)
-    workloads: list[tuple[str, Callable[[], Callable[[], None]]]] = [
-        (
-            f"engine, {size} hosts, {args.requests} requests of the mix",
-            lambda: engine(size, args.requests),
-        ),
-        *(
-            (
-                f"Nova cold pass, {nova_hosts} hosts, flavor {f['name']}",
-                lambda f=f: nova(nova_hosts, f),
-            )
-            for f in FLAVORS
-        ),
-    ]
+    args = arguments(__doc__ or "")
     print(f"direct path coverage (load average {os.getloadavg()[0]:.1f})")
     differ = 0
-    for label, prepare in workloads:
+    for label, prepare in workloads(args.quick, args.requests):
         run = prepare()
         counts: Counter[str] = Counter()
         times: Counter[str] = Counter()

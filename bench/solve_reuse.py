@@ -209,18 +209,24 @@ def corpus(cases: int) -> Callable[[], None]:
     return run
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+Workload = tuple[str, Callable[[], Callable[[], None]]]
+"""A label and what prepares the run (the run itself is timed or counted, its preparation not)."""
+
+
+def arguments(doc: str) -> argparse.Namespace:
+    """The options of the benches over these workloads (this one and `direct_coverage`)."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="2,000 hosts, 300 Nova hosts")
     parser.add_argument("--requests", type=int, default=1000)
-    args = parser.parse_args()
-    size, nova_hosts = (2000, 300) if args.quick else (10000, 1000)
-    print(f"exact-stage models seen again (load average {os.getloadavg()[0]:.1f})")
-    workloads: list[tuple[str, Callable[[], Callable[[], None]]]] = [
-        (
-            f"engine, {size} hosts, {args.requests} requests of the mix",
-            lambda: engine(size, args.requests),
-        ),
+    return parser.parse_args()
+
+
+def workloads(quick: bool, requests: int) -> list[Workload]:
+    """The engine's mix at 10,000 hosts (2,000 quick) and Nova's cold pass at 1,000 hosts (300
+    quick) for each flavor."""
+    size, nova_hosts = (2000, 300) if quick else (10000, 1000)
+    return [
+        (f"engine, {size} hosts, {requests} requests of the mix", lambda: engine(size, requests)),
         *(
             (
                 f"Nova cold pass, {nova_hosts} hosts, flavor {f['name']}",
@@ -229,9 +235,15 @@ def main() -> None:
             for f in FLAVORS
         ),
     ]
+
+
+def main() -> None:
+    args = arguments(__doc__ or "")
+    print(f"exact-stage models seen again (load average {os.getloadavg()[0]:.1f})")
+    runs = workloads(args.quick, args.requests)
     if not args.quick:
-        workloads.append(("bench.decisions corpus (3,000 cases)", lambda: corpus(3000)))
-    for label, prepare in workloads:
+        runs.append(("bench.decisions corpus (3,000 cases)", lambda: corpus(3000)))
+    for label, prepare in runs:
         run = prepare()
         repeats = Repeats()
         with counted(repeats):
