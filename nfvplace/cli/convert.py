@@ -46,12 +46,9 @@ def convert_command(
     check_choice(fmt, FORMATS)
     try:
         result = convert(path, to=to, strict=strict)
-    except DescriptorError as exc:
+    except (DescriptorError, LintError) as exc:  # LintError: lint refuses what --to would write
         typer.echo(f"error [{exc.code}]: {exc}", err=True)
         raise typer.Exit(2 if exc.code in UNREADABLE else 1) from None
-    except LintError as exc:  # writing a dialect: lint refuses the descriptor (exit 1, as lint)
-        typer.echo(f"error [{exc.code}]: {exc}", err=True)
-        raise typer.Exit(1) from None
     sys.stdout.write(result.text(fmt))
     for finding in result.findings:
         typer.echo(finding.line(result.source), err=True)
