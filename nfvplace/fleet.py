@@ -67,7 +67,11 @@ class Fleet:
         """
         gate(vm, "VM Descriptor or VNF template")
         result = place(self._index, vm, **policy)
-        self._index.claimed(result.hosts.values())
+        # one VM placed alone is claimed on the host as the index holds it: the index works the
+        # new free resources out from its configuration (a VNF or a batch may move VMs: read)
+        alone = isinstance(vm, VmDescriptor) and policy.get("count", 1) == 1
+        alone = alone and policy.get("mode", "all") == "all"
+        self._index.claimed(result.hosts.values(), result.configurations if alone else ())
         return result
 
     def try_place(self, vm: VmDescriptor | VnfTemplate, **policy: Any) -> PlacementResult:

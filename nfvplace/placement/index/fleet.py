@@ -19,10 +19,11 @@ import numpy.typing as npt
 from ... import errors
 from ...errors import DescriptorError
 from ...models.chd import ComputeHostDescriptor
+from ...models.configuration import VmConfiguration
 from ..resources import implementing
 from ..resources.base import HostFree, IntArray, Table, TableKey, Vocabulary
 from ..resources.stages import Columns, ColumnsKept, Seeds, Terms
-from .free import free_of
+from .free import free_claimed, free_of
 from .hosts import HostStore, Interner
 
 VIEW_CACHE = 64  # hosts' free resources kept (the hosts a sequence of placements comes back to)
@@ -148,16 +149,20 @@ class FleetIndex:
             kind.fill(self.tables[kind.name], i, host, free, self.vocab)
         self.tiebreak[i] = np.uint64(zlib.crc32(host.id.encode()))
 
-    def _refill(self, i: int, host: ComputeHostDescriptor) -> None:
+    def _refill(
+        self, i: int, host: ComputeHostDescriptor, config: VmConfiguration | None = None
+    ) -> None:
         """Host i's row after a claim or a release: the same node ids and host id, so only the
         columns of the kinds whose free part changed (a kind that keeps none reads the host, unless
-        it tells that what it reads is the same: `ColumnsKept`)."""
+        it tells that what it reads is the same: `ColumnsKept`). With `config`, the claim that
+        made `host` of the version the index held, the kinds work their parts out from it."""
         cached = self._free.get(i)
         if cached is None or cached[1].node_ids != tuple(node.id for node in host.numa_nodes):
             self._fill(i, host)
             return
         old, before = cached[0], cached[1].parts
-        free = self._remember(i, host, free_of(host, cached))
+        free = free_of(host, cached) if config is None else free_claimed(host, cached, config)
+        self._remember(i, host, free)
         for kind in _COLUMNS:
             part = free.parts.get(kind.name)
             if part is None:
@@ -188,15 +193,31 @@ class FleetIndex:
         for host in hosts:
             self.update(host)
 
-    def claimed(self, hosts: Iterable[ComputeHostDescriptor]) -> None:
+    def claimed(
+        self,
+        hosts: Iterable[ComputeHostDescriptor],
+        configurations: Iterable[VmConfiguration] = (),
+    ) -> None:
         """Take the new versions of indexed hosts that a claim or a release made (`claims`): they
         keep every term of the vocabulary (processor, page sizes, port speeds, node ids), so their
         rows are refilled without checking it, and only the columns a claim can change (a kind's
-        columns read of the host only its free part and what no claim writes: `Columns`)."""
+        columns read of the host only its free part and what no claim writes: `Columns`).
+
+        `configurations`: what was claimed (`claims.claim`) on the versions of these hosts that
+        the index holds to make the ones given, nothing else, so that the kinds work the free
+        resources out from them instead of reading the hosts (`FreeClaimed`); a host with
+        several, or none, is read."""
+        made: dict[str, list[VmConfiguration]] = {}
+        for made_here in configurations:
+            made.setdefault(made_here.host, []).append(made_here)
         for host in hosts:
             i = self.positions[host.id]
+            claimed = made.get(host.id, [])
+            cached = self._free.get(i)
+            # the delta holds only for the version the claim was made on
+            known = len(claimed) == 1 and cached is not None and cached[0] is self.hosts[i]
             self.hosts[i] = host
-            self._refill(i, host)
+            self._refill(i, host, claimed[0] if known else None)
 
     def copy(self) -> FleetIndex:
         """An independent copy (columns copied, descriptors shared: they are immutable)."""

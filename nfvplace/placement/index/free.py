@@ -6,11 +6,14 @@ from __future__ import annotations
 from typing import Any
 
 from ...models.chd import ComputeHostDescriptor
+from ...models.configuration import VmConfiguration
 from ..resources import implementing
 from ..resources.base import HostFree
-from ..resources.stages import Free
+from ..resources.stages import Free, FreeClaimed
 
 _FREE: tuple[Free[Any], ...] = implementing(Free)
+_DELTAS: tuple[FreeClaimed[Any], ...] = implementing(FreeClaimed)
+_CLAIMED = {kind.name: kind for kind in _DELTAS}
 
 
 def free_of(
@@ -25,3 +28,20 @@ def free_of(
         old, free = before
         parts = {kind.name: kind.free_again(host, old, free.parts[kind.name]) for kind in _FREE}
     return HostFree(id=host.id, node_ids=node_ids, parts=parts)
+
+
+def free_claimed(
+    host: ComputeHostDescriptor,
+    before: tuple[ComputeHostDescriptor, HostFree],
+    config: VmConfiguration,
+) -> HostFree:
+    """`free_of(host, before)` where `host` is `claims.claim(before[0], config)`: each kind that
+    can works its part out from the configuration (`FreeClaimed`), the others read the host."""
+    old, free = before
+    parts: dict[str, object] = {}
+    for kind in _FREE:
+        part = free.parts[kind.name]
+        delta = _CLAIMED.get(kind.name)
+        new = None if delta is None else delta.free_claimed(old, part, config)
+        parts[kind.name] = kind.free_again(host, old, part) if new is None else new
+    return HostFree(id=host.id, node_ids=free.node_ids, parts=parts)

@@ -88,6 +88,11 @@ class CacheWaysKind(Kind):
     def free(self, host: ComputeHostDescriptor) -> CachesFree:
         return caches_free(host.cache_allocation)
 
+    def free_claimed(
+        self, before: ComputeHostDescriptor, free_before: CachesFree, config: VmConfiguration
+    ) -> CachesFree | None:
+        return None if any(cs.cache_ways for cs in config.cpu_sets) else free_before
+
     def free_again(
         self, host: ComputeHostDescriptor, before: ComputeHostDescriptor, free_before: CachesFree
     ) -> CachesFree:

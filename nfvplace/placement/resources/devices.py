@@ -114,6 +114,12 @@ class DevicesKind(Kind):
     def free(self, host: ComputeHostDescriptor) -> DevicesFree:
         return DevicesFree(tuple(map(_node_free, host.numa_nodes)), affinity.sockets(host))
 
+    def free_claimed(
+        self, before: ComputeHostDescriptor, free_before: DevicesFree, config: VmConfiguration
+    ) -> DevicesFree | None:
+        # a claim keeps every PU's package (the sockets): only devices given change the part
+        return None if config.pci_devices else free_before
+
     def free_again(
         self, host: ComputeHostDescriptor, before: ComputeHostDescriptor, free_before: DevicesFree
     ) -> DevicesFree:

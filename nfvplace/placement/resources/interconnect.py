@@ -58,6 +58,11 @@ class InterconnectKind(Kind):
         }
         return Interconnect(links, _distances(host))
 
+    def free_claimed(
+        self, before: ComputeHostDescriptor, free_before: Interconnect, config: VmConfiguration
+    ) -> Interconnect | None:
+        return None if config.cpu_set_links else free_before  # the links' bandwidth alone
+
     def free_again(
         self, host: ComputeHostDescriptor, before: ComputeHostDescriptor, free_before: Interconnect
     ) -> Interconnect:

@@ -100,6 +100,18 @@ class SharedKind(Kind):
             lambda slot, node: shared_pus_again(node, before.numa_nodes[slot], free_before[slot]),
         )
 
+    def free_claimed(
+        self, before: ComputeHostDescriptor, free_before: tuple[Pool, ...], config: VmConfiguration
+    ) -> tuple[Pool, ...] | None:
+        """The pools as they were unless the claim charges shared PUs or pins one of them (a
+        free PU given a ratio is in its node's pool until a VM pins it)."""
+        if config.floating_cpus:
+            return None
+        held = set(config.held_cpus)
+        if any(p.pu in held for pool in free_before for p in pool):
+            return None
+        return free_before
+
     def node_needs(self, inp: FilterInput, part: Part) -> list[NodeNeed]:
         vcpus = part.floating_vcpus
         if not vcpus:

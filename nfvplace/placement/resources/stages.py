@@ -2,14 +2,13 @@
 
 A kind (CPUs, memory, NICs, ...) is one module under `placement/resources/`; the registry
 (`resources/__init__.py`) lists them. Each stage is a small protocol below (`Decides` lives in
-`kind.py`, beside `Decisions`), and each stage loops over the kinds that implement it
-(`resources.implementing`, or an ordered tuple in the registry where the order decides an answer). A kind implements only the stages it takes part in; there are no
-defaults to inherit, so a kind is in a stage exactly when it has that stage's methods.
+`kind.py`), and loops over the kinds that implement it (`resources.implementing`, or an ordered
+tuple where the order decides an answer). A kind is in a stage exactly when it has its methods.
 
 | stage | protocols (methods) | who loops |
 |---|---|---|
 | index columns | `Terms` (`vocabulary`), `Seeds` (`seed_terms`), `Columns` (`new_table`, `fill`), `ColumnsKept` (`columns_kept`) | `index/` |
-| free resources of a host | `Free` (`free`, `free_again`) | `index/free.py` |
+| free resources of a host | `Free` (`free`, `free_again`), `FreeClaimed` (`free_claimed`) | `index/free.py` |
 | variants a host matches | `Variants` (`variant_hosts`) | `engine/variants.py` |
 | filter (every host at once) | `HostChecks` (`host_checks`), `NodeNeeds` (`node_needs`) | `engine/filter.py` |
 | choices made without the model | `Decides` (`decide`) | `engine/attempt.py` |
@@ -89,9 +88,8 @@ class Columns[T: Table](TableKey[T], Protocol):
 @runtime_checkable
 class ColumnsKept(Named, Protocol):
     def columns_kept(self, host: ComputeHostDescriptor, before: ComputeHostDescriptor) -> bool:
-        """Whether the row a kind with no free part filled from `before` still holds for `host`,
-        a new version of it that a claim or a release made (the index then refills none of its
-        columns): True when what its columns read of the host are the same objects."""
+        """Whether the row a kind with no free part filled from `before` holds for `host`, a new
+        version a claim or a release made: what its columns read of it are the same objects."""
         ...
 
 
@@ -108,6 +106,17 @@ class Free[F](FreeKey[F], Protocol):
         changes one node; the index's update after each placement reads the rest again), and
         hands back `free_before` itself when nothing it reads changed (the index then refills
         none of its columns)."""
+        ...
+
+
+@runtime_checkable
+class FreeClaimed[F](FreeKey[F], Protocol):
+    def free_claimed(
+        self, before: ComputeHostDescriptor, free_before: F, config: VmConfiguration
+    ) -> F | None:
+        """The part after `config` is claimed on `before` (whose part was `free_before`), from the
+        configuration alone, equal to `free_again` of the claimed host: `free_before` itself when
+        the claim changes nothing the kind reads, None when only the claimed host tells."""
         ...
 
 
@@ -273,19 +282,16 @@ class Owners(Named, Protocol):
 
 @runtime_checkable
 class HoldsUnits(Named, Protocol):
-    """A kind whose configurations hold units of a host alone (`holding.py`)."""
-
     def held_units(self, config: VmConfiguration) -> Iterable[HeldUnit]:
-        """Every unit of `config.host` that `config` holds alone."""
+        """Every unit of `config.host` that `config` holds alone (`holding.py`)."""
         ...
 
 
 @runtime_checkable
 class HoldsShares(Named, Protocol):
-    """A kind whose configurations take counts from pools of alike units (`holding.py`)."""
-
     def held_shares(self, config: VmConfiguration) -> Iterable[PoolShare]:
-        """How many units of each pool of `config.host` `config` takes."""
+        """How many units of each pool of alike units of `config.host` `config` takes
+        (`holding.py`)."""
         ...
 
     def pools(self, host: ComputeHostDescriptor) -> Iterable[PoolShare]:
@@ -295,21 +301,19 @@ class HoldsShares(Named, Protocol):
 
 @runtime_checkable
 class KubeletCounts(Named, Protocol):
-    """A kind whose resource the kubelet hands out (`kubelet.py`; the Kubernetes door)."""
-
     def kubelet_pools(self, host: ComputeHostDescriptor, node: NumaNode) -> Iterable[KubeletPool]:
-        """The pools of `node` as the kubelet's managers count them, in the order they are named."""
+        """The pools of `node` as the kubelet's managers count them, in the order they are named
+        (`kubelet.py`; the Kubernetes door)."""
         ...
 
 
-# joint search: a running VM's descriptor, and links between members of a VNF on one host
+# joint search: a running VM's descriptor (`joint/moves.py`)
 
 
 @runtime_checkable
 class Describes(Named, Protocol):
     def describe(self, draft: DescriptorDraft, config: VmConfiguration) -> None:
-        """Ask, in `draft`, for everything of this kind that `config` holds (`joint/moves.py`
-        moves a running VM with that descriptor)."""
+        """Ask, in `draft`, for everything of this kind that `config` holds."""
         ...
 
 
@@ -319,8 +323,7 @@ class Describes(Named, Protocol):
 @runtime_checkable
 class Links[T: Table](TableKey[T], Protocol):
     def link_kbps(self, table: T, host: int) -> int | None:
-        """What a host carries between members of a VNF on it, kbit/s (`UNLIMITED_KBPS`: no
-        figure)."""
+        """A host's kbit/s between members of a VNF on it (`UNLIMITED_KBPS`: no figure)."""
         ...
 
 
@@ -360,6 +363,7 @@ STAGES: tuple[type, ...] = (
     Columns,
     ColumnsKept,
     Free,
+    FreeClaimed,
     Variants,
     HostChecks,
     NodeNeeds,

@@ -29,7 +29,7 @@ from . import estimates
 from .assign import assign_cpus
 from .direct import cpu_direct
 from .model import COUNTS, post_capacity, post_cpu_set, post_emulator
-from .pools import CpuFree, CpuNode, cpu_free
+from .pools import CpuFree, CpuNode, cpu_claimed, cpu_free
 from .table import CpuTable
 
 
@@ -62,6 +62,14 @@ class CpuKind(Kind):
         self, host: ComputeHostDescriptor, before: ComputeHostDescriptor, free_before: CpuFree
     ) -> CpuFree:
         return cpu_free(host, (before, free_before))
+
+    def free_claimed(
+        self, before: ComputeHostDescriptor, free_before: CpuFree, config: VmConfiguration
+    ) -> CpuFree | None:
+        if config.floating_cpus:  # a shared PU charged may have been a free one: read the host
+            return None
+        held = config.held_cpus
+        return cpu_claimed(before, free_before, held) if held else free_before
 
     def host_checks(self, inp: FilterInput) -> list[HostCheck]:
         if not any(cs.requires_smt for cs in inp.request.cpu_sets):

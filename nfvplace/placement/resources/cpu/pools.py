@@ -10,6 +10,7 @@ every thread of such a core in its dedicated set and free).
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass, field
 
 from ....models.chd import ComputeHostDescriptor, Cpu, CpuState, NumaNode
@@ -104,3 +105,44 @@ def cpu_free(
         if nodes is before[1].nodes:
             return before[1]
     return CpuFree(nodes, any(node.smt for node in nodes))
+
+
+def cpu_claimed(
+    before: ComputeHostDescriptor, free_before: CpuFree, held: Collection[int]
+) -> CpuFree | None:
+    """`cpu_free` of `before` once the PUs `held` (all free on it) are given to a VM, worked out
+    from `free_before` alone: each held PU leaves its class, and the free threads left of a whole
+    core it broke become threads next to a used one (None: a PU not free, or a node whose cores
+    reach into another, for which the host is read again)."""
+    left = set(held)
+    nodes = list(free_before.nodes)
+    for j, part in enumerate(free_before.nodes):
+        if not left:
+            break
+        taken = left.intersection(part.single_cores, part.half_busy, *part.whole_cores)
+        if not taken:
+            continue
+        if not part.self_contained:
+            return None
+        nodes[j] = _taken(part, taken, before.numa_nodes[j])
+        left -= taken
+    return None if left else CpuFree(tuple(nodes), free_before.smt)
+
+
+def _taken(part: CpuNode, taken: set[int], node: NumaNode) -> CpuNode:
+    """`part` with the PUs `taken` used (`_classify` of the node once they are)."""
+    whole: list[tuple[int, ...]] = []
+    broken: list[int] = []
+    for core in part.whole_cores:
+        if taken.isdisjoint(core):
+            whole.append(core)
+        else:
+            broken.extend(pu for pu in core if pu not in taken)
+    half = [pu for pu in part.half_busy if pu not in taken]
+    if broken:  # in the order `_classify` meets them: the node's PUs in order
+        order = {cpu.id: k for k, cpu in enumerate(node.cpus)}
+        half = sorted(half + broken, key=order.__getitem__)
+    single = tuple(pu for pu in part.single_cores if pu not in taken)
+    return CpuNode(
+        tuple(whole), single, tuple(half), part.eligible_threads, part.smt, part.self_contained
+    )

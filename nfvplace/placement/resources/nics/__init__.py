@@ -100,6 +100,11 @@ class NicsKind(Kind):
     ) -> NicsFree:
         return nics_free(host, (before, free_before))
 
+    def free_claimed(
+        self, before: ComputeHostDescriptor, free_before: NicsFree, config: VmConfiguration
+    ) -> NicsFree | None:
+        return None if config.interfaces else free_before  # ports, VFs and the vSwitch alone
+
     def host_checks(self, inp: FilterInput) -> list[HostCheck]:
         return checks.host_checks(inp, inp.fleet.table(self))
 
