@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Collection
 from dataclasses import dataclass, field
+from itertools import chain
 
 from ....models.chd import ComputeHostDescriptor, Cpu, CpuState, NumaNode
 from ..base import node_parts, same_objects
@@ -119,7 +120,7 @@ def cpu_claimed(
     for j, part in enumerate(free_before.nodes):
         if not left:
             break
-        taken = left.intersection(part.single_cores, part.half_busy, *part.whole_cores)
+        taken = left.intersection(chain(part.single_cores, part.half_busy, *part.whole_cores))
         if not taken:
             continue
         if not part.self_contained:
