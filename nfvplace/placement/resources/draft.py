@@ -16,6 +16,7 @@ import threading
 import weakref
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
+from functools import cache
 from typing import Any
 
 from pydantic import BaseModel
@@ -60,7 +61,15 @@ class AssignmentError(Exception):
 
 def model_fields(model: BaseModel) -> dict[str, Any]:
     """A model's fields as a dict whose values are left as they are (sub-models stay models)."""
+    fields = model.__dict__
+    if len(fields) == _field_count(type(model)):  # the fields alone (no value cached beside)
+        return dict(fields)
     return {name: getattr(model, name) for name in type(model).model_fields}
+
+
+@cache
+def _field_count(cls: type[BaseModel]) -> int:
+    return len(cls.model_fields)  # `model_fields` is a property, a microsecond and a half a read
 
 
 def touch(entries: list[Any], k: int, lazy: str | None = None) -> dict[str, Any]:
