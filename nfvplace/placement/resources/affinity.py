@@ -8,11 +8,14 @@ at a cost for each one off those nodes (`pci_remote`), so that a free local one 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from itertools import compress
+from operator import is_not
 from typing import Any
 
-from ...models.chd import ComputeHostDescriptor, NumaNode
+from ...models.chd import ComputeHostDescriptor, Cpu, NumaNode
 from ...models.vmd import NumaAffinity
-from .base import node_parts, same_objects
+from .base import node_parts
 from .model import ModelContext
 
 REMOTE_COST = 1000  # a device or port off the VM's nodes (`preferred`): ten stranded threads
@@ -29,14 +32,24 @@ def sockets(host: ComputeHostDescriptor) -> tuple[int, ...]:
 def sockets_again(
     host: ComputeHostDescriptor, before: ComputeHostDescriptor, sockets_before: tuple[int, ...]
 ) -> tuple[int, ...]:
-    """`sockets` of `host`, a new version of `before`: a node's kept where its PUs are the same."""
+    """`sockets` of `host`, a new version of `before`: a node's kept where its PUs are in the
+    same packages."""
     return node_parts(
         host,
         before,
         sockets_before,
-        lambda node, old, _socket: same_objects(node.cpus, old.cpus),
+        lambda node, old, _socket: same_packages(node.cpus, old.cpus),
         lambda _slot, node: node_socket(node),
     )
+
+
+def same_packages(cpus: Sequence[Cpu], before: Sequence[Cpu]) -> bool:
+    """Whether two versions of a node's PUs are in the same packages, place by place: only the PUs
+    that are not the same objects are compared (a claim changes a few PUs' state and owner)."""
+    if len(cpus) != len(before):
+        return False
+    changed = compress(zip(cpus, before, strict=True), map(is_not, cpus, before))
+    return all(new.package == old.package for new, old in changed)
 
 
 def node_socket(node: NumaNode) -> int:
