@@ -22,7 +22,7 @@ from ...models.chd import ComputeHostDescriptor
 from ...models.configuration import VmConfiguration
 from ..resources import implementing
 from ..resources.base import HostFree, IntArray, Table, TableKey, Vocabulary
-from ..resources.stages import Columns, ColumnsKept, Seeds, Terms
+from ..resources.stages import Columns, ColumnsClaimed, ColumnsKept, Seeds, Terms
 from .free import free_claimed, free_of
 from .hosts import HostStore, Interner
 
@@ -37,6 +37,8 @@ _TERMS = implementing(Terms)
 _SEEDS = implementing(Seeds)
 _COLUMNS: tuple[Columns[Any], ...] = implementing(Columns)
 _KEPT = frozenset(kind.name for kind in implementing(ColumnsKept))
+_CLAIMING: tuple[ColumnsClaimed[Any], ...] = implementing(ColumnsClaimed)
+_CLAIMED = {kind.name: kind for kind in _CLAIMING}
 
 
 def _terms(host: ComputeHostDescriptor) -> Iterable[tuple[str, Hashable]]:
@@ -167,6 +169,10 @@ class FleetIndex:
             part = free.parts.get(kind.name)
             if part is None:
                 if kind.name in _KEPT and cast(ColumnsKept, kind).columns_kept(host, old):
+                    continue
+                delta = _CLAIMED.get(kind.name)
+                table = self.tables[kind.name]
+                if config and delta and delta.columns_claimed(table, i, host, old, config):
                     continue
             elif part is before[kind.name]:
                 continue

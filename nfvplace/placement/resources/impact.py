@@ -17,7 +17,15 @@ from ...models.chd import ComputeHostDescriptor
 from ...models.configuration import VmConfiguration
 from ..reasons import Reason
 from ..request import Request
-from .base import UNLIMITED_KBPS, HostFree, IndexedFleet, IntArray, Table, Vocabulary
+from .base import (
+    UNLIMITED_KBPS,
+    HostFree,
+    IndexedFleet,
+    IntArray,
+    Table,
+    Vocabulary,
+    same_objects,
+)
 from .draft import ConfigurationDraft, HostDraft
 from .filtering import FilterInput, HostCheck, detail
 from .kind import Decisions, Kind, RelaxModel
@@ -59,6 +67,27 @@ class ImpactKind(Kind):
             per = t.instances.setdefault(inst.vm, {})
             per[i] = per.get(i, 0) + 1
             t.vm_names.setdefault(i, set()).add(inst.vm)
+
+    def columns_claimed(
+        self,
+        t: ImpactTable,
+        i: int,
+        host: ComputeHostDescriptor,
+        before: ComputeHostDescriptor,
+        config: VmConfiguration,
+    ) -> bool:
+        """The instance the claim added (the last of `host`'s, as `claim` appends it) counted in,
+        when the others are `before`'s (a claim that replaced one of the same owner: `fill`)."""
+        added = host.instances[-1] if host.instances else None
+        if added is None or added.id != config.owner:
+            return False
+        if not same_objects(host.instances[:-1], before.instances):
+            return False
+        t.membw_used[i] += kbps(added.memory_bandwidth_gbps)
+        per = t.instances.setdefault(added.vm, {})
+        per[i] = per.get(i, 0) + 1
+        t.vm_names.setdefault(i, set()).add(added.vm)
+        return True
 
     def host_checks(self, inp: FilterInput) -> list[HostCheck]:
         impact = inp.request.vm.impact

@@ -7,7 +7,7 @@ tuple where the order decides an answer). A kind is in a stage exactly when it h
 
 | stage | protocols (methods) | who loops |
 |---|---|---|
-| index columns | `Terms` (`vocabulary`), `Seeds` (`seed_terms`), `Columns` (`new_table`, `fill`), `ColumnsKept` (`columns_kept`) | `index/` |
+| index columns | `Terms`, `Seeds`, `Columns` (`new_table`, `fill`), `ColumnsKept`, `ColumnsClaimed` | `index/` |
 | free resources of a host | `Free` (`free`, `free_again`), `FreeClaimed` (`free_claimed`) | `index/free.py` |
 | variants a host matches | `Variants` (`variant_hosts`) | `engine/variants.py` |
 | filter (every host at once) | `HostChecks` (`host_checks`), `NodeNeeds` (`node_needs`) | `engine/filter.py` |
@@ -93,6 +93,21 @@ class ColumnsKept(Named, Protocol):
         ...
 
 
+@runtime_checkable
+class ColumnsClaimed[T: Table](TableKey[T], Protocol):
+    def columns_claimed(
+        self,
+        table: T,
+        i: int,
+        host: ComputeHostDescriptor,
+        before: ComputeHostDescriptor,
+        config: VmConfiguration,
+    ) -> bool:
+        """For a kind with no free part: host i's row once `config` is claimed on `before`
+        (`host`), updated from the configuration; False: nothing written (`fill`)."""
+        ...
+
+
 # free resources of one host (`index/free.py`)
 
 
@@ -102,10 +117,8 @@ class Free[F](FreeKey[F], Protocol):
         self, host: ComputeHostDescriptor, before: ComputeHostDescriptor, free_before: F
     ) -> F:
         """`free(host)` of a new version of `before` (same node ids), whose part was `free_before`:
-        a kind may keep what it derived from objects the new version still holds (a claim
-        changes one node; the index's update after each placement reads the rest again), and
-        hands back `free_before` itself when nothing it reads changed (the index then refills
-        none of its columns)."""
+        what it derived from objects the new version still holds may be kept, and `free_before`
+        itself handed back when nothing it reads changed (the index then refills no column)."""
         ...
 
 
@@ -120,17 +133,11 @@ class FreeClaimed[F](FreeKey[F], Protocol):
         ...
 
 
-# variants (`engine/variants.py`)
-
-
 @runtime_checkable
 class Variants[T: Table](TableKey[T], Protocol):
     def variant_hosts(self, table: T, vocab: Vocabulary, match: VariantMatch) -> BoolArray | None:
         """The hosts that meet what `match` asks of this kind (None: it asks nothing of it)."""
         ...
-
-
-# filter, every host at once (`engine/filter.py`)
 
 
 @runtime_checkable
@@ -141,9 +148,6 @@ class HostChecks(Named, Protocol):
 @runtime_checkable
 class NodeNeeds(Named, Protocol):
     def node_needs(self, inp: FilterInput, part: Part) -> list[NodeNeed]: ...
-
-
-# the exact model (`engine/solver.py`)
 
 
 @runtime_checkable
@@ -199,9 +203,6 @@ class Explains(Named, Protocol):
     ) -> list[ExplainRow]: ...
 
 
-# counting model (`joint/counting.py`)
-
-
 @runtime_checkable
 class CountGate(Named, Protocol):
     def counts(self, request: Request) -> bool: ...  # False: the engine counts this request
@@ -223,9 +224,6 @@ class CountCaps(Named, Protocol):
     def count_caps(
         self, fleet: IndexedFleet, i: int, request: Request
     ) -> list[tuple[Reason, int]]: ...  # host-wide limits on the count
-
-
-# relaxation (`joint/relaxation.py`)
 
 
 @runtime_checkable
@@ -362,6 +360,7 @@ STAGES: tuple[type, ...] = (
     Seeds,
     Columns,
     ColumnsKept,
+    ColumnsClaimed,
     Free,
     FreeClaimed,
     Variants,

@@ -24,6 +24,7 @@ from nfvplace.placement import FleetIndex, PlacementResult
 from nfvplace.placement.index import free_of
 from nfvplace.placement.index.free import free_claimed
 from nfvplace.placement.resources.cpu import CPU
+from nfvplace.placement.resources.impact import IMPACT
 
 SETTINGS = settings(
     max_examples=int(os.environ.get("NFVPLACE_DELTA_EXAMPLES", "60")),
@@ -40,15 +41,21 @@ def _same_columns(index: FleetIndex, fresh: FleetIndex) -> None:
     without the entries a release emptied)."""
     assert index.tables.keys() == fresh.tables.keys()
     assert np.array_equal(index.node_id, fresh.node_id)
+    assert np.array_equal(index.tiebreak, fresh.tiebreak)
     for name, table in fresh.tables.items():
-        for field in dataclasses.fields(table):  # type: ignore[arg-type]
-            want, got = getattr(table, field.name), getattr(index.tables[name], field.name)
-            if isinstance(want, np.ndarray):
-                assert got.dtype == want.dtype, (name, field.name)
-                assert np.array_equal(got, want), (name, field.name)
-            else:
-                kept = {k: v for k, v in got.items() if v or not isinstance(v, dict | set)}
-                assert kept == want, (name, field.name)
+        assert _plain(index.tables[name]) == _plain(table), name
+
+
+def _plain(table: object) -> dict[str, object]:
+    """A table's columns as plain values, a per-host mapping without its emptied entries."""
+    out: dict[str, object] = {}
+    for field in dataclasses.fields(table):  # type: ignore[arg-type]
+        value = getattr(table, field.name)
+        if isinstance(value, np.ndarray):
+            out[field.name] = (str(value.dtype), value.tolist())
+        else:
+            out[field.name] = {k: v for k, v in value.items() if v or not isinstance(v, dict | set)}
+    return out
 
 
 def _same_free(index: FleetIndex) -> None:
@@ -131,5 +138,9 @@ def test_a_claim_worked_out_from_its_configuration_is_the_claimed_host_read_agai
             if config.held_cpus and not config.floating_cpus:
                 assert CPU.free_claimed(before[0], before[1].of(CPU), config) is not None
                 worked += 1
+            counted, filled = index.table(IMPACT).copy(), index.table(IMPACT).copy()
+            assert IMPACT.columns_claimed(counted, i, host, before[0], config)
+            IMPACT.fill(filled, i, host, free_of(host), index.vocab)
+            assert _plain(counted) == _plain(filled)
         fleet.index.claimed(result.hosts.values(), result.configurations)
     assert worked > 20
