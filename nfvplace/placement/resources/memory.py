@@ -38,6 +38,7 @@ from .filtering import FilterInput, NodeNeed
 from .hugepage_pools import HugepagePools
 from .kind import Decisions, Kind, RelaxModel
 from .memory_charge import charge_normal, claim_pages
+from .memory_claimed import memory_claimed
 from .memory_direct import memory_direct
 from .memory_kubelet import MemoryKubelet
 from .model import Layout, ModelContext
@@ -152,6 +153,14 @@ class MemoryKind(HugepagePools, MemoryKubelet, Kind):
             lambda node, old, _part: node.memory is old.memory,
             lambda slot, _node_now: _node(host, slot),
         )
+
+    def free_claimed(
+        self,
+        before: ComputeHostDescriptor,
+        free_before: tuple[MemoryNode, ...],
+        config: VmConfiguration,
+    ) -> tuple[MemoryNode, ...] | None:
+        return memory_claimed(before, free_before, config)
 
     def node_needs(self, inp: FilterInput, part: Part) -> list[NodeNeed]:
         t = inp.fleet.table(self)

@@ -25,6 +25,7 @@ from nfvplace.placement.index import free_of
 from nfvplace.placement.index.free import free_claimed
 from nfvplace.placement.resources.cpu import CPU
 from nfvplace.placement.resources.impact import IMPACT
+from nfvplace.placement.resources.memory import MEMORY
 
 SETTINGS = settings(
     max_examples=int(os.environ.get("NFVPLACE_DELTA_EXAMPLES", "60")),
@@ -123,10 +124,11 @@ def test_fuzzed_hosts_claimed_from_configurations_are_the_hosts_read_again(
 
 
 def test_a_claim_worked_out_from_its_configuration_is_the_claimed_host_read_again() -> None:
-    """Host by host on the mix: the delta of every kind equals `free_of` of the claimed host, and
-    the cpu kind works its part out without reading it (a pinned VM breaks whole cores)."""
+    """Host by host on the mix: the delta of every kind equals `free_of` of the claimed host, the
+    cpu and memory kinds work their parts out without reading it (a pinned VM breaks whole cores,
+    takes pages and memory), and impact counts the instance a claim adds as `fill` would."""
     fleet = nfvplace.Fleet(make_fleet(30, seed=5))
-    worked = 0
+    worked = counted_memory = 0
     for vm in request_stream(60, seed=6):
         index = fleet.index
         result = nfvplace.place(index, vm)
@@ -138,9 +140,12 @@ def test_a_claim_worked_out_from_its_configuration_is_the_claimed_host_read_agai
             if config.held_cpus and not config.floating_cpus:
                 assert CPU.free_claimed(before[0], before[1].of(CPU), config) is not None
                 worked += 1
+            if MEMORY.free_claimed(before[0], before[1].of(MEMORY), config) is not None:
+                counted_memory += 1
             counted, filled = index.table(IMPACT).copy(), index.table(IMPACT).copy()
             assert IMPACT.columns_claimed(counted, i, host, before[0], config)
             IMPACT.fill(filled, i, host, free_of(host), index.vocab)
             assert _plain(counted) == _plain(filled)
         fleet.index.claimed(result.hosts.values(), result.configurations)
     assert worked > 20
+    assert counted_memory > 20
