@@ -38,21 +38,12 @@ from .filtering import FilterInput, NodeNeed
 from .hugepage_pools import HugepagePools
 from .kind import Decisions, Kind, RelaxModel
 from .memory_charge import charge_normal, claim_pages
-from .memory_claimed import memory_claimed
 from .memory_direct import memory_direct
+from .memory_free import MemoryNode, memory_claimed
 from .memory_kubelet import MemoryKubelet
 from .model import Layout, ModelContext
 from .page_choice import Backing, backing, choice_need
 from .scoring import Fullness, NodeFullness
-
-
-@dataclass(frozen=True, slots=True)
-class MemoryNode:
-    hugepages_free: dict[int, int]  # page size KiB -> free pages
-    normal_free_mib: int  # without oversubscription
-    normal_free_over_mib: int  # with the node's memory oversubscription ratio
-    normal_total_mib: int  # outside hugepage pools, less the host's reservation
-    bandwidth_free_kbps: int | None  # None: no bandwidth figure (not limited)
 
 
 @dataclass(frozen=True, slots=True)

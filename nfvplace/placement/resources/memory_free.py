@@ -1,17 +1,23 @@
-"""The memory kind's free part after a claim, worked out from the configuration (`FreeClaimed`):
-each cpu-set's pages off its node's pool of their size, its normal memory off the node's free
-figures, as `memory.claim` charges the descriptor and `memory._node` would read it back."""
+"""The memory kind's free part of a node (`MemoryNode`), and after a claim, worked out from the
+configuration (`FreeClaimed`): each cpu-set's pages off its node's pool of their size, its normal
+memory off the node's free figures, as `memory.claim` charges the descriptor and `memory._node`
+would read it back."""
 
 from __future__ import annotations
 
-from dataclasses import replace
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, replace
 
 from ...models.chd import ComputeHostDescriptor
 from ...models.configuration import VmConfiguration
 
-if TYPE_CHECKING:
-    from .memory import MemoryNode
+
+@dataclass(frozen=True, slots=True)
+class MemoryNode:
+    hugepages_free: dict[int, int]  # page size KiB -> free pages
+    normal_free_mib: int  # without oversubscription
+    normal_free_over_mib: int  # with the node's memory oversubscription ratio
+    normal_total_mib: int  # outside hugepage pools, less the host's reservation
+    bandwidth_free_kbps: int | None  # None: no bandwidth figure (not limited)
 
 
 def memory_claimed(
