@@ -3,7 +3,7 @@ lazily for single VMs and at once for dry runs; the decision never rests on a st
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
 import pytest
 from service_hosts import host, vm
@@ -157,6 +157,44 @@ def test_a_stale_host_is_read_within_stale_s(
     monkeypatch.setattr(live, "STALE_S", 0.0)
     placed_on(b)
     assert b.live.hosts_read == read + 1  # a's host, read on b's next request
+
+
+def whole_reads(worker: Placements, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The hosts `worker` reads whole from now on (its document parsed, commits replayed)."""
+    read: list[str] = []
+    streamed = worker.store.iter_availability
+
+    def spied(ids: Iterable[str]) -> Iterator[tuple[str, int, ComputeHostDescriptor]]:
+        ids = list(ids)
+        read.extend(ids)
+        return streamed(ids)
+
+    monkeypatch.setattr(worker.store, "iter_availability", spied)
+    return read
+
+
+def test_a_host_only_commits_moved_on_is_read_by_claiming_them(
+    roomy: list[Placements], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A stale host another worker only placed on since is brought up to date by claiming its
+    placements on the index's copy: the same host as a whole read gives, its document unparsed.
+    After a release (a generation no commit made) it is read whole."""
+    a, b = roomy
+    first = placed_on(a)
+    assert placed_on(a) == first  # two commits on it since b read it
+    whole = whole_reads(b, monkeypatch)
+    read = b.live.hosts_read
+    assert placed_on(b, dry_run=True) == first  # the stale host read first
+    assert (whole, b.live.hosts_read) == ([], read + 1)
+    assert b.live._fleet().host(first) == a.store.availability([first])[first][1]
+    b.place(request(), None)  # no race lost: b's index had the host as the store has it
+    assert (whole, conflicts(b)) == ([], 0)
+    assert b.store.release_placement(b.store.list_placements(host=first).placements[0].id)
+    assert b.live._generation[first] < generations(b.store, first)[0]
+    placed_on(b, dry_run=True)
+    assert whole == [first]
+    assert b.live._fleet().host(first) == a.store.availability([first])[first][1]
+    assert a.store.audit() == []
 
 
 def test_a_dry_run_decides_on_the_current_fleet(roomy: list[Placements]) -> None:

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from service_hosts import host
 from stored import commit, config, generations
 
-from nfvplace.claims import claim
+from nfvplace.claims import claim, claim_all
 from nfvplace.models.chd import ComputeHostDescriptor
 from nfvplace.models.configuration import VmConfiguration
 from nfvplace.store import Store
@@ -70,6 +70,29 @@ def test_commits_leave_the_document_behind_and_reads_claim_what_is_recent(store:
     assert generation == 4
     assert chd.model_dump(mode="json", by_alias=True) == claimed(configs)
     assert store.audit() == []
+
+
+def test_only_commits_since_a_generation_are_claimed_on_the_holders_copy(store: Store) -> None:
+    """`committed_since`: a host only live commits moved on since the generation a reader holds
+    it at gives those commits' configurations, which claimed on the reader's copy are the host as
+    read whole; a release or a report since, or a host gone, leaves it out (read it whole)."""
+    store.put_host(reported())
+    store.put_host(ComputeHostDescriptor.model_validate(host("h2")))
+    configs = [config(f"p{k}/vm", pus, vf) for k, (pus, vf) in enumerate(CONFIGS[:3])]
+    commit(store, "p0", [configs[0]])
+    held_at, held = store.availability(["h1"])["h1"]  # a reader's copy at generation 2
+    for k in (1, 2):
+        commit(store, f"p{k}", [configs[k]])
+    moved = store.committed_since({"h1": held_at, "h2": 1, "gone": 1})
+    assert moved == {"h1": (4, configs[1:]), "h2": (1, [])}
+    generation, whole = store.availability(["h1"])["h1"]
+    assert generation == 4
+    assert claim_all(held, moved["h1"][1])[0] == whole
+    assert store.release_placement("p1")  # a generation no live commit made
+    assert store.committed_since({"h1": held_at}) == {}
+    assert store.committed_since({"h1": 5}) == {"h1": (5, [])}  # nothing since
+    store.put_host(reported())
+    assert store.committed_since({"h1": 5}) == {}
 
 
 def test_catch_up_writes_the_same_document_back_and_changes_nothing_else(store: Store) -> None:
