@@ -283,6 +283,10 @@ class Store(PlacementStore):
         out: dict[str, tuple[int, list[VmConfiguration]]] = {}
         ids = sorted(known)
         with self.engine.connect() as conn:
+            if conn.dialect.name == "postgresql":
+                # no transaction: each statement reads its own snapshot as it would in one (READ
+                # COMMITTED), without psycopg's `BEGIN` and the pool's `ROLLBACK`, two round trips
+                conn.execution_options(isolation_level="AUTOCOMMIT")
             for start in range(0, len(ids), CHUNK):
                 chunk = {h: known[h] for h in ids[start : start + CHUNK]}
                 out.update(committed_since(conn, chunk))
