@@ -253,6 +253,45 @@ def test_reads_equal_every_live_claim_whatever_the_order_of_writes(
         store.close()
 
 
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(ops=OPS)
+def test_a_copy_brought_up_by_the_commits_since_equals_a_whole_read(
+    ops: list[tuple[str, int, bool]],
+) -> None:
+    """A reader's copy of the host taken after any write, brought up to date by what
+    `committed_since` gives, is the host as read whole; it is given whenever only commits came
+    since the copy (and never after a release or a report)."""
+    folder = Path(tempfile.mkdtemp(prefix="since-"))
+    store = Store.open(f"sqlite:///{folder}/{uuid.uuid4().hex}.db")
+    try:
+        store.put_host(reported())
+        live: dict[int, str] = {}
+        copies: list[tuple[int, ComputeHostDescriptor, bool]] = []  # generation, copy, commits only
+        for n, (op, k, folded) in enumerate(ops):
+            copies.append((*store.availability(["h1"])["h1"], True))
+            with nullcontext() if folded else unfolded():
+                if op == "commit" and k not in live:
+                    live[k] = f"p{n}"
+                    commit(store, live[k], [config(f"p{n}/vm", *CONFIGS[k])])
+                elif op == "release" and k in live:
+                    assert store.release_placement(live.pop(k))
+                    copies = [(g, copy, False) for g, copy, _only in copies]
+                elif op == "report":
+                    store.put_host(reported())
+                    copies = [(g, copy, False) for g, copy, _only in copies]
+                elif op == "catch up":
+                    store.catch_up(10)
+        generation, whole = store.availability(["h1"])["h1"]
+        for held_at, copy, commits_only in copies:
+            moved = store.committed_since({"h1": held_at})
+            assert ("h1" in moved) is commits_only
+            if commits_only:
+                assert moved["h1"][0] == generation
+                assert claim_all(copy, moved["h1"][1])[0] == whole
+    finally:
+        store.close()
+
+
 def test_hosts_read_together_each_claim_only_their_own_window(store: Store) -> None:
     """Hosts behind by different amounts (one exact, one caught up part way, one never written
     back) read in one query each get their own placements since their own document."""
