@@ -336,7 +336,7 @@ class LiveIndex:
             if earlier is not None:
                 after.append(earlier)
             self._generation[host_id] += 1
-            self._fleet().update(chd)
+            self._fleet().claimed((chd,))  # a claim made it: only what a claim changes is refilled
         self.clock.spent("index")
         return Decision(result, Snapshot({}, expected), tuple(after), mine)
 

@@ -3,14 +3,17 @@ lazily for single VMs and at once for dry runs; the decision never rests on a st
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Iterator
 
+import numpy as np
 import pytest
 from service_hosts import host, vm
 from stored import generations
 
 from nfvplace.models.chd import ComputeHostDescriptor
 from nfvplace.models.vmd import VmDescriptor
+from nfvplace.placement import FleetIndex
 from nfvplace.service import live
 from nfvplace.service.live import Decision, Placer
 from nfvplace.service.metrics import Metrics
@@ -195,6 +198,35 @@ def test_a_host_only_commits_moved_on_is_read_by_claiming_them(
     assert whole == [first]
     assert b.live._fleet().host(first) == a.store.availability([first])[first][1]
     assert a.store.audit() == []
+
+
+def columns(index: FleetIndex) -> dict[str, dict[str, object]]:
+    """Every kind's columns as plain values (a per-host mapping without its emptied entries)."""
+    out: dict[str, dict[str, object]] = {}
+    for name, table in index.tables.items():
+        out[name] = {}
+        for column in dataclasses.fields(table):  # type: ignore[arg-type]
+            value = getattr(table, column.name)
+            if isinstance(value, np.ndarray):
+                out[name][column.name] = value.tolist()
+            else:
+                out[name][column.name] = {
+                    k: v for k, v in value.items() if v or not isinstance(v, dict | set)
+                }
+    return out
+
+
+def test_the_index_after_placing_has_the_columns_of_one_read_from_the_store(
+    roomy: list[Placements],
+) -> None:
+    """A worker's own placements refill only what a claim changes in its index (`claimed`), and
+    its index is then the one a worker reading the store now would build."""
+    a, _ = roomy
+    for _k in range(4):
+        placed_on(a)
+    read = a.store.availability(a.live._fleet().ids)
+    fresh = FleetIndex([read[h][1] for h in a.live._fleet().ids])
+    assert columns(a.live._fleet()) == columns(fresh)
 
 
 def test_a_dry_run_decides_on_the_current_fleet(roomy: list[Placements]) -> None:
