@@ -38,6 +38,8 @@ KEPT_ROWS = 65536  # distinct rows kept per worker (a thousand-host fleet holds 
 # rows kept: by layout (model, column names, the columns' JSON), template (JSON) and position
 _layouts: dict[tuple[tuple[Hashable, ...], bytes], dict[bytes, dict[int, BaseModel]]] = {}
 _kept = 0
+_NONE: dict[int, BaseModel] = {}  # a template with no row kept (never written to)
+_NONE_KEPT: dict[bytes, dict[int, BaseModel]] = {}  # a layout with no row kept (never written to)
 _lock = threading.RLock()
 
 
@@ -193,46 +195,41 @@ def _models(
     """The rows of `columns` as `model`s, each distinct one validated once and kept. Rows are kept
     per layout (the model, the column names and every column's values, which the plug-in writes
     the same for every host of a hardware kind: a node's PU ids, cores and siblings) and, within
-    it, per template and position: a row is then found by two list indexes, not by hashing its
-    values (a hundred thousand rows a request)."""
+    it, per template and position: a row is then found by a dictionary look-up, not by hashing
+    its values (a hundred thousand rows a request)."""
     names, values, which = check(columns, at)
     templates = columns.get(TEMPLATES, [{}])
-    layout = _layout((model, *names), to_json(values))
+    layout_key = ((model, *names), to_json(values))
+    layout = _layouts.get(layout_key, _NONE_KEPT)
     # each template's rows kept, by its fields as JSON (1, 1.0 and true apart)
-    tables = [layout.setdefault(to_json(t), {}) for t in templates]
+    keys = [to_json(t) for t in templates]
+    tables = [layout.get(key, _NONE) for key in keys]
     found: list[BaseModel | None] = [tables[k].get(i) for i, k in enumerate(which)]
     missing = [i for i, row in enumerate(found) if row is None]
     made = []
     for i in missing:
         fields = {name: column[i] for name, column in zip(names, values, strict=True)}
         row = found[i] = model.model_validate({**templates[which[i]], **fields})
-        made.append((tables[which[i]], i, row))
+        made.append((keys[which[i]], i, row))
     if made:
-        _keep(made)
+        _keep(layout_key, made)
     return tuple(found)  # type: ignore[arg-type]  # every None replaced
 
 
-def _layout(head: tuple[Hashable, ...], text: bytes) -> dict[bytes, dict[int, BaseModel]]:
-    """The rows kept of one layout, by template and position."""
-    key = (head, text)
-    found = _layouts.get(key)
-    if found is None:
-        with _lock:
-            if len(_layouts) >= KEPT_ROWS:
-                forget()
-            found = _layouts.setdefault(key, {})
-    return found
-
-
-def _keep(rows: list[tuple[dict[int, BaseModel], int, BaseModel]]) -> None:
+def _keep(
+    layout: tuple[tuple[Hashable, ...], bytes], rows: list[tuple[bytes, int, BaseModel]]
+) -> None:
+    """Keep rows validated, in their layout by template and position (only rows: what is kept
+    is bounded by what was valid)."""
     global _kept
     with _lock:
         if _kept + len(rows) > KEPT_ROWS:  # another fleet: start again rather than sort out the old
             forget()
             if len(rows) > KEPT_ROWS:  # more than may be kept at all
                 return
-        for table, i, row in rows:
-            table[i] = row
+        templates = _layouts.setdefault(layout, {})
+        for template, i, row in rows:
+            templates.setdefault(template, {})[i] = row
         _kept += len(rows)
 
 

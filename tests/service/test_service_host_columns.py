@@ -62,6 +62,17 @@ def test_the_rows_kept_are_bounded_and_forgetting_them_changes_no_model(
         assert host_columns.kept_rows() <= 50
 
 
+def test_refused_columns_keep_nothing() -> None:
+    """What is kept is rows that were valid: columns refused leave no layout or template behind
+    (a client sending bad hosts again and again grows nothing)."""
+    host_columns.forget()
+    chd = _columns_host(lambda cpus: cpus["templates"][0].__setitem__("state", "busy"))
+    chd["numa_nodes"] = chd["numa_nodes"][:1]
+    assert host_columns.model_of(chd) is None
+    assert host_columns.kept_rows() == 0
+    assert not host_columns._layouts
+
+
 def _post(client: TestClient, hosts: list[dict[str, Any]]) -> Any:
     body = {"vm": VM, "dialect": "openstack-flavor", "configurations": False, "hosts": hosts}
     headers = {**auth("reader"), "Content-Type": "application/json", "Content-Encoding": "gzip"}
