@@ -9,8 +9,8 @@ and kept: the CHD around the rows is then validated as usual, taking the kept ro
 (pydantic takes an instance of a field's model as valid). The model is the one the rows give.
 Rows are kept by layout (a node's columns, which the plug-in writes the same for every host of a
 hardware kind), template and position, each key read as JSON (so that 1, 1.0 and true, which
-hash alike, are kept apart): a row is found by two dictionary look-ups a node and one a row,
-rather than by hashing every row's values.
+hash alike, are kept apart): a node looks up its layout and templates, and each row is found by
+its position, rather than by hashing every row's values. Only valid rows are kept.
 
 Anything amiss (the columns not as `check` wants them, a row or the CHD refused) goes the long
 way: `rows` writes the CHD out as rows, and the route validates them as any CHD, so that a refusal
