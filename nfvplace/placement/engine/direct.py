@@ -16,7 +16,8 @@ part with those nodes fixed (`ModelDirect`, `resources/direct.py`):
 
 Anything else is `NoAnswer.unsure` and CP-SAT decides as before: a kind of the model that does
 not implement the stage (and is in the model for this request), a kind that cannot say, a tie,
-a request without cpu-sets. One caveat, by construction the same as CP-SAT's: a model CP-SAT
+a request without cpu-sets. Under `pack`, a best layout whose lowest node cost two assignments
+share goes to CP-SAT before any kind is asked (`_tied_nodes`: almost always a tie). One caveat, by construction the same as CP-SAT's: a model CP-SAT
 would not prove within `time_limit_s` (these have tens of variables: never seen) is answered
 here as proved.
 """
@@ -27,7 +28,7 @@ from collections.abc import Iterator, Mapping
 from itertools import product
 from typing import cast
 
-from ..options import Options
+from ..options import Options, Policy
 from ..request import Request
 from ..resources import MODEL_DEMAND, MODEL_LIMITS
 from ..resources.base import HostFree
@@ -104,7 +105,7 @@ def direct_layout(
         Assignment(free, request, options, frozen, nodes, optimize, memo)
         for nodes in _assignments(request, frozen, free.node_ids)
     ]
-    if optimize and _tied_nodes(assignments):
+    if optimize and options.policy is Policy.pack and _tied_nodes(assignments):
         return NoAnswer.unsure
     best: list[tuple[int, Assignment, list[DirectPart]]] = []
     unsure = False
@@ -128,10 +129,12 @@ def direct_layout(
 
 
 def _tied_nodes(assignments: list[Assignment]) -> bool:
-    """Whether two assignments share the lowest node cost. Their layouts then almost always tie
-    at the lowest objective too (same nodes' worth, mirrored: in the engine's mix 87 of 100 such
-    models were ties only CP-SAT decides), so CP-SAT answers them without the kinds being asked
-    first. Exact either way: CP-SAT's answer is the one the direct path gives when it gives one."""
+    """Whether two assignments share the lowest node cost. Under `pack` (whose node cost weighs
+    a node's free threads, free memory and the VFs, ports and threads it keeps) their layouts
+    then almost always tie at the lowest objective too: in the engine's mix 87 of 100 such models
+    were ties only CP-SAT decides, so CP-SAT answers them without the kinds being asked first.
+    (`spread` prices free threads alone: its node costs tie where the layouts do not.) Exact
+    either way: the direct path answers only with CP-SAT's answer."""
     if len(assignments) < 2:
         return False
     costs = [_node_costs(a) for a in assignments]
