@@ -17,9 +17,9 @@ part with those nodes fixed (`ModelDirect`, `resources/direct.py`):
 Anything else is `NoAnswer.unsure` and CP-SAT decides as before: a kind of the model that does
 not implement the stage (and is in the model for this request), a kind that cannot say, a tie,
 a request without cpu-sets. Under `pack`, a best layout whose lowest node cost two assignments
-share goes to CP-SAT before any kind is asked (`_tied_nodes`: almost always a tie). One caveat, by construction the same as CP-SAT's: a model CP-SAT
-would not prove within `time_limit_s` (these have tens of variables: never seen) is answered
-here as proved.
+share goes to CP-SAT before any kind is asked (`_tied_nodes`: almost always a tie). One caveat,
+by construction the same as CP-SAT's: a model CP-SAT would not prove within `time_limit_s`
+(these have tens of variables: never seen) is answered here as proved.
 """
 
 from __future__ import annotations
