@@ -46,6 +46,7 @@ from dataclasses import dataclass, field
 from itertools import chain
 from typing import Any
 
+from ..claims import claim_all
 from ..models.chd import ComputeHostDescriptor
 from ..models.vmd import VmDescriptor
 from ..models.vnf import VnfTemplate
@@ -217,10 +218,17 @@ class LiveIndex:
         and none is trusted until read again."""
         if not ids:
             return
+        held = {
+            h: self._generation[h]
+            for h in ids
+            if self._marks.of(h) is HostState.STALE and h in self._generation and h in index.index
+        }
         for host_id in ids:
             self._generation.pop(host_id, None)  # noted again by `_stream` unless gone
         try:
-            self._replace(index, ids)
+            rest = ids - self._claim_since(index, held)
+            if rest:
+                self._replace(index, rest)
         except BaseException:
             for host_id in ids:
                 self._generation.pop(host_id, None)
@@ -229,6 +237,26 @@ class LiveIndex:
         now = time.monotonic()
         for host_id in ids:
             self._marks.read(host_id, now)
+
+    def _claim_since(self, index: FleetIndex, held: dict[str, int]) -> set[str]:
+        """The stale hosts of `held` (host -> the generation the index holds it at, exactly) that
+        only commits moved on since, brought up to date in the index by claiming what those
+        commits claimed (`Store.committed_since`); the hosts done. Another worker's placements on
+        a host cost its reader their claims, not the host's document parsed and every commit since
+        that document replayed (on the mix with two workers, most of a host's read)."""
+        if not held:
+            return set()
+        moved = self.store.committed_since(held)
+        claimed = []
+        for host_id, (generation, configs) in moved.items():
+            if configs:
+                claimed.append(claim_all(index.host(host_id), configs)[0])
+            self._generation[host_id] = generation
+            self.hosts_read += 1
+            if self.on_read is not None:
+                self.on_read()
+        index.claimed(claimed)  # versions a claim made: only what a claim changes is refilled
+        return set(moved)
 
     def _replace(self, index: FleetIndex, ids: set[str]) -> None:
         size = len(index.index.keys() | ids)
@@ -308,7 +336,7 @@ class LiveIndex:
             if earlier is not None:
                 after.append(earlier)
             self._generation[host_id] += 1
-            self._fleet().update(chd)
+            self._fleet().claimed((chd,))  # a claim made it: only what a claim changes is refilled
         self.clock.spent("index")
         return Decision(result, Snapshot({}, expected), tuple(after), mine)
 

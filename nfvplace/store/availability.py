@@ -34,7 +34,7 @@ its compare-and-swap, and the change feed has the host read again.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Collection, Iterable, Iterator, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
 from itertools import batched
@@ -208,6 +208,26 @@ def availability_at(
         return derive(report, rebuild.live).availability
     document = ComputeHostDescriptor.model_validate_json(host.available)
     return document if recent is None else claim_all(document, recent.configs)[0]
+
+
+def committed_since(
+    conn: Connection, known: Mapping[str, int]
+) -> dict[str, tuple[int, list[VmConfiguration]]]:
+    """For each host of `known` (host -> a generation the caller holds it at, exactly) whose every
+    generation since was made by a live commit: its generation now and the configurations those
+    commits claimed on it, in order. Claimed on the caller's copy, they give the host at that
+    generation, as a read of its document would (`read_availability`), without parsing the
+    document or replaying the commits before the caller's generation. The other hosts (a report,
+    a release since, or a host gone) are left out: the caller reads them whole."""
+    rows = conn.execute(select(HOSTS.c.id, HOSTS.c.generation).where(HOSTS.c.id.in_(sorted(known))))
+    hosts = [StoredHost(str(h), int(g), known[h], "") for h, g in rows if int(g) >= known[h]]
+    recent = since(conn, hosts)
+    out: dict[str, tuple[int, list[VmConfiguration]]] = {}
+    for host in hosts:
+        found = recent.get(host.id, Since())
+        if found.commits == host.generation - host.available_generation:
+            out[host.id] = (host.generation, found.configs)
+    return out
 
 
 def read_availability(

@@ -16,7 +16,7 @@ Every write that changes a host stamps it with a change number (`hosts.change_se
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 from sqlalchemy import (
     Connection,
@@ -37,6 +37,7 @@ from .availability import (
     HOST_STATE,
     availability_at,
     catch_up,
+    committed_since,
     derive,
     read_availability,
     rebased,
@@ -272,6 +273,24 @@ class Store(PlacementStore):
                 query = select(*HOST_STATE).where(HOSTS.c.id.in_(chunk)).order_by(HOSTS.c.id)
                 for host, chd in read_availability(conn, stored_hosts(conn.execute(query))):
                     yield host.id, host.generation, chd
+
+    def committed_since(
+        self, known: Mapping[str, int]
+    ) -> dict[str, tuple[int, list[VmConfiguration]]]:
+        """The hosts of `known` (host -> generation held) that only live commits moved on since,
+        each with its generation now and what those commits claimed on it, in order (see
+        `availability.committed_since`); the others are left out."""
+        out: dict[str, tuple[int, list[VmConfiguration]]] = {}
+        ids = sorted(known)
+        with self.engine.connect() as conn:
+            if conn.dialect.name == "postgresql":
+                # no transaction: each statement reads its own snapshot as it would in one (READ
+                # COMMITTED), without psycopg's `BEGIN` and the pool's `ROLLBACK`, two round trips
+                conn.execution_options(isolation_level="AUTOCOMMIT")
+            for start in range(0, len(ids), CHUNK):
+                chunk = {h: known[h] for h in ids[start : start + CHUNK]}
+                out.update(committed_since(conn, chunk))
+        return out
 
     def write_back(self, documents: Iterable[tuple[str, int, ComputeHostDescriptor]]) -> int:
         """Store hosts' availability `(id, generation, document)` as exact at that generation where

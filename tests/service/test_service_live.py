@@ -3,14 +3,17 @@ lazily for single VMs and at once for dry runs; the decision never rests on a st
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import dataclasses
+from collections.abc import Iterable, Iterator
 
+import numpy as np
 import pytest
 from service_hosts import host, vm
 from stored import generations
 
 from nfvplace.models.chd import ComputeHostDescriptor
 from nfvplace.models.vmd import VmDescriptor
+from nfvplace.placement import FleetIndex
 from nfvplace.service import live
 from nfvplace.service.live import Decision, Placer
 from nfvplace.service.metrics import Metrics
@@ -157,6 +160,73 @@ def test_a_stale_host_is_read_within_stale_s(
     monkeypatch.setattr(live, "STALE_S", 0.0)
     placed_on(b)
     assert b.live.hosts_read == read + 1  # a's host, read on b's next request
+
+
+def whole_reads(worker: Placements, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The hosts `worker` reads whole from now on (its document parsed, commits replayed)."""
+    read: list[str] = []
+    streamed = worker.store.iter_availability
+
+    def spied(ids: Iterable[str]) -> Iterator[tuple[str, int, ComputeHostDescriptor]]:
+        ids = list(ids)
+        read.extend(ids)
+        return streamed(ids)
+
+    monkeypatch.setattr(worker.store, "iter_availability", spied)
+    return read
+
+
+def test_a_host_only_commits_moved_on_is_read_by_claiming_them(
+    roomy: list[Placements], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A stale host another worker only placed on since is brought up to date by claiming its
+    placements on the index's copy: the same host as a whole read gives, its document unparsed.
+    After a release (a generation no commit made) it is read whole."""
+    a, b = roomy
+    first = placed_on(a)
+    assert placed_on(a) == first  # two commits on it since b read it
+    whole = whole_reads(b, monkeypatch)
+    read = b.live.hosts_read
+    assert placed_on(b, dry_run=True) == first  # the stale host read first
+    assert (whole, b.live.hosts_read) == ([], read + 1)
+    assert b.live._fleet().host(first) == a.store.availability([first])[first][1]
+    assert placed_on(b) == first  # packed there, no race lost: b's copy is the store's host
+    assert (whole, conflicts(b)) == ([], 0)
+    assert b.store.release_placement(b.store.list_placements(host=first).placements[0].id)
+    assert b.live._generation[first] < generations(b.store, first)[0]
+    placed_on(b, dry_run=True)
+    assert whole == [first]
+    assert b.live._fleet().host(first) == a.store.availability([first])[first][1]
+    assert a.store.audit() == []
+
+
+def columns(index: FleetIndex) -> dict[str, dict[str, object]]:
+    """Every kind's columns as plain values (a per-host mapping without its emptied entries)."""
+    out: dict[str, dict[str, object]] = {}
+    for name, table in index.tables.items():
+        out[name] = {}
+        for column in dataclasses.fields(table):  # type: ignore[arg-type]
+            value = getattr(table, column.name)
+            if isinstance(value, np.ndarray):
+                out[name][column.name] = value.tolist()
+            else:
+                out[name][column.name] = {
+                    k: v for k, v in value.items() if v or not isinstance(v, dict | set)
+                }
+    return out
+
+
+def test_the_index_after_placing_has_the_columns_of_one_read_from_the_store(
+    roomy: list[Placements],
+) -> None:
+    """A worker's own placements refill only what a claim changes in its index (`claimed`), and
+    its index is then the one a worker reading the store now would build."""
+    a, _ = roomy
+    for _k in range(4):
+        placed_on(a)
+    read = a.store.availability(a.live._fleet().ids)
+    fresh = FleetIndex([read[h][1] for h in a.live._fleet().ids])
+    assert columns(a.live._fleet()) == columns(fresh)
 
 
 def test_a_dry_run_decides_on_the_current_fleet(roomy: list[Placements]) -> None:

@@ -83,6 +83,7 @@ def outcome_unknown(stored: bool) -> Wrapper:
 
 
 FEED = ("changes_since", fail_before)
+CLAIMS = ("committed_since", fail_before)
 READ_NONE = ("iter_availability", fail_after_hosts(0))
 READ_ONE = ("iter_availability", fail_after_hosts(1))
 COMMIT = ("commit_placement", fail_before)
@@ -98,6 +99,8 @@ SCENARIOS: dict[str, tuple[float, list[tuple[tuple[str, Wrapper], str]]]] = {
     "refresh reads changed hosts, fails after the first": (EAGER, [(READ_ONE, "place")]),
     "dry run reads stale hosts, fails before the first": (LAZY, [(READ_NONE, "dry run")]),
     "dry run reads stale hosts, fails after the first": (LAZY, [(READ_ONE, "dry run")]),
+    "refresh reads the commits on changed hosts, fails": (EAGER, [(CLAIMS, "place")]),
+    "dry run reads the commits on stale hosts, fails": (LAZY, [(CLAIMS, "dry run")]),
     "commit refused": (LAZY, [(COMMIT, "place")]),
     "commit refused, then its host's read": (LAZY, [(COMMIT, "place"), (READ_NONE, "place")]),
     "commit outcome unknown, stored": (LAZY, [(UNKNOWN_STORED, "place")]),
@@ -165,6 +168,8 @@ def test_a_failed_step_leaves_the_index_whole(
                 broken.setattr(live, "STALE_S", stale_s)
                 real = getattr(worker.store, method)
                 broken.setattr(worker.store, method, wrapper(real, partial(lost, worker.store)))
+                if method == "iter_availability":  # every host read whole, as after a release
+                    broken.setattr(worker.store, "committed_since", lambda _known: {})
                 with pytest.raises((OperationalError, CommitOutcomeUnknownError)):
                     worker.place(request(dry_run=kind == "dry run"), None)
         assert_index_is_fresh(worker)  # the database is back

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from service_hosts import host
 from stored import commit, config, generations
 
-from nfvplace.claims import claim
+from nfvplace.claims import claim, claim_all
 from nfvplace.models.chd import ComputeHostDescriptor
 from nfvplace.models.configuration import VmConfiguration
 from nfvplace.store import Store
@@ -70,6 +70,29 @@ def test_commits_leave_the_document_behind_and_reads_claim_what_is_recent(store:
     assert generation == 4
     assert chd.model_dump(mode="json", by_alias=True) == claimed(configs)
     assert store.audit() == []
+
+
+def test_only_commits_since_a_generation_are_claimed_on_the_holders_copy(store: Store) -> None:
+    """`committed_since`: a host only live commits moved on since the generation a reader holds
+    it at gives those commits' configurations, which claimed on the reader's copy are the host as
+    read whole; a release or a report since, or a host gone, leaves it out (read it whole)."""
+    store.put_host(reported())
+    store.put_host(ComputeHostDescriptor.model_validate(host("h2")))
+    configs = [config(f"p{k}/vm", pus, vf) for k, (pus, vf) in enumerate(CONFIGS[:3])]
+    commit(store, "p0", [configs[0]])
+    held_at, held = store.availability(["h1"])["h1"]  # a reader's copy at generation 2
+    for k in (1, 2):
+        commit(store, f"p{k}", [configs[k]])
+    moved = store.committed_since({"h1": held_at, "h2": 1, "gone": 1})
+    assert moved == {"h1": (4, configs[1:]), "h2": (1, [])}
+    generation, whole = store.availability(["h1"])["h1"]
+    assert generation == 4
+    assert claim_all(held, moved["h1"][1])[0] == whole
+    assert store.release_placement("p1")  # a generation no live commit made
+    assert store.committed_since({"h1": held_at}) == {}
+    assert store.committed_since({"h1": 5}) == {"h1": (5, [])}  # nothing since
+    store.put_host(reported())
+    assert store.committed_since({"h1": 5}) == {}
 
 
 def test_catch_up_writes_the_same_document_back_and_changes_nothing_else(store: Store) -> None:
@@ -226,6 +249,45 @@ def test_reads_equal_every_live_claim_whatever_the_order_of_writes(
         assert record is not None
         in_order = [config(f"{live[k]}/vm", *CONFIGS[k]) for k in sorted(live, key=live.get)]
         assert _normal(dict(record.availability)) == _normal(claimed(in_order))
+    finally:
+        store.close()
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(ops=OPS)
+def test_a_copy_brought_up_by_the_commits_since_equals_a_whole_read(
+    ops: list[tuple[str, int, bool]],
+) -> None:
+    """A reader's copy of the host taken after any write, brought up to date by what
+    `committed_since` gives, is the host as read whole; it is given whenever only commits came
+    since the copy (and never after a release or a report)."""
+    folder = Path(tempfile.mkdtemp(prefix="since-"))
+    store = Store.open(f"sqlite:///{folder}/{uuid.uuid4().hex}.db")
+    try:
+        store.put_host(reported())
+        live: dict[int, str] = {}
+        copies: list[tuple[int, ComputeHostDescriptor, bool]] = []  # generation, copy, commits only
+        for n, (op, k, folded) in enumerate(ops):
+            copies.append((*store.availability(["h1"])["h1"], True))
+            with nullcontext() if folded else unfolded():
+                if op == "commit" and k not in live:
+                    live[k] = f"p{n}"
+                    commit(store, live[k], [config(f"p{n}/vm", *CONFIGS[k])])
+                elif op == "release" and k in live:
+                    assert store.release_placement(live.pop(k))
+                    copies = [(g, copy, False) for g, copy, _only in copies]
+                elif op == "report":
+                    store.put_host(reported())
+                    copies = [(g, copy, False) for g, copy, _only in copies]
+                elif op == "catch up":
+                    store.catch_up(10)
+        generation, whole = store.availability(["h1"])["h1"]
+        for held_at, copy, commits_only in copies:
+            moved = store.committed_since({"h1": held_at})
+            assert ("h1" in moved) is commits_only
+            if commits_only:
+                assert moved["h1"][0] == generation
+                assert claim_all(copy, moved["h1"][1])[0] == whole
     finally:
         store.close()
 
