@@ -93,7 +93,7 @@ def place_vm(
         score = int(keys[best]) >> 32
         keys[best] = NO_KEY
         request, outcome = ranked.groups[int(ranked.owner[best])]
-        result = attempt(fleet, best, request, outcome, options, instance)
+        result = attempt(fleet, best, request, outcome, options, instance, options.explain)
         if not isinstance(result, Claimed):
             failures.append((best, result))
             continue
