@@ -112,7 +112,10 @@ def compared(counts: Counter[str], times: Counter[str]) -> Iterator[None]:
         attempt.solve = exact
 
 
-WHY = {(): "two assignments of nodes tie, or a kind of the model has no direct stage"}
+WHY = {
+    (): "two assignments of nodes tie (under pack: their node costs), or a kind of the model has "
+    "no direct stage"
+}
 
 
 def report(label: str, counts: Counter[str], times: Counter[str]) -> None:

@@ -71,13 +71,14 @@ def split(views: list[dict[str, Any]], flavor: dict[str, Any]) -> dict[str, floa
     evaluations.ANSWERS.kept.clear()
     host_refs.HOSTS.kept.clear()
     host_refs.HOSTS.modelled.clear()
-    host_columns._rows.clear()  # the PUs and VFs read before, as a new service holds none
+    host_columns.forget()  # the PUs and VFs read before, as a new service holds none
     times: dict[str, float] = {}
-    sent = _cpu(
-        times,
-        "plug-in: CHDs and digests",
-        lambda: [chds._written(v, wide, isolate) for v in views],
-    )
+    with chds.gc_paused():  # as the plug-in writes a pass's CHDs
+        sent = _cpu(
+            times,
+            "plug-in: CHDs and digests",
+            lambda: [chds._written(v, wide, isolate) for v in views],
+        )
     raw = _raw(document, sent)
     with gc_paused():  # as the route reads a body
         _service(times, raw)

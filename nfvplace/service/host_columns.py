@@ -7,6 +7,10 @@ the rows cost; instead each distinct row (a PU is its id, core, siblings and oth
 on many hosts of a fleet) is validated once per worker process, as the CHD's model validates it,
 and kept: the CHD around the rows is then validated as usual, taking the kept rows as they are
 (pydantic takes an instance of a field's model as valid). The model is the one the rows give.
+Rows are kept by layout (a node's columns, which the plug-in writes the same for every host of a
+hardware kind), template and position, each key read as JSON (so that 1, 1.0 and true, which
+hash alike, are kept apart): a node looks up its layout and templates, and each row is found by
+its position, rather than by hashing every row's values. Only valid rows are kept.
 
 Anything amiss (the columns not as `check` wants them, a row or the CHD refused) goes the long
 way: `rows` writes the CHD out as rows, and the route validates them as any CHD, so that a refusal
@@ -15,12 +19,12 @@ carries the same code and findings (a row's field named by its row: `numa_nodes[
 
 from __future__ import annotations
 
-import itertools
 import threading
 from collections.abc import Hashable, Mapping, Sequence
 from typing import Any
 
 from pydantic import BaseModel
+from pydantic_core import to_json
 
 from .. import errors
 from ..integrations.nova.columns import TEMPLATE, TEMPLATES, expanded
@@ -31,10 +35,12 @@ from .problems import ProblemError
 
 KEPT_ROWS = 65536  # distinct rows kept per worker (a thousand-host fleet holds about 15,000)
 
-_rows: dict[tuple[Hashable, ...], BaseModel] = {}
-_heads: dict[tuple[Hashable, ...], int] = {}  # a row's model, column names and template fields
-_numbers = itertools.count()
-_lock = threading.Lock()
+# rows kept: by layout (model, column names, the columns' JSON), template (JSON) and position
+_layouts: dict[tuple[tuple[Hashable, ...], bytes], dict[bytes, dict[int, BaseModel]]] = {}
+_kept = 0
+_NONE: dict[int, BaseModel] = {}  # a template with no row kept (never written to)
+_NONE_KEPT: dict[bytes, dict[int, BaseModel]] = {}  # a layout with no row kept (never written to)
+_lock = threading.RLock()
 
 
 class ColumnsError(ValueError):
@@ -186,35 +192,54 @@ def _port(port: Any) -> Any:
 def _models(
     model: type[BaseModel], columns: Mapping[str, Any], at: Sequence[str | int]
 ) -> tuple[BaseModel, ...]:
-    """The rows of `columns` as `model`s, each distinct one validated once and kept. A row's key
-    is its template's fields and its values (a column of lists as tuples); keys and look-ups run
-    over whole columns at once (a hundred thousand rows a request)."""
+    """The rows of `columns` as `model`s, each distinct one validated once and kept. Rows are kept
+    per layout (the model, the column names and every column's values, which the plug-in writes
+    the same for every host of a hardware kind: a node's PU ids, cores and siblings) and, within
+    it, per template and position: a row is then found by a dictionary look-up, not by hashing
+    its values (a hundred thousand rows a request)."""
     names, values, which = check(columns, at)
     templates = columns.get(TEMPLATES, [{}])
-    # each template's fields and the columns' names as a small number (hashed once, not per row)
-    heads = [_head((model, *names, *sorted(t.items()))) for t in templates]
-    keyed = [list(map(tuple, c)) if set(map(type, c)) == {list} else c for c in values]
-    keys = list(zip(map(heads.__getitem__, which), *keyed, strict=True))
-    found: list[BaseModel | None] = list(map(_rows.get, keys))
-    for i in [i for i, row in enumerate(found) if row is None]:
+    layout_key = ((model, *names), to_json(values))
+    layout = _layouts.get(layout_key, _NONE_KEPT)
+    # each template's rows kept, by its fields as JSON (1, 1.0 and true apart)
+    keys = [to_json(t) for t in templates]
+    tables = [layout.get(key, _NONE) for key in keys]
+    found: list[BaseModel | None] = [tables[k].get(i) for i, k in enumerate(which)]
+    missing = [i for i, row in enumerate(found) if row is None]
+    made = []
+    for i in missing:
         fields = {name: column[i] for name, column in zip(names, values, strict=True)}
-        found[i] = _keep(keys[i], model.model_validate({**templates[which[i]], **fields}))
+        row = found[i] = model.model_validate({**templates[which[i]], **fields})
+        made.append((keys[which[i]], i, row))
+    if made:
+        _keep(layout_key, made)
     return tuple(found)  # type: ignore[arg-type]  # every None replaced
 
 
-def _head(fields: tuple[Hashable, ...]) -> int:
-    """A number for a row's model, column names and template fields: one never given to others
-    (the numbers go on when the rows kept are forgotten, so a key made before is never another's)."""
-    found = _heads.get(fields)
-    if found is None:
-        found = _heads.setdefault(fields, next(_numbers))
-    return found
-
-
-def _keep(key: tuple[Hashable, ...], row: BaseModel) -> BaseModel:
+def _keep(
+    layout: tuple[tuple[Hashable, ...], bytes], rows: list[tuple[bytes, int, BaseModel]]
+) -> None:
+    """Keep rows validated, in their layout by template and position (only rows: what is kept
+    is bounded by what was valid)."""
+    global _kept
     with _lock:
-        if len(_rows) >= KEPT_ROWS:  # another fleet: start again rather than sort out the old
-            _rows.clear()
-            _heads.clear()
-        _rows[key] = row
-    return row
+        if _kept + len(rows) > KEPT_ROWS:  # another fleet: start again rather than sort out the old
+            forget()
+            if len(rows) > KEPT_ROWS:  # more than may be kept at all
+                return
+        templates = _layouts.setdefault(layout, {})
+        for template, i, row in rows:
+            templates.setdefault(template, {})[i] = row
+        _kept += len(rows)
+
+
+def forget() -> None:
+    """Forget the rows kept (as a new worker holds none)."""
+    global _kept
+    with _lock:
+        _layouts.clear()
+        _kept = 0
+
+
+def kept_rows() -> int:
+    return _kept

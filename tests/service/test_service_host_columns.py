@@ -11,15 +11,17 @@ from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from service_support import auth
 
+from bench.hostgen import make_fleet
 from bench.nova_candidates import host
 from nfvplace.integrations.nova.client import digest
 from nfvplace.integrations.nova.hosts import chd_of, isolate_refused
 from nfvplace.integrations.nova.reach import host_wide
 from nfvplace.models.chd import ComputeHostDescriptor
+from nfvplace.placement import FleetIndex
 from nfvplace.service import host_columns
 
 VM = {
@@ -52,12 +54,23 @@ def test_the_rows_kept_are_bounded_and_forgetting_them_changes_no_model(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setattr(host_columns, "KEPT_ROWS", 50)
-    monkeypatch.setattr(host_columns, "_rows", {})
+    host_columns.forget()
     for seed in range(4):
         view = host(random.Random(seed), f"b-{seed}")
         model = host_columns.model_of(_wire(chd_of(view, columns=True)))
         assert model == ComputeHostDescriptor.model_validate(chd_of(view))
-        assert len(host_columns._rows) <= 50
+        assert host_columns.kept_rows() <= 50
+
+
+def test_refused_columns_keep_nothing() -> None:
+    """What is kept is rows that were valid: columns refused leave no layout or template behind
+    (a client sending bad hosts again and again grows nothing)."""
+    host_columns.forget()
+    chd = _columns_host(lambda cpus: cpus["templates"][0].__setitem__("state", "busy"))
+    chd["numa_nodes"] = chd["numa_nodes"][:1]
+    assert host_columns.model_of(chd) is None
+    assert host_columns.kept_rows() == 0
+    assert not host_columns._layouts
 
 
 def _post(client: TestClient, hosts: list[dict[str, Any]]) -> Any:
@@ -201,3 +214,101 @@ def test_any_columns_give_the_model_or_a_refusal_never_a_crash(
         assert model is None
     else:
         assert model == expected
+
+
+def _in_columns(rows: list[dict[str, Any]], columned: set[str]) -> dict[str, Any]:
+    """`rows` as columns: the fields named in `columned` (those every row has) as columns, the
+    others as templates."""
+    names = sorted(name for name in columned if all(name in row for row in rows))
+    templates: list[dict[str, Any]] = []
+    which = []
+    for row in rows:
+        rest = {k: v for k, v in row.items() if k not in names}
+        if rest not in templates:
+            templates.append(rest)
+        which.append(templates.index(rest))
+    out: dict[str, Any] = {name: [row[name] for row in rows] for name in names}
+    return {**out, "template": which, "templates": templates or [{}]}
+
+
+def _as_columns(chd: dict[str, Any], cpu_columns: set[str], vf_columns: set[str]) -> dict[str, Any]:
+    """A CHD (rows, as JSON reads it) with every node's PUs and every port's VFs as columns."""
+    nodes = []
+    for node in chd["numa_nodes"]:
+        node = {**node, "cpus": _in_columns(node.get("cpus", []), cpu_columns)}
+        node["nics"] = [
+            {
+                **nic,
+                "ports": [
+                    {**port, "vfs": _in_columns(port.get("vfs", []), vf_columns)}
+                    for port in nic.get("ports", [])
+                ],
+            }
+            for nic in node.get("nics", [])
+        ]
+        nodes.append(node)
+    return {**chd, "numa_nodes": nodes}
+
+
+def _tables(models: list[ComputeHostDescriptor]) -> dict[str, Any]:
+    """Every kind's index columns of these hosts, as plain values."""
+    index = FleetIndex(models, share=False)
+    return {
+        name: {k: v.tolist() if hasattr(v, "tolist") else v for k, v in vars(table).items()}
+        for name, table in index.tables.items()
+    }
+
+
+CPU_FIELDS = st.sets(st.sampled_from(["id", "core", "siblings", "state", "eligible", "owner"]))
+VF_FIELDS = st.sets(st.sampled_from(["pci_address", "in_use", "owner", "vlan"]))
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 10_000), cpu_columns=CPU_FIELDS, vf_columns=VF_FIELDS)
+def test_hostgen_hosts_in_any_columns_read_into_the_model_and_index_rows_of_their_rows(
+    seed: int, cpu_columns: set[str], vf_columns: set[str]
+) -> None:
+    """Real-shaped hosts (bench/hostgen: NICs with VFs, shared pools, partial use), any of their
+    fields as columns and the rest as templates: the model the columns give is the rows' model,
+    and the fleet index built from it has the same rows, kind by kind; with the rows kept from
+    before (a worker's second request) too."""
+    fleet = make_fleet(3, seed=seed)
+    rows = [_wire(h.model_dump(mode="json", by_alias=True, exclude_none=True)) for h in fleet]
+    expected = [ComputeHostDescriptor.model_validate(chd) for chd in rows]
+    for _ in range(2):
+        models = [host_columns.model_of(_as_columns(chd, cpu_columns, vf_columns)) for chd in rows]
+        assert models == expected
+        assert _tables(models) == _tables(expected)  # type: ignore[arg-type]
+
+
+# one client for every example, on purpose: the service keeps the rows a request read
+@settings(
+    max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    seed=st.integers(0, 10_000),
+    node=st.integers(0, 1),
+    position=st.integers(0, 200),
+    field=st.sampled_from(["id", "core", "siblings", "state", "eligible", "usage_ratio"]),
+    value=JSON,
+)
+def test_a_bad_value_in_the_columns_is_refused_with_the_rows_codes_and_paths(
+    sqlite_client: TestClient, seed: int, node: int, position: int, field: str, value: Any
+) -> None:
+    """One PU's field given a fuzzed value (a column's, or its template's: every PU of that
+    template), in a host whose rows the service already keeps: answered as the same CHD in rows is
+    (the same status, and when refused the same findings: codes and paths)."""
+    chd = _wire(chd_of(host(random.Random(seed), f"bad-{seed}"), columns=True))
+    assert _post(sqlite_client, [_sent(chd)]).status_code == 200  # its rows kept
+    cpus = chd["numa_nodes"][node]["cpus"]
+    position %= len(cpus["id"])
+    if field in cpus:
+        cpus[field][position] = value
+    else:
+        cpus["templates"][cpus["template"][position]][field] = value
+    rows = host_columns.rows(chd)
+    as_columns, as_rows = _post(sqlite_client, [_sent(chd)]), _post(sqlite_client, [_sent(rows)])
+    assert as_columns.status_code == as_rows.status_code, as_columns.text
+    if as_rows.status_code == 422:
+        assert as_columns.json()["code"] == as_rows.json()["code"]
+        assert as_columns.json()["findings"] == as_rows.json()["findings"]

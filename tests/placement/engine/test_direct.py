@@ -18,14 +18,16 @@ from bench.hostgen import make_fleet, request_stream
 from nfvplace.errors import NfvplaceError
 from nfvplace.models.chd import ComputeHostDescriptor
 from nfvplace.models.vmd import VmDescriptor
+from nfvplace.placement.engine import direct as direct_module
 from nfvplace.placement.engine.direct import direct_layout
 from nfvplace.placement.engine.solver import SolveFailure, solve, solve_model
 from nfvplace.placement.index import free_of
 from nfvplace.placement.options import Options, Policy
 from nfvplace.placement.request import build_request
 from nfvplace.placement.resources.base import HostFree
-from nfvplace.placement.resources.direct import NoAnswer
+from nfvplace.placement.resources.direct import Assignment, NoAnswer
 from nfvplace.placement.resources.model import Layout
+from nfvplace.placement.resources.stages import ModelDirect
 
 EXAMPLES = settings(
     max_examples=int(os.environ.get("NFVPLACE_DIRECT_EXAMPLES", "400")),
@@ -166,3 +168,39 @@ def test_the_direct_path_answers_these_cases(
     as CP-SAT does."""
     free = free_of(h)
     assert agree(free, descriptor, [1], "pack") == expected
+
+
+def test_two_assignments_at_the_lowest_node_cost_go_to_cp_sat_unasked(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Two identical nodes price one cpu-set the same: the best layout is left to CP-SAT before
+    any kind is asked (their layouts almost always tie); a verdict is still answered directly,
+    and CP-SAT's best layout is the engine's."""
+    free = free_of(host(nodes=[NodeSpec(cores=4), NodeSpec(cores=4)]))
+    request = build_request(vm(cpu_sets=[cpu_set(0, 2)]))
+    allowed = {0: set(free.node_ids)}
+    options = Options(policy=Policy.pack)
+    asked: list[dict[int, int]] = []
+    ask = direct_module._ask
+
+    def counted(a: Assignment, kinds: tuple[ModelDirect, ...]) -> object:
+        asked.append(dict(a.nodes))
+        return ask(a, kinds)
+
+    monkeypatch.setattr(direct_module, "_ask", counted)
+    assert direct_layout(free, request, allowed, options, True) is NoAnswer.unsure
+    assert asked == []
+    assert isinstance(direct_layout(free, request, allowed, options, False), Layout)
+    assert asked == [{0: free.node_ids[0]}]
+    engine = solve(free, request, allowed, options)
+    cp_sat = solve_model(free, request, allowed, options)
+    assert isinstance(engine, Layout)
+    assert isinstance(cp_sat, Layout)
+    assert exactly(engine) == exactly(cp_sat)
+
+
+def test_one_node_cheaper_than_the_other_is_still_answered_directly() -> None:
+    """The early exit only takes ties of the node cost: the node with a core in use is the
+    fuller one, wins under `pack` on its own, and the direct path answers, as CP-SAT does."""
+    h = host(nodes=[NodeSpec(cores=4), NodeSpec(cores=4)], used={4: "x", 12: "x"})
+    assert agree(free_of(h), vm(cpu_sets=[cpu_set(0, 2)]), [1], "pack") == "direct"
