@@ -46,7 +46,7 @@ def gate(
 def refuse(descriptor: VmDescriptor | VnfTemplate, what: str) -> None:
     """`gate` for a caller that reads none of the findings (`Fleet.place`): the same `LintError`
     for what lint refuses; when lint passes a VM Descriptor, its rules ran but no finding was
-    built (paths, lines, order: a fifth of the gate's time, for nothing)."""
+    built (paths, lines, order: about a third of the gate's time, for nothing)."""
     if isinstance(descriptor, VmDescriptor):
         errors = (hit for hit in rules.check_vmd(descriptor) if hit.rule.severity is Severity.error)
         if next(errors, None) is None:  # what `lint_model` reads of a VM Descriptor
