@@ -73,7 +73,7 @@ def timed_first_fit(
 
 
 STAGES: list[tuple[Any, str, str]] = [
-    (nfvplace.fleet, "gate", "lint gate"),
+    (nfvplace.fleet, "refuse", "lint gate"),
     (place_module, "rank", "filter and rank (numpy over the fleet)"),
     (attempt_module, "solve", "exact model (CP-SAT), built and solved"),
     (attempt_module, "build_configuration", "ids: the VM Configuration"),

@@ -19,7 +19,7 @@ from typing import Any
 from . import errors
 from .claims import release as release_claim
 from .errors import DescriptorError, Issue
-from .lint import gate
+from .lint.gate import refuse
 from .models.chd import ComputeHostDescriptor
 from .models.configuration import VmConfiguration
 from .models.vmd import VmDescriptor
@@ -29,6 +29,7 @@ from .placement.index import FleetIndex, Hosts, hosts_of, index_of
 from .placement.resources.impact import IMPACT
 
 HostsLike = str | Path | Hosts | Iterable[ComputeHostDescriptor]
+PASSED = 64  # descriptors a fleet remembers lint passed (by identity)
 
 
 def _index(hosts: HostsLike, compact: bool) -> FleetIndex:
@@ -55,6 +56,18 @@ class Fleet:
 
     def __init__(self, hosts: HostsLike = (), *, compact: bool = False) -> None:
         self._index = _index(hosts, compact)
+        self._passed: dict[int, VmDescriptor | VnfTemplate] = {}  # by id: what lint passed
+
+    def _gate(self, vm: VmDescriptor | VnfTemplate) -> None:
+        """Lint's refusal, as `nfvplace.place` gives it. A descriptor is frozen and lint reads
+        nothing else, so the very object lint passed passes again: the last `PASSED` of them are
+        kept (a loop placing one descriptor until the fleet is full lints it once)."""
+        if self._passed.get(id(vm)) is vm:
+            return
+        refuse(vm, "VM Descriptor or VNF template")
+        self._passed[id(vm)] = vm
+        if len(self._passed) > PASSED:
+            del self._passed[next(iter(self._passed))]
 
     # --- placing ------------------------------------------------------------------------------
 
@@ -65,7 +78,7 @@ class Fleet:
         linted first, as by `nfvplace.place` (`LintError` for what lint refuses). When nothing fits,
         the result carries the diagnosis and the fleet is unchanged.
         """
-        gate(vm, "VM Descriptor or VNF template")
+        self._gate(vm)
         result = place(self._index, vm, **policy)
         # one VM placed alone is claimed on the host as the index holds it: the index works the
         # new free resources out from its configuration (a VNF or a batch may move VMs: read)
@@ -76,7 +89,7 @@ class Fleet:
 
     def try_place(self, vm: VmDescriptor | VnfTemplate, **policy: Any) -> PlacementResult:
         """Where `vm` would go, without claiming anything (a dry run: the fleet is unchanged)."""
-        gate(vm, "VM Descriptor or VNF template")
+        self._gate(vm)
         return place(self._index, vm, **policy)
 
     def release(

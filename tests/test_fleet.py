@@ -10,7 +10,7 @@ import pytest
 
 import nfvplace
 from nfvplace import errors
-from nfvplace.errors import DescriptorError
+from nfvplace.errors import DescriptorError, LintError
 from nfvplace.models import ComputeHostDescriptor, VmDescriptor, parse_document, parse_text
 from nfvplace.placement import FleetIndex
 from nfvplace.placement.index import cache
@@ -164,3 +164,44 @@ def test_wrong_inputs_say_what_to_give() -> None:
     with pytest.raises(DescriptorError) as info:
         nfvplace.Fleet(elsewhere).release(placed)
     assert info.value.code == errors.INPUT_INVALID
+
+
+def test_lint_passes_a_descriptor_object_once_and_refuses_every_time(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The fleet remembers the descriptors lint passed by identity (they are frozen): placing
+    one descriptor again lints it no more; an equal copy is linted; a refused one is refused
+    each time, with lint's own error."""
+    calls: list[str] = []
+    real = nfvplace.fleet.refuse
+
+    def counting(vm: VmDescriptor, what: str) -> None:
+        calls.append(vm.name)
+        real(vm, what)
+
+    monkeypatch.setattr(nfvplace.fleet, "refuse", counting)
+    fleet = nfvplace.Fleet(example_hosts())
+    vm = next(vm for vm in example_vms() if vm.cpu_sets)
+    fleet.place(vm)
+    fleet.try_place(vm)
+    fleet.place(vm)
+    assert calls == [vm.name]
+    fleet.place(vm.model_copy())
+    assert calls == [vm.name, vm.name]
+    again = vm.cpu_sets[0].model_copy(update={"id": 99})  # its vCPUs twice: NFV101
+    bad = vm.model_copy(update={"cpu_sets": (*vm.cpu_sets, again)})
+    for _ in range(2):
+        with pytest.raises(LintError, match="NFV101") as refused:
+            fleet.place(bad)
+        with pytest.raises(LintError) as gated:
+            nfvplace.lint.gate(bad, "VM Descriptor or VNF template")
+        assert (refused.value.code, str(refused.value)) == (gated.value.code, str(gated.value))
+    assert calls == [vm.name] * 4
+
+
+def test_a_fleet_remembers_a_bounded_number_of_passed_descriptors() -> None:
+    fleet = nfvplace.Fleet(example_hosts())
+    vm = example_vms()[0]
+    for k in range(nfvplace.fleet.PASSED + 10):
+        fleet.try_place(vm.model_copy(update={"name": f"vm-{k}"}))
+    assert len(fleet._passed) == nfvplace.fleet.PASSED

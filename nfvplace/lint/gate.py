@@ -17,8 +17,10 @@ from ..models.loading import Descriptor, SourceDocument, resolve_members
 from ..models.vmd import VmDescriptor
 from ..models.vnf import VnfTemplate
 from ..reader import load_document, load_file, read_path
+from . import rules
 from .engine import check_document, error_result, lint_model
 from .files import file_resolver
+from .finding import Severity
 from .findings import FileResult, refuse_errors
 from .rules.vnf import Resolver
 
@@ -39,6 +41,17 @@ def gate(
         result = lint_model(descriptor, getattr(descriptor, "name", None) or "<vm>")
     refuse_errors(result, what)
     return result
+
+
+def refuse(descriptor: VmDescriptor | VnfTemplate, what: str) -> None:
+    """`gate` for a caller that reads none of the findings (`Fleet.place`): the same `LintError`
+    for what lint refuses; when lint passes a VM Descriptor, its rules ran but no finding was
+    built (paths, lines, order: about a third of the gate's time, for nothing)."""
+    if isinstance(descriptor, VmDescriptor):
+        errors = (hit for hit in rules.check_vmd(descriptor) if hit.rule.severity is Severity.error)
+        if next(errors, None) is None:  # what `lint_model` reads of a VM Descriptor
+            return
+    gate(descriptor, what)
 
 
 def load_gated(path: Path, what: str) -> Descriptor:
@@ -63,4 +76,4 @@ def load_gated(path: Path, what: str) -> Descriptor:
     return load_document(document)
 
 
-__all__ = ["gate", "load_gated"]
+__all__ = ["gate", "load_gated", "refuse"]

@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from nfvplace.lint.findings import Hit
+from nfvplace.lint.rules import variants as variants_rules
+from nfvplace.models.vmd import VmDescriptor
+
 from .cases import Case, check, findings
 
 HEAD = """\
@@ -468,3 +472,31 @@ def test_unknown_generation_names_the_family_it_falls_back_to() -> None:
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
 def test_rule(case: Case) -> None:
     check(case)
+
+
+@pytest.mark.parametrize(("variants", "runs"), [(0, 0), (1, 2), (2, 3)])
+def test_the_variant_rules_run_the_checks_on_the_base_only_for_a_variant(
+    variants: int, runs: int
+) -> None:
+    """A descriptor without variants is checked once (by `check_vmd`), not again by the variant
+    rules; with variants, the base once (the hits it has itself) and each applied variant once."""
+    vm = VmDescriptor.model_validate(
+        {
+            "name": "t",
+            "vcpus": 1,
+            "memory_mib": 512,
+            "variants": [
+                {"name": f"v{k}", "match": {"processor_vendor": f"V{k}"}, "vcpus": 2}
+                for k in range(variants)
+            ],
+        }
+    )
+    seen: list[VmDescriptor] = []
+
+    def check_vcpus(model: VmDescriptor) -> list[Hit]:
+        seen.append(model)
+        return []
+
+    assert list(variants_rules.check_vmd(vm, [check_vcpus])) == []
+    assert len(seen) == runs
+    assert [model.vcpus for model in seen] == [1, *[2] * variants][:runs]

@@ -139,14 +139,18 @@ def attempt(
     outcome: FilterOutcome,
     options: Options,
     instance: str | None,
+    explain: bool = True,
 ) -> Attempt:
+    """`explain=False`: `Claimed.rows` left empty (a caller that shows none of them)."""
     found = solved(fleet, position, request, outcome, options)
     if not isinstance(found, Solved):
         return found
     free, layout, decisions = found.free, found.layout, found.decisions
-    rows = [row for kind in EXPLAINS for row in kind.explain(free, request, layout, decisions)]
-    if layout is not None:
-        rows.extend(_cost_rows(layout))
+    rows: list[ExplainRow] = []
+    if explain:
+        rows = [row for kind in EXPLAINS for row in kind.explain(free, request, layout, decisions)]
+        if layout is not None:
+            rows.extend(_cost_rows(layout))
     host = fleet.hosts[position]
     try:
         config = build_configuration(

@@ -17,6 +17,7 @@ import numpy as np
 from ..index import FleetIndex
 from ..reasons import Reason
 from ..resources.filtering import NodeNeed
+from ..resources.rows import rows_any
 from ..result import Diagnosis, Rejection, RejectionRow, rejection_row
 from .filter import CountRecord, FilterOutcome, HostCheckRecord, NodeRecord
 
@@ -166,7 +167,7 @@ class Reasons:
             if not len(pos):
                 break
             sub = hosts[pos]
-            short = ~(need.ok[sub] & exists).any(axis=1)
+            short = ~rows_any(need.ok[sub] & exists)
             keys[pos[short]] = k
             pos = pos[~short]
             exists = exists[~short]
@@ -174,7 +175,7 @@ class Reasons:
             sub = hosts[pos]
             bits = np.zeros(len(pos), dtype=np.int64)
             for k, need in enumerate(needs):
-                bits |= (~need.ok[sub] & exists).any(axis=1).astype(np.int64) << k
+                bits |= rows_any(~need.ok[sub] & exists).astype(np.int64) << k
             keys[pos] = -(bits + 1)
         where = f" for cpu-set {record.cpu_set}" if record.many_cpu_sets else ""
         uniq, inverse = np.unique(keys, return_inverse=True)

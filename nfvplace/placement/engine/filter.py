@@ -86,8 +86,8 @@ def _node_needs(
 ) -> None:
     """Hosts on which no node meets every kind's needs of `part`."""
     needs = [need for kind in NODE_NEEDS for need in kind.node_needs(inp, part)]
-    ok = exists.copy()
-    for need in needs:
+    ok = exists & needs[0].ok if needs else exists.copy()
+    for need in needs[1:]:
         ok &= need.ok
     out.node_ok[part.id] = ok
     hit = out.passing & ~rows_any(ok)

@@ -43,14 +43,14 @@ class Ranked:
 
     groups: list[tuple[Request, FilterOutcome]]
     keys: IntArray  # NO_KEY: did not pass
-    owner: IntArray  # index into `groups`
+    owner: IntArray  # index into `groups` (of a host with a key; 0 for the others)
 
 
 def rank(
     fleet: FleetIndex, vm: VmDescriptor, options: Options, consider: BoolArray, reasons: Reasons
 ) -> Ranked:
     """Filter every variant of `vm` on the hosts it applies to, and key the hosts that pass."""
-    ranked = Ranked([], np.full(len(fleet), NO_KEY, dtype=np.int64), np.full(len(fleet), -1))
+    ranked = Ranked([], np.full(len(fleet), NO_KEY, dtype=np.int64), np.zeros(len(fleet), np.intp))
     for descriptor, variant, mask in split(fleet, vm):
         request = build_request(descriptor, variant)
         outcome = run_filter(fleet, request, options, mask & consider)
@@ -60,7 +60,8 @@ def rank(
         if new.any():
             keys = host_keys(fleet, request, options, outcome.node_ok)
             ranked.keys = np.where(new, keys, ranked.keys)
-            ranked.owner[new] = len(ranked.groups)
+            if ranked.groups:  # the owner of the first group's hosts is 0 already
+                ranked.owner[new] = len(ranked.groups)
         ranked.groups.append((request, outcome))
     return ranked
 
@@ -92,7 +93,7 @@ def place_vm(
         score = int(keys[best]) >> 32
         keys[best] = NO_KEY
         request, outcome = ranked.groups[int(ranked.owner[best])]
-        result = attempt(fleet, best, request, outcome, options, instance)
+        result = attempt(fleet, best, request, outcome, options, instance, options.explain)
         if not isinstance(result, Claimed):
             failures.append((best, result))
             continue

@@ -56,3 +56,26 @@ def test_a_column_of_the_input_is_never_written() -> None:
     rows_any(table)
     rows_all(table)
     assert table.tolist() == [[True, False], [False, False]]
+
+
+LAYOUTS: list[Callable[[Any], Any]] = [
+    lambda a: a,
+    np.asfortranarray,  # a table laid out slot by slot (`resources.base.by_class`)
+    lambda a: a[::2],  # every other host: rows not contiguous
+    lambda a: a[:, ::-1],  # slots reversed: a negative stride
+    lambda a: np.concatenate([a, a], axis=1),  # 2, 4, 8 slots read as one integer
+]
+
+
+@pytest.mark.parametrize("layout", range(len(LAYOUTS)))
+@pytest.mark.parametrize(("ours", "numpy"), [(rows_any, np.any), (rows_all, np.all)])
+def test_boolean_tables_in_any_layout(layout: int, ours: Any, numpy: Any) -> None:
+    @settings(max_examples=40, deadline=None)
+    @given(hnp.arrays(np.bool_, hnp.array_shapes(min_dims=2, max_dims=2, max_side=8)))
+    def check(table: Any) -> None:
+        view = LAYOUTS[layout](table)
+        got = ours(view)
+        assert got.dtype == np.bool_
+        assert np.array_equal(got, numpy(view, axis=1))
+
+    check()

@@ -299,9 +299,7 @@ def _needs(t: CpuTable, cs: CpuSetDemand, emulator: int) -> list[NodeNeed]:
     # each column below is computed only when a need reads it (the filter's cost is these
     # passes over every host and node: a cpu-set of pairs alone needs none of them)
     if singles and cs.policy.value == "isolate":
-        isolated = t.whole - pairs  # one new array, the rest in place
-        np.maximum(isolated, 0, out=isolated)
-        isolated += t.single
+        isolated = _left(t.whole, pairs, t.single)  # one new array
         out.append(
             NodeNeed(
                 Reason.cores,
@@ -315,9 +313,7 @@ def _needs(t: CpuTable, cs: CpuSetDemand, emulator: int) -> list[NodeNeed]:
     if singles + emulator:
         need = singles + emulator
         # an upper bound (pairs take at least two threads of their core): necessary, exact on SMT2
-        threads = t.whole_threads - 2 * pairs
-        np.maximum(threads, 0, out=threads)
-        threads += t.half_busy
+        threads = _left(t.whole_threads, 2 * pairs, t.half_busy)  # one new array, then in place
         threads += t.single
         label = "free threads" if not emulator else "free threads (vCPUs and emulator)"
         out.append(
@@ -330,6 +326,18 @@ def _needs(t: CpuTable, cs: CpuSetDemand, emulator: int) -> list[NodeNeed]:
                 "free threads besides the pairs",
             )
         )
+    return out
+
+
+def _left(column: IntArray, taken: int, plus: IntArray) -> IntArray:
+    """A new array: what is left of the count `column` once the pairs take `taken` (at least 0),
+    plus the count `plus`: one pass when nothing is taken (a count is never below 0, so there is
+    nothing to clip)."""
+    if not taken:
+        return column + plus
+    out = column - taken
+    np.maximum(out, 0, out=out)
+    out += plus
     return out
 
 

@@ -107,16 +107,16 @@ def _bandwidth_need(
     per_host: bool,
     on: str,
 ) -> Count:
-    bw_ok = np.ones(shape, dtype=np.bool_)
-    best_bw = np.zeros(shape, dtype=np.float64)
+    """`widest` (one of `top`, asking some bandwidth) gives the figures of the messages."""
     columns = _Columns(vf_bw, shape, per_host, rows_max)
+    best = columns.of(t.speed_class(inp.fleet.vocab, widest.speed_gbps))
+    bw_ok = best >= widest.bandwidth_kbps
+    best_bw = best / KBPS_PER_GBPS
     for iface in top:
-        if iface.bandwidth_kbps <= 0:
-            continue
-        best = columns.of(t.speed_class(inp.fleet.vocab, iface.speed_gbps))
-        bw_ok &= best >= iface.bandwidth_kbps
-        if iface is widest:
-            best_bw = best / KBPS_PER_GBPS
+        if iface.bandwidth_kbps > 0 and iface is not widest:
+            bw_ok &= columns.of(t.speed_class(inp.fleet.vocab, iface.speed_gbps)) >= (
+                iface.bandwidth_kbps
+            )
     return (
         Reason.sriov_bandwidth,
         bw_ok,
