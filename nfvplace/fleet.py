@@ -25,7 +25,7 @@ from .models.configuration import VmConfiguration
 from .models.vmd import VmDescriptor
 from .models.vnf import VnfTemplate
 from .placement import PlacementResult, place
-from .placement.index import FleetIndex, Hosts, hosts_of, index_of
+from .placement.index import FleetIndex, Hosts, claimed_alone, hosts_of, index_of
 from .placement.resources.impact import IMPACT
 
 HostsLike = str | Path | Hosts | Iterable[ComputeHostDescriptor]
@@ -80,11 +80,8 @@ class Fleet:
         """
         self._gate(vm)
         result = place(self._index, vm, **policy)
-        # one VM placed alone is claimed on the host as the index holds it: the index works the
-        # new free resources out from its configuration (a VNF or a batch may move VMs: read)
-        alone = isinstance(vm, VmDescriptor) and policy.get("count", 1) == 1
-        alone = alone and policy.get("mode", "all") == "all"
-        self._index.claimed(result.hosts.values(), result.configurations if alone else ())
+        configurations = claimed_alone(vm, policy, result.configurations)
+        self._index.claimed(result.hosts.values(), configurations)
         return result
 
     def try_place(self, vm: VmDescriptor | VnfTemplate, **policy: Any) -> PlacementResult:

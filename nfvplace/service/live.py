@@ -41,16 +41,18 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import chain
 from typing import Any
 
 from ..claims import claim_all
 from ..models.chd import ComputeHostDescriptor
+from ..models.configuration import VmConfiguration
 from ..models.vmd import VmDescriptor
 from ..models.vnf import VnfTemplate
 from ..placement import BatchItem, FleetIndex
+from ..placement.index import claimed_alone
 from ..placement.result import Diagnosis, PlacementResult
 from ..store import Snapshot, StaleSnapshot, Store
 from .host_states import HostState, HostStates, Pending
@@ -315,12 +317,18 @@ class LiveIndex:
                 return Decision(result, Snapshot({}, {}))
             if not reads and any(self.state(h) is HostState.PENDING for h in result.hosts):
                 raise WouldBlockError("an earlier commit on the host is in flight")
-            return self._claimed(result)
+            return self._claimed(
+                result, claimed_alone(ask.target, ask.options, result.configurations)
+            )
         finally:
             self._lock.release()
 
-    def _claimed(self, result: PlacementResult) -> Decision:
-        """Hold the hosts of `result` in the index (the lock held): what to commit, after what."""
+    def _claimed(
+        self, result: PlacementResult, configurations: Sequence[VmConfiguration]
+    ) -> Decision:
+        """Hold the hosts of `result` in the index (the lock held): what to commit, after what.
+        `configurations`: what `FleetIndex.claimed` may work the hosts' free resources out from
+        (`claimed_alone`)."""
         expected: dict[str, int] = {}
         after: list[Pending] = []
         mine: dict[str, Pending] = {}
@@ -336,7 +344,7 @@ class LiveIndex:
             if earlier is not None:
                 after.append(earlier)
             self._generation[host_id] += 1
-            self._fleet().claimed((chd,))  # a claim made it: only what a claim changes is refilled
+            self._fleet().claimed((chd,), configurations)  # only what a claim changes refilled
         self.clock.spent("index")
         return Decision(result, Snapshot({}, expected), tuple(after), mine)
 

@@ -8,7 +8,7 @@ from ... import errors
 from ...errors import DescriptorError, Issue
 from ...models.chd import ComputeHostDescriptor
 from .cache import index_for
-from .fleet import FleetIndex
+from .fleet import FleetIndex, claimed_alone
 from .free import free_of
 
 Hosts = FleetIndex | Sequence[ComputeHostDescriptor] | Mapping[str, ComputeHostDescriptor]
@@ -54,4 +54,4 @@ def hosts_of(
     return items  # type: ignore[return-value]
 
 
-__all__ = ["FleetIndex", "Hosts", "free_of", "hosts_of", "index_of"]
+__all__ = ["FleetIndex", "Hosts", "claimed_alone", "free_of", "hosts_of", "index_of"]

@@ -10,7 +10,7 @@ full by the exact model (`free(i)`, the last few cached).
 from __future__ import annotations
 
 import zlib
-from collections.abc import Hashable, Iterable
+from collections.abc import Hashable, Iterable, Mapping
 from typing import Any, cast
 
 import numpy as np
@@ -20,6 +20,7 @@ from ... import errors
 from ...errors import DescriptorError
 from ...models.chd import ComputeHostDescriptor
 from ...models.configuration import VmConfiguration
+from ...models.vmd import VmDescriptor
 from ..resources import implementing
 from ..resources.base import HostFree, IntArray, Table, TableKey, Vocabulary
 from ..resources.stages import Columns, ColumnsClaimed, ColumnsKept, Seeds, Terms
@@ -237,3 +238,13 @@ class FleetIndex:
         clone.tables = {name: table.copy() for name, table in self.tables.items()}
         clone._free = dict(self._free)
         return clone
+
+
+def claimed_alone(
+    vm: object, policy: Mapping[str, Any], configurations: tuple[VmConfiguration, ...]
+) -> tuple[VmConfiguration, ...]:
+    """What `FleetIndex.claimed` may work the new free resources out from, of a placement's
+    `configurations`: one VM placed alone (`policy` as `place` took it) is claimed on the host
+    as the index holds it; a VNF or a batch may move VMs, so its hosts are read (nothing)."""
+    alone = isinstance(vm, VmDescriptor) and policy.get("count", 1) == 1
+    return configurations if alone and policy.get("mode", "all") == "all" else ()
