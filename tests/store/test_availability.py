@@ -220,6 +220,23 @@ OPS = st.lists(
 )
 
 
+def written(store: Store, live: dict[int, str], n: int, op: str, k: int) -> bool:
+    """Write the `n`th of `OPS` (`live`: the placements committed and not released, by config);
+    whether it moved the host otherwise than by a commit (a release or a report)."""
+    if op == "commit" and k not in live:
+        live[k] = f"p{n}"
+        commit(store, live[k], [config(f"p{n}/vm", *CONFIGS[k])])
+    elif op == "release" and k in live:
+        assert store.release_placement(live.pop(k))
+        return True
+    elif op == "catch up":
+        store.catch_up(10)
+    elif op == "report":
+        assert store.put_host(reported()).conflicts == ()
+        return True
+    return False
+
+
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(ops=OPS)
 def test_reads_equal_every_live_claim_whatever_the_order_of_writes(
@@ -235,15 +252,7 @@ def test_reads_equal_every_live_claim_whatever_the_order_of_writes(
         live: dict[int, str] = {}
         for n, (op, k, folded) in enumerate(ops):
             with nullcontext() if folded else unfolded():
-                if op == "commit" and k not in live:
-                    live[k] = f"p{n}"
-                    commit(store, live[k], [config(f"p{n}/vm", *CONFIGS[k])])
-                elif op == "release" and k in live:
-                    assert store.release_placement(live.pop(k))
-                elif op == "catch up":
-                    store.catch_up(10)
-                elif op == "report":
-                    assert store.put_host(reported()).conflicts == ()
+                written(store, live, n, op, k)
             assert store.audit() == []
         record = store.get_host("h1")
         assert record is not None
@@ -270,17 +279,8 @@ def test_a_copy_brought_up_by_the_commits_since_equals_a_whole_read(
         for n, (op, k, folded) in enumerate(ops):
             copies.append((*store.availability(["h1"])["h1"], True))
             with nullcontext() if folded else unfolded():
-                if op == "commit" and k not in live:
-                    live[k] = f"p{n}"
-                    commit(store, live[k], [config(f"p{n}/vm", *CONFIGS[k])])
-                elif op == "release" and k in live:
-                    assert store.release_placement(live.pop(k))
+                if written(store, live, n, op, k):
                     copies = [(g, copy, False) for g, copy, _only in copies]
-                elif op == "report":
-                    store.put_host(reported())
-                    copies = [(g, copy, False) for g, copy, _only in copies]
-                elif op == "catch up":
-                    store.catch_up(10)
         generation, whole = store.availability(["h1"])["h1"]
         for held_at, copy, commits_only in copies:
             moved = store.committed_since({"h1": held_at})
