@@ -39,6 +39,12 @@ class ImpactTable(Table):
     instances: dict[str, dict[int, int]]  # VM name -> host -> instances running
     vm_names: dict[int, set[str]]  # host -> the VM names running there
 
+    def count_in(self, vm_name: str, i: int) -> None:
+        """One more instance of `vm_name` running on host i."""
+        per = self.instances.setdefault(vm_name, {})
+        per[i] = per.get(i, 0) + 1
+        self.vm_names.setdefault(i, set()).add(vm_name)
+
     def count(self, vm_name: str, hosts: int) -> IntArray:
         counts = np.zeros(hosts, dtype=np.int64)
         for i, k in self.instances.get(vm_name, {}).items():
@@ -64,9 +70,7 @@ class ImpactKind(Kind):
         for name in t.vm_names.pop(i, ()):
             t.instances[name].pop(i, None)
         for inst in host.instances:
-            per = t.instances.setdefault(inst.vm, {})
-            per[i] = per.get(i, 0) + 1
-            t.vm_names.setdefault(i, set()).add(inst.vm)
+            t.count_in(inst.vm, i)
 
     def columns_claimed(
         self,
@@ -84,9 +88,7 @@ class ImpactKind(Kind):
         if not same_objects(host.instances[:-1], before.instances):
             return False
         t.membw_used[i] += kbps(added.memory_bandwidth_gbps)
-        per = t.instances.setdefault(added.vm, {})
-        per[i] = per.get(i, 0) + 1
-        t.vm_names.setdefault(i, set()).add(added.vm)
+        t.count_in(added.vm, i)
         return True
 
     def host_checks(self, inp: FilterInput) -> list[HostCheck]:
