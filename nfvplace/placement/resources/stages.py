@@ -40,16 +40,7 @@ from ...models.vmd import VariantMatch
 from ..reasons import Reason
 from ..request import CpuSetDemand, Part, Request
 from ..result import ExplainRow
-from .base import (
-    BoolArray,
-    FreeKey,
-    HostFree,
-    IndexedFleet,
-    IntArray,
-    Table,
-    TableKey,
-    Vocabulary,
-)
+from .base import BoolArray, FreeKey, HostFree, IndexedFleet, IntArray, Table, TableKey, Vocabulary
 from .direct import Assignment, DirectPart, NoAnswer
 from .draft import ConfigurationDraft, DescriptorDraft, HostDraft
 from .filtering import FilterInput, HostCheck, NodeNeed
