@@ -55,11 +55,19 @@ def capture(size: int, requests: int) -> tuple[list[bytes], int]:
     exact, cp_sat = attempt.solve, cp_model.CpSolver.solve
     clock = time.process_time
 
-    def kept(*args: Any, **kwargs: Any) -> Any:
-        calls.append(pickle.dumps((*args, *kwargs.values())))
+    def kept(
+        free: Any,
+        request: Any,
+        allowed: Any,
+        options: Any,
+        skip: frozenset[str] = frozenset(),
+        optimize: bool = True,
+    ) -> Any:
+        call = (free, request, allowed, options, skip, optimize)
+        calls.append(pickle.dumps(call))
         t0 = clock()
         try:
-            return exact(*args, **kwargs)
+            return exact(*call)
         finally:
             spent["stage"] += clock() - t0
 

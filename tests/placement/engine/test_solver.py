@@ -150,7 +150,12 @@ def test_the_model_is_the_proto_or_tools_writes_on_fuzzed_hosts(
     )
 
 
-@settings(max_examples=150, deadline=None, database=None)
+@settings(
+    max_examples=150,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+    database=None,
+)
 @given(seed=st.integers(0, 10**6), policy=st.sampled_from(["pack", "spread"]))
 def test_the_model_is_the_proto_or_tools_writes_on_realistic_hosts(seed: int, policy: str) -> None:
     """`bench.hostgen`'s hosts (used up to 90 %) and its mix of VMs (the engine bench's)."""
