@@ -55,8 +55,9 @@ def rank(
         request = build_request(descriptor, variant)
         outcome = run_filter(fleet, request, options, mask & consider)
         reasons.add_outcome(outcome)
-        if not ranked.groups:  # the first variant's keys, NO_KEY where no host passed (most
-            # requests have no other): the policy's keys are a new array, written in place
+        if not ranked.groups:
+            # the first variant (most requests have no other): the policy's keys, a new array,
+            # with NO_KEY written in place where no host passed
             if outcome.passing.any():
                 ranked.keys = host_keys(fleet, request, options, outcome.node_ok)
                 ranked.keys[~outcome.passing] = NO_KEY
