@@ -16,7 +16,7 @@ import numpy as np
 
 from ..index import FleetIndex
 from ..reasons import Reason
-from ..resources.filtering import NodeNeed
+from ..resources.filtering import NodeNeed, in_units
 from ..resources.rows import rows_any
 from ..result import Diagnosis, Rejection, RejectionRow, rejection_row
 from .filter import CountRecord, FilterOutcome, HostCheckRecord, NodeRecord
@@ -249,7 +249,7 @@ def _best_node_rejections(
 ) -> list[RejectionRow]:
     """Per host, the need and what its best node (the first with the most) has of it."""
     nodes = fleet.node_id[hosts]
-    available = np.where(nodes >= 0, need.available[hosts].astype(np.float64), -np.inf)
+    available = np.where(nodes >= 0, in_units(need, hosts), -np.inf)
     best = available.argmax(axis=1)
     rows = np.arange(len(hosts))
     ids = fleet.host_ids
@@ -276,7 +276,7 @@ def _combination_rejections(
 ) -> list[RejectionRow]:
     """Per host, the needs no single node meets and what each of its nodes has of them."""
     nodes = fleet.node_id[hosts].tolist()
-    columns = [(n.available[hosts].astype(np.float64).tolist(), n.unit) for n in chosen]
+    columns = [(in_units(n, hosts).tolist(), n.unit) for n in chosen]
     ids = fleet.host_ids
     head = (
         f"{label} needs {' and '.join(n.phrase for n in chosen)} on one NUMA node; no node has all"
