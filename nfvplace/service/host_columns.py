@@ -84,38 +84,41 @@ def has_columns(chd: Mapping[str, Any]) -> bool:
     nodes = chd.get("numa_nodes")
     if not isinstance(nodes, list):
         return False
-    return any(isinstance(n, Mapping) and _columned(n) for n in nodes)
+    return any(_is_mapping(n) and _columned(n) for n in nodes)
 
 
 def _columned(node: Mapping[str, Any]) -> bool:
-    if isinstance(node.get("cpus"), Mapping):
+    if _is_mapping(node.get("cpus")):
         return True
     nics = node.get("nics")
     return isinstance(nics, list) and any(
-        isinstance(port, Mapping) and isinstance(port.get("vfs"), Mapping)
-        for nic in nics
-        for port in _ports(nic)
+        _is_mapping(port) and _is_mapping(port.get("vfs")) for nic in nics for port in _ports(nic)
     )
 
 
 def _ports(nic: Any) -> list[Any]:
-    ports = nic.get("ports") if isinstance(nic, Mapping) else None
+    ports = nic.get("ports") if _is_mapping(nic) else None
     return ports if isinstance(ports, list) else []
+
+
+def _is_mapping(value: Any) -> bool:
+    return type(value) is dict or isinstance(value, Mapping)  # JSON's objects are dicts
 
 
 def check(columns: Any, at: Sequence[str | int]) -> tuple[list[str], list[list[Any]], list[int]]:
     """The columns' names, values and each row's template, or a `ColumnsError`: an object of
     lists of one length, `template` integers within `templates` (objects naming no column)."""
-    if not isinstance(columns, Mapping):
+    if not _is_mapping(columns):
         raise ColumnsError(at, "must be a list of objects, or an object of columns")
     names = [name for name in columns if name not in (TEMPLATE, TEMPLATES)]
     values = [columns[name] for name in names]
     templates = columns.get(TEMPLATES, [{}])
-    if not isinstance(templates, list) or not all(isinstance(t, Mapping) for t in templates):
+    if not isinstance(templates, list) or not all(map(_is_mapping, templates)):
         raise ColumnsError((*at, TEMPLATES), "must be a list of objects (each row's other fields)")
+    columned = set(names)
     for k, template in enumerate(templates):
-        both = sorted(set(template) & set(names))
-        if both:
+        if not columned.isdisjoint(template):
+            both = sorted(columned.intersection(template))
             raise ColumnsError((*at, TEMPLATES, k), f"gives {both} that are columns too")
     for name, column in zip(names, values, strict=True):
         if not isinstance(column, list):
@@ -199,13 +202,13 @@ def model_of(chd: Mapping[str, Any]) -> ComputeHostDescriptor | None:
 
 def _node(node: Mapping[str, Any], k: int) -> Mapping[str, Any]:
     out = dict(node)
-    if isinstance(node.get("cpus"), Mapping):
+    if _is_mapping(node.get("cpus")):
         out["cpus"] = _models(Cpu, node["cpus"], ("numa_nodes", k, "cpus"))
     nics = node.get("nics")
     if isinstance(nics, list):
         out["nics"] = [
             {**nic, "ports": [_port(port) for port in nic["ports"]]}
-            if isinstance(nic, Mapping) and isinstance(nic.get("ports"), list)
+            if _is_mapping(nic) and isinstance(nic.get("ports"), list)
             else nic
             for nic in nics
         ]
@@ -213,7 +216,7 @@ def _node(node: Mapping[str, Any], k: int) -> Mapping[str, Any]:
 
 
 def _port(port: Any) -> Any:
-    if isinstance(port, Mapping) and isinstance(port.get("vfs"), Mapping):
+    if _is_mapping(port) and _is_mapping(port.get("vfs")):
         return {**port, "vfs": _models(VirtualFunction, port["vfs"], ())}
     return port
 
