@@ -156,6 +156,10 @@ def test_isolate_is_refused_where_nova_compute_refuses_it() -> None:
     assert isolate_refused(_view(cpuset=[0], pcpuset=[2, 4])) == {}
     # ... unless a shared core keeps both its threads
     assert isolate_refused(_view(cpuset=[0, 1], pcpuset=[2, 4])) == {0: [2, 4]}
+    # worked out once per cell topology: the same answer again, in lists of its own
+    again = isolate_refused(_view())
+    again[0].append(9)
+    assert isolate_refused(_view()) == {0: [2, 3, 4, 5]}
 
 
 def test_a_closed_cell_offers_no_dedicated_pu_and_siblings_are_novas() -> None:
