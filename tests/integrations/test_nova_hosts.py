@@ -156,6 +156,10 @@ def test_isolate_is_refused_where_nova_compute_refuses_it() -> None:
     assert isolate_refused(_view(cpuset=[0], pcpuset=[2, 4])) == {}
     # ... unless a shared core keeps both its threads
     assert isolate_refused(_view(cpuset=[0, 1], pcpuset=[2, 4])) == {0: [2, 4]}
+    # worked out once per cell topology: the same answer again, in lists of its own
+    again = isolate_refused(_view())
+    again[0].append(9)
+    assert isolate_refused(_view()) == {0: [2, 3, 4, 5]}
 
 
 def test_a_closed_cell_offers_no_dedicated_pu_and_siblings_are_novas() -> None:
@@ -180,3 +184,30 @@ def test_a_request_pins_isolated_by_the_flavor_or_the_image() -> None:
     assert pins_isolated(doc({}, {"hw_cpu_policy": "dedicated", "hw_cpu_thread_policy": "isolate"}))
     assert not pins_isolated(doc(isolate))  # shared: the thread policy does not apply
     assert not pins_isolated(doc({"hw:cpu_policy": "dedicated"}))
+
+
+def test_a_cell_s_cores_are_sorted_once_per_topology_and_each_view_has_its_own() -> None:
+    """Siblings as Nova gives them (sets, in any order) are each core's PUs sorted, worked out
+    once per topology; each view gets its own lists (a caller may change one view's)."""
+    from types import SimpleNamespace
+
+    from nfvplace.integrations.nova import hosts
+
+    cell = SimpleNamespace(
+        id=0,
+        cpuset={1, 5},
+        pcpuset={2, 6},
+        pinned_cpus=set(),
+        siblings=[{5, 1}, {6, 2}, {4, 0}],
+        memory=1024,
+        mempages=[],
+    )
+    state = SimpleNamespace(host="h", numa_topology=SimpleNamespace(cells=[cell]))
+    hosts._sorted_cores.cache_clear()
+    first, second = (hosts.host_view(state)["cells"][0]["siblings"] for _ in range(2))
+    assert first == second == [[1, 5], [2, 6], [0, 4]]
+    assert hosts._sorted_cores.cache_info().hits == 1
+    first[0].append(9)
+    assert second[0] == [1, 5]
+    unhashable = ([5, 1], [2, 6])  # not what Nova gives: read, and not kept
+    assert hosts._cores(unhashable) == [[1, 5], [2, 6]]

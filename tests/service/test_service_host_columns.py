@@ -312,3 +312,87 @@ def test_a_bad_value_in_the_columns_is_refused_with_the_rows_codes_and_paths(
     if as_rows.status_code == 422:
         assert as_columns.json()["code"] == as_rows.json()["code"]
         assert as_columns.json()["findings"] == as_rows.json()["findings"]
+
+
+def _rows_of(model: ComputeHostDescriptor) -> list[Any]:
+    return [
+        row
+        for node in model.numa_nodes
+        for row in (*node.cpus, *(vf for nic in node.nics for port in nic.ports for vf in port.vfs))
+    ]
+
+
+@settings(max_examples=30, deadline=None)
+@given(seeds=st.lists(st.integers(0, 10_000), min_size=2, max_size=4), isolate=st.booleans())
+def test_rows_joined_from_values_validated_before_are_the_rows_validated(
+    seeds: list[int], isolate: bool
+) -> None:
+    """A row whose template and column values were validated before (in other layouts, other
+    hosts) is joined from them: field by field, fields set and order of fields, it is the row
+    validated (the models' fields are validated each on its own: `_fields_apart`)."""
+    host_columns.forget()
+    for seed in seeds:
+        view = host(random.Random(seed), f"j-{seed}")
+        closed = isolate_refused(view) if isolate else None
+        model = host_columns.model_of(_wire(chd_of(view, closed, columns=True)))
+        expected = ComputeHostDescriptor.model_validate(chd_of(view, closed))
+        assert model == expected
+        assert model is not None
+        for row, want in zip(_rows_of(model), _rows_of(expected), strict=True):
+            assert list(row.__dict__.items()) == list(want.__dict__.items())
+            assert row.model_fields_set == want.model_fields_set
+            assert row.model_dump_json(exclude_unset=True) == want.model_dump_json(
+                exclude_unset=True
+            )
+            assert (row.__pydantic_extra__, row.__pydantic_private__) == (None, None)
+
+
+def test_a_row_of_known_template_and_values_is_joined_not_validated(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A host like one read before but for one more VF per pool (new layouts of VFs, each VF's
+    address seen before but the last) and a core pinned more (its PUs' rows new to their layout,
+    of a template and values seen before): those rows are joined, and only the new VFs are
+    validated."""
+    from nfvplace.models.chd import Cpu, VirtualFunction
+
+    host_columns.forget()
+    first = host(random.Random(21), "first")
+    host_columns.model_of(_wire(chd_of(first, columns=True)))
+    validated: list[type[Any]] = []
+    real = Cpu.model_validate.__func__  # type: ignore[attr-defined]
+
+    def counted(cls: type[Any], *args: Any, **kwargs: Any) -> Any:
+        validated.append(cls)
+        return real(cls, *args, **kwargs)
+
+    for model in (Cpu, VirtualFunction):
+        monkeypatch.setattr(model, "model_validate", classmethod(counted))
+    second = json.loads(json.dumps(first))
+    for pool in second["pci_pools"]:
+        pool["count"] += 1
+    cell = second["cells"][0]
+    cell["pinned_cpus"] = sorted({*cell["pinned_cpus"], *cell["siblings"][-1]})
+    model = host_columns.model_of(_wire(chd_of(second, columns=True)))
+    assert model == ComputeHostDescriptor.model_validate(chd_of(second))
+    assert validated.count(VirtualFunction) == len(second["pci_pools"])  # the one new VF each
+    assert validated.count(Cpu) == 0  # every PU's template and values were seen
+
+
+def test_only_models_whose_fields_validate_apart_are_joined() -> None:
+    from pydantic import model_validator
+
+    from nfvplace.models.base import Model
+    from nfvplace.models.chd import Cpu, VirtualFunction
+
+    class Checked(Model):
+        id: int
+        core: int
+
+        @model_validator(mode="after")
+        def _core_of_id(self) -> Checked:
+            return self
+
+    assert host_columns._fields_apart(Cpu)
+    assert host_columns._fields_apart(VirtualFunction)
+    assert not host_columns._fields_apart(Checked)

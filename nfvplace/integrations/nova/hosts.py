@@ -22,6 +22,7 @@ not).
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Iterable, Mapping
@@ -122,7 +123,7 @@ def _cell(cell: tuple[Any, ...]) -> dict[str, Any]:
         "cpuset": _ints(cpuset),
         "pcpuset": _ints(pcpuset),
         "pinned_cpus": _ints(pinned),
-        "siblings": [sorted(map(int, s)) for s in siblings],  # a tuple each (host_inputs)
+        "siblings": _cores(siblings),
         "memory": int(memory),
         "memory_usage": int(memory_usage or 0),
         "cpu_usage": int(cpu_usage or 0),
@@ -137,6 +138,21 @@ def _cell(cell: tuple[Any, ...]) -> dict[str, Any]:
         ],
         "socket": socket,
     }
+
+
+def _cores(siblings: tuple[Any, ...]) -> list[list[int]]:
+    """A cell's siblings (a tuple of each core's, `host_inputs`), each core's sorted: worked out
+    once per topology (a cold pass sorted 60,000 cores of a few topologies), a new list each."""
+    try:
+        cores = _sorted_cores(siblings)
+    except TypeError:  # a value Nova never gives (an unhashable one): not kept
+        cores = _sorted_cores.__wrapped__(siblings)
+    return [list(core) for core in cores]
+
+
+@functools.lru_cache(maxsize=256)
+def _sorted_cores(siblings: tuple[Any, ...]) -> tuple[tuple[int, ...], ...]:
+    return tuple(tuple(sorted(map(int, s))) for s in siblings)
 
 
 def _pool(pool: tuple[Any, ...]) -> dict[str, Any]:
@@ -233,23 +249,34 @@ def isolate_refused(view: Mapping[str, Any]) -> dict[int, list[int]]:
     (`_pack_instance_onto_cores`): on a cell with SMT siblings configured with `cpu_dedicated_set`
     (`cpuset` differs from `pcpuset`), every one (Nova bug #1889633); in the legacy `vcpu_pin_set`
     layout (`cpuset` equal to `pcpuset`), those of cores with fewer threads in the set than the
-    cell's largest core (Nova takes only cores of threads_per_core free threads)."""
+    cell's largest core (Nova takes only cores of threads_per_core free threads). Worked out
+    once per cell topology (its sets and siblings: what the refusal reads)."""
     out: dict[int, list[int]] = {}
     for cell in view.get("cells") or ():
-        threads = threads_per_core(cell)
-        dedicated = set(cell["pcpuset"])
-        if threads == 1:
-            continue
-        if set(cell["cpuset"]) != dedicated:
-            closed = dedicated
-        else:
-            closed = set()
-            for siblings in cell.get("siblings") or ():
-                if len(dedicated & set(siblings)) < threads:
-                    closed |= dedicated & set(siblings)
+        siblings = tuple(map(tuple, cell.get("siblings") or ()))
+        topology = (tuple(cell["cpuset"]), tuple(cell["pcpuset"]), siblings)
+        closed = _refused_on(topology)  # (an unhashable value fails here as in the sets)
         if closed:
-            out[int(cell["id"])] = sorted(closed)
+            out[int(cell["id"])] = list(closed)
     return out
+
+
+@functools.lru_cache(maxsize=256)
+def _refused_on(topology: tuple[tuple[Any, ...], ...]) -> tuple[int, ...]:
+    """`isolate_refused` of one cell, by its `cpuset`, `pcpuset` and `siblings`."""
+    cpuset, pcpuset, siblings = topology
+    cell = {"cpuset": cpuset, "pcpuset": pcpuset, "siblings": siblings}
+    threads = threads_per_core(cell)
+    dedicated = set(pcpuset)
+    if threads == 1:
+        return ()
+    if set(cpuset) != dedicated:
+        return tuple(sorted(dedicated))
+    closed: set[int] = set()
+    for core in siblings:
+        if len(dedicated & set(core)) < threads:
+            closed |= dedicated & set(core)
+    return tuple(sorted(closed))
 
 
 def _node(
