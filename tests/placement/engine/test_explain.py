@@ -111,8 +111,8 @@ def test_node_rejections_read_from_arrays_say_what_they_said_element_by_element(
     key = data.draw(
         st.integers(0, len(needs) - 1) if is_single else st.integers(1, 2 ** len(needs) - 1)
     )
-    build = Reasons._node_builder(FLEET, record, hosts, is_single, key, "p", "c")
-    built = [Rejection(*row) for row in build()]  # a builder gives rows (a Rejection's fields)
+    rows_of = Reasons._node_builder(FLEET, record, is_single, key, "p", "c")
+    built = [Rejection(*row) for row in rows_of(hosts)]  # rows: a Rejection's fields
     assert built == _reference(FLEET, record, hosts, is_single, key)
 
 

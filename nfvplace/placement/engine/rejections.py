@@ -1,0 +1,135 @@
+"""A refused placement's rejections: built when first read, as the hosts were when it was refused.
+
+Building a rejection per host costs more than the placement (a refusal over 10,000 hosts), so the
+engine keeps groups of hosts and how to word them, and builds the rows when someone reads them.
+Some groups word a host from what the index holds of it (its columns, its descriptor: a
+`LiveGroup`); the index rewrites those rows when a later placement claims on it or a release gives
+back. So a `RejectionList` that still has such groups watches their index (weakly: `Watchers`), and
+before the index rewrites a row, the groups that hold that host build its rejection then (pin it).
+The others are built when read, as before: a result read at once, or dropped, pins nothing; a kept
+one pins only the hosts rewritten while it is kept, once each.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from typing import overload
+
+import numpy as np
+
+from ..index import FleetIndex
+from ..resources.base import IntArray
+from ..result import Rejection, RejectionRow, rejection_row
+
+Row = Rejection | RejectionRow
+Builder = Callable[[], Sequence[Row]]
+"""A group's rejections, from what was known when it was refused (nothing the index rewrites)."""
+RowsOf = Callable[[IntArray], Sequence[Row]]
+"""The rejections of the hosts at these positions of the index, one each, in their order."""
+
+
+class LiveGroup:
+    """The rejections of `hosts` (positions in `index`, ascending, each once), worded by `rows_of`
+    from what the index holds of them: a host's row is built when the index is about to rewrite
+    it (`pin`), or, if it never is, when the group is read."""
+
+    __slots__ = ("hosts", "index", "pinned", "rows_of")
+
+    def __init__(self, index: FleetIndex, hosts: IntArray, rows_of: RowsOf) -> None:
+        self.index = index
+        self.hosts = hosts
+        self.rows_of = rows_of
+        self.pinned: dict[int, Row] = {}  # host position -> its rejection, built before a rewrite
+
+    def pin(self, position: int) -> None:
+        hosts = self.hosts
+        k = int(np.searchsorted(hosts, position))
+        if k < len(hosts) and hosts[k] == position and position not in self.pinned:
+            (self.pinned[position],) = self.rows_of(hosts[k : k + 1])
+
+    def rows(self) -> Sequence[Row]:
+        pinned = self.pinned
+        if not pinned:
+            return self.rows_of(self.hosts)
+        order = self.hosts.tolist()
+        rest = iter(self.rows_of(np.array([i for i in order if i not in pinned], np.int64)))
+        return [pinned[i] if i in pinned else next(rest) for i in order]
+
+
+Group = Builder | LiveGroup
+
+
+class RejectionList(Sequence[Rejection]):
+    """A sequence of rejections materialised on first access. Groups give `Rejection`s, or
+    `RejectionRow`s (a rejection's fields, in order: a tuple costs about a tenth of a frozen
+    dataclass's `__init__`), which become `Rejection`s only when the sequence is read, not when
+    `rows` is (what `Diagnosis.to_dict` reads: the service's 409 over 1,000 hosts).
+
+    Made with its groups, it watches the indexes its live groups read until it is built: what it
+    gives is what they said when it was made, whenever it is read."""
+
+    def __init__(self, groups: list[Group]) -> None:
+        self._groups = groups
+        self._built: list[Row] | None = None
+        self._items: tuple[Rejection, ...] | None = None
+        indexes = {id(g.index): g.index for g in groups if isinstance(g, LiveGroup)}
+        for index in indexes.values():
+            index.watchers.add(self)
+
+    def pin(self, index: object, row: int) -> bool:
+        """`index` is about to rewrite `row`: build the rejections of that host now (`Watchers`)."""
+        if self._built is not None:
+            return False
+        for group in self._groups:
+            if isinstance(group, LiveGroup) and group.index is index:
+                group.pin(row)
+        return True
+
+    def _sorted(self) -> list[Row]:
+        """What the groups gave, by host."""
+        if self._built is None:
+            built: list[Row] = []
+            for group in self._groups:
+                built.extend(group.rows() if isinstance(group, LiveGroup) else group())
+            built.sort(key=_host_of)
+            self._built = built
+            self._groups = []  # what they read (records, columns) is no longer needed
+        return self._built
+
+    def rows(self) -> tuple[RejectionRow, ...]:
+        """Every rejection's fields, by host, without making a `Rejection` of each."""
+        return tuple(rejection_row(r) if isinstance(r, Rejection) else r for r in self._sorted())
+
+    def _all(self) -> tuple[Rejection, ...]:
+        if self._items is None:
+            self._items = tuple(
+                r if isinstance(r, Rejection) else Rejection(*r) for r in self._sorted()
+            )
+        return self._items
+
+    @overload
+    def __getitem__(self, index: int) -> Rejection: ...
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[Rejection]: ...
+    def __getitem__(self, index: int | slice) -> Rejection | Sequence[Rejection]:
+        return self._all()[index]
+
+    def __len__(self) -> int:
+        return len(self._sorted())
+
+    def __iter__(self) -> Iterator[Rejection]:
+        return iter(self._all())
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Sequence):
+            return tuple(self) == tuple(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"RejectionList({list(self._all())!r})"
+
+
+def _host_of(rejection: Row) -> str:
+    return rejection.host if isinstance(rejection, Rejection) else rejection[0]
