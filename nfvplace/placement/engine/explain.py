@@ -207,12 +207,28 @@ def _best_node_rejections(
     code: str,
 ) -> list[RejectionRow]:
     """Per host, the need and what its best node (the first with the most) has of it."""
+    head = f"{label} needs {need.phrase}; the best NUMA node ("
+    unit, requested = need.unit, need.requested
+    if len(hosts) == 1:  # a pin (`LiveGroup.pin`): one host, read as Python numbers (a fifth)
+        i = int(hosts[0])
+        one = _best_node_of(node_id[i].tolist(), need.available[i].tolist())
+        if one is not None:
+            node, have = one
+            return [
+                (
+                    ids[i],
+                    code,
+                    f"{head}{node}) has {have:g} {unit}",
+                    phrase,
+                    requested,
+                    have,
+                    FILTER,
+                )
+            ]
     nodes = node_id[hosts]
     available = np.where(nodes >= 0, need.available[hosts].astype(np.float64), -np.inf)
     best = available.argmax(axis=1)
     rows = np.arange(len(hosts))
-    head = f"{label} needs {need.phrase}; the best NUMA node ("
-    unit, requested = need.unit, need.requested
     return [
         (ids[i], code, f"{head}{node}) has {have:g} {unit}", phrase, requested, have, FILTER)
         for i, node, have in zip(
@@ -222,6 +238,19 @@ def _best_node_rejections(
             strict=True,
         )
     ]
+
+
+def _best_node_of(nodes: list[int], available: list[float]) -> tuple[int, float] | None:
+    """The first node with the most, as `argmax` finds it over the nodes that exist (None: no
+    node, or a NaN: the arrays' answer stands)."""
+    best: tuple[int, float] | None = None
+    for node, value in zip(nodes, available, strict=True):
+        have = float(value)
+        if have != have:
+            return None
+        if node >= 0 and (best is None or have > best[1]):
+            best = (node, have)
+    return best
 
 
 def _combination_rejections(

@@ -12,10 +12,12 @@ one pins only the hosts rewritten while it is kept, once each.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from typing import overload
 
 import numpy as np
+import numpy.typing as npt
 
 from ..index import FleetIndex
 from ..resources.base import IntArray
@@ -42,13 +44,19 @@ class LiveGroup:
         self.pinned: dict[int, Row] = {}  # host position -> its rejection, built before a rewrite
 
     def pin(self, position: int) -> None:
+        """Build the rejection of the host at `position` now, if it is one of the group's."""
         hosts = self.hosts
         k = int(np.searchsorted(hosts, position))
-        if k < len(hosts) and hosts[k] == position and position not in self.pinned:
-            (self.pinned[position],) = self.rows_of(hosts[k : k + 1])
+        if k < len(hosts) and hosts[k] == position:
+            self.keep(position)
+
+    def keep(self, position: int) -> None:
+        """Build the rejection of the host at `position`, one of the group's, unless it is built."""
+        if position not in self.pinned:
+            (self.pinned[position],) = self.rows_of(np.array((position,), dtype=np.int64))
 
     def rows(self) -> Sequence[Row]:
-        pinned = self.pinned
+        pinned = dict(self.pinned)
         if not pinned:
             return self.rows_of(self.hosts)
         order = self.hosts.tolist()
@@ -57,6 +65,19 @@ class LiveGroup:
 
 
 Group = Builder | LiveGroup
+NO_GROUP, SEVERAL = -1, -2  # `_owner_of`: a host in no live group, in more than one
+
+
+def _owner_of(live: list[LiveGroup]) -> npt.NDArray[np.int16]:
+    """Per host position, the live group it is in (as a list's first pin finds it: a lookup is a
+    tenth of a binary search per group; two bytes a host of the index while the result is kept)."""
+    size = max((int(g.hosts[-1]) + 1 for g in live if len(g.hosts)), default=0)
+    owner = np.full(size, NO_GROUP, dtype=np.int16)
+    for k, group in enumerate(live):
+        taken = owner[group.hosts] != NO_GROUP
+        owner[group.hosts] = k if k < 2**15 else SEVERAL
+        owner[group.hosts[taken]] = SEVERAL
+    return owner
 
 
 class RejectionList(Sequence[Rejection]):
@@ -66,35 +87,52 @@ class RejectionList(Sequence[Rejection]):
     `rows` is (what `Diagnosis.to_dict` reads: the service's 409 over 1,000 hosts).
 
     Made with its groups, it watches the indexes its live groups read until it is built: what it
-    gives is what they said when it was made, whenever it is read."""
+    gives is what they said when it was made, whenever it is read. A thread that reads it while
+    another writes the index (the service words its 409 outside the index's lock) reads it whole
+    before the write goes on, or after the rows the write changes are pinned (`_lock`)."""
 
     def __init__(self, groups: list[Group]) -> None:
         self._groups = groups
+        self._lock = threading.Lock()
         self._built: list[Row] | None = None
         self._items: tuple[Rejection, ...] | None = None
+        # id of an index -> its live groups, and which of them each host position is in
+        self._owners: dict[int, tuple[list[LiveGroup], npt.NDArray[np.int16]]] = {}
         indexes = {id(g.index): g.index for g in groups if isinstance(g, LiveGroup)}
         for index in indexes.values():
             index.watchers.add(self)
 
     def pin(self, index: object, row: int) -> bool:
         """`index` is about to rewrite `row`: build the rejections of that host now (`Watchers`)."""
-        if self._built is not None:
-            return False
-        for group in self._groups:
-            if isinstance(group, LiveGroup) and group.index is index:
-                group.pin(row)
-        return True
+        with self._lock:
+            if self._built is not None:
+                return False
+            known = self._owners.get(id(index))
+            if known is None:
+                live = [g for g in self._groups if isinstance(g, LiveGroup) and g.index is index]
+                known = self._owners[id(index)] = (live, _owner_of(live))
+            live, owner = known
+            k = int(owner[row]) if row < len(owner) else NO_GROUP
+            if k >= 0:
+                live[k].keep(row)
+            elif k == SEVERAL:
+                for group in live:
+                    group.pin(row)
+            return True
 
     def _sorted(self) -> list[Row]:
         """What the groups gave, by host."""
-        if self._built is None:
-            built: list[Row] = []
-            for group in self._groups:
-                built.extend(group.rows() if isinstance(group, LiveGroup) else group())
-            built.sort(key=_host_of)
-            self._built = built
-            self._groups = []  # what they read (records, columns) is no longer needed
-        return self._built
+        if self._built is not None:
+            return self._built
+        with self._lock:
+            if self._built is None:
+                built: list[Row] = []
+                for group in self._groups:
+                    built.extend(group.rows() if isinstance(group, LiveGroup) else group())
+                built.sort(key=_host_of)
+                self._built = built
+                self._groups, self._owners = [], {}  # what they read is no longer needed
+            return self._built
 
     def rows(self) -> tuple[RejectionRow, ...]:
         """Every rejection's fields, by host, without making a `Rejection` of each."""

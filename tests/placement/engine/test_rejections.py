@@ -146,14 +146,15 @@ def test_a_host_added_with_more_nodes_rebuilds_the_index_and_kept_reasons_stay()
 
 
 def _pin_calls(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The hosts whose rejection a live group is asked to build before a rewrite."""
     calls: list[int] = []
-    original = rejections.LiveGroup.pin
+    original = rejections.LiveGroup.keep
 
     def counted(self: LiveGroup, position: int) -> None:
         calls.append(position)
         original(self, position)
 
-    monkeypatch.setattr(rejections.LiveGroup, "pin", counted)
+    monkeypatch.setattr(rejections.LiveGroup, "keep", counted)
     return calls
 
 
@@ -216,3 +217,47 @@ def test_a_live_group_gives_its_hosts_as_they_were(
     ]
     assert list(group.rows()) == expected
     assert set(group.pinned) == {p for p, _ in writes} & set(hosts)
+
+
+SMALL = FleetIndex(make_fleet(8, seed=4))
+
+
+@given(
+    groups=st.lists(
+        st.lists(st.integers(0, 7), min_size=1, max_size=8, unique=True).map(sorted),
+        min_size=1,
+        max_size=3,
+    ),
+    writes=st.lists(st.tuples(st.integers(0, 7), st.integers(0, 99)), max_size=20),
+)
+@settings(max_examples=80, deadline=None)
+def test_a_kept_list_reads_every_group_as_it_was(
+    groups: list[list[int]], writes: list[tuple[int, int]]
+) -> None:
+    """Groups that may share hosts (a host in two groups is built in each), told through the
+    index's watchers before each write: the list reads as it would have when made."""
+    column = list(range(8))
+
+    def rows_for(tag: int) -> Callable[[np.ndarray], list[RejectionRow]]:
+        def rows_of(at: np.ndarray) -> list[RejectionRow]:
+            return [
+                (SMALL.host_ids[i], f"r{tag}", f"has {column[i]}", "s", None, None, "filter")
+                for i in at.tolist()
+            ]
+
+        return rows_of
+
+    def made() -> RejectionList:
+        return RejectionList(
+            [
+                LiveGroup(SMALL, np.array(g, dtype=np.int64), rows_for(k))
+                for k, g in enumerate(groups)
+            ]
+        )
+
+    expected = list(made())
+    kept = made()
+    for row, value in writes:
+        SMALL.watchers.changing(SMALL, row)
+        column[row] = value
+    assert list(kept) == expected
