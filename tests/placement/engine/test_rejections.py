@@ -7,8 +7,10 @@ import random
 from collections.abc import Callable
 from typing import Any, cast
 
+import builders
 import numpy as np
 import pytest
+from builders import NodeSpec, PortSpec, cpu_set, host
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -143,6 +145,28 @@ def test_a_host_added_with_more_nodes_rebuilds_the_index_and_kept_reasons_stay()
     for vm in request_stream(30, seed=7):
         fleet.place(vm)
     assert read(refused) == expected
+
+
+def test_the_exact_stage_and_untried_hosts_read_as_when_refused() -> None:
+    """The exact model's refusal is named when the host fails (from the host's free resources as
+    the attempt read them), untried hosts say the limit: neither reads the index later."""
+    bad = host("bad", nodes=[NodeSpec(ports=[PortSpec()]), NodeSpec(cores=0)])
+    good = host("good", nodes=[NodeSpec(ports=[PortSpec(), PortSpec()]), NodeSpec(cores=1)])
+    interfaces = (
+        {"name": "d", "mode": "dedicated", "speed_gbps": 25},
+        {"name": "s", "mode": "sriov", "speed_gbps": 25},
+    )
+    v = builders.vm(cpu_sets=[cpu_set(0, 2, interfaces=interfaces)])
+    fleet = nfvplace.Fleet([bad, good])
+    kept = fleet.place(v, max_candidates=1)
+    expected = read(nfvplace.Fleet([bad, good]).place(v, max_candidates=1))
+    assert expected is not None
+    assert {row[1] for row in expected[1]} == {"infeasible", "not_tried"}
+    placed = fleet.place(v)
+    assert placed.ok
+    fleet.update(bad.model_copy(update={"numa_nodes": bad.numa_nodes[:1]}))
+    fleet.release(placed)
+    assert read(kept) == expected
 
 
 def _pin_calls(monkeypatch: pytest.MonkeyPatch) -> list[int]:
