@@ -37,6 +37,10 @@ class Watchers:
     def __len__(self) -> int:
         return len(self._refs)
 
+    def __reduce__(self) -> tuple[type[Watchers], tuple[()]]:
+        # a pickled or deep-copied index is another index: the results read the one they came from
+        return Watchers, ()
+
     def add(self, reader: RowReader) -> None:
         self._refs.append(weakref.ref(reader))
         if len(self._refs) >= self._limit:

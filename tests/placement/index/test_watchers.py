@@ -3,7 +3,10 @@ they say so or are gone."""
 
 from __future__ import annotations
 
+import copy
 import gc
+import pickle
+from collections.abc import Callable
 
 import pytest
 
@@ -92,3 +95,19 @@ def test_the_index_tells_before_it_rewrites(change: str, rows: list[int]) -> Non
     else:
         index.update(make_fleet(7, seed=2)[6].model_copy(update={"id": "new"}))
     assert seen == [(row, before[row]) for row in rows]  # told before, with the host as it was
+
+
+@pytest.mark.parametrize("clone", [lambda i: pickle.loads(pickle.dumps(i)), copy.deepcopy])
+def test_a_pickled_or_copied_index_keeps_no_reader(
+    clone: Callable[[FleetIndex], FleetIndex],
+) -> None:
+    """An index with a kept result's reader pickles (a notebook's multiprocessing) and deep-copies
+    as it did: the clone is another index, read by no result."""
+    index = FleetIndex(make_fleet(4, seed=3))
+    reader = Reader(9)
+    index.watchers.add(reader)
+    other = clone(index)
+    assert len(other.watchers) == 0
+    other.claimed([other.hosts[1]])
+    assert reader.told == []
+    assert len(index.watchers) == 1
