@@ -75,6 +75,7 @@ def main() -> None:
     parser.add_argument("--kept", type=int, default=1_000)
     parser.add_argument("--compare", help="the baseline tree, measured in the same run")
     parser.add_argument("--repeat", type=int, default=1, help="alternated blocks per tree")
+    parser.add_argument("--ways", default="drop,keep", help="drop, keep, or both (drop,keep)")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--keep", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--memory", action="store_true", help=argparse.SUPPRESS)
@@ -85,7 +86,7 @@ def main() -> None:
     trees = [("this tree", str(ROOT))] + ([("baseline", args.compare)] if args.compare else [])
     print(f"{args.hosts} hosts, {args.kept} rounds; load {os.getloadavg()[0]:.2f}")
     for _ in range(args.repeat):
-        for keep in (False, True):
+        for keep in (way == "keep" for way in args.ways.split(",")):
             for name, tree in trees:
                 cpu = child(tree, args.hosts, args.kept, keep, memory=False)
                 held = child(tree, args.hosts, args.kept, keep, memory=True)["held_mib"]

@@ -10,7 +10,7 @@ and say the host as it was when the placement was refused, whenever they are rea
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 
@@ -207,36 +207,25 @@ def _best_node_rejections(
     code: str,
 ) -> list[RejectionRow]:
     """Per host, the need and what its best node (the first with the most) has of it."""
-    head = f"{label} needs {need.phrase}; the best NUMA node ("
-    unit, requested = need.unit, need.requested
-    if len(hosts) == 1:  # a pin (`LiveGroup.pin`): one host, read as Python numbers (a fifth)
+    one = None
+    if len(hosts) == 1:  # a pin (`LiveGroup.keep`): one host, read as Python numbers (a fifth)
         i = int(hosts[0])
         one = _best_node_of(node_id[i].tolist(), need.available[i].tolist())
-        if one is not None:
-            node, have = one
-            return [
-                (
-                    ids[i],
-                    code,
-                    f"{head}{node}) has {have:g} {unit}",
-                    phrase,
-                    requested,
-                    have,
-                    FILTER,
-                )
-            ]
-    nodes = node_id[hosts]
-    available = np.where(nodes >= 0, need.available[hosts].astype(np.float64), -np.inf)
-    best = available.argmax(axis=1)
-    rows = np.arange(len(hosts))
+    if one is not None:
+        found: Iterable[tuple[int, int, float]] = [(int(hosts[0]), *one)]
+    else:
+        nodes = node_id[hosts]
+        available = np.where(nodes >= 0, need.available[hosts].astype(np.float64), -np.inf)
+        best = available.argmax(axis=1)
+        rows = np.arange(len(hosts))
+        found = zip(
+            hosts.tolist(), nodes[rows, best].tolist(), available[rows, best].tolist(), strict=True
+        )
+    head = f"{label} needs {need.phrase}; the best NUMA node ("
+    unit, requested = need.unit, need.requested
     return [
         (ids[i], code, f"{head}{node}) has {have:g} {unit}", phrase, requested, have, FILTER)
-        for i, node, have in zip(
-            hosts.tolist(),
-            nodes[rows, best].tolist(),
-            available[rows, best].tolist(),
-            strict=True,
-        )
+        for i, node, have in found
     ]
 
 

@@ -70,14 +70,16 @@ def _place(what: VmDescriptor | VnfTemplate) -> Step:
 
 
 def steps(seed: int, n: int) -> list[Step]:
-    """Placements of the realistic mix, VNF templates now and then, and releases of earlier
-    placements: the same steps for every fleet they run on."""
+    """Placements of the realistic mix, VNF templates now and then, refusals, and releases of
+    earlier placements: the same steps for every fleet they run on."""
     rng = random.Random(seed)
     vms = request_stream(n, seed=seed)
     out: list[Step] = []
     for k, vm in enumerate(vms):
         roll = rng.random()
-        if roll < 0.15:
+        if k % 10 == 9:  # a refusal over the whole fleet, whatever the fleet's state
+            out.append(_place(impossible_requests(1, seed=k)[0]))
+        elif roll < 0.15:
             out.append(_release(k))
         elif roll < 0.25:
             count, other = rng.choice([(3, None), (2, vms[(k + 1) % n]), (6, None)])
@@ -113,7 +115,7 @@ def test_kept_results_read_as_results_read_at_once(seed: int) -> None:
     plan = steps(seed, 70)
     at_once = run(hosts, plan, at_once=True)
     late = run(hosts, plan, at_once=False)
-    assert sum(r is not None for r in at_once) >= 3  # the fleet filled up: refusals to read
+    assert sum(r is not None for r in at_once) >= 7  # refusals to read, kept across writes
     assert late == at_once
 
 
