@@ -138,9 +138,9 @@ def test_a_claim_worked_out_from_its_configuration_is_the_claimed_host_read_agai
             host = result.hosts[config.host]
             assert free_claimed(host, before, config) == free_of(host)
             if config.held_cpus and not config.floating_cpus:
-                assert CPU.free_claimed(before[0], before[1].of(CPU), config) is not None
+                assert CPU.free_claimed(before[0], before[1].of(CPU), config, host) is not None
                 worked += 1
-            if MEMORY.free_claimed(before[0], before[1].of(MEMORY), config) is not None:
+            if MEMORY.free_claimed(before[0], before[1].of(MEMORY), config, host) is not None:
                 counted_memory += 1
             counted, filled = index.table(IMPACT).copy(), index.table(IMPACT).copy()
             assert IMPACT.columns_claimed(counted, i, host, before[0], config)

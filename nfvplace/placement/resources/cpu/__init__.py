@@ -64,7 +64,11 @@ class CpuKind(Kind):
         return cpu_free(host, (before, free_before))
 
     def free_claimed(
-        self, before: ComputeHostDescriptor, free_before: CpuFree, config: VmConfiguration
+        self,
+        before: ComputeHostDescriptor,
+        free_before: CpuFree,
+        config: VmConfiguration,
+        after: ComputeHostDescriptor,
     ) -> CpuFree | None:
         if config.floating_cpus:  # a shared PU charged may have been a free one: read the host
             return None
