@@ -17,7 +17,7 @@ import numpy as np
 from ..index import FleetIndex
 from ..reasons import Reason
 from ..resources.base import IntArray
-from ..resources.filtering import NodeNeed
+from ..resources.filtering import NodeNeed, in_units
 from ..resources.rows import rows_any
 from ..result import Diagnosis, RejectionRow
 from .filter import CountRecord, FilterOutcome, HostCheckRecord, NodeRecord
@@ -210,12 +210,12 @@ def _best_node_rejections(
     one = None
     if len(hosts) == 1:  # a pin (`LiveGroup.keep`): one host, read as Python numbers (a fifth)
         i = int(hosts[0])
-        one = _best_node_of(node_id[i].tolist(), need.available[i].tolist())
+        one = _best_node_of(node_id[i].tolist(), in_units(need, hosts)[0].tolist())
     if one is not None:
         found: Iterable[tuple[int, int, float]] = [(int(hosts[0]), *one)]
     else:
         nodes = node_id[hosts]
-        available = np.where(nodes >= 0, need.available[hosts].astype(np.float64), -np.inf)
+        available = np.where(nodes >= 0, in_units(need, hosts), -np.inf)
         best = available.argmax(axis=1)
         rows = np.arange(len(hosts))
         found = zip(
@@ -253,7 +253,7 @@ def _combination_rejections(
 ) -> list[RejectionRow]:
     """Per host, the needs no single node meets and what each of its nodes has of them."""
     nodes = node_id[hosts].tolist()
-    columns = [(n.available[hosts].astype(np.float64).tolist(), n.unit) for n in chosen]
+    columns = [(in_units(n, hosts).tolist(), n.unit) for n in chosen]
     head = (
         f"{label} needs {' and '.join(n.phrase for n in chosen)} on one NUMA node; no node has all"
     )

@@ -71,7 +71,7 @@ def run_filter(
         hit = out.passing & check.failing
         if hit.any():
             out.records.append(HostCheckRecord(check, np.flatnonzero(hit)))
-            out.passing &= ~hit
+            out.passing ^= hit  # `hit` is of `passing`
     exists = fleet.node_id >= 0
     for cs in request.cpu_sets:
         _node_needs(inp, out, cs, exists, len(request.cpu_sets) > 1)
@@ -90,11 +90,11 @@ def _node_needs(
     for need in needs[1:]:
         ok &= need.ok
     out.node_ok[part.id] = ok
-    hit = out.passing & ~rows_any(ok)
+    hit = np.greater(out.passing, rows_any(ok))  # passing, and no node meets every need
     if hit.any():
         cpu_set = None if part.id == SHARED else part.id
         out.records.append(NodeRecord(cpu_set, tuple(needs), np.flatnonzero(hit), many))
-        out.passing &= ~hit
+        out.passing ^= hit
 
 
 def _distinct_nodes(out: FilterOutcome, request: Request, exists: BoolArray) -> None:

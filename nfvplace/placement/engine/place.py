@@ -50,18 +50,25 @@ def rank(
     fleet: FleetIndex, vm: VmDescriptor, options: Options, consider: BoolArray, reasons: Reasons
 ) -> Ranked:
     """Filter every variant of `vm` on the hosts it applies to, and key the hosts that pass."""
-    ranked = Ranked([], np.full(len(fleet), NO_KEY, dtype=np.int64), np.zeros(len(fleet), np.intp))
+    ranked = Ranked([], np.empty(0, dtype=np.int64), np.zeros(len(fleet), np.intp))
     for descriptor, variant, mask in split(fleet, vm):
         request = build_request(descriptor, variant)
         outcome = run_filter(fleet, request, options, mask & consider)
         reasons.add_outcome(outcome)
-        # the first variant's hosts have no key yet: no need to look (most requests have one)
-        new = outcome.passing & (ranked.keys == NO_KEY) if ranked.groups else outcome.passing
-        if new.any():
-            keys = host_keys(fleet, request, options, outcome.node_ok)
-            ranked.keys = np.where(new, keys, ranked.keys)
-            if ranked.groups:  # the owner of the first group's hosts is 0 already
-                ranked.owner[new] = len(ranked.groups)
+        if not ranked.groups:
+            # the first variant (most requests have no other): the policy's keys, a new array,
+            # with NO_KEY written in place where no host passed
+            if outcome.passing.any():
+                ranked.keys = host_keys(fleet, request, options, outcome.node_ok)
+                ranked.keys[~outcome.passing] = NO_KEY
+            else:
+                ranked.keys = np.full(len(fleet), NO_KEY, dtype=np.int64)
+        else:
+            new = outcome.passing & (ranked.keys == NO_KEY)
+            if new.any():
+                keys = host_keys(fleet, request, options, outcome.node_ok)
+                ranked.keys = np.where(new, keys, ranked.keys)
+                ranked.owner[new] = len(ranked.groups)  # the first group's hosts are 0 already
         ranked.groups.append((request, outcome))
     return ranked
 

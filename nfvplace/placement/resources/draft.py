@@ -178,6 +178,16 @@ def kept_places(node: NumaNode) -> Places | None:
     return kept[1] if kept is not None and kept[0]() is node else None
 
 
+def places_of(node: NumaNode) -> Places:
+    """Where each PU of `node` is: as a claim found them lately, else mapped (and kept)."""
+    places = kept_places(node)
+    if places is None:
+        node_id = node.id
+        places = {cpu.id: (node_id, k) for k, cpu in enumerate(node.cpus)}
+        _keep_places(node, places)
+    return places
+
+
 def _keep_places(node: NumaNode, places: Places) -> None:
     with _places_lock:
         _places.pop(id(node), None)
@@ -212,11 +222,7 @@ class _Cpus:
         found = self._where.get(pu)
         while found is None and self._unread:
             node = self._unread.pop()
-            places = kept_places(node)
-            if places is None:
-                node_id = node.id
-                places = {cpu.id: (node_id, k) for k, cpu in enumerate(node.cpus)}
-                _keep_places(node, places)
+            places = places_of(node)
             self.mapped[node.id] = places
             self._where.update(places)
             found = self._where.get(pu)

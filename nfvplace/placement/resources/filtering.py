@@ -37,7 +37,8 @@ class HostCheck:
 @dataclass(frozen=True, slots=True)
 class NodeNeed:
     """A per-node condition of one part of the VM (a cpu-set, or its shared vCPUs): `ok[i, j]`
-    says node slot j of host i meets it."""
+    says node slot j of host i meets it. A diagnosis reads `available / per` of the hosts it names
+    (`in_units`): a division over every host and node cost more than the comparison."""
 
     code: Reason
     phrase: str  # "4 free 1 GiB pages"
@@ -45,6 +46,7 @@ class NodeNeed:
     available: npt.NDArray[np.float64] | npt.NDArray[np.int64]
     requested: float
     unit: str  # how `available` reads: "free 1 GiB pages"
+    per: int = 1  # `available` counts 1/`per` of a unit (kbit/s of Gbps): divided when read
 
 
 def detail(fn: Callable[..., tuple[str, float | None, float | None]]) -> Detail:
@@ -54,3 +56,12 @@ def detail(fn: Callable[..., tuple[str, float | None, float | None]]) -> Detail:
 
 def no_host(fleet: IndexedFleet) -> BoolArray:
     return np.zeros(len(fleet), dtype=np.bool_)
+
+
+def in_units(need: NodeNeed, hosts: npt.NDArray[np.intp]) -> npt.NDArray[np.float64]:
+    """What the hosts `hosts` have of `need`, per node slot, in its unit."""
+    have = need.available[hosts]
+    if need.per != 1:
+        divided: npt.NDArray[np.float64] = have / need.per
+        return divided
+    return have.astype(np.float64)

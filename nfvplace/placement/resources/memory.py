@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Iterable
 from dataclasses import dataclass
+from functools import cache
 
 import numpy as np
 from ortools.sat.python import cp_model
@@ -56,6 +57,7 @@ class MemoryTable(Table):
     normal_free: IntArray  # per host: free normal MiB, strict, summed over nodes
 
 
+@cache  # a handful of page sizes, named in every request's needs
 def page_label(size_kib: int) -> str:
     text = format_memory_kib(size_kib)
     return text.replace("GiB", " GiB").replace("MiB", " MiB").replace("KiB", " KiB")

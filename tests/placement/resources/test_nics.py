@@ -145,6 +145,14 @@ NICS_CASES = [
         1,
         5,
     ),
+    Case(  # an interface of the VM (no cpu-set): the host-level check, its figure in Gbps too
+        "port bandwidth used up, a VM-level interface",
+        [host(nodes=[NodeSpec(ports=[PortSpec(bandwidth_used=20)]), NodeSpec()])],
+        vm(vcpus=2, memory_mib=256, interfaces=[SRIOV]),
+        "sriov_bandwidth",
+        None,
+        5,
+    ),
     Case(
         "dedicated port fits",
         [host(nodes=[NodeSpec(ports=[PortSpec(speed=100)]), NodeSpec()])],

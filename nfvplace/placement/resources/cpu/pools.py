@@ -10,13 +10,13 @@ every thread of such a core in its dedicated set and free).
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 from itertools import chain
 
 from ....models.chd import ComputeHostDescriptor, Cpu, CpuState, NumaNode
 from ..base import node_parts, same_objects
-from ..draft import kept_places
+from ..draft import kept_places, places_of
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,6 +129,28 @@ def cpu_claimed(
         nodes[j] = _taken(part, taken, before.numa_nodes[j])
         left -= taken
     return None if left else CpuFree(tuple(nodes), free_before.smt)
+
+
+def newly_busy(
+    before: ComputeHostDescriptor, after: ComputeHostDescriptor, pus: Iterable[int]
+) -> set[int] | None:
+    """Which of `pus` (shared PUs a claim charged) it took from the free classes: free and
+    eligible on `before`, not free on `after` (the claimed host, its PUs in their places); None
+    when a PU is not on exactly one node (the host is read again then)."""
+    places = [places_of(node) for node in before.numa_nodes]
+    out: set[int] = set()
+    for pu in pus:
+        where = [(j, p[pu][1]) for j, p in enumerate(places) if pu in p]
+        if len(where) != 1:
+            return None
+        j, k = where[0]
+        cpus = after.numa_nodes[j].cpus
+        if k >= len(cpus) or cpus[k].id != pu:
+            return None
+        old, new = before.numa_nodes[j].cpus[k], cpus[k]
+        if old.eligible and old.state is CpuState.free and new.state is not CpuState.free:
+            out.add(pu)
+    return out
 
 
 def _taken(part: CpuNode, taken: set[int], node: NumaNode) -> CpuNode:

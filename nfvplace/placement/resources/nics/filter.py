@@ -19,7 +19,8 @@ from ..rows import rows_max, rows_sum
 from .table import NicsTable
 
 Tables = tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int64]]
-Count = tuple[Reason, BoolArray, npt.NDArray[Any], str, str]  # code, ok, available, phrase, unit
+Count = tuple[Reason, BoolArray, npt.NDArray[Any], str, str, int]
+"""code, ok, available, phrase, unit, and `per` (`NodeNeed`: available in 1/per of the unit)."""
 
 
 def network_tables(t: NicsTable, vocab: Vocabulary, network: str | None) -> Tables:
@@ -86,11 +87,11 @@ def count_needs(
         many = f" ({speeds} Gbps)" if fast else ""
         phrase = f"a free {fast}port{on}" if len(top) == 1 else f"{len(top)} free ports{many}{on}"
         unit = f"free ports of the fastest speed asked{on}"
-        return [(code or Reason.dedicated_port, ok, available, phrase, unit)]
+        return [(code or Reason.dedicated_port, ok, available, phrase, unit, 1)]
     many = f" on ports of {speeds} Gbps" if fast else ""
     phrase = f"a free VF on a {fast}port{on}" if len(top) == 1 else f"{len(top)} free VFs{many}{on}"
     unit = f"free VFs on ports of the fastest speed asked{on}"
-    out: list[Count] = [(code or Reason.sriov_vf, ok, available, phrase, unit)]
+    out: list[Count] = [(code or Reason.sriov_vf, ok, available, phrase, unit, 1)]
     widest = max(top, key=lambda i: i.bandwidth_kbps)
     if widest.bandwidth_kbps > 0:
         out.append(_bandwidth_need(inp, t, top, widest, vf_bw, shape, per_host, on))
@@ -111,7 +112,6 @@ def _bandwidth_need(
     columns = _Columns(vf_bw, shape, per_host, rows_max)
     best = columns.of(t.speed_class(inp.fleet.vocab, widest.speed_gbps))
     bw_ok = best >= widest.bandwidth_kbps
-    best_bw = best / KBPS_PER_GBPS
     for iface in top:
         if iface.bandwidth_kbps > 0 and iface is not widest:
             bw_ok &= columns.of(t.speed_class(inp.fleet.vocab, iface.speed_gbps)) >= (
@@ -120,10 +120,11 @@ def _bandwidth_need(
     return (
         Reason.sriov_bandwidth,
         bw_ok,
-        best_bw,
+        best if per_host else best.copy(),  # as it is now: a node's is a view of the column
         f"a {_speed(widest.speed_gbps)}port with a free VF and "
         f"{widest.bandwidth_gbps:g} Gbps unused{on}",
         "Gbps unused on such a port (or its NIC's PCIe link)",
+        KBPS_PER_GBPS,  # divided only for the hosts a diagnosis names
     )
 
 
@@ -163,8 +164,8 @@ def _speed(gbps: float) -> str:
 def node_needs(inp: FilterInput, t: NicsTable, cpu_set: int) -> list[NodeNeed]:
     out = []
     for mode, chosen in groups(inp.request.interfaces_of(cpu_set)):
-        for code, ok, available, phrase, unit in count_needs(inp, t, chosen, mode, False):
-            out.append(NodeNeed(code, phrase, ok, available, len(chosen), unit))
+        for code, ok, available, phrase, unit, per in count_needs(inp, t, chosen, mode, False):
+            out.append(NodeNeed(code, phrase, ok, available, len(chosen), unit, per))
     return out
 
 
@@ -172,22 +173,28 @@ def host_checks(inp: FilterInput, t: NicsTable) -> list[HostCheck]:
     req = inp.request
     out = vswitch_checks(inp, t) if req.needs_vswitch else []
     for mode, chosen in groups([i for i in req.interfaces if not i.restricted]):
-        for code, ok, available, phrase, unit in count_needs(inp, t, chosen, mode, per_host=True):
+        for code, ok, available, phrase, unit, per in count_needs(inp, t, chosen, mode, True):
             out.append(
                 HostCheck(
                     code,
                     f"lack {phrase}",
                     ~ok[:, 0],
                     detail(
-                        lambda i, a=available, p=phrase, u=unit: (
-                            f"the VM needs {p}; the host has {float(a[i, 0]):g} {u}",
+                        lambda i, a=available, p=phrase, u=unit, per=per: (
+                            f"the VM needs {p}; the host has {_have(a, i, per):g} {u}",
                             None,
-                            float(a[i, 0]),
+                            _have(a, i, per),
                         )
                     ),
                 )
             )
     return out
+
+
+def _have(available: npt.NDArray[Any], i: int, per: int) -> float:
+    """Host i's figure of a per-host count, in its unit (`Count`'s `per`)."""
+    have = float(available[i, 0])
+    return have / per if per != 1 else have
 
 
 def vswitch_checks(inp: FilterInput, t: NicsTable) -> list[HostCheck]:
