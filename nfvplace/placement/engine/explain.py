@@ -3,96 +3,38 @@
 The summary groups hosts by the phrase of their reason and lists the groups by count, largest first:
 `0/120 hosts fit: 80 have no NUMA node with 4 free 1 GiB pages and 8 free core pairs, 40 lack a free VF
 on a ≥ 25 Gbps port`. Per-host messages (with the numbers of that host) are built only when someone
-reads `Diagnosis.rejections`, so that a rejection over 10,000 hosts costs no more than an acceptance.
+reads `Diagnosis.rejections`, so that a rejection over 10,000 hosts costs no more than an acceptance,
+and say the host as it was when the placement was refused, whenever they are read (`rejections`).
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
-from typing import overload
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 
 from ..index import FleetIndex
 from ..reasons import Reason
+from ..resources.base import IntArray
 from ..resources.filtering import NodeNeed, in_units
 from ..resources.rows import rows_any
-from ..result import Diagnosis, Rejection, RejectionRow, rejection_row
+from ..result import Diagnosis, RejectionRow
 from .filter import CountRecord, FilterOutcome, HostCheckRecord, NodeRecord
+from .rejections import Builder, Group, LiveGroup, RejectionList, RowsOf
 
 NIC_CODES = (Reason.sriov_vf, Reason.sriov_bandwidth, Reason.dedicated_port)
 
 FILTER = "filter"  # the stage of every rejection made here
-Builder = Callable[[], Sequence[Rejection | RejectionRow]]  # a group's rejections, when read
-
-
-class RejectionList(Sequence[Rejection]):
-    """A sequence of rejections materialised on first access. Builders give `Rejection`s, or
-    `RejectionRow`s (a rejection's fields, in order: a tuple costs about a tenth of a frozen
-    dataclass's `__init__`), which become `Rejection`s only when the sequence is read, not when
-    `rows` is (what `Diagnosis.to_dict` reads: the service's 409 over 1,000 hosts)."""
-
-    def __init__(self, builders: list[Builder]) -> None:
-        self._builders = builders
-        self._built: list[Rejection | RejectionRow] | None = None
-        self._items: tuple[Rejection, ...] | None = None
-
-    def _sorted(self) -> list[Rejection | RejectionRow]:
-        """What the builders gave, by host."""
-        if self._built is None:
-            built: list[Rejection | RejectionRow] = []
-            for build in self._builders:
-                built.extend(build())
-            built.sort(key=_host_of)
-            self._built = built
-        return self._built
-
-    def rows(self) -> tuple[RejectionRow, ...]:
-        """Every rejection's fields, by host, without making a `Rejection` of each."""
-        return tuple(rejection_row(r) if isinstance(r, Rejection) else r for r in self._sorted())
-
-    def _all(self) -> tuple[Rejection, ...]:
-        if self._items is None:
-            self._items = tuple(
-                r if isinstance(r, Rejection) else Rejection(*r) for r in self._sorted()
-            )
-        return self._items
-
-    @overload
-    def __getitem__(self, index: int) -> Rejection: ...
-    @overload
-    def __getitem__(self, index: slice) -> Sequence[Rejection]: ...
-    def __getitem__(self, index: int | slice) -> Rejection | Sequence[Rejection]:
-        return self._all()[index]
-
-    def __len__(self) -> int:
-        return len(self._sorted())
-
-    def __iter__(self) -> Iterator[Rejection]:
-        return iter(self._all())
-
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, Sequence):
-            return tuple(self) == tuple(other)
-        return NotImplemented
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __repr__(self) -> str:
-        return f"RejectionList({list(self._all())!r})"
-
-
-def _host_of(rejection: Rejection | RejectionRow) -> str:
-    return rejection.host if isinstance(rejection, Rejection) else rejection[0]
 
 
 class Reasons:
-    """Collects rejection groups (counted eagerly) and their per-host messages (built lazily)."""
+    """Collects rejection groups (counted eagerly) and their per-host messages (built lazily:
+    `RejectionList`)."""
 
     def __init__(self) -> None:
         self._counts: Counter[str] = Counter()
-        self.builders: list[Builder] = []
+        self.builders: list[Group] = []
         self._pending: list[FilterOutcome] = []
 
     @property
@@ -103,9 +45,18 @@ class Reasons:
         return self._counts
 
     def add(self, phrase: str, count: int, build: Builder) -> None:
+        """A group whose rejections say what was known when it was refused: `build` must read
+        nothing the index rewrites (columns, descriptors, free resources); else `add_live`."""
         if count:
             self._counts[phrase] += count
             self.builders.append(build)
+
+    def add_live(self, phrase: str, fleet: FleetIndex, hosts: IntArray, rows_of: RowsOf) -> None:
+        """A group whose rejections word each host from what `fleet` holds of it: a host's row is
+        built before `fleet` rewrites it, if the result is still kept then (`LiveGroup`)."""
+        if len(hosts):
+            self._counts[phrase] += len(hosts)
+            self.builders.append(LiveGroup(fleet, hosts, rows_of))
 
     def add_outcome(self, outcome: FilterOutcome) -> None:
         """Record a filter outcome; a placement that succeeds never pays for its grouping."""
@@ -124,17 +75,19 @@ class Reasons:
     def _host(self, fleet: FleetIndex, record: HostCheckRecord) -> None:
         check = record.check
 
-        def build() -> list[RejectionRow]:
+        def rows_of(hosts: IntArray) -> list[RejectionRow]:
             out: list[RejectionRow] = []
             ids, code, summary = fleet.host_ids, check.code, check.summary
-            for i in record.hosts.tolist():
-                message, requested, available = check.detail(i)
+            for i in hosts.tolist():
+                message, requested, available = check.detail(i)  # reads the index as it is
                 out.append((ids[i], code, message, summary, requested, available, FILTER))
             return out
 
-        self.add(check.summary, len(record.hosts), build)
+        self.add_live(check.summary, fleet, record.hosts, rows_of)
 
     def _count(self, fleet: FleetIndex, record: CountRecord) -> None:
+        # the counts were taken by the filter (`record.available`, an array of its own): nothing
+        # read here is rewritten by the index
         def build() -> list[RejectionRow]:
             return [
                 (
@@ -194,31 +147,31 @@ class Reasons:
                 chosen = [n for k, n in enumerate(needs) if key >> k & 1] or list(needs)
                 phrase = f"have no NUMA node with {' and '.join(n.phrase for n in chosen)}{where}"
                 code = Reason.numa_combination
-            self.add(
+            self.add_live(
                 phrase,
-                len(positions),
-                self._node_builder(fleet, record, hosts[positions], is_single, key, phrase, code),
+                fleet,
+                hosts[positions],
+                self._node_builder(fleet, record, is_single, key, phrase, code),
             )
 
     @staticmethod
     def _node_builder(
-        fleet: FleetIndex,
-        record: NodeRecord,
-        hosts: np.ndarray,
-        is_single: bool,
-        key: int,
-        phrase: str,
-        code: str,
-    ) -> Builder:
+        fleet: FleetIndex, record: NodeRecord, is_single: bool, key: int, phrase: str, code: str
+    ) -> RowsOf:
         label = "the VM" if record.cpu_set is None else f"cpu-set {record.cpu_set}"
+        # the node ids as the filter saw them: a rebuilt index (a host added) has new arrays,
+        # maybe wider, while the needs' columns are those of the filter
+        node_id = fleet.node_id
 
-        def build() -> list[RejectionRow]:
+        def rows_of(hosts: IntArray) -> list[RejectionRow]:
+            ids = fleet.host_ids
             if is_single:
-                return _best_node_rejections(fleet, record.needs[key], hosts, label, phrase, code)
+                need = record.needs[key]
+                return _best_node_rejections(ids, node_id, need, hosts, label, phrase, code)
             chosen = [n for k, n in enumerate(record.needs) if key >> k & 1]
-            return _combination_rejections(fleet, chosen, hosts, label, phrase, code)
+            return _combination_rejections(ids, node_id, chosen, hosts, label, phrase, code)
 
-        return build
+        return rows_of
 
     def diagnosis(self, considered: int, fitting: int) -> Diagnosis:
         counts = self.counts
@@ -245,39 +198,62 @@ def summary_line(considered: int, fitting: int, counts: Counter[str]) -> str:
 
 
 def _best_node_rejections(
-    fleet: FleetIndex, need: NodeNeed, hosts: np.ndarray, label: str, phrase: str, code: str
+    ids: list[str],
+    node_id: IntArray,
+    need: NodeNeed,
+    hosts: IntArray,
+    label: str,
+    phrase: str,
+    code: str,
 ) -> list[RejectionRow]:
     """Per host, the need and what its best node (the first with the most) has of it."""
-    nodes = fleet.node_id[hosts]
-    available = np.where(nodes >= 0, in_units(need, hosts), -np.inf)
-    best = available.argmax(axis=1)
-    rows = np.arange(len(hosts))
-    ids = fleet.host_ids
+    one = None
+    if len(hosts) == 1:  # a pin (`LiveGroup.keep`): one host, read as Python numbers (a fifth)
+        i = int(hosts[0])
+        one = _best_node_of(node_id[i].tolist(), in_units(need, hosts)[0].tolist())
+    if one is not None:
+        found: Iterable[tuple[int, int, float]] = [(int(hosts[0]), *one)]
+    else:
+        nodes = node_id[hosts]
+        available = np.where(nodes >= 0, in_units(need, hosts), -np.inf)
+        best = available.argmax(axis=1)
+        rows = np.arange(len(hosts))
+        found = zip(
+            hosts.tolist(), nodes[rows, best].tolist(), available[rows, best].tolist(), strict=True
+        )
     head = f"{label} needs {need.phrase}; the best NUMA node ("
     unit, requested = need.unit, need.requested
     return [
         (ids[i], code, f"{head}{node}) has {have:g} {unit}", phrase, requested, have, FILTER)
-        for i, node, have in zip(
-            hosts.tolist(),
-            nodes[rows, best].tolist(),
-            available[rows, best].tolist(),
-            strict=True,
-        )
+        for i, node, have in found
     ]
 
 
+def _best_node_of(nodes: list[int], available: list[float]) -> tuple[int, float] | None:
+    """The first node with the most, as `argmax` finds it over the nodes that exist (None: no
+    node, or a NaN: the arrays' answer stands)."""
+    best: tuple[int, float] | None = None
+    for node, value in zip(nodes, available, strict=True):
+        have = float(value)
+        if have != have:
+            return None
+        if node >= 0 and (best is None or have > best[1]):
+            best = (node, have)
+    return best
+
+
 def _combination_rejections(
-    fleet: FleetIndex,
+    ids: list[str],
+    node_id: IntArray,
     chosen: Sequence[NodeNeed],
-    hosts: np.ndarray,
+    hosts: IntArray,
     label: str,
     phrase: str,
     code: str,
 ) -> list[RejectionRow]:
     """Per host, the needs no single node meets and what each of its nodes has of them."""
-    nodes = fleet.node_id[hosts].tolist()
+    nodes = node_id[hosts].tolist()
     columns = [(in_units(n, hosts).tolist(), n.unit) for n in chosen]
-    ids = fleet.host_ids
     head = (
         f"{label} needs {' and '.join(n.phrase for n in chosen)} on one NUMA node; no node has all"
     )

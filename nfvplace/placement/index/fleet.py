@@ -26,6 +26,7 @@ from ..resources.base import HostFree, IntArray, Table, TableKey, Vocabulary
 from ..resources.stages import Columns, ColumnsClaimed, ColumnsKept, Seeds, Terms
 from .free import free_claimed, free_of
 from .hosts import HostStore, Interner
+from .watchers import Watchers
 
 VIEW_CACHE = 64  # hosts' free resources kept (the hosts a sequence of placements comes back to)
 EVERY_VIEW = 1024
@@ -70,6 +71,7 @@ class FleetIndex:
                 raise DescriptorError(errors.INPUT_INVALID, f"host id {host.id!r} given twice")
             self.positions[host.id] = i
         self.hosts: HostStore | list[ComputeHostDescriptor] = given
+        self.watchers = Watchers()  # results whose rejections read rows lazily (`Watchers`)
         self._build()
         if compact:
             self.hosts = HostStore(given, compact=True)
@@ -190,6 +192,7 @@ class FleetIndex:
             self.host_ids.append(host.id)
             self._build()
             return
+        self.watchers.changing(self, i)
         self.hosts[i] = host
         if self._fits_vocab(host):
             self._fill(i, host)
@@ -223,6 +226,7 @@ class FleetIndex:
             cached = self._free.get(i)
             # the delta holds only for the version the claim was made on
             known = len(claimed) == 1 and cached is not None and cached[0] is self.hosts[i]
+            self.watchers.changing(self, i)
             self.hosts[i] = host
             self._refill(i, host, claimed[0] if known else None)
 
@@ -237,6 +241,7 @@ class FleetIndex:
         clone.tiebreak = self.tiebreak.copy()
         clone.tables = {name: table.copy() for name, table in self.tables.items()}
         clone._free = dict(self._free)
+        clone.watchers = Watchers()  # the results handed out read this index, not the copy
         return clone
 
 

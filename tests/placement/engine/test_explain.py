@@ -111,9 +111,11 @@ def test_node_rejections_read_from_arrays_say_what_they_said_element_by_element(
     key = data.draw(
         st.integers(0, len(needs) - 1) if is_single else st.integers(1, 2 ** len(needs) - 1)
     )
-    build = Reasons._node_builder(FLEET, record, hosts, is_single, key, "p", "c")
-    built = [Rejection(*row) for row in build()]  # a builder gives rows (a Rejection's fields)
+    rows_of = Reasons._node_builder(FLEET, record, is_single, key, "p", "c")
+    built = [Rejection(*row) for row in rows_of(hosts)]  # rows: a Rejection's fields
     assert built == _reference(FLEET, record, hosts, is_single, key)
+    alone = [Rejection(*row) for k in range(len(hosts)) for row in rows_of(hosts[k : k + 1])]
+    assert alone == built  # a host built on its own (a pin) reads as in the whole group
 
 
 def test_rows_and_rejections_say_the_same_and_the_dict_needs_no_rejection() -> None:
