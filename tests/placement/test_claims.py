@@ -55,7 +55,7 @@ def test_a_claimed_node_keeps_the_places_of_its_pus_for_the_next_claim() -> None
     for wanted in request_stream(90, seed=7):
         result = fleet.place(wanted)
         for claimed in result.hosts.values():
-            handed_on += any(draft._kept_places(node) is not None for node in claimed.numa_nodes)
+            handed_on += any(draft.kept_places(node) is not None for node in claimed.numa_nodes)
     assert handed_on > 20
     hosts = fleet.hosts
     again = nfvplace.Fleet(hosts)

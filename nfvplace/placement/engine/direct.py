@@ -85,14 +85,21 @@ def _ask(a: Assignment, kinds: tuple[ModelDirect, ...]) -> list[DirectPart] | No
     return NoAnswer.unsure if unsure else parts
 
 
+NodePrices = dict[tuple[int, int], int]
+"""The policy's cost of a cpu-set on a node, by (cpu-set, node): worked out here for the
+assignments, and handed to the model's build when CP-SAT decides (`solver.build`)."""
+
+
 def direct_layout(
     free: HostFree,
     request: Request,
     allowed: Mapping[int, set[int]],
     options: Options,
     optimize: bool,
+    prices: NodePrices | None = None,
 ) -> Layout | NoAnswer:
-    """The exact model's answer without CP-SAT: a layout, `infeasible`, or `unsure` (CP-SAT)."""
+    """The exact model's answer without CP-SAT: a layout, `infeasible`, or `unsure` (CP-SAT).
+    The node costs it works out are kept in `prices`."""
     kinds = _kinds(request)
     if kinds is None or not request.cpu_sets:
         return NoAnswer.unsure
@@ -100,7 +107,7 @@ def direct_layout(
         cs.id: frozenset(n for n in free.node_ids if n in allowed.get(cs.id, ()))
         for cs in request.cpu_sets
     }
-    memo: dict[str, object] = {}
+    memo: dict[str, object] = {NODE_COSTS: {} if prices is None else prices}
     assignments = [
         Assignment(free, request, options, frozen, nodes, optimize, memo)
         for nodes in _assignments(request, frozen, free.node_ids)
@@ -146,7 +153,7 @@ NODE_COSTS = "node costs"  # the core's entry in `Assignment.memo` (no kind has 
 
 def _node_costs(a: Assignment) -> int:
     """The policy's cost of the assignment's nodes (`solver._post_nodes`), each priced once."""
-    prices = cast(dict[tuple[int, int], int], a.memo.setdefault(NODE_COSTS, {}))
+    prices = cast(NodePrices, a.memo[NODE_COSTS])
     total = 0
     for cs in a.request.cpu_sets:
         node = a.nodes[cs.id]

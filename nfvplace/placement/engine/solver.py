@@ -20,18 +20,32 @@ from ..resources import BLAME, MODEL_DEMAND, MODEL_LIMITS
 from ..resources.base import HostFree
 from ..resources.direct import NoAnswer
 from ..resources.model import Layout, ModelContext
-from .direct import direct_layout
+from .direct import NodePrices, direct_layout
 from .policies import node_cost
 
 DISTINCT = "numa"  # the core's own family: distinct NUMA nodes for the cpu-sets
 
 
+_BOOLEAN = cp_model.Domain(0, 1)
+
+
 class _CpModel(cp_model.CpModel):
     """CpModel without the pre-PEP 8 aliases that `CpModel.__init__` adds to every instance (about
-    1 ms per model, as much as solving one of these small models)."""
+    1 ms per model, as much as solving one of these small models), and with its variables made by
+    the calls `CpModel.new_bool_var` and `new_int_var` make, less their Python around them (the
+    Boolean domain built once): the same proto (`test_solver.py`), half the time a variable."""
 
     def __init__(self) -> None:
         cp_model.cmh.CpBaseModel.__init__(self, None)  # type: ignore[attr-defined]
+        self._proto = self.model_proto
+
+    def new_bool_var(self, name: str) -> cp_model.IntVar:
+        return cp_model.IntVar(self._proto).with_name(name).with_domain(_BOOLEAN)
+
+    def new_int_var(
+        self, lb: cp_model.IntegralT, ub: cp_model.IntegralT, name: str
+    ) -> cp_model.IntVar:
+        return cp_model.IntVar(self._proto).with_name(name).with_domain(cp_model.Domain(lb, ub))
 
 
 @dataclass(frozen=True)
@@ -40,7 +54,9 @@ class SolveFailure:
     status: str  # "infeasible" or "timeout"
 
 
-def _post_nodes(ctx: ModelContext, allowed: dict[int, set[int]], skip: frozenset[str]) -> bool:
+def _post_nodes(
+    ctx: ModelContext, allowed: dict[int, set[int]], skip: frozenset[str], prices: NodePrices
+) -> bool:
     """One node per cpu-set, among its allowed nodes; False when a cpu-set has none."""
     request, free = ctx.request, ctx.free
     for cs in request.cpu_sets:
@@ -51,7 +67,10 @@ def _post_nodes(ctx: ModelContext, allowed: dict[int, set[int]], skip: frozenset
                 ctx.on_node[(cs.id, node)] = var
                 choices.append(var)
                 if ctx.costs:  # a verdict's model has no objective to price the node in
-                    ctx.cost("node", node_cost(free, slot, cs, request, ctx.options) * var)
+                    price = prices.get((cs.id, node))
+                    if price is None:
+                        price = node_cost(free, slot, cs, request, ctx.options)
+                    ctx.cost("node", price * var)
         if not choices:
             return False
         ctx.model.add_exactly_one(choices)
@@ -74,14 +93,16 @@ def build(
     options: Options,
     skip: frozenset[str] = frozenset(),
     optimize: bool = True,
+    prices: NodePrices | None = None,
 ) -> ModelContext | None:
     """The exact model (None: a cpu-set has no allowed node). With `optimize=False`, the same model
     without its objective: no cost is collected, nothing else changes (`test_solver.py` checks
-    the protos)."""
+    the protos). `prices`: node costs the direct path already worked out (the same function of
+    the same arguments), by (cpu-set, node)."""
     ctx = ModelContext(
         model=_CpModel(), request=request, free=free, options=options, costs=optimize
     )
-    if not _post_nodes(ctx, allowed, skip):
+    if not _post_nodes(ctx, allowed, skip, prices or {}):
         return None
     for demand in MODEL_DEMAND:
         demand.post_demand(ctx)
@@ -108,13 +129,14 @@ def solve(
     costs neither minimised nor priced (a filter's verdict: the same constraints, a third less
     solver time). The whole model is answered without CP-SAT where that answer is provably
     CP-SAT's (`direct.py`); CP-SAT decides the rest."""
+    prices: NodePrices = {}
     if not skip:
-        found = direct_layout(free, request, allowed, options, optimize)
+        found = direct_layout(free, request, allowed, options, optimize, prices)
         if isinstance(found, Layout):
             return found
         if found is NoAnswer.infeasible:
             return SolveFailure(free.id, "infeasible")
-    return solve_model(free, request, allowed, options, skip, optimize)
+    return solve_model(free, request, allowed, options, skip, optimize, prices)
 
 
 def solve_model(
@@ -124,9 +146,10 @@ def solve_model(
     options: Options,
     skip: frozenset[str] = frozenset(),
     optimize: bool = True,
+    prices: NodePrices | None = None,
 ) -> Layout | SolveFailure:
     """`solve` by CP-SAT alone."""
-    ctx = build(free, request, allowed, options, skip, optimize)
+    ctx = build(free, request, allowed, options, skip, optimize, prices)
     if ctx is None:
         return SolveFailure(free.id, "infeasible")
     solver = cp_model.CpSolver()

@@ -42,6 +42,6 @@ def free_claimed(
     for kind in _FREE:
         part = free.parts[kind.name]
         delta = _CLAIMED.get(kind.name)
-        new = None if delta is None else delta.free_claimed(old, part, config)
+        new = None if delta is None else delta.free_claimed(old, part, config, host)
         parts[kind.name] = kind.free_again(host, old, part) if new is None else new
     return HostFree(id=host.id, node_ids=free.node_ids, parts=parts)

@@ -89,7 +89,11 @@ class CacheWaysKind(Kind):
         return caches_free(host.cache_allocation)
 
     def free_claimed(
-        self, before: ComputeHostDescriptor, free_before: CachesFree, config: VmConfiguration
+        self,
+        before: ComputeHostDescriptor,
+        free_before: CachesFree,
+        config: VmConfiguration,
+        after: ComputeHostDescriptor,
     ) -> CachesFree | None:
         return None if any(cs.cache_ways for cs in config.cpu_sets) else free_before
 

@@ -115,7 +115,11 @@ class DevicesKind(Kind):
         return DevicesFree(tuple(map(_node_free, host.numa_nodes)), affinity.sockets(host))
 
     def free_claimed(
-        self, before: ComputeHostDescriptor, free_before: DevicesFree, config: VmConfiguration
+        self,
+        before: ComputeHostDescriptor,
+        free_before: DevicesFree,
+        config: VmConfiguration,
+        after: ComputeHostDescriptor,
     ) -> DevicesFree | None:
         # a claim keeps every PU's package (the sockets): only devices given change the part
         return None if config.pci_devices else free_before

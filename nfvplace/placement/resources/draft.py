@@ -171,10 +171,21 @@ _places: dict[int, tuple[weakref.ref[NumaNode], Places]] = {}  # by id(node), ol
 _places_lock = threading.Lock()
 
 
-def _kept_places(node: NumaNode) -> Places | None:
+def kept_places(node: NumaNode) -> Places | None:
+    """Where each PU of `node` is (`Places`), if a claim looked its PUs up lately."""
     with _places_lock:
         kept = _places.get(id(node))
     return kept[1] if kept is not None and kept[0]() is node else None
+
+
+def places_of(node: NumaNode) -> Places:
+    """Where each PU of `node` is: as a claim found them lately, else mapped (and kept)."""
+    places = kept_places(node)
+    if places is None:
+        node_id = node.id
+        places = {cpu.id: (node_id, k) for k, cpu in enumerate(node.cpus)}
+        _keep_places(node, places)
+    return places
 
 
 def _keep_places(node: NumaNode, places: Places) -> None:
@@ -211,11 +222,7 @@ class _Cpus:
         found = self._where.get(pu)
         while found is None and self._unread:
             node = self._unread.pop()
-            places = _kept_places(node)
-            if places is None:
-                node_id = node.id
-                places = {cpu.id: (node_id, k) for k, cpu in enumerate(node.cpus)}
-                _keep_places(node, places)
+            places = places_of(node)
             self.mapped[node.id] = places
             self._where.update(places)
             found = self._where.get(pu)

@@ -45,6 +45,14 @@ class ImpactTable(Table):
         per[i] = per.get(i, 0) + 1
         self.vm_names.setdefault(i, set()).add(vm_name)
 
+    def count_out(self, vm_name: str, i: int) -> None:
+        """Host i runs no instance of `vm_name` any more (a name no host runs is forgotten: a
+        long-running worker sees many names come and go)."""
+        per = self.instances[vm_name]
+        per.pop(i, None)
+        if not per:
+            del self.instances[vm_name]
+
     def count(self, vm_name: str, hosts: int) -> IntArray:
         counts = np.zeros(hosts, dtype=np.int64)
         for i, k in self.instances.get(vm_name, {}).items():
@@ -68,7 +76,7 @@ class ImpactKind(Kind):
         t.membw[i] = UNLIMITED_KBPS if any(b is None for b in bws) else sum(kbps(b) for b in bws)
         t.membw_used[i] = sum(kbps(inst.memory_bandwidth_gbps) for inst in host.instances)
         for name in t.vm_names.pop(i, ()):
-            t.instances[name].pop(i, None)
+            t.count_out(name, i)
         for inst in host.instances:
             t.count_in(inst.vm, i)
 

@@ -59,7 +59,11 @@ class InterconnectKind(Kind):
         return Interconnect(links, _distances(host))
 
     def free_claimed(
-        self, before: ComputeHostDescriptor, free_before: Interconnect, config: VmConfiguration
+        self,
+        before: ComputeHostDescriptor,
+        free_before: Interconnect,
+        config: VmConfiguration,
+        after: ComputeHostDescriptor,
     ) -> Interconnect | None:
         return None if config.cpu_set_links else free_before  # the links' bandwidth alone
 

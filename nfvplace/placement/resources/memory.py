@@ -115,14 +115,15 @@ class MemoryKind(HugepagePools, MemoryKubelet, Kind):
         t.normal[i] = 0
         t.normal_over[i] = 0
         t.bandwidth[i] = UNLIMITED_KBPS
-        for j, node in enumerate(free.of(self)):
+        nodes = free.of(self)
+        for j, node in enumerate(nodes):
             for size, pages in node.hugepages_free.items():
                 t.hugepages[i, j, vocab.column("page_sizes", size)] = pages
             t.normal[i, j] = node.normal_free_mib
             t.normal_over[i, j] = node.normal_free_over_mib
             if node.bandwidth_free_kbps is not None:
                 t.bandwidth[i, j] = node.bandwidth_free_kbps
-        t.normal_free[i] = int(t.normal[i].sum())
+        t.normal_free[i] = sum(node.normal_free_mib for node in nodes)  # the row's sum
         t.normal_capacity[i] = max(
             sum(n.memory.normal_total_mib - n.memory.normal.reserved_mib for n in host.numa_nodes),
             1,
@@ -150,6 +151,7 @@ class MemoryKind(HugepagePools, MemoryKubelet, Kind):
         before: ComputeHostDescriptor,
         free_before: tuple[MemoryNode, ...],
         config: VmConfiguration,
+        after: ComputeHostDescriptor,
     ) -> tuple[MemoryNode, ...] | None:
         return memory_claimed(before, free_before, config)
 

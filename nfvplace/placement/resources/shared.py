@@ -101,7 +101,11 @@ class SharedKind(Kind):
         )
 
     def free_claimed(
-        self, before: ComputeHostDescriptor, free_before: tuple[Pool, ...], config: VmConfiguration
+        self,
+        before: ComputeHostDescriptor,
+        free_before: tuple[Pool, ...],
+        config: VmConfiguration,
+        after: ComputeHostDescriptor,
     ) -> tuple[Pool, ...] | None:
         """The pools as they were unless the claim charges shared PUs or pins one of them (a
         free PU given a ratio is in its node's pool until a VM pins it)."""

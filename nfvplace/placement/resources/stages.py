@@ -40,16 +40,7 @@ from ...models.vmd import VariantMatch
 from ..reasons import Reason
 from ..request import CpuSetDemand, Part, Request
 from ..result import ExplainRow
-from .base import (
-    BoolArray,
-    FreeKey,
-    HostFree,
-    IndexedFleet,
-    IntArray,
-    Table,
-    TableKey,
-    Vocabulary,
-)
+from .base import BoolArray, FreeKey, HostFree, IndexedFleet, IntArray, Table, TableKey, Vocabulary
 from .direct import Assignment, DirectPart, NoAnswer
 from .draft import ConfigurationDraft, DescriptorDraft, HostDraft
 from .filtering import FilterInput, HostCheck, NodeNeed
@@ -125,11 +116,16 @@ class Free[F](FreeKey[F], Protocol):
 @runtime_checkable
 class FreeClaimed[F](FreeKey[F], Protocol):
     def free_claimed(
-        self, before: ComputeHostDescriptor, free_before: F, config: VmConfiguration
+        self,
+        before: ComputeHostDescriptor,
+        free_before: F,
+        config: VmConfiguration,
+        after: ComputeHostDescriptor,
     ) -> F | None:
-        """The part after `config` is claimed on `before` (whose part was `free_before`), from the
-        configuration alone, equal to `free_again` of the claimed host: `free_before` itself when
-        the claim changes nothing the kind reads, None when only the claimed host tells."""
+        """The part after `config` is claimed on `before` (whose part was `free_before`; `after`
+        is the claimed host), from the configuration where it tells, equal to `free_again` of
+        `after`: `free_before` itself when the claim changes nothing the kind reads, None when
+        only reading `after` again tells (`free_again`). A claim changes no PU's package."""
         ...
 
 

@@ -2,18 +2,24 @@
 
 from __future__ import annotations
 
+import pytest
 from builders import NodeSpec, PortSpec, cpu_set, host, vm
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from ortools.sat.python import cp_model
 from test_differential import chds, vmds
 
+from bench.hostgen import make_fleet, request_stream
 from nfvplace.errors import NfvplaceError
 from nfvplace.models.chd import ComputeHostDescriptor
 from nfvplace.models.vmd import VmDescriptor
+from nfvplace.placement.engine import solver as solver_module
+from nfvplace.placement.engine.direct import NodePrices, direct_layout
 from nfvplace.placement.engine.solver import SolveFailure, blame, build, solve
 from nfvplace.placement.index import free_of
 from nfvplace.placement.options import Options, Policy
-from nfvplace.placement.request import build_request
+from nfvplace.placement.request import Request, build_request
+from nfvplace.placement.resources.base import HostFree
 from nfvplace.placement.resources.cpu.model import COUNTS
 from nfvplace.placement.resources.model import Layout
 from nfvplace.placement.resources.nics.assign import chosen_ports
@@ -88,3 +94,72 @@ def test_a_verdict_is_the_best_layout_model_without_its_objective(
     assert str(verdict.model.proto) == str(best.model.proto)
     found = solve(free, request, allowed, options, optimize=False)
     assert isinstance(found, Layout) == isinstance(solve(free, request, allowed, options), Layout)
+
+
+class _OrToolsModel(cp_model.CpModel):
+    """OR-Tools' own builder, as the engine's `_CpModel` had it before its variables were made
+    faster (`CpModel` less the pre-PEP 8 aliases, which add nothing to the proto)."""
+
+    def __init__(self) -> None:
+        cp_model.cmh.CpBaseModel.__init__(self, None)  # type: ignore[attr-defined]
+
+
+def _same_proto_both_ways(
+    free: HostFree, request: Request, allowed: dict[int, set[int]], options: Options
+) -> None:
+    """The engine's build (its variables made by `_CpModel`, the node costs the direct path
+    worked out) writes the proto OR-Tools' own builder writes pricing every node itself: CP-SAT
+    answers the same proto the same way."""
+    for optimize in (True, False):
+        prices: NodePrices = {}
+        direct_layout(free, request, allowed, options, optimize, prices)
+        built = build(free, request, allowed, options, optimize=optimize, prices=prices)
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(solver_module, "_CpModel", _OrToolsModel)
+            reference = build(free, request, allowed, options, optimize=optimize)
+        if built is None or reference is None:
+            assert built is reference is None
+            continue
+        assert type(built.model) is not type(reference.model)
+        assert str(built.model.proto) == str(reference.model.proto)
+
+
+@settings(
+    max_examples=300,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+    database=None,
+)
+@given(
+    h=chds("h0"),
+    descriptor=vmds(),
+    policy=st.sampled_from(["pack", "spread", "least-fragmentation"]),
+    allowed=st.lists(st.booleans(), min_size=1, max_size=4).filter(any),
+)
+def test_the_model_is_the_proto_or_tools_writes_on_fuzzed_hosts(
+    h: ComputeHostDescriptor, descriptor: VmDescriptor, policy: str, allowed: list[bool]
+) -> None:
+    try:
+        request = build_request(descriptor)
+    except NfvplaceError:
+        return  # nothing to model: the engine refuses it before the model
+    free = free_of(h)
+    nodes = {n for k, n in enumerate(free.node_ids) if allowed[k % len(allowed)]}
+    _same_proto_both_ways(
+        free, request, {cs.id: nodes for cs in request.cpu_sets}, Options(policy=Policy(policy))
+    )
+
+
+@settings(
+    max_examples=150,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+    database=None,
+)
+@given(seed=st.integers(0, 10**6), policy=st.sampled_from(["pack", "spread"]))
+def test_the_model_is_the_proto_or_tools_writes_on_realistic_hosts(seed: int, policy: str) -> None:
+    """`bench.hostgen`'s hosts (used up to 90 %) and its mix of VMs (the engine bench's)."""
+    free = free_of(make_fleet(1, seed=seed, max_use=0.9)[0])
+    request = build_request(request_stream(1, seed=seed)[0])
+    allowed = {cs.id: set(free.node_ids) for cs in request.cpu_sets}
+    _same_proto_both_ways(free, request, allowed, Options(policy=Policy(policy)))

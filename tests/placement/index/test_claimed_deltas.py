@@ -126,9 +126,10 @@ def test_fuzzed_hosts_claimed_from_configurations_are_the_hosts_read_again(
 def test_a_claim_worked_out_from_its_configuration_is_the_claimed_host_read_again() -> None:
     """Host by host on the mix: the delta of every kind equals `free_of` of the claimed host, the
     cpu and memory kinds work their parts out without reading it (a pinned VM breaks whole cores,
-    takes pages and memory), and impact counts the instance a claim adds as `fill` would."""
+    takes pages and memory; a floating one takes free PUs as shared), and impact counts the
+    instance a claim adds as `fill` would."""
     fleet = nfvplace.Fleet(make_fleet(30, seed=5))
-    worked = counted_memory = 0
+    worked = counted_memory = floated = 0
     for vm in request_stream(60, seed=6):
         index = fleet.index
         result = nfvplace.place(index, vm)
@@ -137,10 +138,12 @@ def test_a_claim_worked_out_from_its_configuration_is_the_claimed_host_read_agai
             before = (index.hosts[i], index.free(i))
             host = result.hosts[config.host]
             assert free_claimed(host, before, config) == free_of(host)
+            cpu = CPU.free_claimed(before[0], before[1].of(CPU), config, host)
             if config.held_cpus and not config.floating_cpus:
-                assert CPU.free_claimed(before[0], before[1].of(CPU), config) is not None
+                assert cpu is not None
                 worked += 1
-            if MEMORY.free_claimed(before[0], before[1].of(MEMORY), config) is not None:
+            floated += bool(config.floating_cpus) and cpu is not None
+            if MEMORY.free_claimed(before[0], before[1].of(MEMORY), config, host) is not None:
                 counted_memory += 1
             counted, filled = index.table(IMPACT).copy(), index.table(IMPACT).copy()
             assert IMPACT.columns_claimed(counted, i, host, before[0], config)
@@ -148,4 +151,5 @@ def test_a_claim_worked_out_from_its_configuration_is_the_claimed_host_read_agai
             assert _plain(counted) == _plain(filled)
         fleet.index.claimed(result.hosts.values(), result.configurations)
     assert worked > 20
+    assert floated > 3
     assert counted_memory > 20

@@ -29,7 +29,7 @@ from . import estimates
 from .assign import assign_cpus
 from .direct import cpu_direct
 from .model import COUNTS, post_capacity, post_cpu_set, post_emulator
-from .pools import CpuFree, CpuNode, cpu_claimed, cpu_free
+from .pools import CpuFree, CpuNode, cpu_claimed, cpu_free, newly_busy
 from .table import CpuTable
 
 
@@ -64,11 +64,18 @@ class CpuKind(Kind):
         return cpu_free(host, (before, free_before))
 
     def free_claimed(
-        self, before: ComputeHostDescriptor, free_before: CpuFree, config: VmConfiguration
+        self,
+        before: ComputeHostDescriptor,
+        free_before: CpuFree,
+        config: VmConfiguration,
+        after: ComputeHostDescriptor,
     ) -> CpuFree | None:
-        if config.floating_cpus:  # a shared PU charged may have been a free one: read the host
-            return None
-        held = config.held_cpus
+        held = set(config.held_cpus)
+        if config.floating_cpus:  # a shared PU charged leaves the free classes if it was free
+            charged = newly_busy(before, after, config.floating_cpus)
+            if charged is None:
+                return None
+            held |= charged
         return cpu_claimed(before, free_before, held) if held else free_before
 
     def host_checks(self, inp: FilterInput) -> list[HostCheck]:

@@ -126,7 +126,8 @@ def assign_cpus(
     counts: Mapping[CpuCountKey, int],
 ) -> None:
     """Pins, reserved siblings and the emulator PU of every cpu-set, into `draft`."""
-    pools = {node: _Pools.of(cpu.nodes[slot]) for slot, node in enumerate(node_ids)}
+    used = set(nodes.values())  # the nodes the layout puts cpu-sets on: the others are not read
+    pools = {node: _Pools.of(cpu.nodes[slot]) for slot, node in enumerate(node_ids) if node in used}
     pinned: dict[int, Pinned] = {}
     for cs in request.cpu_sets:
         if cs.floating:

@@ -10,12 +10,13 @@ every thread of such a core in its dedicated set and free).
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 from itertools import chain
 
 from ....models.chd import ComputeHostDescriptor, Cpu, CpuState, NumaNode
 from ..base import node_parts, same_objects
+from ..draft import kept_places, places_of
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,6 +131,28 @@ def cpu_claimed(
     return None if left else CpuFree(tuple(nodes), free_before.smt)
 
 
+def newly_busy(
+    before: ComputeHostDescriptor, after: ComputeHostDescriptor, pus: Iterable[int]
+) -> set[int] | None:
+    """Which of `pus` (shared PUs a claim charged) it took from the free classes: free and
+    eligible on `before`, not free on `after` (the claimed host, its PUs in their places); None
+    when a PU is not on exactly one node (the host is read again then)."""
+    places = [places_of(node) for node in before.numa_nodes]
+    out: set[int] = set()
+    for pu in pus:
+        where = [(j, p[pu][1]) for j, p in enumerate(places) if pu in p]
+        if len(where) != 1:
+            return None
+        j, k = where[0]
+        cpus = after.numa_nodes[j].cpus
+        if k >= len(cpus) or cpus[k].id != pu:
+            return None
+        old, new = before.numa_nodes[j].cpus[k], cpus[k]
+        if old.eligible and old.state is CpuState.free and new.state is not CpuState.free:
+            out.add(pu)
+    return out
+
+
 def _taken(part: CpuNode, taken: set[int], node: NumaNode) -> CpuNode:
     """`part` with the PUs `taken` used (`_classify` of the node once they are)."""
     whole: list[tuple[int, ...]] = []
@@ -141,8 +164,12 @@ def _taken(part: CpuNode, taken: set[int], node: NumaNode) -> CpuNode:
             broken.extend(pu for pu in core if pu not in taken)
     half = [pu for pu in part.half_busy if pu not in taken]
     if broken:  # in the order `_classify` meets them: the node's PUs in order
-        order = {cpu.id: k for k, cpu in enumerate(node.cpus)}
-        half = sorted(half + broken, key=order.__getitem__)
+        places = kept_places(node)  # mapped by the claim (a node of 192 PUs: not again)
+        if places is None:
+            order = {cpu.id: k for k, cpu in enumerate(node.cpus)}
+            half = sorted(half + broken, key=order.__getitem__)
+        else:
+            half = sorted(half + broken, key=lambda pu: places[pu][1])
     single = tuple(pu for pu in part.single_cores if pu not in taken)
     return CpuNode(
         tuple(whole), single, tuple(half), part.eligible_threads, part.smt, part.self_contained

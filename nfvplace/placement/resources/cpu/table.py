@@ -50,7 +50,10 @@ class CpuTable(Table):
             grid[i, :] = 0
         for j, node in enumerate(cpu.nodes):
             self.whole[i, j] = len(node.whole_cores)
-            self.whole_threads[i, j] = sum(len(c) for c in node.whole_cores)
+            # the threads of its whole cores: what is free that is neither single nor half busy
+            self.whole_threads[i, j] = (
+                node.free_threads - len(node.single_cores) - len(node.half_busy)
+            )
             self.single[i, j] = len(node.single_cores)
             self.half_busy[i, j] = len(node.half_busy)
             self.eligible[i, j] = node.eligible_threads

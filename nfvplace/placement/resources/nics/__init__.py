@@ -101,9 +101,16 @@ class NicsKind(Kind):
         return nics_free(host, (before, free_before))
 
     def free_claimed(
-        self, before: ComputeHostDescriptor, free_before: NicsFree, config: VmConfiguration
+        self,
+        before: ComputeHostDescriptor,
+        free_before: NicsFree,
+        config: VmConfiguration,
+        after: ComputeHostDescriptor,
     ) -> NicsFree | None:
-        return None if config.interfaces else free_before  # ports, VFs and the vSwitch alone
+        if not config.interfaces:
+            return free_before  # ports, VFs and the vSwitch alone
+        # the claimed host read again, but not its PUs: a claim moves none to another socket
+        return nics_free(after, (before, free_before), sockets_kept=True)
 
     def host_checks(self, inp: FilterInput) -> list[HostCheck]:
         return checks.host_checks(inp, inp.fleet.table(self))

@@ -131,11 +131,13 @@ def node_ports_again(node: NumaNode, old: NumaNode, before: NodePorts) -> NodePo
 
 
 def nics_free(
-    host: ComputeHostDescriptor, before: tuple[ComputeHostDescriptor, NicsFree] | None = None
+    host: ComputeHostDescriptor,
+    before: tuple[ComputeHostDescriptor, NicsFree] | None = None,
+    sockets_kept: bool = False,
 ) -> NicsFree:
     """The host's ports, NIC budgets and vswitch as placement sees them; with `before` (an earlier
     version of the host, same node ids), the nodes whose NICs (PUs, for their socket) are the same
-    objects keep their part."""
+    objects keep their part, and with `sockets_kept` (`host` is a claim on it) every socket."""
     vswitch = host.hypervisor.vswitch if host.hypervisor else None
     vswitch_free = (
         None
@@ -154,7 +156,7 @@ def nics_free(
         lambda node, was, _ports: same_objects(node.nics, was.nics),
         lambda slot, node: node_ports_again(node, old.numa_nodes[slot], free.nodes[slot]),
     )
-    sockets = affinity.sockets_again(host, old, free.sockets)
+    sockets = free.sockets if sockets_kept else affinity.sockets_again(host, old, free.sockets)
     kept = (free.nodes, free.vswitch_free_kbps, free.vswitch_accelerated, free.sockets)
     if nodes is kept[0] and sockets is kept[3] and (vswitch_free, accelerated) == kept[1:3]:
         return free
