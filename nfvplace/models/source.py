@@ -307,41 +307,8 @@ def _plain_json(text: str) -> Any:
         return _NOT_JSON
 
 
-_JSON_SCALARS = frozenset({str, int, float, bool, type(None)})
-
-
-def _within_shape(data: Any) -> bool:
-    """True when `data` (the json module's dicts, lists and scalars) has at most `MAX_NODES`
-    values and keys and nests at most `MAX_DEPTH` levels: counted a level at a time, about a
-    quarter of the walk node by node. False also for anything else: `check_json_shape` walks it."""
-    nodes = 0
-    level = [data]
-    depth = 0
-    while level:
-        depth += 1
-        nodes += len(level)
-        if depth > MAX_DEPTH or nodes > MAX_NODES:
-            return False
-        below: list[Any] = []
-        for item in level:
-            kind = type(item)
-            if kind is dict:
-                nodes += len(item)
-                below.extend(item.values())
-            elif kind is list:
-                below.extend(item)
-            elif kind not in _JSON_SCALARS:
-                return False
-        level = below
-    return nodes <= MAX_NODES
-
-
 def check_json_shape(data: Any, source: str) -> None:
-    """`MAX_NODES` and `MAX_DEPTH` for a document the json module read (no YAML events to count).
-    A document within both passes at once (`_within_shape`); any other is walked node by node, so
-    that one over both limits is refused for the one it meets first, as it always was."""
-    if _within_shape(data):
-        return
+    """`MAX_NODES` and `MAX_DEPTH` for a document the json module read (no YAML events to count)."""
     stack = [(data, 1)]
     nodes = 0
     while stack:

@@ -1,5 +1,6 @@
-"""`check_json_shape`: a document within both bounds passes at once (counted a level at a time),
-and every other is refused exactly as the node-by-node walk refuses it."""
+"""A request body's bounds (`service.body.parse_body`): a document within both passes at once
+(`within_json_bounds`, counted a level at a time), and every other is refused exactly as
+`check_json_shape`'s walk node by node refuses it."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from hypothesis import strategies as st
 
 from nfvplace.errors import DescriptorError
 from nfvplace.models import source
+from nfvplace.service.body import within_json_bounds
 
 NODES, DEPTH = 40, 6  # small bounds, so that random documents meet them
 
@@ -35,6 +37,9 @@ def walked(data: Any) -> str | None:
 
 
 def refusal(data: Any) -> str | None:
+    """What the service's body reading says: within the bounds, or `check_json_shape`'s refusal."""
+    if within_json_bounds(data):
+        return None
     try:
         source.check_json_shape(data, "body")
     except DescriptorError as exc:
@@ -61,6 +66,7 @@ def test_the_level_count_refuses_as_the_walk_does(data: Any) -> None:
         patch.setattr(source, "MAX_NODES", NODES)
         patch.setattr(source, "MAX_DEPTH", DEPTH)
         assert refusal(data) == walked(data)
+        assert within_json_bounds(data) is (walked(data) is None)  # the json module's types
 
 
 class Mapping(dict):  # type: ignore[type-arg]
