@@ -79,9 +79,10 @@ end
 function done(summary, latency, requests)
   local p, o, f = 0, 0, 0
   for _, t in ipairs(threads) do p = p + t:get("placed"); o = o + t:get("other"); f = f + t:get("failed") end
-  io.write(string.format("NFVPLACE %%d %%d %%d %%d %%f\\n", p, o, f,
-    summary.errors.connect + summary.errors.read + summary.errors.write + summary.errors.timeout,
-    summary.duration / 1e6))
+  local e = summary.errors
+  io.write(string.format("NFVPLACE %%d %%d %%d %%d %%f %%d %%d %%d %%d\\n", p, o, f,
+    e.connect + e.read + e.write + e.timeout, summary.duration / 1e6,
+    e.connect, e.read, e.write, e.timeout))
 end
 """
 
@@ -120,9 +121,14 @@ def throughput(
     elapsed = 0.0
     for text in out.splitlines():
         if text.startswith("NFVPLACE "):
-            placed, other, failed, transport, took = text.split()[1:]
+            placed, other, failed, transport, took, *kinds = text.split()[1:]
             counts.update(placed=int(placed), refused=int(other), errors_5xx=int(failed))
             counts["transport_error"] += int(transport)
+            # wrk's kinds: connect, read (a reset or a close mid-answer), write, timeout (no
+            # answer within wrk's --timeout, 2 s by default)
+            for kind, count in zip(("connect", "read", "write", "timeout"), kinds, strict=False):
+                if int(count):
+                    counts[f"transport_error_{kind}"] += int(count)
             elapsed = float(took)
     return elapsed, counts
 

@@ -8,11 +8,13 @@ dialect's notes), exactly what `nfvplace lint FILE` prints; given a model, its s
 
 from __future__ import annotations
 
+from itertools import chain
 from pathlib import Path
 
 from pydantic import BaseModel
 
 from ..errors import DescriptorError
+from ..models.kinds import KINDS, kind_of
 from ..models.loading import Descriptor, SourceDocument, resolve_members
 from ..models.vmd import VmDescriptor
 from ..models.vnf import VnfTemplate
@@ -23,6 +25,7 @@ from .files import file_resolver
 from .finding import Severity
 from .findings import FileResult, refuse_errors
 from .rules.vnf import Resolver
+from .schema import decimal_unit_hits
 
 
 def gate(
@@ -52,6 +55,20 @@ def refuse(descriptor: VmDescriptor | VnfTemplate, what: str) -> None:
         if next(errors, None) is None:  # what `lint_model` reads of a VM Descriptor
             return
     gate(descriptor, what)
+
+
+def passes(document: SourceDocument, validated: BaseModel) -> bool:
+    """True when `gate(document, what, validated=validated)` passes a VM Descriptor document in
+    nfvplace's own format, told without building its findings (their paths, lines and order: about
+    half of the gate, for a verdict that reads none of them): the same hits of error severity are
+    looked for, the document's unit spellings then the model's rules. False for a document lint
+    refuses and for any other document: the caller then runs `gate` for the findings."""
+    if not isinstance(validated, VmDescriptor) or KINDS.get(kind_of(document.data) or "") is not (
+        VmDescriptor
+    ):
+        return False
+    hits = chain(decimal_unit_hits(document.data), rules.check_vmd(validated))
+    return next((hit for hit in hits if hit.rule.severity is Severity.error), None) is None
 
 
 def load_gated(path: Path, what: str) -> Descriptor:

@@ -13,6 +13,7 @@ from ..dialects import detect
 from ..errors import LintError
 from ..lint import gate
 from ..lint.findings import FileResult
+from ..lint.gate import passes
 from ..lint.rules.document import SCHEMA
 from ..models.loading import SourceDocument, error_location, validation_issues
 from ..models.source import parse_path
@@ -47,7 +48,8 @@ def parse_as[M: BaseModel](
         raise ProblemError(
             422, errors.INPUT_INVALID, f"invalid {what}", extra={"findings": findings}
         ) from exc
-    gated(document, what, at, parsed)
+    if not passes(document, parsed):  # refused (or not a VM Descriptor): the gate's findings
+        gated(document, what, at, parsed)
     return parsed
 
 

@@ -1,5 +1,5 @@
 """`load_gated`: a file and a VNF template's member files each read once, the members inline;
-`refuse`: the gate's refusal without its findings."""
+`refuse` and `passes`: the gate's verdict without its findings."""
 
 from __future__ import annotations
 
@@ -16,7 +16,8 @@ from pydantic import ValidationError
 
 from bench.hostgen import request_stream
 from nfvplace.errors import LintError
-from nfvplace.lint.gate import gate, load_gated, refuse
+from nfvplace.lint.gate import gate, load_gated, passes, refuse
+from nfvplace.models.loading import SourceDocument
 from nfvplace.models.vmd import VmDescriptor
 from nfvplace.models.vnf import VnfTemplate
 
@@ -57,7 +58,7 @@ def test_a_missing_member_file_is_refused_by_name(tmp_path: Path) -> None:
 def _validated(text: str) -> VmDescriptor | None:
     try:
         model = VmDescriptor.model_validate(yaml.safe_load(textwrap.dedent(text)))
-    except (ValidationError, ValueError):
+    except (ValidationError, ValueError, yaml.YAMLError):
         return None  # a document the schema refuses: no model to gate
     return model
 
@@ -89,3 +90,55 @@ def test_the_table_refuses_some_and_passes_some() -> None:
     outcomes = [_outcome(gate, vm) for vm in VMS]
     assert sum(o is None for o in outcomes) >= 40
     assert sum(o is not None for o in outcomes) >= 10
+
+
+def _documents() -> list[tuple[str, SourceDocument, VmDescriptor]]:
+    """The table's VM Descriptors as documents in nfvplace's format (each validated), with the
+    document rules' cases that validate too (a decimal unit spelling, NFV002, is one)."""
+    from .test_rules_document import CASES as DOCUMENT_CASES
+
+    out = []
+    for k, case in enumerate([*VMD_CASES, *DOCUMENT_CASES]):
+        for text in (case.bad, case.good):
+            if (model := _validated(text)) is None:
+                continue  # the schema refuses it (or it does not parse): no model to gate
+            data = yaml.safe_load(textwrap.dedent(text))
+            if isinstance(data, dict):
+                out.append((f"{case.id}-{k}", SourceDocument(data=data, source="body.vm"), model))
+    for vm in request_stream(40, seed=3):
+        data = vm.model_dump(mode="json", by_alias=True, exclude_none=True)
+        out.append((vm.name, SourceDocument(data=data, source="body.vm"), vm))
+    return out
+
+
+DOCUMENTS = _documents()
+
+
+@pytest.mark.parametrize(
+    ("document", "model"), [d[1:] for d in DOCUMENTS], ids=[d[0] for d in DOCUMENTS]
+)
+def test_passes_says_what_the_gate_says(document: SourceDocument, model: VmDescriptor) -> None:
+    """`passes` (the service's gate for a VM Descriptor body) is True exactly where `gate`
+    passes the document; the service then builds the gate's findings only for a refusal."""
+    try:
+        gate(document, "VM Descriptor", validated=model)
+        verdict = True
+    except LintError:
+        verdict = False
+    assert passes(document, model) is verdict
+
+
+def test_the_documents_hold_refusals_passes_and_a_unit_spelling() -> None:
+    verdicts = [passes(document, model) for _, document, model in DOCUMENTS]
+    assert sum(verdicts) >= 40
+    assert verdicts.count(False) >= 10
+    # NFV002 (a warning) is found in the document, not the model: it passes, as the gate does
+    assert any(name.startswith("NFV002") for name, _, _ in DOCUMENTS)
+
+
+def test_passes_leaves_other_documents_to_the_gate() -> None:
+    vm = request_stream(1, seed=3)[0]
+    data = vm.model_dump(mode="json", by_alias=True, exclude_none=True)
+    assert passes(SourceDocument(data=data, source="b"), vm)
+    assert not passes(SourceDocument(data={**data, "schema": "nfvplace/vnf/v1"}, source="b"), vm)
+    assert not passes(SourceDocument(data=[data], source="b"), vm)

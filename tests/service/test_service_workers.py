@@ -143,6 +143,14 @@ assert not any(id(o) in tracked for o in alive), "alive objects are out of the c
 dropped = weakref.ref(alive[0])
 del alive
 assert dropped() is None, "a frozen object is freed by its reference count"
+from nfvplace.service.workers import YOUNG_COLLECTION_AT
+assert gc.get_threshold()[0] == YOUNG_COLLECTION_AT > 700, "young collections less often"
+cycle = [Node(), Node()]
+cycle[0].other, cycle[1].other = cycle[1], cycle[0]
+garbage = weakref.ref(cycle[0])
+del cycle
+kept = [Node() for _ in range(2 * YOUNG_COLLECTION_AT)]  # a young collection comes
+assert gc.isenabled() and garbage() is None, "garbage made later is still collected"
 print("ok")
 """
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)

@@ -253,3 +253,51 @@ def test_the_drivers_parameters_are_sqlalchemys_worked_out_once_per_statement(
         assert db._prepared(statement, dialect) is prepared
     with pytest.raises(InvalidRequestError):
         db._prepared(SWAP, dialect).parameters({"b_id": "h"})
+
+
+def test_sqlite_keeps_a_write_ahead_log_synced_at_checkpoints(sqlite_url: str) -> None:
+    """The durability SQLite runs with (docs/service.md, "Durability"): a write-ahead log, synced
+    at each checkpoint rather than at each commit (`synchronous=NORMAL`), foreign keys on."""
+    store = Store.open(sqlite_url)
+    try:
+        with store.engine.connect() as conn:
+            raw = conn.connection.driver_connection
+            assert raw.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+            assert raw.execute("PRAGMA synchronous").fetchone()[0] == 1  # NORMAL
+            assert raw.execute("PRAGMA foreign_keys").fetchone()[0] == 1
+    finally:
+        store.close()
+
+
+KILLED_AFTER_COMMIT = """
+import os, signal, sys
+sys.path[:0] = {paths!r}
+from service_hosts import host
+from stored import commit, config
+from nfvplace.models.chd import ComputeHostDescriptor
+from nfvplace.store import Store
+store = Store.open({url!r})
+store.put_host(ComputeHostDescriptor.model_validate(host("h1")))
+commit(store, "pl-kept", [config("pl-kept/vm", [1])])
+os.kill(os.getpid(), signal.SIGKILL)  # no close, no checkpoint: the commit is in the log alone
+"""
+
+
+def test_a_commit_survives_its_process_killed_right_after(sqlite_url: str) -> None:
+    """A commit that returned is in the write-ahead log: a process killed at once (no close, no
+    checkpoint) loses none of it, and the next process reads the same rows."""
+    import subprocess
+    import sys
+
+    tests = str(Path(__file__).resolve().parents[1])
+    code = KILLED_AFTER_COMMIT.format(paths=[tests, *sys.path], url=sqlite_url)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert done.returncode == -9, done.stderr[-2000:]
+    store = Store.open(sqlite_url)
+    try:
+        placement = store.get_placement("pl-kept")
+        assert placement is not None
+        assert [c["instance"] for c in placement.configurations] == ["pl-kept/vm"]
+        assert store.generations(["h1"]) == {"h1": 2}
+    finally:
+        store.close()
