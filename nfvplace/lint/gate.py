@@ -8,6 +8,7 @@ dialect's notes), exactly what `nfvplace lint FILE` prints; given a model, its s
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from itertools import chain
 from pathlib import Path
 
@@ -23,7 +24,7 @@ from . import rules
 from .engine import check_document, error_result, lint_model
 from .files import file_resolver
 from .finding import Severity
-from .findings import FileResult, refuse_errors
+from .findings import FileResult, Hit, refuse_errors
 from .rules.vnf import Resolver
 from .schema import decimal_unit_hits
 
@@ -50,11 +51,15 @@ def refuse(descriptor: VmDescriptor | VnfTemplate, what: str) -> None:
     """`gate` for a caller that reads none of the findings (`Fleet.place`): the same `LintError`
     for what lint refuses; when lint passes a VM Descriptor, its rules ran but no finding was
     built (paths, lines, order: about a third of the gate's time, for nothing)."""
-    if isinstance(descriptor, VmDescriptor):
-        errors = (hit for hit in rules.check_vmd(descriptor) if hit.rule.severity is Severity.error)
-        if next(errors, None) is None:  # what `lint_model` reads of a VM Descriptor
-            return
+    # `check_vmd` is what `lint_model` reads of a VM Descriptor
+    if isinstance(descriptor, VmDescriptor) and _no_error(rules.check_vmd(descriptor)):
+        return
     gate(descriptor, what)
+
+
+def _no_error(hits: Iterable[Hit]) -> bool:
+    """Whether none of `hits` is of error severity (lint passes what they check)."""
+    return next((hit for hit in hits if hit.rule.severity is Severity.error), None) is None
 
 
 def passes(document: SourceDocument, validated: BaseModel) -> bool:
@@ -67,8 +72,7 @@ def passes(document: SourceDocument, validated: BaseModel) -> bool:
         VmDescriptor
     ):
         return False
-    hits = chain(decimal_unit_hits(document.data), rules.check_vmd(validated))
-    return next((hit for hit in hits if hit.rule.severity is Severity.error), None) is None
+    return _no_error(chain(decimal_unit_hits(document.data), rules.check_vmd(validated)))
 
 
 def load_gated(path: Path, what: str) -> Descriptor:
