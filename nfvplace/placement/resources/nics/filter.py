@@ -120,7 +120,7 @@ def _bandwidth_need(
     return (
         Reason.sriov_bandwidth,
         bw_ok,
-        best if per_host else best.copy(),  # as it is now: a node's is a view of the column
+        best,  # a node's is a view of the column: a kept result pins what it reads (LiveGroup)
         f"a {_speed(widest.speed_gbps)}port with a free VF and "
         f"{widest.bandwidth_gbps:g} Gbps unused{on}",
         "Gbps unused on such a port (or its NIC's PCIe link)",
