@@ -21,6 +21,15 @@ class UnregisteredNodes(StrEnum):
     pass_ = "pass"
 
 
+class LogLevel(StrEnum):
+    """How much the server logs (JSON lines on stderr)."""
+
+    debug = "debug"
+    info = "info"
+    warning = "warning"
+    error = "error"
+
+
 if TYPE_CHECKING:
     from ..service.settings import Settings, SettingsError
 
@@ -126,6 +135,14 @@ NrtIntervalOption = Annotated[
         "pod seen running that long is no longer assumed, whatever its node's counts say",
     ),
 ]
+LogLevelOption = Annotated[
+    LogLevel,
+    typer.Option(
+        "--log-level",
+        help="debug adds, for the Kubernetes door, each pod assumed, admitted or gone and "
+        "each NodeResourceTopology reconciled, with the numbers",
+    ),
+]
 
 
 @app.command("serve")
@@ -145,6 +162,7 @@ def serve_command(
     in_cluster: InClusterOption = False,
     unregistered_nodes: UnregisteredNodesOption = UnregisteredNodes.refuse,
     nrt_interval: NrtIntervalOption = 60.0,
+    log_level: LogLevelOption = LogLevel.info,
 ) -> None:
     """Run the placement REST API (see docs/service.md)."""
     from ..service.settings import Settings
@@ -166,6 +184,7 @@ def serve_command(
         in_cluster=in_cluster,
         unregistered_nodes=unregistered_nodes.value,
         nrt_interval_s=nrt_interval,
+        log_level=log_level.value,
     )
     _check_settings(settings)
     _migrate(settings)
@@ -259,7 +278,7 @@ def _export_to_workers(settings: Settings, workers: int, pin_workers: bool) -> l
         status_dir = tempfile.mkdtemp(prefix="nfvplace-k8s-")
         os.environ[STATUS_ENV] = str(Path(status_dir) / "watch.json")
         folders.append(status_dir)
-    logs.configure()
+    logs.configure(settings.log_level)
     if workers > 1 and not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
         metrics_dir = tempfile.mkdtemp(prefix="nfvplace-metrics-")
         os.environ["PROMETHEUS_MULTIPROC_DIR"] = metrics_dir

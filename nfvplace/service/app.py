@@ -207,11 +207,11 @@ def app_from_env() -> FastAPI:
     from .workers import die_with_master, keep_out_of_collections, pin_if_asked
 
     die_with_master()
-    logs.configure()
+    settings = Settings.from_json(os.environ[SETTINGS_ENV])
+    logs.configure(settings.log_level)
     cpu = pin_if_asked()
     if cpu is not None:
         logs.note("worker pinned to one CPU", cpu=cpu)
-    settings = Settings.from_json(os.environ[SETTINGS_ENV])
     placer = os.environ.get(PLACER_ENV)
     if placer:
         settings = Settings(**{**settings.__dict__, "placer": placer})

@@ -51,6 +51,7 @@ class Settings:
     in_cluster: bool = False  # Kubernetes: the same with the pod's service account
     unregistered_nodes: str = "refuse"  # the extender's answer for a node without an NRT
     nrt_interval_s: float = 60.0  # the NRT exporter updates within this long of an admission
+    log_level: str = "info"  # debug, info, warning, error
 
     def to_json(self) -> str:
         data = asdict(self)

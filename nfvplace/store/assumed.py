@@ -36,6 +36,8 @@ LOCK = cast(Table, K8sLockRow.__table__)
 
 Counts = dict[str, dict[int, int]]
 """Resource -> NUMA node -> amount (CPUs, bytes, devices)."""
+Baseline = tuple[int, Mapping[str, int]]
+"""A node's generation and its free totals (resource -> amount over its NUMA nodes)."""
 
 
 def _counts(data: Mapping[str, Any]) -> Counts:
@@ -123,16 +125,18 @@ class AssumedPods:
         self,
         node: str,
         now: datetime,
-        decide: Callable[[list[AssumedPod]], tuple[T, AssumedPod | None]],
-        baseline: tuple[int, Mapping[str, int]],
+        decide: Callable[[list[AssumedPod]], tuple[T, AssumedPod | None, Baseline]],
     ) -> T:
         """Under the lock: `decide` gets the pods assumed on `node` (oldest first) and answers,
-        with the pod to assume there or None. When it is the node's first, the node's baseline
-        becomes `baseline` (its generation and free counts now)."""
+        with the pod to assume there or None, and the node's generation and free totals it
+        decided on. When the pod is the node's first, those become the node's baseline.
+
+        `decide` reads the node under the lock: a NodeResourceTopology reconciled between a read
+        before it and the lock would have dropped pods that the older counts do not show."""
         with self.engine.begin() as conn:
             self._locked(conn, now)
             pending = [p for p in self._rows(conn) if p.node == node]
-            answer, pod = decide(pending)
+            answer, pod, baseline = decide(pending)
             if pod is not None:
                 conn.execute(delete(ASSUMED).where(ASSUMED.c.uid == pod.uid))
                 conn.execute(insert(ASSUMED).values(**_row(pod)))

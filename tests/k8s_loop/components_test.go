@@ -89,7 +89,8 @@ func startNfvplace(t *testing.T, c *cluster, dir string, nodes int) *nfvplaceSer
 	}
 	cmd := exec.Command(nfvplaceBinary(t), "serve", "--host", "127.0.0.1", "--port", fmt.Sprint(port),
 		"--no-auth", "--db", "sqlite:///"+filepath.Join(dir, "nfvplace.db"), "--kubeconfig", c.kubeconfig,
-		"--nrt-interval", "3") // the simulated exporter writes 1 s after an admission
+		"--nrt-interval", "3", // the simulated exporter writes 1 s after an admission
+		"--log-level", "debug") // each assumption, NRT and pod event: kept when a run fails
 	cmd.Stdout, cmd.Stderr = log, log
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -102,6 +102,9 @@ func runOne(t *testing.T, c *cluster, s spec, index int) outcome {
 	if ext != nil {
 		rec.close()
 		ext.stop()
+		if o.Refused > 0 || len(o.PendingFits) > 0 {
+			o.NfvplaceLog = keepLog(t, ext.log.Name(), r.prefix)
+		}
 	}
 	r.cleanup(ctx)
 	return o
@@ -165,4 +168,23 @@ func (r *run) cleanup(ctx context.Context) {
 		}
 	}
 	r.t.Error("the run's pods were not gone 30 s after deleting them")
+}
+
+// keepLog copies a run's nfvplace log (its debug lines say what it assumed, and what each NRT
+// update showed) next to $LOOP_LOG, which outlives the test's temporary directory.
+func keepLog(t *testing.T, path, prefix string) string {
+	kept := os.Getenv("LOOP_LOG")
+	if kept == "" {
+		return path
+	}
+	kept += "." + prefix + "-nfvplace.log"
+	data, err := os.ReadFile(path)
+	if err == nil {
+		err = os.WriteFile(kept, data, 0o644)
+	}
+	if err != nil {
+		t.Error(err)
+		return path
+	}
+	return kept
 }

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -27,6 +28,8 @@ type outcome struct {
 	Bound       int      `json:"bound"` // by the scheduler: admitted, refused or not yet seen
 	Running     int      `json:"running"`
 	Refused     int      `json:"kubelet_refused"`
+	RefusedWhy  []string `json:"kubelet_refused_why"` // the kubelet's reason, and nfvplace's last filter
+	NfvplaceLog string   `json:"nfvplace_log"`        // kept when the run refused or stranded a pod
 	Pending     int      `json:"pending"`
 	Overfull    bool     `json:"overfull"` // the run's pods ask more than the nodes hold, in some resource
 	Unadmitted  int      `json:"bound_not_admitted"`
@@ -91,6 +94,8 @@ func (r *run) measure(ctx context.Context, ext *nfvplaceServer, rec *recorder) o
 		case refused:
 			o.Bound++
 			o.Refused++
+			o.RefusedWhy = append(o.RefusedWhy, fmt.Sprintf("%s on %s: %s", pod.Name,
+				pod.Spec.NodeName, r.kubelets.refused[pod.UID]))
 		default:
 			o.Bound++
 			o.Unadmitted++
@@ -125,6 +130,14 @@ func (r *run) measure(ctx context.Context, ext *nfvplaceServer, rec *recorder) o
 		o.Disagree = append(o.Disagree, r.probe(ext, list.Items)...)
 		for _, pod := range pending {
 			o.PendingWhy = append(o.PendingWhy, pod.Name+": "+rec.lastRefusal(string(pod.UID)))
+		}
+		for i, why := range o.RefusedWhy {
+			pod, _, _ := strings.Cut(why, " ")
+			for _, item := range list.Items {
+				if item.Name == pod {
+					o.RefusedWhy[i] += "; nfvplace's last filter: " + rec.lastRefusal(string(item.UID))
+				}
+			}
 		}
 	}
 	return o

@@ -96,7 +96,8 @@ func judge(outcomes []outcome) []string {
 			continue
 		}
 		if o.Refused > 0 {
-			problems = append(problems, fmt.Sprintf("%s: %d pods refused by the kubelet", o.Spec, o.Refused))
+			problems = append(problems, fmt.Sprintf("%s: %d pods refused by the kubelet: %s (nfvplace's log: %s)",
+				o.Spec, o.Refused, strings.Join(o.RefusedWhy, "; "), o.NfvplaceLog))
 		}
 		if len(o.Disagree) > 0 {
 			problems = append(problems, fmt.Sprintf("%s: filter and prioritize disagree %d times: %s",

@@ -205,3 +205,31 @@ def test_a_pod_arriving_as_another_leaves_is_accounted_once_it_runs(
         running["status"] = {"phase": "Running"}
         api.put("pods", running)
         wait_until(lambda: assumed(client) == {}, "p1 accounted once running", timeout=10.0)
+
+
+def test_debug_logs_say_what_the_door_assumed_and_what_each_nrt_showed(
+    api: KubeApi, serve: Callable[..., Server], tmp_path: Path, sqlite_url: str
+) -> None:
+    """`--log-level debug`: each pod assumed (with what it takes where), each NodeResourceTopology
+    reconciled (with the free totals and the pods it shows), each pod running or gone; the
+    default level logs none of it."""
+    api.put("nrt", nrt("worker-a"))
+    options = {"--kubeconfig": str(api.kubeconfig(tmp_path)), "--log-level": "debug"}
+    server = serve(sqlite_url, workers=1, **options)
+    with httpx.Client(base_url=server.url, headers=auth("admin"), timeout=30) as client:
+        wait_until(lambda: client.get("/k8s/v1/status").json()["watch"]["nodes"] == 1, "worker-a")
+        api.put("pods", pod("p1"))
+        assert bind(client, "p1", "worker-a") == ""
+        api.put("nrt", nrt("worker-a", free=(10, 16), vfs=(3, 4)))
+        wait_until(lambda: assumed(client) == {}, "p1 accounted by worker-a's totals")
+        api.delete("pods", "cnf/p1")
+        wait_until(lambda: "pod uid-p1 gone" in server.log(None), "the pod's deletion logged")
+    lines = server.log(None)
+    assert (
+        "pod uid-p1 on worker-a (generation 1, 0 pod(s) assumed there): takes {'cpu': {0: 6}"
+        in lines
+    )
+    assert "node worker-a generation 2, free {'cpu': 26, " in lines
+    assert ": shows assumed pods ['uid-p1']" in lines
+    quiet = serve(sqlite_url, workers=1, **{"--kubeconfig": str(api.kubeconfig(tmp_path))})
+    assert "assumed" not in quiet.log(None)

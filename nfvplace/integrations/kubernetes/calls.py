@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import threading
 import time
 from collections import OrderedDict
@@ -29,7 +30,7 @@ from ...lint.gate import gate
 from ...models.chd import ComputeHostDescriptor, TopologyManager
 from ...models.loading import SourceDocument
 from ...store import Store
-from ...store.assumed import AssumedPod, AssumedPods, totals
+from ...store.assumed import AssumedPod, AssumedPods, Baseline, totals
 from ...store.parsed import ParsedHosts
 from ...store.records import utc_now
 from .decide import NodeDecision, NodeView, decide, pod_shape
@@ -43,6 +44,8 @@ from .extender import (
 )
 from .state import Consumption, NodeState, node_state, topology_manager
 from .verdicts import Assumed, Seen, verdicts, worker_verdicts
+
+log = logging.getLogger("nfvplace.kubernetes")
 
 
 @dataclass(frozen=True)
@@ -256,24 +259,37 @@ def assume(door: Door, pod: Pod, uid: str, node: str, assume_s: float) -> bool:
 def assumed_there(
     door: Door, pod: Pod, uid: str, node: str, assume_s: float
 ) -> tuple[NodeDecision, bool]:
-    """Under the lock, the decision for `pod` on `node` (a registered one) counting the pods
-    assumed there, and the pod assumed there when the node takes it (and it pins something)."""
-    generation, host = door.hosts.read([node])[node]
-    state, manager = COUNTED.of(node, generation, host)
+    """Under the lock, the decision for `pod` on `node` (a registered one, read under the lock)
+    counting the pods assumed there, and the pod assumed there when the node takes it (and it
+    pins something)."""
     now = utc_now()
 
-    def check(pending: list[AssumedPod]) -> tuple[tuple[NodeDecision, bool], AssumedPod | None]:
+    def check(
+        pending: list[AssumedPod],
+    ) -> tuple[tuple[NodeDecision, bool], AssumedPod | None, Baseline]:
+        generation, host = door.hosts.read([node])[node]
+        state, manager = COUNTED.of(node, generation, host)
+        baseline = (generation, free_totals(state))
         others = tuple((p.uid, p.consumption) for p in pending if p.uid != uid)
         view = NodeView(node, generation, state, manager, others)
         decision = decide(pod, pod_shape(pod), view, node, "pack", door.pass_unregistered)
+        log.debug(
+            "pod %s on %s (generation %d, %d pod(s) assumed there): %s %s",
+            uid,
+            node,
+            generation,
+            len(others),
+            "takes" if decision.fits else "refused:",
+            decision.consumption if decision.fits else decision.reason,
+        )
         if not decision.fits or not decision.consumption or assume_s <= 0:
-            return (decision, False), None
+            return (decision, False), None, baseline
         name = f"{pod.namespace}/{pod.name}"[:512]
         expires = now + timedelta(seconds=assume_s)
-        return (decision, True), AssumedPod(uid, name, node, decision.consumption, now, expires)
+        assumed = AssumedPod(uid, name, node, decision.consumption, now, expires)
+        return (decision, True), assumed, baseline
 
-    baseline = (generation, free_totals(state))
-    return AssumedPods(door.store.engine).assume(node, now, check, baseline)
+    return AssumedPods(door.store.engine).assume(node, now, check)
 
 
 def free_totals(state: NodeState) -> dict[str, int]:
@@ -292,7 +308,12 @@ def reconcile(store: Store, node: str, generation: int, host: ComputeHostDescrip
     the assumed pods its totals account for are dropped."""
     worker_verdicts(store).nodes.put(node, generation, host)
     state, _manager = COUNTED.of(node, generation, host)
-    return AssumedPods(store.engine).reconcile(node, generation, free_totals(state), utc_now())
+    free = free_totals(state)
+    shown = AssumedPods(store.engine).reconcile(node, generation, free, utc_now())
+    log.debug(
+        "node %s generation %d, free %s: shows assumed pods %s", node, generation, free, shown
+    )
+    return shown
 
 
 def pod_bound(door: Door, raw: Mapping[str, Any], assume_s: float) -> bool:
@@ -315,12 +336,16 @@ def pod_admitted(door: Door, uid: str) -> bool:
     meanwhile (a pod leaving as it arrived leaves the totals unchanged). True when its assumption
     now ends sooner."""
     until = utc_now() + timedelta(seconds=door.nrt_interval_s)
-    return AssumedPods(door.store.engine).admitted(key_of(uid), until)
+    sooner = AssumedPods(door.store.engine).admitted(key_of(uid), until)
+    log.debug("pod %s running: assumed until %s at the latest (%s)", uid, until, sooner)
+    return sooner
 
 
 def pod_gone(door: Door, uid: str) -> bool:
     """The pod was deleted or finished: its assumption (if any) goes."""
-    return AssumedPods(door.store.engine).drop(key_of(uid))
+    dropped = AssumedPods(door.store.engine).drop(key_of(uid))
+    log.debug("pod %s gone: assumption dropped (%s)", uid, dropped)
+    return dropped
 
 
 def node_gone(door: Door, node: str) -> None:

@@ -1,0 +1,108 @@
+"""calls.py: the bind verb decides on the node as the assumed pods see it, under the door's lock,
+on SQLite and PostgreSQL.
+
+The race it closes (kube-scheduler's loop on two loaded cores, one kubelet refusal in a CI run): a
+bind read the node's NodeResourceTopology, then the watch stored the node's next one and dropped
+the pods it shows from the assumptions, then the bind took the lock and counted neither: the
+older counts did not show those pods, and the assumptions no longer held them.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from nfvplace.dialects.k8s_pod import read_pod
+from nfvplace.integrations.kubernetes.calls import Door, assumed_there, reconcile
+from nfvplace.models.chd import ComputeHostDescriptor
+from nfvplace.models.loading import SourceDocument
+from nfvplace.reader import load_document
+from nfvplace.store import Store
+from nfvplace.store.assumed import AssumedPods
+from nfvplace.store.parsed import Kept, ParsedHosts
+from nfvplace.store.records import utc_now
+
+NODE = "worker-a"
+
+
+def nrt(free: tuple[int, int]) -> ComputeHostDescriptor:
+    def zone(n: int) -> dict[str, Any]:
+        cpu = {"name": "cpu", "capacity": "16", "allocatable": "16", "available": str(free[n])}
+        return {"name": f"node-{n}", "type": "Node", "resources": [cpu]}
+
+    data = {
+        "apiVersion": "topology.node.k8s.io/v1alpha2",
+        "kind": "NodeResourceTopology",
+        "metadata": {"name": NODE},
+        "attributes": [
+            {"name": "topologyManagerPolicy", "value": "single-numa-node"},
+            {"name": "topologyManagerScope", "value": "container"},
+        ],
+        "zones": [zone(0), zone(1)],
+    }
+    host = load_document(SourceDocument(data=data, source=NODE))
+    assert isinstance(host, ComputeHostDescriptor)
+    return host
+
+
+def pod(name: str, cpus: int) -> Any:
+    limits = {"cpu": str(cpus), "memory": "1Gi"}
+    raw = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": "cnf", "uid": f"uid-{name}"},
+        "spec": {"containers": [{"name": "dp", "resources": {"limits": limits}}]},
+    }
+    return read_pod(raw)[0]
+
+
+def report(store: Store, free: tuple[int, int]) -> None:
+    """What the watch does with a NodeResourceTopology (routers.hosts.report)."""
+    put = store.put_host(nrt(free))
+    reconcile(store, put.id, put.generation, put.availability)
+
+
+class RacedHosts(ParsedHosts):
+    """Nodes read as the bind reads them; once armed, the next NodeResourceTopology is reported
+    right after a read, before the reader goes on (or as soon as the door's lock lets it)."""
+
+    def __init__(self, store: Store) -> None:
+        super().__init__(store)
+        self.next_report: tuple[int, int] | None = None
+        self.reporter: threading.Thread | None = None
+
+    def read(self, host_ids: Any) -> dict[str, Kept]:
+        found = super().read(host_ids)
+        free, self.next_report = self.next_report, None
+        if free is not None:
+            self.reporter = threading.Thread(target=report, args=(self.store, free))
+            self.reporter.start()
+            self.reporter.join(timeout=2.0)  # blocked on the lock when the read holds it
+        return found
+
+
+@pytest.fixture
+def store(db_url: str) -> Iterator[Store]:
+    opened = Store.open(db_url)
+    yield opened
+    opened.close()
+
+
+def test_a_bind_counts_the_pods_an_nrt_shows_while_it_decides(store: Store) -> None:
+    hosts = RacedHosts(store)
+    door = Door(store, hosts)
+    report(store, (16, 16))
+    for name in ("p1", "p2"):  # one whole NUMA node each
+        decision, assumed = assumed_there(door, pod(name, 16), f"uid-{name}", NODE, 300.0)
+        assert (decision.fits, assumed) == (True, True)
+    hosts.next_report = (0, 0)  # the kubelet admitted both, and the exporter says so
+    decision, assumed = assumed_there(door, pod("p3", 16), "uid-p3", NODE, 300.0)
+    assert hosts.reporter is not None
+    hosts.reporter.join()
+    assert (decision.fits, assumed) == (False, False), decision
+    assert "16" in decision.reason
+    live = {p.uid for p in AssumedPods(store.engine).live(utc_now())}
+    assert live <= {"uid-p1", "uid-p2"}  # whatever the NRT accounted for, p3 is not there
