@@ -3,6 +3,8 @@ package k8sloop
 // A simulated NodeResourceTopology exporter (as the resource-topology-exporter or NFD's
 // topology-updater): it writes a node's free counts per NUMA node `delay` after the kubelet's
 // allocations there change (an admission or a deletion), one update for all changes in that time.
+// It loses no change: a change after an update's counts were read arms the next update, and a
+// node's updates are written one after the other (each on the object the last one wrote).
 
 import (
 	"context"
@@ -28,6 +30,7 @@ type exporter struct {
 	kubelets  *kubelets
 	delay     time.Duration
 	pending   map[string]*time.Timer
+	writing   map[string]*sync.Mutex // held while a node's update is read and written
 	published map[string][numaPerNode]amounts
 	versions  map[string]string // resourceVersion of the object last written
 	updates   int
@@ -38,7 +41,8 @@ type exporter struct {
 
 func newExporter(client dynamic.Interface, delay time.Duration) *exporter {
 	return &exporter{client: client, delay: delay, pending: map[string]*time.Timer{},
-		published: map[string][numaPerNode]amounts{}, versions: map[string]string{}}
+		writing: map[string]*sync.Mutex{}, published: map[string][numaPerNode]amounts{},
+		versions: map[string]string{}}
 }
 
 // changed is the kubelets' hook: publish this node's counts after the delay.
@@ -97,9 +101,18 @@ func nrtObject(node, scope, version string, free [numaPerNode]amounts) (*unstruc
 
 // publish writes the node's NRT object with its counts now (creating it the first time).
 func (e *exporter) publish(ctx context.Context, node string) {
+	e.mu.Lock()
+	delete(e.pending, node) // before the counts are read: a change from here on arms another update
+	writing := e.writing[node]
+	if writing == nil {
+		writing = &sync.Mutex{}
+		e.writing[node] = writing
+	}
+	e.mu.Unlock()
+	writing.Lock()
+	defer writing.Unlock()
 	free := e.kubelets.freeOf(node)
 	e.mu.Lock()
-	delete(e.pending, node)
 	version, exists := e.versions[node]
 	e.begun++
 	e.mu.Unlock()
@@ -143,6 +156,17 @@ func (e *exporter) forget(node string) {
 	defer e.mu.Unlock()
 	delete(e.published, node)
 	delete(e.versions, node)
+}
+
+// failures are the updates the API server refused (each leaves its node's object behind).
+func (e *exporter) failures() []string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	out := make([]string, 0, len(e.errors))
+	for _, err := range e.errors {
+		out = append(out, err.Error())
+	}
+	return out
 }
 
 // written is how many NRT updates it wrote so far.

@@ -45,6 +45,7 @@ type outcome struct {
 	Prioritize  string   `json:"prioritize"`
 	Bind        string   `json:"bind"`
 	NRTUpdates  int      `json:"nrt_updates"`
+	NRTFailures []string `json:"nrt_updates_refused"` // by the API server: the exporter fell behind
 }
 
 // allocatable is every node's (all nodes are alike).
@@ -119,7 +120,7 @@ func (r *run) measure(ctx context.Context, ext *nfvplaceServer, rec *recorder) o
 			}
 		}
 	}
-	o.NRTUpdates = r.exporter.written()
+	o.NRTUpdates, o.NRTFailures = r.exporter.written(), r.exporter.failures()
 	if rec != nil {
 		rec.mu.Lock()
 		o.Disagree = slices.Clone(rec.disagree)

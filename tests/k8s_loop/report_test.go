@@ -85,6 +85,10 @@ func judge(outcomes []outcome) []string {
 		if !o.Settled {
 			problems = append(problems, o.Spec+": still moving at the time limit")
 		}
+		if len(o.NRTFailures) > 0 { // the simulated exporter's own failure: the run proves nothing
+			problems = append(problems, fmt.Sprintf("%s: %d NRT updates refused: %s", o.Spec,
+				len(o.NRTFailures), strings.Join(o.NRTFailures, "; ")))
+		}
 		if o.Unadmitted > 0 {
 			problems = append(problems, fmt.Sprintf("%s: %d bound pods no kubelet saw", o.Spec, o.Unadmitted))
 		}
