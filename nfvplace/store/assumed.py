@@ -12,7 +12,9 @@ totals fit within that fall are accounted, in order, and the baseline moves past
 leaving the node raises the free counts: the baseline is raised with them, so that a departure is
 never taken for nothing arriving. A pod leaving as another arrives leaves the totals unchanged, so
 the pod watch ends the arrival's assumption too: once the kubelet has admitted it (the pod runs),
-the exporter shows it within its interval (`admitted`).
+the exporter shows it within its interval (`admitted`), so the assumption ends once that interval
+has passed and the node's counts were reconciled at a newer generation than the one the pod was
+decided on (counts read late would otherwise count the pod nowhere for a while).
 
 Writes (`assume`, `reconcile`, `drop`) run as one transaction that first updates the one-row
 `k8s_lock`: every worker's and replica's binds are decided one after the other, each on what the
@@ -61,8 +63,21 @@ class AssumedPod:
     consumption: Counts
     created_at: datetime
     expires_at: datetime
+    generation: int | None = None  # the node's generation it was decided on
+    running_until: datetime | None = None  # seen running: ends then, once its node moved on
+
+    def ended(self, now: datetime, views: Mapping[str, int]) -> bool:
+        """Expired, or seen running long enough with its node's counts reconciled at a newer
+        generation than it was decided on (`views`: node -> generation reconciled)."""
+        if self.expires_at <= now:
+            return True
+        if self.running_until is None or self.running_until > now:
+            return False
+        reconciled = views.get(self.node)
+        return reconciled is None or reconciled > (self.generation or 0)
 
     def as_json(self) -> dict[str, Any]:
+        running = self.running_until
         return {
             "uid": self.uid,
             "pod": self.pod,
@@ -72,6 +87,7 @@ class AssumedPod:
             },
             "created_at": self.created_at.isoformat(),
             "expires_at": self.expires_at.isoformat(),
+            "running_until": running.isoformat() if running is not None else None,
         }
 
 
@@ -120,6 +136,18 @@ class AssumedPods:
     def _locked(self, conn: Any, now: datetime) -> None:
         conn.execute(update(LOCK).where(LOCK.c.id == 1).values(seq=LOCK.c.seq + 1))
         conn.execute(delete(ASSUMED).where(ASSUMED.c.expires_at <= now))
+        ended = [p.uid for p in self._ended(conn, self._rows(conn, since=now), now)]
+        if ended:
+            conn.execute(delete(ASSUMED).where(ASSUMED.c.uid.in_(ended)))
+
+    def _ended(self, conn: Any, pods: list[AssumedPod], now: datetime) -> list[AssumedPod]:
+        """Those of `pods` that have ended (`AssumedPod.ended`), their nodes' views read once."""
+        due = {p.node for p in pods if p.running_until is not None and p.running_until <= now}
+        views: dict[str, int] = {}
+        if due:
+            query = select(VIEWS.c.node, VIEWS.c.generation).where(VIEWS.c.node.in_(due))
+            views = {str(node): int(g) for node, g in conn.execute(query)}
+        return [p for p in pods if p.ended(now, views)]
 
     def assume[T](
         self,
@@ -175,35 +203,30 @@ class AssumedPods:
             return
         conn.execute(insert(VIEWS).values(node=node, **values))
 
-    def _rows(self, conn: Any) -> list[AssumedPod]:
-        rows = conn.execute(select(ASSUMED).order_by(ASSUMED.c.created_at, ASSUMED.c.uid))
-        out = []
-        for r in rows.mappings():
-            ((node, counts),) = r["nodes"].items()
-            out.append(
-                AssumedPod(
-                    r["uid"],
-                    r["pod"],
-                    node,
-                    _counts(counts),
-                    _aware(r["created_at"]),
-                    _aware(r["expires_at"]),
-                )
-            )
-        return out
+    def _rows(self, conn: Any, since: datetime | None = None) -> list[AssumedPod]:
+        """The assumed pods stored, oldest first (`since`: only those seen running whose
+        `running_until` is then past)."""
+        query = select(ASSUMED).order_by(ASSUMED.c.created_at, ASSUMED.c.uid)
+        if since is not None:
+            query = query.where(ASSUMED.c.running_until <= since)
+        return [_pod(r) for r in conn.execute(query).mappings()]
 
     def live(self, now: datetime, nodes: Collection[str] | None = None) -> list[AssumedPod]:
-        """The assumed pods that have not expired (on `nodes`, when given), oldest first."""
+        """The assumed pods that have not ended (on `nodes`, when given), oldest first."""
         with self.engine.connect() as conn:
-            pods = [p for p in self._rows(conn) if p.expires_at > now]
-        return pods if nodes is None else [p for p in pods if p.node in nodes]
+            pods = self._rows(conn)
+            ended = {p.uid for p in self._ended(conn, pods, now)}
+        return [p for p in pods if p.uid not in ended and (nodes is None or p.node in nodes)]
 
     def admitted(self, uid: str, until: datetime) -> bool:
-        """The pod's kubelet admitted it: its assumption ends at `until` at the latest (when its
-        node's NodeResourceTopology shows it). False when it is not assumed, or ends sooner."""
+        """The pod's kubelet admitted it: its assumption ends at `until` at the earliest, once its
+        node's counts are reconciled at a newer generation than it was decided on (when its
+        node's NodeResourceTopology shows it, it ends then). False when it is not assumed, was
+        seen running before, or expires sooner."""
         with self.engine.begin() as conn:
-            ends = update(ASSUMED).where(ASSUMED.c.uid == uid, ASSUMED.c.expires_at > until)
-            return bool(conn.execute(ends.values(expires_at=until)).rowcount)
+            first = (ASSUMED.c.uid == uid, ASSUMED.c.running_until.is_(None))
+            ends = update(ASSUMED).where(*first, ASSUMED.c.expires_at > until)
+            return bool(conn.execute(ends.values(running_until=until)).rowcount)
 
     def drop(self, uid: str) -> bool:
         """Forget a pod's assumption (the pod is gone or finished); False when there was none."""
@@ -225,7 +248,23 @@ def _row(pod: AssumedPod) -> dict[str, Any]:
         "nodes": {pod.node: {r: dict(per) for r, per in pod.consumption.items()}},
         "created_at": pod.created_at,
         "expires_at": pod.expires_at,
+        "assumed_generation": pod.generation,
     }
+
+
+def _pod(r: Mapping[str, Any]) -> AssumedPod:
+    ((node, counts),) = r["nodes"].items()
+    running = r["running_until"]
+    return AssumedPod(
+        r["uid"],
+        r["pod"],
+        node,
+        _counts(counts),
+        _aware(r["created_at"]),
+        _aware(r["expires_at"]),
+        r["assumed_generation"],
+        _aware(running) if running is not None else None,
+    )
 
 
 def _aware(moment: datetime) -> datetime:

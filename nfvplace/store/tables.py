@@ -183,6 +183,10 @@ class K8sAssumedPodRow(Base):
     expires_at: Mapped[datetime] = mapped_column(
         DateTime(timezone=True), nullable=False, index=True
     )
+    # seen running: no longer assumed from `running_until` on, once the node's counts were
+    # reconciled past `assumed_generation`, the one the pod was decided on (migration 0011)
+    assumed_generation: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+    running_until: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
 
 
 class K8sNodeViewRow(Base):

@@ -1,5 +1,5 @@
-"""calls.py: the bind verb decides on the node as the assumed pods see it, under the door's lock,
-on SQLite and PostgreSQL.
+"""calls.py: the bind verb decides on the node as the assumed pods see it, under the door's lock;
+a pod seen running stays assumed until its node's counts were read again; on SQLite and PostgreSQL.
 
 The race it closes (kube-scheduler's loop on two loaded cores, one kubelet refusal in a CI run): a
 bind read the node's NodeResourceTopology, then the watch stored the node's next one and dropped
@@ -10,13 +10,14 @@ older counts did not show those pods, and the assumptions no longer held them.
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from nfvplace.dialects.k8s_pod import read_pod
-from nfvplace.integrations.kubernetes.calls import Door, assumed_there, reconcile
+from nfvplace.integrations.kubernetes.calls import Door, assumed_there, pod_admitted, reconcile
 from nfvplace.models.chd import ComputeHostDescriptor
 from nfvplace.models.loading import SourceDocument
 from nfvplace.reader import load_document
@@ -106,3 +107,26 @@ def test_a_bind_counts_the_pods_an_nrt_shows_while_it_decides(store: Store) -> N
     assert "16" in decision.reason
     live = {p.uid for p in AssumedPods(store.engine).live(utc_now())}
     assert live <= {"uid-p1", "uid-p2"}  # whatever the NRT accounted for, p3 is not there
+
+
+def live(store: Store) -> set[str]:
+    return {p.uid for p in AssumedPods(store.engine).live(utc_now())}
+
+
+def test_a_running_pod_stays_assumed_until_its_node_is_read_again(store: Store) -> None:
+    """Seen running, a pod is no longer assumed once `--nrt-interval` has passed AND its node's
+    NodeResourceTopology was read at a newer generation than the pod was decided on: read late,
+    the counts would otherwise show the pod nowhere while another pod is bound there."""
+    door = Door(store, ParsedHosts(store), nrt_interval_s=0.2)
+    report(store, (16, 16))
+    decision, assumed = assumed_there(door, pod("p1", 16), "uid-p1", NODE, 300.0)
+    assert (decision.fits, assumed) == (True, True)
+    assert pod_admitted(door, "uid-p1")
+    assert not pod_admitted(door, "uid-p1")  # seen running once
+    time.sleep(0.3)
+    assert live(store) == {"uid-p1"}  # the interval passed, the node was not read again
+    p2, _ = assumed_there(door, pod("p2", 16), "uid-p2", NODE, 0.0)  # decided, not assumed
+    assert p2.consumption == {"cpu": {1: 16}}  # p1 counted on NUMA node 0
+    # p1 arrived as another pod left: the node's totals did not move, and account for nothing
+    report(store, (16, 16))
+    assert live(store) == set()  # the newer object ends p1's assumption

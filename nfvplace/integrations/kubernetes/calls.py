@@ -286,7 +286,7 @@ def assumed_there(
             return (decision, False), None, baseline
         name = f"{pod.namespace}/{pod.name}"[:512]
         expires = now + timedelta(seconds=assume_s)
-        assumed = AssumedPod(uid, name, node, decision.consumption, now, expires)
+        assumed = AssumedPod(uid, name, node, decision.consumption, now, expires, generation)
         return (decision, True), assumed, baseline
 
     return AssumedPods(door.store.engine).assume(node, now, check)
@@ -333,11 +333,12 @@ def pod_bound(door: Door, raw: Mapping[str, Any], assume_s: float) -> bool:
 def pod_admitted(door: Door, uid: str) -> bool:
     """The pod watch saw the pod running: its node's kubelet admitted it, and the node's
     NodeResourceTopology shows it within the exporter's interval, whatever the node's counts did
-    meanwhile (a pod leaving as it arrived leaves the totals unchanged). True when its assumption
-    now ends sooner."""
+    meanwhile (a pod leaving as it arrived leaves the totals unchanged): its assumption ends once
+    that interval has passed and a newer object than the one it was decided on has been read.
+    True when its assumption now ends sooner."""
     until = utc_now() + timedelta(seconds=door.nrt_interval_s)
     sooner = AssumedPods(door.store.engine).admitted(key_of(uid), until)
-    log.debug("pod %s running: assumed until %s at the latest (%s)", uid, until, sooner)
+    log.debug("pod %s running: assumed until %s and its node's next NRT (%s)", uid, until, sooner)
     return sooner
 
 

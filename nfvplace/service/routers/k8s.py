@@ -89,6 +89,11 @@ class AssumedPodView(BaseModel):
     )
     created_at: str
     expires_at: str
+    running_until: str | None = Field(
+        None,
+        description="Seen running (admitted by its kubelet): no longer assumed from then on, once "
+        "its node's NodeResourceTopology has been read again",
+    )
 
 
 class AssumedPodList(BaseModel):
