@@ -25,26 +25,13 @@ from nfvplace.store import Store
 from nfvplace.store.assumed import AssumedPods
 from nfvplace.store.parsed import Kept, ParsedHosts
 from nfvplace.store.records import utc_now
+from tests.service import kube_api
 
 NODE = "worker-a"
 
 
 def nrt(free: tuple[int, int]) -> ComputeHostDescriptor:
-    def zone(n: int) -> dict[str, Any]:
-        cpu = {"name": "cpu", "capacity": "16", "allocatable": "16", "available": str(free[n])}
-        return {"name": f"node-{n}", "type": "Node", "resources": [cpu]}
-
-    data = {
-        "apiVersion": "topology.node.k8s.io/v1alpha2",
-        "kind": "NodeResourceTopology",
-        "metadata": {"name": NODE},
-        "attributes": [
-            {"name": "topologyManagerPolicy", "value": "single-numa-node"},
-            {"name": "topologyManagerScope", "value": "container"},
-        ],
-        "zones": [zone(0), zone(1)],
-    }
-    host = load_document(SourceDocument(data=data, source=NODE))
+    host = load_document(SourceDocument(data=kube_api.nrt(NODE, free), source=NODE))
     assert isinstance(host, ComputeHostDescriptor)
     return host
 

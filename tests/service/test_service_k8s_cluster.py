@@ -10,6 +10,7 @@ pod watch; a deleted pod or NodeResourceTopology takes its assumption with it.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import time
 from collections.abc import Callable, Iterator
@@ -184,17 +185,32 @@ def client_without_cluster(sqlite_url: str, serve: Callable[..., Server]) -> Ite
         yield client
 
 
+@contextlib.contextmanager
+def one_node(
+    api: KubeApi,
+    serve: Callable[..., Server],
+    tmp_path: Path,
+    sqlite_url: str,
+    flag: str,
+    value: str,
+) -> Iterator[tuple[httpx.Client, Server]]:
+    """A door on SQLite (one worker, `flag value`) once its watch knows worker-a."""
+    options = {"--kubeconfig": str(api.kubeconfig(tmp_path)), flag: value}
+    server = serve(sqlite_url, workers=1, **options)
+    with httpx.Client(base_url=server.url, headers=auth("admin"), timeout=30) as client:
+        wait_until(lambda: client.get("/k8s/v1/status").json()["watch"]["nodes"] == 1, "worker-a")
+        yield client, server
+
+
 def test_a_pod_arriving_as_another_leaves_is_accounted_once_it_runs(
     api: KubeApi, serve: Callable[..., Server], tmp_path: Path, sqlite_url: str
 ) -> None:
     """The churn that stranded pods in kube-scheduler's loop: a pod shown in worker-a's counts
     leaves as p1 arrives, so the node's totals do not move and never account for p1. Once the pod
-    watch sees p1 running (the kubelet admitted it), its assumption ends within --nrt-interval."""
+    watch sees p1 running (the kubelet admitted it), its assumption ends --nrt-interval later (the
+    node's object was read again since p1 was decided on)."""
     api.put("nrt", nrt("worker-a", free=(10, 16), vfs=(3, 4)))  # a pod of 6 CPUs and a VF shown
-    options = {"--kubeconfig": str(api.kubeconfig(tmp_path)), "--nrt-interval": "1"}
-    server = serve(sqlite_url, workers=1, **options)
-    with httpx.Client(base_url=server.url, headers=auth("admin"), timeout=30) as client:
-        wait_until(lambda: client.get("/k8s/v1/status").json()["watch"]["nodes"] == 1, "worker-a")
+    with one_node(api, serve, tmp_path, sqlite_url, "--nrt-interval", "1") as (client, _server):
         api.put("pods", pod("p1"))
         assert bind(client, "p1", "worker-a") == ""
         # the shown pod left and p1 took its place: the same counts again
@@ -214,10 +230,7 @@ def test_debug_logs_say_what_the_door_assumed_and_what_each_nrt_showed(
     reconciled (with the free totals and the pods it shows), each pod running or gone; the
     default level logs none of it."""
     api.put("nrt", nrt("worker-a"))
-    options = {"--kubeconfig": str(api.kubeconfig(tmp_path)), "--log-level": "debug"}
-    server = serve(sqlite_url, workers=1, **options)
-    with httpx.Client(base_url=server.url, headers=auth("admin"), timeout=30) as client:
-        wait_until(lambda: client.get("/k8s/v1/status").json()["watch"]["nodes"] == 1, "worker-a")
+    with one_node(api, serve, tmp_path, sqlite_url, "--log-level", "debug") as (client, server):
         api.put("pods", pod("p1"))
         assert bind(client, "p1", "worker-a") == ""
         api.put("nrt", nrt("worker-a", free=(10, 16), vfs=(3, 4)))
