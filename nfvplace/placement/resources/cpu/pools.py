@@ -16,7 +16,7 @@ from itertools import chain
 
 from ....models.chd import ComputeHostDescriptor, Cpu, CpuState, NumaNode
 from ..base import node_parts, same_objects
-from ..draft import kept_places, places_of
+from ..draft import places_of
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,12 +164,8 @@ def _taken(part: CpuNode, taken: set[int], node: NumaNode) -> CpuNode:
             broken.extend(pu for pu in core if pu not in taken)
     half = [pu for pu in part.half_busy if pu not in taken]
     if broken:  # in the order `_classify` meets them: the node's PUs in order
-        places = kept_places(node)  # mapped by the claim (a node of 192 PUs: not again)
-        if places is None:
-            order = {cpu.id: k for k, cpu in enumerate(node.cpus)}
-            half = sorted(half + broken, key=order.__getitem__)
-        else:
-            half = sorted(half + broken, key=lambda pu: places[pu][1])
+        places = places_of(node)  # as the claim mapped them (a node of 192 PUs: not again)
+        half = sorted(half + broken, key=lambda pu: places[pu][1])
     single = tuple(pu for pu in part.single_cores if pu not in taken)
     return CpuNode(
         tuple(whole), single, tuple(half), part.eligible_threads, part.smt, part.self_contained
