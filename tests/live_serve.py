@@ -43,6 +43,7 @@ def serve(folder: Path, tokens: Mapping[str, Sequence[str]]) -> Iterator[str]:
         stdout=log.open("wb"),
         stderr=subprocess.STDOUT,
         start_new_session=True,
+        cwd=folder,  # `python -m` looks in the current folder first: PYTHONPATH picks the tree
     )
     url = f"http://127.0.0.1:{port}"
     try:
