@@ -132,7 +132,8 @@ NrtIntervalOption = Annotated[
         min=0.1,
         help="Kubernetes: seconds within which the NodeResourceTopology exporter shows a pod "
         "the kubelet admitted (NFD topology-updater's --sleep-interval, 60 s by default); a "
-        "pod seen running that long is no longer assumed, whatever its node's counts say",
+        "pod seen running that long is no longer assumed once its node's NRT has been read "
+        "again, whatever its counts say",
     ),
 ]
 LogLevelOption = Annotated[
