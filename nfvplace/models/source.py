@@ -19,6 +19,7 @@ import yaml
 
 from .. import errors
 from ..errors import DescriptorError, Issue
+from .json_bounds import within_json_bounds
 
 MAX_DOCUMENT_BYTES = 8 * 1024 * 1024
 MAX_EXPANDED_NODES = 1_000_000
@@ -308,7 +309,11 @@ def _plain_json(text: str) -> Any:
 
 
 def check_json_shape(data: Any, source: str) -> None:
-    """`MAX_NODES` and `MAX_DEPTH` for a document the json module read (no YAML events to count)."""
+    """`MAX_NODES` and `MAX_DEPTH` for a document the json module read (no YAML events to count):
+    counted a level at a time first (`within_json_bounds`), else walked node by node, so that a
+    document over both bounds is refused for the one the walk meets first."""
+    if within_json_bounds(data, MAX_NODES, MAX_DEPTH):
+        return
     stack = [(data, 1)]
     nodes = 0
     while stack:

@@ -1,6 +1,7 @@
-"""A request body's bounds (`service.body.parse_body`): a document within both passes at once
-(`within_json_bounds`, counted a level at a time), and every other is refused exactly as
-`check_json_shape`'s walk node by node refuses it."""
+"""The bounds of a document the json module read (`source.check_json_shape`, which every JSON
+road in takes: files, request bodies, the evaluations' VM): a document within both passes at once
+(`json_bounds.within_json_bounds`, counted a level at a time), and every other is refused exactly
+as the walk node by node refuses it."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from hypothesis import strategies as st
 
 from nfvplace.errors import DescriptorError
 from nfvplace.models import source
-from nfvplace.service.body import within_json_bounds
+from nfvplace.models.json_bounds import within_json_bounds
 
 NODES, DEPTH = 40, 6  # small bounds, so that random documents meet them
 
@@ -37,9 +38,7 @@ def walked(data: Any) -> str | None:
 
 
 def refusal(data: Any) -> str | None:
-    """What the service's body reading says: within the bounds, or `check_json_shape`'s refusal."""
-    if within_json_bounds(data):
-        return None
+    """What `check_json_shape` says: within the bounds (None), or its refusal."""
     try:
         source.check_json_shape(data, "body")
     except DescriptorError as exc:
@@ -66,7 +65,8 @@ def test_the_level_count_refuses_as_the_walk_does(data: Any) -> None:
         patch.setattr(source, "MAX_NODES", NODES)
         patch.setattr(source, "MAX_DEPTH", DEPTH)
         assert refusal(data) == walked(data)
-        assert within_json_bounds(data) is (walked(data) is None)  # the json module's types
+        # the json module's types: the level count alone answers as the walk does
+        assert within_json_bounds(data, NODES, DEPTH) is (walked(data) is None)
 
 
 class Mapping(dict):  # type: ignore[type-arg]
