@@ -133,21 +133,26 @@ class AssumedPods:
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
 
-    def _locked(self, conn: Any, now: datetime) -> None:
+    def _locked(self, conn: Any, now: datetime) -> list[AssumedPod]:
+        """Take the lock and forget the pods that have ended; the others, oldest first."""
         conn.execute(update(LOCK).where(LOCK.c.id == 1).values(seq=LOCK.c.seq + 1))
-        conn.execute(delete(ASSUMED).where(ASSUMED.c.expires_at <= now))
-        ended = [p.uid for p in self._ended(conn, self._rows(conn, since=now), now)]
+        alive, ended = self._alive(conn, now)
         if ended:
             conn.execute(delete(ASSUMED).where(ASSUMED.c.uid.in_(ended)))
+        return alive
 
-    def _ended(self, conn: Any, pods: list[AssumedPod], now: datetime) -> list[AssumedPod]:
-        """Those of `pods` that have ended (`AssumedPod.ended`), their nodes' views read once."""
+    def _alive(self, conn: Any, now: datetime) -> tuple[list[AssumedPod], list[str]]:
+        """The stored pods that have not ended (`AssumedPod.ended`), oldest first, and the UIDs of
+        those that have (their nodes' views read once)."""
+        pods = self._rows(conn)
         due = {p.node for p in pods if p.running_until is not None and p.running_until <= now}
         views: dict[str, int] = {}
         if due:
             query = select(VIEWS.c.node, VIEWS.c.generation).where(VIEWS.c.node.in_(due))
             views = {str(node): int(g) for node, g in conn.execute(query)}
-        return [p for p in pods if p.ended(now, views)]
+        ended = [p.uid for p in pods if p.ended(now, views)]
+        gone = set(ended)
+        return [p for p in pods if p.uid not in gone], ended
 
     def assume[T](
         self,
@@ -162,8 +167,7 @@ class AssumedPods:
         `decide` reads the node under the lock: a NodeResourceTopology reconciled between a read
         before it and the lock would have dropped pods that the older counts do not show."""
         with self.engine.begin() as conn:
-            self._locked(conn, now)
-            pending = [p for p in self._rows(conn) if p.node == node]
+            pending = [p for p in self._locked(conn, now) if p.node == node]
             answer, pod, baseline = decide(pending)
             if pod is not None:
                 conn.execute(delete(ASSUMED).where(ASSUMED.c.uid == pod.uid))
@@ -182,8 +186,7 @@ class AssumedPods:
             if not any(p.node == node for p in self._rows(conn)):
                 return []
         with self.engine.begin() as conn:
-            self._locked(conn, now)
-            pending = [p for p in self._rows(conn) if p.node == node]
+            pending = [p for p in self._locked(conn, now) if p.node == node]
             if not pending:
                 self._set_view(conn, node, generation, free)
                 return []
@@ -203,20 +206,16 @@ class AssumedPods:
             return
         conn.execute(insert(VIEWS).values(node=node, **values))
 
-    def _rows(self, conn: Any, since: datetime | None = None) -> list[AssumedPod]:
-        """The assumed pods stored, oldest first (`since`: only those seen running whose
-        `running_until` is then past)."""
+    def _rows(self, conn: Any) -> list[AssumedPod]:
+        """The assumed pods stored, oldest first."""
         query = select(ASSUMED).order_by(ASSUMED.c.created_at, ASSUMED.c.uid)
-        if since is not None:
-            query = query.where(ASSUMED.c.running_until <= since)
         return [_pod(r) for r in conn.execute(query).mappings()]
 
     def live(self, now: datetime, nodes: Collection[str] | None = None) -> list[AssumedPod]:
         """The assumed pods that have not ended (on `nodes`, when given), oldest first."""
         with self.engine.connect() as conn:
-            pods = self._rows(conn)
-            ended = {p.uid for p in self._ended(conn, pods, now)}
-        return [p for p in pods if p.uid not in ended and (nodes is None or p.node in nodes)]
+            alive, _ended = self._alive(conn, now)
+        return alive if nodes is None else [p for p in alive if p.node in nodes]
 
     def admitted(self, uid: str, until: datetime) -> bool:
         """The pod's kubelet admitted it: its assumption ends at `until` at the earliest, once its
