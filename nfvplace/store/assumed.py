@@ -162,7 +162,8 @@ class AssumedPods:
     ) -> T:
         """Under the lock: `decide` gets the pods assumed on `node` (oldest first) and answers,
         with the pod to assume there or None, and the node's generation and free totals it
-        decided on. When the pod is the node's first, those become the node's baseline.
+        decided on. When the pod is the node's first, those become the node's baseline. When
+        `decide` raises, nothing is written.
 
         `decide` reads the node under the lock: a NodeResourceTopology reconciled between a read
         before it and the lock would have dropped pods that the older counts do not show."""

@@ -1,10 +1,14 @@
-"""calls.py: the bind verb decides on the node as the assumed pods see it, under the door's lock;
-a pod seen running stays assumed until its node's counts were read again; on SQLite and PostgreSQL.
+"""calls.py: the bind verb decides on the node as the assumed pods see it, under the door's lock,
+and creates the Binding under it too; a pod seen running stays assumed until its node's counts
+were read again; on SQLite and PostgreSQL.
 
-The race it closes (kube-scheduler's loop on two loaded cores, one kubelet refusal in a CI run): a
+The first race it closes (kube-scheduler's loop on two loaded cores, one kubelet refusal in a CI run): a
 bind read the node's NodeResourceTopology, then the watch stored the node's next one and dropped
 the pods it shows from the assumptions, then the bind took the lock and counted neither: the
-older counts did not show those pods, and the assumptions no longer held them.
+older counts did not show those pods, and the assumptions no longer held them. The second (the
+same CI failure, again, with nfvplace's log): two binds to one node decided A then B, and B's
+Binding landed first; the kubelet admitted B on the NUMA node nfvplace had counted A on, and A fit
+no NUMA node.
 """
 
 from __future__ import annotations
@@ -17,7 +21,14 @@ from typing import Any
 import pytest
 
 from nfvplace.dialects.k8s_pod import read_pod
-from nfvplace.integrations.kubernetes.calls import Door, assumed_there, pod_admitted, reconcile
+from nfvplace.integrations.kubernetes.calls import (
+    Door,
+    assumed_there,
+    bind_call,
+    pod_admitted,
+    reconcile,
+)
+from nfvplace.integrations.kubernetes.extender import BindingArgs
 from nfvplace.models.chd import ComputeHostDescriptor
 from nfvplace.models.loading import SourceDocument
 from nfvplace.reader import load_document
@@ -36,15 +47,18 @@ def nrt(free: tuple[int, int]) -> ComputeHostDescriptor:
     return host
 
 
-def pod(name: str, cpus: int) -> Any:
+def raw_pod(name: str, cpus: int) -> dict[str, Any]:
     limits = {"cpu": str(cpus), "memory": "1Gi"}
-    raw = {
+    return {
         "apiVersion": "v1",
         "kind": "Pod",
         "metadata": {"name": name, "namespace": "cnf", "uid": f"uid-{name}"},
         "spec": {"containers": [{"name": "dp", "resources": {"limits": limits}}]},
     }
-    return read_pod(raw)[0]
+
+
+def pod(name: str, cpus: int) -> Any:
+    return read_pod(raw_pod(name, cpus))[0]
 
 
 def report(store: Store, free: tuple[int, int]) -> None:
@@ -117,3 +131,76 @@ def test_a_running_pod_stays_assumed_until_its_node_is_read_again(store: Store) 
     # p1 arrived as another pod left: the node's totals did not move, and account for nothing
     report(store, (16, 16))
     assert live(store) == set()  # the newer object ends p1's assumption
+
+
+class Kubelet:
+    """The node's kubelet as tests/k8s_loop simulates it (`single-numa-node`, container scope):
+    each Binding, as it lands, admits its pod on the lowest NUMA node that holds it, or refuses
+    it. `slow` Bindings take 0.3 s to land (the API server, a loaded machine)."""
+
+    def __init__(self, free: tuple[int, int], cpus: dict[str, int], slow: set[str]) -> None:
+        self.free = list(free)
+        self.cpus = cpus
+        self.slow = slow
+        self.landed: list[str] = []
+        self.refused: list[str] = []
+        self.binding = threading.Event()  # a slow Binding is on its way
+        self.lock = threading.Lock()
+
+    def bind(self, args: BindingArgs) -> None:
+        if args.name in self.slow:
+            self.binding.set()
+            time.sleep(0.3)
+        with self.lock:
+            self.landed.append(args.name)
+            wants = self.cpus[args.name]
+            numa = next((n for n, free in enumerate(self.free) if free >= wants), None)
+            if numa is None:
+                self.refused.append(args.name)
+            else:
+                self.free[numa] -= wants
+
+    def read(self, namespace: str, name: str) -> dict[str, Any]:
+        return raw_pod(name, self.cpus[name])
+
+
+def test_a_nodes_bindings_land_in_the_order_its_pods_were_decided(store: Store) -> None:
+    """A (5 CPUs) is decided on NUMA node 0, B (4) then on node 1. Were B's Binding to land while
+    A's is on its way, its kubelet would admit B on node 0 (the lowest that holds it) and A on
+    none: B's bind waits for A's Binding."""
+    door = Door(store, ParsedHosts(store))
+    report(store, (5, 4))
+    kubelet = Kubelet((5, 4), {"a": 5, "b": 4}, slow={"a"})
+
+    def bind(name: str, answers: dict[str, dict[str, str]]) -> None:
+        args = BindingArgs(name, "cnf", f"uid-{name}", NODE)
+        answers[name] = bind_call(door, args, kubelet.read, kubelet.bind, 300.0)
+
+    answers: dict[str, dict[str, str]] = {}
+    first = threading.Thread(target=bind, args=("a", answers))
+    first.start()
+    assert kubelet.binding.wait(timeout=5.0)
+    bind("b", answers)
+    first.join()
+    assert answers == {"a": {"Error": ""}, "b": {"Error": ""}}
+    assert (kubelet.landed, kubelet.refused) == (["a", "b"], [])
+    assert live(store) == {"uid-a", "uid-b"}
+
+
+def test_a_refused_binding_leaves_nothing_behind(store: Store) -> None:
+    door = Door(store, ParsedHosts(store))
+    report(store, (16, 16))
+
+    def refuse(args: BindingArgs) -> None:
+        raise RuntimeError("409 Conflict: pod cnf/a is being deleted")
+
+    def read(namespace: str, name: str) -> dict[str, Any]:
+        return raw_pod(name, 16)  # unbound
+
+    answer = bind_call(door, BindingArgs("a", "cnf", "uid-a", NODE), read, refuse, 300.0)
+    assert answer["Error"].startswith(
+        "nfvplace.kubernetes.bind_failed: the API server refused: 409"
+    )
+    assert live(store) == set()
+    decision, _ = assumed_there(door, pod("b", 16), "uid-b", NODE, 300.0)
+    assert decision.consumption == {"cpu": {0: 16}}  # NUMA node 0 is still free

@@ -131,7 +131,10 @@ func (k *kubelets) addNode(name, scope string) {
 	k.nodes[name] = n
 }
 
-// admit runs when a pod bound to one of the nodes is first seen, and writes its status.
+// admit runs when a pod bound to one of the nodes is first seen, in the order the pod events come
+// (the kubelet's sync loop handles pod additions one after the other: were each admitted in a
+// goroutine of its own, two pods bound to a node in turn could be admitted the other way round),
+// and writes the pod's status in the background.
 func (k *kubelets) admit(ctx context.Context, pod *corev1.Pod) {
 	k.mu.Lock()
 	n := k.nodes[pod.Spec.NodeName]
@@ -163,7 +166,7 @@ func (k *kubelets) admit(ctx context.Context, pod *corev1.Pod) {
 		status.Status.Reason = "TopologyAffinityError"
 		status.Status.Message = "Pod was rejected: Resources cannot be allocated with Topology locality: " + err.Error()
 	}
-	_, _ = k.client.CoreV1().Pods(pod.Namespace).UpdateStatus(ctx, status, metav1.UpdateOptions{})
+	go func() { _, _ = k.client.CoreV1().Pods(pod.Namespace).UpdateStatus(ctx, status, metav1.UpdateOptions{}) }()
 }
 
 // release frees what a deleted pod held.

@@ -136,7 +136,7 @@ func (r *run) watchPods(ctx context.Context) {
 	admit := func(obj any) {
 		r.moved()
 		if pod, ok := obj.(*corev1.Pod); ok && pod.Spec.NodeName != "" && pod.Status.Phase == corev1.PodPending {
-			go r.kubelets.admit(ctx, pod)
+			r.kubelets.admit(ctx, pod)
 		}
 	}
 	_, _ = informer.AddEventHandler(cache.ResourceEventHandlerFuncs{

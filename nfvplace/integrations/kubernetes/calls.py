@@ -4,9 +4,10 @@ them, which every worker and replica shares.
 
 Filter and prioritize read the nodes as columns (`verdicts.py`); bind reads its node kept parsed
 while unchanged (`store/parsed.py`, counted once per generation here), decides again under the
-lock, creates the Binding through the API server and assumes the pod on that node only; a
-NodeResourceTopology update (`reconcile`) and the pod watch (`pod_bound`, `pod_gone`) drop what
-the nodes now account for.
+lock, creates the Binding through the API server under it too (a node's Bindings land in the
+order they were decided, which is the order its kubelet admits them in) and assumes the pod on
+that node only; a NodeResourceTopology update (`reconcile`) and the pod watch (`pod_bound`,
+`pod_gone`) drop what the nodes now account for.
 """
 
 from __future__ import annotations
@@ -216,18 +217,21 @@ def bind_call(
             f"{pod.uid}, not {args.uid} (it was replaced)"
         }
     uid = key_of(args.uid) if args.uid else pod_key(pod)
+
+    def create() -> None:
+        try:
+            bind(args)
+        except Exception as exc:
+            if bound_to(read_pod_of, args) == args.node:
+                return  # an earlier call, timed out on the scheduler's side, bound it
+            raise BindError(
+                errors.KUBERNETES_BIND_FAILED, f"the API server refused: {exc}"
+            ) from exc
+
     try:
-        assumed = assume(door, pod, uid, args.node, assume_s)
+        assume(door, pod, uid, args.node, assume_s, create)
     except BindError as exc:
         return {"Error": str(exc)}
-    try:
-        bind(args)
-    except Exception as exc:
-        if bound_to(read_pod_of, args) == args.node:
-            return {"Error": ""}  # an earlier call, timed out on the scheduler's side, bound it
-        if assumed:
-            AssumedPods(door.store.engine).drop(uid)  # the exact inverse: nothing left behind
-        return {"Error": f"{errors.KUBERNETES_BIND_FAILED}: the API server refused: {exc}"}
     return {"Error": ""}
 
 
@@ -240,28 +244,43 @@ def bound_to(read_pod_of: PodReader, args: BindingArgs) -> str:
     return str((pod.get("spec") or {}).get("nodeName") or "")
 
 
-def assume(door: Door, pod: Pod, uid: str, node: str, assume_s: float) -> bool:
-    """Decide `pod` on `node` again, under the lock, and assume it there (unless it takes nothing
-    nfvplace counts, or `assume_s` is 0); raises BindError when the node no longer admits it."""
+def assume(
+    door: Door, pod: Pod, uid: str, node: str, assume_s: float, create: Callable[[], None]
+) -> None:
+    """Decide `pod` on `node` again, under the lock, and `create` its Binding there; the pod is
+    assumed there (unless it takes nothing nfvplace counts, or `assume_s` is 0). Raises BindError
+    when the node no longer admits it, or `create` does; then nothing is left behind."""
     if any(p.uid == uid for p in AssumedPods(door.store.engine).live(utc_now())):
-        return False  # bound already (the pod watch saw it): the API server will say where
+        create()  # bound already (the pod watch saw it): the API server will say where
+        return
     if node not in door.hosts.read([node]):
         decision = decide(pod, pod_shape(pod), None, node, "pack", door.pass_unregistered)
         if not decision.fits:
             raise BindError(errors.KUBERNETES_BIND_REFUSED, decision.reason)
-        return False
-    decision, assumed = assumed_there(door, pod, uid, node, assume_s)
+        create()
+        return
+    decision, _ = assumed_there(door, pod, uid, node, assume_s, create)
     if not decision.fits:
         raise BindError(errors.KUBERNETES_BIND_REFUSED, decision.reason)
-    return assumed
 
 
 def assumed_there(
-    door: Door, pod: Pod, uid: str, node: str, assume_s: float
+    door: Door,
+    pod: Pod,
+    uid: str,
+    node: str,
+    assume_s: float,
+    create: Callable[[], None] | None = None,
 ) -> tuple[NodeDecision, bool]:
     """Under the lock, the decision for `pod` on `node` (a registered one, read under the lock)
     counting the pods assumed there, and the pod assumed there when the node takes it (and it
-    pins something)."""
+    pins something).
+
+    When the node takes it, `create` (its Binding) runs under the lock too, before the pod is
+    assumed: a node's kubelet admits its pods in the order their Bindings land, each on the NUMA
+    node that fits it then, so the Bindings to a node must land in the order nfvplace decided
+    them (bound the other way round, two pods that both fit can leave the later one no NUMA node
+    that holds it). When `create` raises, nothing is written."""
     now = utc_now()
 
     def check(
@@ -270,7 +289,11 @@ def assumed_there(
         generation, host = door.hosts.read([node])[node]
         state, manager = COUNTED.of(node, generation, host)
         baseline = (generation, free_totals(state))
-        others = tuple((p.uid, p.consumption) for p in pending if p.uid != uid)
+        if any(p.uid == uid for p in pending):  # assumed meanwhile (the watch saw it bound)
+            if create is not None:
+                create()
+            return (NodeDecision(node, True, 0), False), None, baseline
+        others = tuple((p.uid, p.consumption) for p in pending)
         view = NodeView(node, generation, state, manager, others)
         decision = decide(pod, pod_shape(pod), view, node, "pack", door.pass_unregistered)
         log.debug(
@@ -282,6 +305,8 @@ def assumed_there(
             "takes" if decision.fits else "refused:",
             decision.consumption if decision.fits else decision.reason,
         )
+        if decision.fits and create is not None:
+            create()
         if not decision.fits or not decision.consumption or assume_s <= 0:
             return (decision, False), None, baseline
         name = f"{pod.namespace}/{pod.name}"[:512]
