@@ -173,7 +173,7 @@ class Store(PlacementStore):
             result = conn.execute(REPORT, {"b_id": chd.id, "b_chd": reported, "b_now": now})
             bumped = result.scalar_one_or_none()
             created = bumped is None
-            generation = 1 if bumped is None else int(bumped)
+            generation = int(bumped) if bumped is not None else _first_generation(conn, chd.id)
             if created:
                 conn.execute(
                     insert(HOSTS),
@@ -218,6 +218,9 @@ class Store(PlacementStore):
             )
             if locked.rowcount == 0:
                 return False
+            generation = conn.execute(
+                select(HOSTS.c.generation).where(HOSTS.c.id == host_id)
+            ).scalar_one()
             live = sorted({placement_id for placement_id, _ in live_on(conn, host_id)})
             if live:
                 raise HostInUseError(host_id, tuple(live))
@@ -226,7 +229,9 @@ class Store(PlacementStore):
             conn.execute(delete(HOSTS).where(HOSTS.c.id == host_id))
             seq = stamp(conn, ())
             conn.execute(delete(DELETED).where(DELETED.c.host_id == host_id))
-            conn.execute(insert(DELETED).values(host_id=host_id, change_seq=seq))
+            conn.execute(
+                insert(DELETED).values(host_id=host_id, change_seq=seq, generation=generation)
+            )
         return True
 
     # --- what changed -----------------------------------------------------------------------------
@@ -344,3 +349,11 @@ def _sync_pools(
             "b_claimed": claimed.get(key, 0),
         }
         conn.execute(SET_POOL if key in existing else ADD_POOL, values)
+
+
+def _first_generation(conn: Connection, host_id: str) -> int:
+    """A new host's generation: 1, or past the one it was deleted at (one generation, one
+    version of a host: readers keep hosts by it)."""
+    query = select(DELETED.c.generation).where(DELETED.c.host_id == host_id)
+    deleted = conn.execute(query).scalar_one_or_none()
+    return 1 if deleted is None else int(deleted) + 1

@@ -74,12 +74,15 @@ class ChangeCounterRow(Base):
 
 
 class DeletedHostRow(Base):
-    """A host deleted at change number `change_seq` (so that every worker forgets it)."""
+    """A host deleted at change number `change_seq` (so that every worker forgets it), and its
+    generation then: created again, the host goes on from there (a generation names one version
+    of a host, whatever was deleted between)."""
 
     __tablename__ = "deleted_hosts"
 
     host_id: Mapped[str] = mapped_column(String(255), primary_key=True)
     change_seq: Mapped[int] = mapped_column(BigInteger, nullable=False, index=True)
+    generation: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
 
 
 class PlacementRow(Base):

@@ -26,6 +26,7 @@ from nfvplace.integrations.kubernetes.calls import (
     assumed_there,
     bind_call,
     pod_admitted,
+    pod_bound,
     reconcile,
 )
 from nfvplace.integrations.kubernetes.extender import BindingArgs
@@ -204,3 +205,27 @@ def test_a_refused_binding_leaves_nothing_behind(store: Store) -> None:
     assert live(store) == set()
     decision, _ = assumed_there(door, pod("b", 16), "uid-b", NODE, 300.0)
     assert decision.consumption == {"cpu": {0: 16}}  # NUMA node 0 is still free
+
+
+def test_the_watch_leaves_a_pod_its_bind_is_assuming_as_the_bind_decided(store: Store) -> None:
+    """The pod watch sees the Binding before the bind's transaction ends: it waits for the lock,
+    then finds the pod assumed, and decides nothing again (a second decision would count the pods
+    decided after it, and move it to the end of the node's queue)."""
+    door = Door(store, ParsedHosts(store))
+    report(store, (16, 16))
+    watched: list[bool] = []
+
+    def bind(args: BindingArgs) -> None:
+        raw = {**raw_pod(args.name, 8), "spec": {**raw_pod(args.name, 8)["spec"], "nodeName": NODE}}
+        watch = threading.Thread(target=lambda: watched.append(pod_bound(door, raw, 300.0)))
+        watch.start()
+        watch.join(timeout=0.3)  # it waits for the lock the bind holds
+        threads.append(watch)
+
+    threads: list[threading.Thread] = []
+    args = BindingArgs("a", "cnf", "uid-a", NODE)
+    assert bind_call(door, args, lambda ns, name: raw_pod(name, 8), bind, 300.0) == {"Error": ""}
+    threads[0].join()
+    assert watched == [False]
+    (assumed,) = AssumedPods(store.engine).live(utc_now())
+    assert (assumed.uid, assumed.consumption) == ("uid-a", {"cpu": {0: 8}})

@@ -147,6 +147,23 @@ def test_put_host_reapplies_claims(store: Store) -> None:
     assert store.audit() == []
 
 
+def test_a_host_created_again_goes_on_from_its_last_generation(store: Store) -> None:
+    """Readers keep hosts by (id, generation) (`store/parsed.py`, the Kubernetes door): a host
+    deleted and created again with other counts must not come back at a generation it had."""
+    from nfvplace.store.parsed import ParsedHosts
+
+    hosts = ParsedHosts(store)
+    assert store.put_host(ComputeHostDescriptor.model_validate(host("h1"))).generation == 1
+    assert hosts.read(["h1"])["h1"][0] == 1
+    assert store.delete_host("h1")
+    again = store.put_host(ComputeHostDescriptor.model_validate(host("h1", vfs=1)))
+    assert again.generation == 3  # deleted at 2
+    generation, chd = hosts.read(["h1"])["h1"]
+    assert generation == 3
+    assert chd == ComputeHostDescriptor.model_validate(again.availability)
+    assert store.put_host(ComputeHostDescriptor.model_validate(host("h2"))).generation == 1
+
+
 def test_migrations_match_the_models(store: Store) -> None:
     from alembic.autogenerate import compare_metadata
 

@@ -61,12 +61,15 @@ class Door:
 
 
 class Counted:
-    """Each node's counts and Topology Manager, kept per generation (counting a CHD is the cost
-    of a node that did not change)."""
+    """Each node's counts and Topology Manager, kept per generation and descriptor (counting a
+    CHD is the cost of a node that did not change; the descriptor object itself is compared, as
+    another store in the process may hold a node of the same name at the same generation)."""
 
     def __init__(self, limit: int = 10_000) -> None:
         self.limit = limit
-        self._kept: OrderedDict[str, tuple[int, NodeState, TopologyManager]] = OrderedDict()
+        self._kept: OrderedDict[
+            str, tuple[int, ComputeHostDescriptor, NodeState, TopologyManager]
+        ] = OrderedDict()
         self._lock = threading.Lock()
 
     def of(
@@ -74,12 +77,12 @@ class Counted:
     ) -> tuple[NodeState, TopologyManager]:
         with self._lock:
             kept = self._kept.get(node)
-            if kept is not None and kept[0] == generation:
+            if kept is not None and kept[0] == generation and kept[1] is host:
                 self._kept.move_to_end(node)
-                return kept[1], kept[2]
+                return kept[2], kept[3]
         state, manager = node_state(host), topology_manager(host)
         with self._lock:
-            self._kept[node] = (generation, state, manager)
+            self._kept[node] = (generation, host, state, manager)
             while len(self._kept) > self.limit:
                 self._kept.popitem(last=False)
         return state, manager

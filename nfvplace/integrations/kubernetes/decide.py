@@ -50,7 +50,7 @@ class NodeView:
 
     @property
     def key(self) -> Hashable:
-        return (self.name, self.generation, tuple(uid for uid, _ in self.assumed))
+        return (self.name, self.generation, self.reported.made, tuple(u for u, _ in self.assumed))
 
     def state(self) -> NodeState:
         """The counts with the assumed pods taken."""

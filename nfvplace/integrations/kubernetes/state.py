@@ -7,6 +7,7 @@ container, as the kubelet does; `copy()` before simulating.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -39,6 +40,9 @@ class NodeState:
     memory: dict[str, dict[int, Pool]]
     devices: dict[str, dict[int, Pool]]
     memory_groups: dict[int, int] = field(default_factory=dict)
+    # which NodeState this is, for the decisions kept by node: a node's name and generation name
+    # another state when its object was created again, or in another store of the same process
+    made: int = field(default_factory=itertools.count().__next__, compare=False, repr=False)
 
     def copy(self) -> NodeState:
         def pools(per_node: dict[int, Pool]) -> dict[int, Pool]:
