@@ -16,6 +16,10 @@ the exporter shows it within its interval (`admitted`), so the assumption ends o
 has passed and the node's counts were reconciled at a newer generation than the one the pod was
 decided on (counts read late would otherwise count the pod nowhere for a while).
 
+A pod the node's counts account for counts no more, but its row stays (`accounted_at`) until it
+expires: nfvplace's bind creates the Binding before its transaction ends, so the pod watch can see
+the pod bound only after the node's next object accounted for it, and must not assume it again.
+
 Writes (`assume`, `reconcile`, `drop`) run as one transaction that first updates the one-row
 `k8s_lock`: every worker's and replica's binds are decided one after the other, each on what the
 earlier ones assumed.
@@ -65,6 +69,12 @@ class AssumedPod:
     expires_at: datetime
     generation: int | None = None  # the node's generation it was decided on
     running_until: datetime | None = None  # seen running: ends then, once its node moved on
+    accounted_at: datetime | None = None  # its node's counts show it: it counts no more
+
+    @property
+    def counts(self) -> bool:
+        """Still taken from its node's counts (not accounted for by them yet)."""
+        return self.accounted_at is None
 
     def ended(self, now: datetime, views: Mapping[str, int]) -> bool:
         """Expired, or seen running long enough with its node's counts reconciled at a newer
@@ -134,16 +144,17 @@ class AssumedPods:
         self.engine = engine
 
     def _locked(self, conn: Any, now: datetime) -> list[AssumedPod]:
-        """Take the lock and forget the pods that have ended; the others, oldest first."""
+        """Take the lock and forget the pods that have ended; the others (accounted for or not),
+        oldest first."""
         conn.execute(update(LOCK).where(LOCK.c.id == 1).values(seq=LOCK.c.seq + 1))
-        alive, ended = self._alive(conn, now)
+        known, ended = self._known(conn, now)
         if ended:
             conn.execute(delete(ASSUMED).where(ASSUMED.c.uid.in_(ended)))
-        return alive
+        return known
 
-    def _alive(self, conn: Any, now: datetime) -> tuple[list[AssumedPod], list[str]]:
-        """The stored pods that have not ended (`AssumedPod.ended`), oldest first, and the UIDs of
-        those that have (their nodes' views read once)."""
+    def _known(self, conn: Any, now: datetime) -> tuple[list[AssumedPod], list[str]]:
+        """The stored pods that have not ended (`AssumedPod.ended`; accounted for or not), oldest
+        first, and the UIDs of those that have (their nodes' views read once)."""
         pods = self._rows(conn)
         due = {p.node for p in pods if p.running_until is not None and p.running_until <= now}
         views: dict[str, int] = {}
@@ -160,20 +171,21 @@ class AssumedPods:
         now: datetime,
         decide: Callable[[list[AssumedPod]], tuple[T, AssumedPod | None, Baseline]],
     ) -> T:
-        """Under the lock: `decide` gets the pods assumed on `node` (oldest first) and answers,
-        with the pod to assume there or None, and the node's generation and free totals it
-        decided on. When the pod is the node's first, those become the node's baseline. When
-        `decide` raises, nothing is written.
+        """Under the lock: `decide` gets the pods known on `node` (oldest first: those assumed,
+        and those its counts accounted for, `AssumedPod.counts`) and answers, with the pod to
+        assume there or None, and the node's generation and free totals it decided on. When the
+        pod is the node's first assumed, those become the node's baseline. When `decide` raises,
+        nothing is written.
 
         `decide` reads the node under the lock: a NodeResourceTopology reconciled between a read
         before it and the lock would have dropped pods that the older counts do not show."""
         with self.engine.begin() as conn:
-            pending = [p for p in self._locked(conn, now) if p.node == node]
-            answer, pod, baseline = decide(pending)
+            known = [p for p in self._locked(conn, now) if p.node == node]
+            answer, pod, baseline = decide(known)
             if pod is not None:
                 conn.execute(delete(ASSUMED).where(ASSUMED.c.uid == pod.uid))
                 conn.execute(insert(ASSUMED).values(**_row(pod)))
-                if not pending:
+                if not any(p.counts for p in known):
                     self._set_view(conn, node, *baseline)
         return answer
 
@@ -184,10 +196,10 @@ class AssumedPods:
         assumed pods it accounts for; returns their UIDs. Nothing is written when no pod is
         assumed there (the node's baseline is written when its first pod is assumed)."""
         with self.engine.connect() as conn:
-            if not any(p.node == node for p in self._rows(conn)):
+            if not any(p.node == node and p.counts for p in self._rows(conn)):
                 return []
         with self.engine.begin() as conn:
-            pending = [p for p in self._locked(conn, now) if p.node == node]
+            pending = [p for p in self._locked(conn, now) if p.node == node and p.counts]
             if not pending:
                 self._set_view(conn, node, generation, free)
                 return []
@@ -197,7 +209,8 @@ class AssumedPods:
             baseline = _totals_read(row["free"]) if row is not None else dict(free)
             shown, moved = accounted(baseline, free, pending)
             if shown:
-                conn.execute(delete(ASSUMED).where(ASSUMED.c.uid.in_(shown)))
+                marked = update(ASSUMED).where(ASSUMED.c.uid.in_(shown))
+                conn.execute(marked.values(accounted_at=now))
             self._set_view(conn, node, generation, free if len(shown) == len(pending) else moved)
             return shown
 
@@ -213,10 +226,11 @@ class AssumedPods:
         return [_pod(r) for r in conn.execute(query).mappings()]
 
     def live(self, now: datetime, nodes: Collection[str] | None = None) -> list[AssumedPod]:
-        """The assumed pods that have not ended (on `nodes`, when given), oldest first."""
+        """The assumed pods that have not ended and still count (on `nodes`, when given), oldest
+        first."""
         with self.engine.connect() as conn:
-            alive, _ended = self._alive(conn, now)
-        return alive if nodes is None else [p for p in alive if p.node in nodes]
+            known, _ended = self._known(conn, now)
+        return [p for p in known if p.counts and (nodes is None or p.node in nodes)]
 
     def admitted(self, uid: str, until: datetime) -> bool:
         """The pod's kubelet admitted it: its assumption ends at `until` at the earliest, once its
@@ -224,7 +238,11 @@ class AssumedPods:
         node's NodeResourceTopology shows it, it ends then). False when it is not assumed, was
         seen running before, or expires sooner."""
         with self.engine.begin() as conn:
-            first = (ASSUMED.c.uid == uid, ASSUMED.c.running_until.is_(None))
+            first = (
+                ASSUMED.c.uid == uid,
+                ASSUMED.c.running_until.is_(None),
+                ASSUMED.c.accounted_at.is_(None),
+            )
             ends = update(ASSUMED).where(*first, ASSUMED.c.expires_at > until)
             return bool(conn.execute(ends.values(running_until=until)).rowcount)
 
@@ -254,7 +272,7 @@ def _row(pod: AssumedPod) -> dict[str, Any]:
 
 def _pod(r: Mapping[str, Any]) -> AssumedPod:
     ((node, counts),) = r["nodes"].items()
-    running = r["running_until"]
+    running, accounted = r["running_until"], r["accounted_at"]
     return AssumedPod(
         r["uid"],
         r["pod"],
@@ -264,6 +282,7 @@ def _pod(r: Mapping[str, Any]) -> AssumedPod:
         _aware(r["expires_at"]),
         r["assumed_generation"],
         _aware(running) if running is not None else None,
+        _aware(accounted) if accounted is not None else None,
     )
 
 

@@ -190,6 +190,10 @@ class K8sAssumedPodRow(Base):
     # reconciled past `assumed_generation`, the one the pod was decided on (migration 0011)
     assumed_generation: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
     running_until: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    # the node's NodeResourceTopology accounts for it: it counts no more, and the row stays until
+    # `expires_at` so that the pod watch, seeing the pod bound after that, does not assume it
+    # again (migration 0013)
+    accounted_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
 
 
 class K8sNodeViewRow(Base):

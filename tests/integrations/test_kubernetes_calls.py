@@ -229,3 +229,21 @@ def test_the_watch_leaves_a_pod_its_bind_is_assuming_as_the_bind_decided(store: 
     assert watched == [False]
     (assumed,) = AssumedPods(store.engine).live(utc_now())
     assert (assumed.uid, assumed.consumption) == ("uid-a", {"cpu": {0: 8}})
+
+
+def test_the_watch_does_not_assume_again_a_pod_its_node_accounted_for(store: Store) -> None:
+    """The Binding lands before the bind's transaction ends: the watch can see the pod bound only
+    after the node's next object accounted for it. The pod is remembered until it expires."""
+    door = Door(store, ParsedHosts(store))
+    report(store, (16, 16))
+    args = BindingArgs("a", "cnf", "uid-a", NODE)
+    assert bind_call(door, args, lambda ns, name: raw_pod(name, 8), lambda a: None, 300.0) == {
+        "Error": ""
+    }
+    report(store, (8, 16))  # the kubelet admitted it, and the exporter says so
+    assert live(store) == set()
+    raw = {**raw_pod("a", 8), "spec": {**raw_pod("a", 8)["spec"], "nodeName": NODE}}
+    assert not pod_bound(door, raw, 300.0)
+    assert live(store) == set()
+    decision, _ = assumed_there(door, pod("b", 16), "uid-b", NODE, 0.0)
+    assert decision.consumption == {"cpu": {1: 16}}  # a counted once, by the counts

@@ -287,16 +287,16 @@ def assumed_there(
     now = utc_now()
 
     def check(
-        pending: list[AssumedPod],
+        known: list[AssumedPod],
     ) -> tuple[tuple[NodeDecision, bool], AssumedPod | None, Baseline]:
         generation, host = door.hosts.read([node])[node]
         state, manager = COUNTED.of(node, generation, host)
         baseline = (generation, free_totals(state))
-        if any(p.uid == uid for p in pending):  # assumed meanwhile (the watch saw it bound)
+        if any(p.uid == uid for p in known):  # assumed meanwhile, or accounted for already
             if create is not None:
                 create()
             return (NodeDecision(node, True, 0), False), None, baseline
-        others = tuple((p.uid, p.consumption) for p in pending)
+        others = tuple((p.uid, p.consumption) for p in known if p.counts)
         view = NodeView(node, generation, state, manager, others)
         decision = decide(pod, pod_shape(pod), view, node, "pack", door.pass_unregistered)
         log.debug(
