@@ -206,8 +206,8 @@ PodReader = Callable[[str, str], Mapping[str, Any]]
 def bind_call(
     door: Door, args: BindingArgs, read_pod_of: PodReader, bind: Binder, assume_s: float
 ) -> dict[str, str]:
-    """`ExtenderBindingResult`: the node decided again for the pod under the lock, the pod
-    assumed there, the Binding created; a refusal or a failed Binding leaves nothing behind."""
+    """`ExtenderBindingResult`: under the lock, the node decided again for the pod, the Binding
+    created and the pod assumed there; a refusal or a failed Binding leaves nothing behind."""
     try:
         pod = read_pod(
             {"apiVersion": "v1", "kind": "Pod", **read_pod_of(args.namespace, args.name)}
