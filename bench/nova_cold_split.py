@@ -95,7 +95,7 @@ def _service(times: dict[str, float], raw: bytes) -> None:
         "service: validate CHDs",
         lambda: [evaluations._held(i, h) for i, h in enumerate(given)],
     )
-    fleet = _cpu(times, "service: index", lambda: index_of(models, share=False))
+    fleet = _cpu(times, "service: index", lambda: index_of(models, share=False, lazy=True))
     answers = _cpu(
         times,
         "service: evaluate",
