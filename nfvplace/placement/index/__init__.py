@@ -27,9 +27,8 @@ def index_of(
     indexed (kept while the same host objects live, so that placing again on them costs no rebuild;
     `private=True` builds one the caller may change, `compact` keeps its descriptors compressed,
     `share=False` leaves their equal parts unshared, `lazy` fills each kind's columns when first
-    read: see `FleetIndex`). Anything else is refused
-    with the position of the first item that is not a host (`source`: the file or folder it came
-    from)."""
+    read: see `FleetIndex`). Anything else is refused with the position of the first item that is
+    not a host (`source`: the file or folder it came from)."""
     if isinstance(hosts, FleetIndex):
         return FleetIndex(list(hosts.hosts), compact=compact) if private else hosts
     items = hosts_of(hosts, source)
