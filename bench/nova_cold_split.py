@@ -11,7 +11,8 @@ less): the plug-in writing every host's CHD (its PUs and VFs as columns) and dig
 then the service's route on the body the plug-in sends (`POST /v1/evaluations` with every host in
 full): reading the JSON, checking the digests, validating the CHDs (each distinct PU or VF row once:
 the rows kept are forgotten first, as a new service holds none), building the index and evaluating
-(every fitting host decided by the exact model). The first request, about another host, loads
+(every fitting host decided by the exact model). The index is lazy, as the route builds it: a kind's
+columns are filled when the evaluation first reads them, so that part shows under evaluating. The first request, about another host, loads
 the solver and the readers (not counted).
 """
 
@@ -95,7 +96,7 @@ def _service(times: dict[str, float], raw: bytes) -> None:
         "service: validate CHDs",
         lambda: [evaluations._held(i, h) for i, h in enumerate(given)],
     )
-    fleet = _cpu(times, "service: index", lambda: index_of(models, share=False))
+    fleet = _cpu(times, "service: index", lambda: index_of(models, share=False, lazy=True))
     answers = _cpu(
         times,
         "service: evaluate",

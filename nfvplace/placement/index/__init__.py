@@ -20,20 +20,21 @@ def index_of(
     private: bool = False,
     compact: bool = False,
     share: bool = True,
+    lazy: bool = False,
     source: str | None = None,
 ) -> FleetIndex:
     """The index of `hosts`: an index as given; a sequence or mapping of Compute Host Descriptors
     indexed (kept while the same host objects live, so that placing again on them costs no rebuild;
     `private=True` builds one the caller may change, `compact` keeps its descriptors compressed,
-    `share=False` leaves their equal parts unshared: see `FleetIndex`). Anything else is refused
-    with the position of the first item that is not a host (`source`: the file or folder it came
-    from)."""
+    `share=False` leaves their equal parts unshared, `lazy` fills each kind's columns when first
+    read: see `FleetIndex`). Anything else is refused with the position of the first item that is
+    not a host (`source`: the file or folder it came from)."""
     if isinstance(hosts, FleetIndex):
         return FleetIndex(list(hosts.hosts), compact=compact) if private else hosts
     items = hosts_of(hosts, source)
     if private:
-        return FleetIndex(items, compact=compact, share=share)
-    return index_for(items, share)
+        return FleetIndex(items, compact=compact, share=share, lazy=lazy)
+    return index_for(items, share, lazy)
 
 
 def hosts_of(

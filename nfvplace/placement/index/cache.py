@@ -80,9 +80,11 @@ def _remember(key: Key, hosts: Sequence[ComputeHostDescriptor], index: FleetInde
             _entries.popitem(last=False)
 
 
-def index_for(hosts: Sequence[ComputeHostDescriptor], share: bool = True) -> FleetIndex:
-    """The index of exactly these host objects, built at most once while they live (`share`:
-    see `FleetIndex`).
+def index_for(
+    hosts: Sequence[ComputeHostDescriptor], share: bool = True, lazy: bool = False
+) -> FleetIndex:
+    """The index of exactly these host objects, built at most once while they live (`share`,
+    `lazy`: see `FleetIndex`; an index found again is as it was built).
 
     Callers must not change the index they get (placing on it does not: claims are returned as
     new descriptors); `FleetIndex(hosts)` gives a private one.
@@ -103,7 +105,7 @@ def index_for(hosts: Sequence[ComputeHostDescriptor], share: bool = True) -> Fle
             index.update_many(hosts[k] for k in changed)
             break
     if index is None:
-        index = FleetIndex(hosts, share=share)
+        index = FleetIndex(hosts, share=share, lazy=lazy)
     _remember(key, hosts, index)
     return index
 

@@ -38,6 +38,7 @@ thousand hosts."""
 _TERMS = implementing(Terms)
 _SEEDS = implementing(Seeds)
 _COLUMNS: tuple[Columns[Any], ...] = implementing(Columns)
+_COLUMNS_BY_NAME = {kind.name: kind for kind in _COLUMNS}
 _KEPT = frozenset(kind.name for kind in implementing(ColumnsKept))
 _CLAIMING: tuple[ColumnsClaimed[Any], ...] = implementing(ColumnsClaimed)
 _CLAIMED = {kind.name: kind for kind in _CLAIMING}
@@ -56,12 +57,20 @@ class FleetIndex:
     that is not among the last `HOT` used. `share=False` keeps the descriptors as given, their
     equal parts not shared (`Interner`): for a caller that holds them anyway (the service's
     evaluations keep the hosts a scheduler sent), the pass costs 0.4 s a thousand hosts for no
-    memory saved.
+    memory saved. `lazy=True` fills a kind's columns, and works out a host's free part of a kind,
+    only when first read: an index built for one evaluation (the service's, for a scheduler's
+    candidate hosts) reads the columns of the kinds the VM's filter reads, not every kind's.
     """
 
     def __init__(
-        self, hosts: Iterable[ComputeHostDescriptor], *, compact: bool = False, share: bool = True
+        self,
+        hosts: Iterable[ComputeHostDescriptor],
+        *,
+        compact: bool = False,
+        share: bool = True,
+        lazy: bool = False,
     ) -> None:
+        self.lazy = lazy
         interner = Interner()
         given = [interner.host(h) for h in hosts] if share else list(hosts)
         self.host_ids: list[str] = [h.id for h in given]
@@ -92,8 +101,19 @@ class FleetIndex:
         return self.hosts[self.positions[host_id]]
 
     def table[T: Table](self, kind: TableKey[T]) -> T:
-        """The columns `kind` keeps."""
-        return cast(T, self.tables[kind.name])
+        """The columns `kind` keeps (a lazy index fills them now if it has not yet)."""
+        found = self.tables.get(kind.name)
+        if found is None:
+            found = self._table(_COLUMNS_BY_NAME[kind.name])
+        return cast(T, found)
+
+    def _table(self, kind: Columns[Any]) -> Table:
+        """A lazy index's columns of `kind`, filled from every host. Two threads reading a shared
+        index may both fill them: each gets the same columns, and one is kept."""
+        table = kind.new_table(len(self.hosts), self.max_nodes, self.vocab)
+        for i in range(len(self.hosts)):
+            kind.fill(table, i, self.hosts[i], self.free(i), self.vocab)
+        return self.tables.setdefault(kind.name, table)
 
     def free(self, i: int) -> HostFree:
         """The free resources of host i, classified per kind (the last few are cached)."""
@@ -101,7 +121,7 @@ class FleetIndex:
         cached = self._free.get(i)
         if cached is not None and cached[0] is host:
             return cached[1]
-        return self._remember(i, host, free_of(host))
+        return self._remember(i, host, free_of(host, lazy=self.lazy))
 
     def _remember(self, i: int, host: ComputeHostDescriptor, free: HostFree) -> HostFree:
         self._free.pop(i, None)
@@ -134,7 +154,9 @@ class FleetIndex:
         self.max_nodes = m
         self.node_id: IntArray = np.full((n, m), -1, dtype=np.int64)
         self.tiebreak: npt.NDArray[np.uint64] = np.zeros(n, dtype=np.uint64)
-        self.tables: dict[str, Table] = {k.name: k.new_table(n, m, self.vocab) for k in _COLUMNS}
+        self.tables: dict[str, Table] = (
+            {} if self.lazy else {k.name: k.new_table(n, m, self.vocab) for k in _COLUMNS}
+        )
         self._free: dict[int, tuple[ComputeHostDescriptor, HostFree]] = {}
         for i, host in enumerate(self.hosts):
             self._fill(i, host)
@@ -147,11 +169,13 @@ class FleetIndex:
     def _fill(self, i: int, host: ComputeHostDescriptor) -> None:
         # the host's previous version, if its free resources are still cached: a claimed host
         # keeps the parts of the nodes the claim did not change
-        free = self._remember(i, host, free_of(host, self._free.get(i)))
+        free = self._remember(i, host, free_of(host, self._free.get(i), lazy=self.lazy))
         self.node_id[i, :] = -1
         self.node_id[i, : len(free.node_ids)] = free.node_ids
         for kind in _COLUMNS:
-            kind.fill(self.tables[kind.name], i, host, free, self.vocab)
+            table = self.tables.get(kind.name)
+            if table is not None:  # a lazy index fills a kind's columns when first read
+                kind.fill(table, i, host, free, self.vocab)
         self.tiebreak[i] = np.uint64(zlib.crc32(host.id.encode()))
 
     def _refill(
@@ -169,6 +193,8 @@ class FleetIndex:
         free = free_of(host, cached) if config is None else free_claimed(host, cached, config)
         self._remember(i, host, free)
         for kind in _COLUMNS:
+            if kind.name not in self.tables:  # a lazy index's columns not filled yet
+                continue
             part = free.parts.get(kind.name)
             if part is None:
                 if kind.name in _KEPT and cast(ColumnsKept, kind).columns_kept(host, old):

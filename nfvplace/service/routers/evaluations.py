@@ -292,8 +292,9 @@ def evaluate_request(body: Any) -> list[dict[str, Any]]:
         else:
             missing.setdefault(shape, index)
     if missing:
-        # the held hosts keep their descriptors: the index shares them as they are
-        fleet = index_of([_held(i, given[i]) for i in missing.values()], share=False)
+        # the held hosts keep their descriptors: the index shares them as they are; its columns
+        # are filled for the kinds this VM's filter reads (another VM fills its own later)
+        fleet = index_of([_held(i, given[i]) for i in missing.values()], share=False, lazy=True)
         answers = evaluate(
             fleet, vm, policy=options.policy, seed=options.seed, configurations=configurations
         )
