@@ -16,9 +16,10 @@ the exporter shows it within its interval (`admitted`), so the assumption ends o
 has passed and the node's counts were reconciled at a newer generation than the one the pod was
 decided on (counts read late would otherwise count the pod nowhere for a while).
 
-A pod the node's counts account for counts no more, but its row stays (`accounted_at`) until it
-expires: nfvplace's bind creates the Binding before its transaction ends, so the pod watch can see
-the pod bound only after the node's next object accounted for it, and must not assume it again.
+A pod the node's counts account for counts no more, but its row stays (`accounted_at`) for
+`ACCOUNTED_KEPT_S` (or until it expires, if sooner): nfvplace's bind creates the Binding before its
+transaction ends, so the pod watch can see the pod bound only after the node's next object
+accounted for it, and must not assume it again. Filter and prioritize do not read those rows.
 
 Writes (`assume`, `reconcile`, `drop`) run as one transaction that first updates the one-row
 `k8s_lock`: every worker's and replica's binds are decided one after the other, each on what the
@@ -29,7 +30,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any, cast
 
 from sqlalchemy import Engine, Table, delete, insert, select, update
@@ -42,6 +43,9 @@ LOCK = cast(Table, K8sLockRow.__table__)
 
 Counts = dict[str, dict[int, int]]
 """Resource -> NUMA node -> amount (CPUs, bytes, devices)."""
+ACCOUNTED_KEPT_S = 60.0
+"""How long an accounted pod stays known: a pod watch that far behind the NRT watch would assume
+it again."""
 Baseline = tuple[int, Mapping[str, int]]
 """A node's generation and its free totals (resource -> amount over its NUMA nodes)."""
 
@@ -77,10 +81,13 @@ class AssumedPod:
         return self.accounted_at is None
 
     def ended(self, now: datetime, views: Mapping[str, int]) -> bool:
-        """Expired, or seen running long enough with its node's counts reconciled at a newer
-        generation than it was decided on (`views`: node -> generation reconciled)."""
+        """Expired, accounted for `ACCOUNTED_KEPT_S` ago, or seen running long enough with its
+        node's counts reconciled at a newer generation than it was decided on (`views`: node ->
+        generation reconciled)."""
         if self.expires_at <= now:
             return True
+        if self.accounted_at is not None:
+            return self.accounted_at + timedelta(seconds=ACCOUNTED_KEPT_S) <= now
         if self.running_until is None or self.running_until > now:
             return False
         reconciled = views.get(self.node)
@@ -152,10 +159,13 @@ class AssumedPods:
             conn.execute(delete(ASSUMED).where(ASSUMED.c.uid.in_(ended)))
         return known
 
-    def _known(self, conn: Any, now: datetime) -> tuple[list[AssumedPod], list[str]]:
-        """The stored pods that have not ended (`AssumedPod.ended`; accounted for or not), oldest
-        first, and the UIDs of those that have (their nodes' views read once)."""
-        pods = self._rows(conn)
+    def _known(
+        self, conn: Any, now: datetime, counting: bool = False
+    ) -> tuple[list[AssumedPod], list[str]]:
+        """The stored pods that have not ended (`AssumedPod.ended`; accounted for or not, or
+        only those that still count), oldest first, and the UIDs of those that have ended (their
+        nodes' views read once)."""
+        pods = self._rows(conn, counting)
         due = {p.node for p in pods if p.running_until is not None and p.running_until <= now}
         views: dict[str, int] = {}
         if due:
@@ -196,7 +206,7 @@ class AssumedPods:
         assumed pods it accounts for; returns their UIDs. Nothing is written when no pod is
         assumed there (the node's baseline is written when its first pod is assumed)."""
         with self.engine.connect() as conn:
-            if not any(p.node == node and p.counts for p in self._rows(conn)):
+            if not any(p.node == node for p in self._rows(conn, counting=True)):
                 return []
         with self.engine.begin() as conn:
             pending = [p for p in self._locked(conn, now) if p.node == node and p.counts]
@@ -220,17 +230,19 @@ class AssumedPods:
             return
         conn.execute(insert(VIEWS).values(node=node, **values))
 
-    def _rows(self, conn: Any) -> list[AssumedPod]:
-        """The assumed pods stored, oldest first."""
+    def _rows(self, conn: Any, counting: bool = False) -> list[AssumedPod]:
+        """The assumed pods stored (only those that still count), oldest first."""
         query = select(ASSUMED).order_by(ASSUMED.c.created_at, ASSUMED.c.uid)
+        if counting:
+            query = query.where(ASSUMED.c.accounted_at.is_(None))
         return [_pod(r) for r in conn.execute(query).mappings()]
 
     def live(self, now: datetime, nodes: Collection[str] | None = None) -> list[AssumedPod]:
         """The assumed pods that have not ended and still count (on `nodes`, when given), oldest
         first."""
         with self.engine.connect() as conn:
-            known, _ended = self._known(conn, now)
-        return [p for p in known if p.counts and (nodes is None or p.node in nodes)]
+            known, _ended = self._known(conn, now, counting=True)
+        return [p for p in known if nodes is None or p.node in nodes]
 
     def admitted(self, uid: str, until: datetime) -> bool:
         """The pod's kubelet admitted it: its assumption ends at `until` at the earliest, once its

@@ -190,9 +190,9 @@ class K8sAssumedPodRow(Base):
     # reconciled past `assumed_generation`, the one the pod was decided on (migration 0011)
     assumed_generation: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
     running_until: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
-    # the node's NodeResourceTopology accounts for it: it counts no more, and the row stays until
-    # `expires_at` so that the pod watch, seeing the pod bound after that, does not assume it
-    # again (migration 0013)
+    # the node's NodeResourceTopology accounts for it: it counts no more, and the row stays a
+    # while (store/assumed.py ACCOUNTED_KEPT_S) so that the pod watch, seeing the pod bound after
+    # that, does not assume it again (migration 0013)
     accounted_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
 
 

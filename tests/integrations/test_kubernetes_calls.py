@@ -16,6 +16,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Iterator
+from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -34,7 +35,7 @@ from nfvplace.models.chd import ComputeHostDescriptor
 from nfvplace.models.loading import SourceDocument
 from nfvplace.reader import load_document
 from nfvplace.store import Store
-from nfvplace.store.assumed import AssumedPods
+from nfvplace.store.assumed import ACCOUNTED_KEPT_S, AssumedPod, AssumedPods
 from nfvplace.store.parsed import Kept, ParsedHosts
 from nfvplace.store.records import utc_now
 from tests.service import kube_api
@@ -56,6 +57,12 @@ def raw_pod(name: str, cpus: int) -> dict[str, Any]:
         "metadata": {"name": name, "namespace": "cnf", "uid": f"uid-{name}"},
         "spec": {"containers": [{"name": "dp", "resources": {"limits": limits}}]},
     }
+
+
+def bound_pod(name: str, cpus: int) -> dict[str, Any]:
+    """The pod as the pod watch sees it once bound to NODE."""
+    raw = raw_pod(name, cpus)
+    return {**raw, "spec": {**raw["spec"], "nodeName": NODE}}
 
 
 def pod(name: str, cpus: int) -> Any:
@@ -216,7 +223,7 @@ def test_the_watch_leaves_a_pod_its_bind_is_assuming_as_the_bind_decided(store: 
     watched: list[bool] = []
 
     def bind(args: BindingArgs) -> None:
-        raw = {**raw_pod(args.name, 8), "spec": {**raw_pod(args.name, 8)["spec"], "nodeName": NODE}}
+        raw = bound_pod(args.name, 8)
         watch = threading.Thread(target=lambda: watched.append(pod_bound(door, raw, 300.0)))
         watch.start()
         watch.join(timeout=0.3)  # it waits for the lock the bind holds
@@ -233,7 +240,7 @@ def test_the_watch_leaves_a_pod_its_bind_is_assuming_as_the_bind_decided(store: 
 
 def test_the_watch_does_not_assume_again_a_pod_its_node_accounted_for(store: Store) -> None:
     """The Binding lands before the bind's transaction ends: the watch can see the pod bound only
-    after the node's next object accounted for it. The pod is remembered until it expires."""
+    after the node's next object accounted for it. The pod is remembered for a minute."""
     door = Door(store, ParsedHosts(store))
     report(store, (16, 16))
     args = BindingArgs("a", "cnf", "uid-a", NODE)
@@ -242,8 +249,22 @@ def test_the_watch_does_not_assume_again_a_pod_its_node_accounted_for(store: Sto
     }
     report(store, (8, 16))  # the kubelet admitted it, and the exporter says so
     assert live(store) == set()
-    raw = {**raw_pod("a", 8), "spec": {**raw_pod("a", 8)["spec"], "nodeName": NODE}}
-    assert not pod_bound(door, raw, 300.0)
+    assert not pod_bound(door, bound_pod("a", 8), 300.0)
     assert live(store) == set()
     decision, _ = assumed_there(door, pod("b", 16), "uid-b", NODE, 0.0)
     assert decision.consumption == {"cpu": {1: 16}}  # a counted once, by the counts
+
+
+@pytest.mark.parametrize(
+    ("accounted_ago_s", "expires_in_s", "ended"),
+    [(1.0, 300.0, False), (ACCOUNTED_KEPT_S + 1, 300.0, True), (1.0, -1.0, True)],
+)
+def test_an_accounted_pod_is_known_a_minute(
+    accounted_ago_s: float, expires_in_s: float, ended: bool
+) -> None:
+    now = utc_now()
+    accounted = now - timedelta(seconds=accounted_ago_s)
+    expires = now + timedelta(seconds=expires_in_s)
+    known = AssumedPod("u", "cnf/a", NODE, {"cpu": {0: 1}}, now, expires, 1, None, accounted)
+    assert known.ended(now, {}) is ended
+    assert not known.counts

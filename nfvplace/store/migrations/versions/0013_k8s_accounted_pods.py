@@ -1,10 +1,11 @@
-"""The Kubernetes door remembers the pods a NodeResourceTopology accounted for, until they expire.
+"""The Kubernetes door remembers the pods a NodeResourceTopology accounted for, for a while.
 
 nfvplace's bind creates the pod's Binding under the door's lock, before its assumption is written:
 the pod watch can see the pod bound before then, and wait for the lock behind the node's next
 NodeResourceTopology. When that object shows the pod, its assumption ended (the row was deleted),
 and the watch then assumed the pod again, counting it twice. An accounted pod's row now stays,
-marked `accounted_at`, until its `expires_at`: it counts no more, and the watch knows the pod.
+marked `accounted_at`, for a minute (or until its `expires_at`, if sooner): it counts no more, and
+the watch knows the pod.
 
 Revision ID: 0013
 Revises: 0012
