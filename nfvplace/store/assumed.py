@@ -258,10 +258,14 @@ class AssumedPods:
             ends = update(ASSUMED).where(*first, ASSUMED.c.expires_at > until)
             return bool(conn.execute(ends.values(running_until=until)).rowcount)
 
-    def drop(self, uid: str) -> bool:
-        """Forget a pod's assumption (the pod is gone or finished); False when there was none."""
+    def drop(self, uid: str, counting: bool = False) -> bool:
+        """Forget a pod (the pod is gone or finished; `counting`: only while it still counts, as
+        `live` lists it); False when there was none."""
+        query = delete(ASSUMED).where(ASSUMED.c.uid == uid)
+        if counting:
+            query = query.where(ASSUMED.c.accounted_at.is_(None))
         with self.engine.begin() as conn:
-            return bool(conn.execute(delete(ASSUMED).where(ASSUMED.c.uid == uid)).rowcount)
+            return bool(conn.execute(query).rowcount)
 
     def drop_node(self, node: str) -> None:
         """Forget a node's assumed pods and baseline (its NodeResourceTopology was deleted)."""

@@ -251,6 +251,8 @@ def test_the_watch_does_not_assume_again_a_pod_its_node_accounted_for(store: Sto
     assert live(store) == set()
     assert not pod_bound(door, bound_pod("a", 8), 300.0)
     assert live(store) == set()
+    assert not AssumedPods(store.engine).drop("uid-a", counting=True)  # DELETE: 404, as GET
+    assert not pod_bound(door, bound_pod("a", 8), 300.0)  # still known
     decision, _ = assumed_there(door, pod("b", 16), "uid-b", NODE, 0.0)
     assert decision.consumption == {"cpu": {1: 16}}  # a counted once, by the counts
 

@@ -276,6 +276,6 @@ def delete_assumption(
     store: StoreDep,
 ) -> Response:
     """Forget a pod's assumption (the pod is gone)."""
-    if not AssumedPods(store.engine).drop(uid):
+    if not AssumedPods(store.engine).drop(uid, counting=True):  # as GET lists them
         raise ProblemError(404, errors.KUBERNETES_NOT_ASSUMED, f"no pod {uid!r} is assumed")
     return Response(status_code=204)
