@@ -211,16 +211,14 @@ class Store(PlacementStore):
     def delete_host(self, host_id: str) -> bool:
         """Forget a host; False if unknown; HostInUseError while placements hold resources on it."""
         with db.transaction(self.engine) as conn:
-            locked = conn.execute(
+            generation = conn.execute(
                 update(HOSTS)
                 .where(HOSTS.c.id == host_id)
                 .values(generation=HOSTS.c.generation + 1, updated_at=utc_now())
-            )
-            if locked.rowcount == 0:
+                .returning(HOSTS.c.generation)
+            ).scalar_one_or_none()
+            if generation is None:
                 return False
-            generation = conn.execute(
-                select(HOSTS.c.generation).where(HOSTS.c.id == host_id)
-            ).scalar_one()
             live = sorted({placement_id for placement_id, _ in live_on(conn, host_id)})
             if live:
                 raise HostInUseError(host_id, tuple(live))
