@@ -3,7 +3,7 @@ NodeResourceTopology by `PUT /v1/hosts/{node}` or the built-in watch) and the po
 them, which every worker and replica shares.
 
 Filter and prioritize read the nodes as columns (`verdicts.py`); bind reads its node kept parsed
-while unchanged (`store/parsed.py`, counted once per generation here), decides again under the
+while unchanged (`store/parsed.py`, counted once per descriptor here), decides again under the
 lock, creates the Binding through the API server under it too (a node's Bindings land in the
 order they were decided, which is the order its kubelet admits them in) and assumes the pod on
 that node only; a NodeResourceTopology update (`reconcile`) and the pod watch (`pod_bound`,
@@ -61,28 +61,27 @@ class Door:
 
 
 class Counted:
-    """Each node's counts and Topology Manager, kept per generation and descriptor (counting a
-    CHD is the cost of a node that did not change; the descriptor object itself is compared, as
-    another store in the process may hold a node of the same name at the same generation)."""
+    """Each node's counts and Topology Manager, kept for its descriptor object (counting a CHD
+    is the cost of a node that did not change: the readers hand out the same object while a node
+    is unchanged, and compared by identity it cannot be another store's node of the same name and
+    generation)."""
 
     def __init__(self, limit: int = 10_000) -> None:
         self.limit = limit
-        self._kept: OrderedDict[
-            str, tuple[int, ComputeHostDescriptor, NodeState, TopologyManager]
-        ] = OrderedDict()
+        self._kept: OrderedDict[str, tuple[ComputeHostDescriptor, NodeState, TopologyManager]] = (
+            OrderedDict()
+        )
         self._lock = threading.Lock()
 
-    def of(
-        self, node: str, generation: int, host: ComputeHostDescriptor
-    ) -> tuple[NodeState, TopologyManager]:
+    def of(self, node: str, host: ComputeHostDescriptor) -> tuple[NodeState, TopologyManager]:
         with self._lock:
             kept = self._kept.get(node)
-            if kept is not None and kept[0] == generation and kept[1] is host:
+            if kept is not None and kept[0] is host:
                 self._kept.move_to_end(node)
-                return kept[2], kept[3]
+                return kept[1], kept[2]
         state, manager = node_state(host), topology_manager(host)
         with self._lock:
-            self._kept[node] = (generation, host, state, manager)
+            self._kept[node] = (host, state, manager)
             while len(self._kept) > self.limit:
                 self._kept.popitem(last=False)
         return state, manager
@@ -290,7 +289,7 @@ def assumed_there(
         known: list[AssumedPod],
     ) -> tuple[tuple[NodeDecision, bool], AssumedPod | None, Baseline]:
         generation, host = door.hosts.read([node])[node]
-        state, manager = COUNTED.of(node, generation, host)
+        state, manager = COUNTED.of(node, host)
         baseline = (generation, free_totals(state))
         if any(p.uid == uid for p in known):  # assumed meanwhile, or accounted for already
             if create is not None:
@@ -335,7 +334,7 @@ def reconcile(store: Store, node: str, generation: int, host: ComputeHostDescrip
     """A node's NodeResourceTopology changed: its row of this worker's columns is written, and
     the assumed pods its totals account for are dropped."""
     worker_verdicts(store).nodes.put(node, generation, host)
-    state, _manager = COUNTED.of(node, generation, host)
+    state, _manager = COUNTED.of(node, host)
     free = free_totals(state)
     shown = AssumedPods(store.engine).reconcile(node, generation, free, utc_now())
     log.debug(
