@@ -5,10 +5,8 @@ other, the columns it fills equal the eager index's, and claims and updates on i
 
 from __future__ import annotations
 
-import os
-
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 from test_differential import chds, vmds
 
@@ -22,14 +20,8 @@ from nfvplace.placement.index import free_of
 from nfvplace.placement.index.fleet import _COLUMNS
 from nfvplace.placement.index.free import LazyParts
 
-from .test_claimed_deltas import _plain, _same_columns
+from .test_claimed_deltas import SETTINGS, _plain, _same_columns
 
-SETTINGS = settings(
-    max_examples=int(os.environ.get("NFVPLACE_DELTA_EXAMPLES", "60")),
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-    database=None,
-)
 MIX = make_fleet(12, seed=31)
 REQUESTS = request_stream(30, seed=32)
 
