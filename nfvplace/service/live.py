@@ -57,6 +57,7 @@ from ..placement.result import Diagnosis, PlacementResult
 from ..store import Snapshot, StaleSnapshot, Store
 from .host_states import HostState, HostStates, Pending
 from .metrics import PhaseClock
+from .refusals import KeptRefusals, RowVersions
 
 COMPACT_FROM = 2000  # hosts: from here on the index keeps descriptors compressed
 WAIT_S = 60.0
@@ -78,6 +79,7 @@ class Decision:
     base: Snapshot  # generations the commit expects (hosts: empty, the index claimed already)
     after: tuple[Pending, ...] = ()  # earlier commits of this worker on the same hosts
     mine: Mapping[str, Pending] = field(default_factory=dict)
+    versions: RowVersions | None = None  # a refusal: the index's rows as it was made
 
     def wait_for_earlier(self) -> None:
         """Wait until the earlier commits this one builds on have landed; StaleSnapshot if one of
@@ -135,6 +137,7 @@ class LiveIndex:
         # host -> (generation, availability) its latest commit by this worker made, not yet
         # written back (see `write_back`)
         self._owed: dict[str, tuple[int, ComputeHostDescriptor]] = {}
+        self.refusals = KeptRefusals()  # the rejections of this index's refusals, kept
         self.hosts_read = 0  # hosts (re)read from the database, for metrics and benchmarks
 
     def __len__(self) -> int:
@@ -313,7 +316,10 @@ class LiveIndex:
                 clock.spent("read")
                 result = self._run(ask, frozenset())
             clock.spent("engine")
-            if not claim or not result.ok:
+            if not result.ok and self._index is not None:
+                versions = self.refusals.versions(self._index)
+                return Decision(result, Snapshot({}, {}), versions=versions)
+            if not claim:
                 return Decision(result, Snapshot({}, {}))
             if not reads and any(self.state(h) is HostState.PENDING for h in result.hosts):
                 raise WouldBlockError("an earlier commit on the host is in flight")

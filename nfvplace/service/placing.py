@@ -25,7 +25,7 @@ from pydantic_core import to_json
 from .. import errors
 from ..models.configuration import VmConfiguration
 from ..models.vmd import VmDescriptor
-from ..placement.result import PlacementResult
+from ..placement.result import Diagnosis, PlacementResult
 from ..store import (
     IdempotentReplayError,
     PlacementRecord,
@@ -41,6 +41,7 @@ from .logs import LOGGER, note
 from .metrics import Metrics, PhaseClock
 from .moves import room_by_moves
 from .problems import ProblemError
+from .refusals import NoFitDocument, refusal, shape_of
 
 # the longest a placement on the event loop waits for SQLite's write lock (a commit or a
 # write-back of another thread or process holds it for about a millisecond)
@@ -246,7 +247,7 @@ class Placements:
                 continue
             result = decision.result
             if not result.ok:
-                return self._not_placed(request, result, key)
+                return self._not_placed(request, decision, key)
             configs = configurations_json(result.configurations)
             if request.dry_run:
                 self.metrics.placements.labels("dry_run").inc()
@@ -297,9 +298,7 @@ class Placements:
             f"hosts changed under this placement {self.max_attempts} times; retry the request",
         )
 
-    def _not_placed(
-        self, request: PlacementRequest, result: PlacementResult, key: str | None
-    ) -> Answer:
+    def _not_placed(self, request: PlacementRequest, decision: Decision, key: str | None) -> Answer:
         """A request no host fits: moves that make room (a dry run that asks for them), the
         first answer of its key's placement (a retry on a full fleet), else 409 no_fit."""
         if request.moves:
@@ -311,7 +310,7 @@ class Placements:
         first = self._placed_with(key)
         if first is not None:
             return self._replay(first, request)
-        raise self._no_fit(result)
+        raise self._no_fit(request, decision)
 
     def _placed_with(self, key: str | None) -> PlacementRecord | None:
         """The placement `key` made before, if any."""
@@ -355,12 +354,24 @@ class Placements:
         finally:
             self.live.clock.spent("commit")
 
-    def _no_fit(self, result: PlacementResult) -> ProblemError:
-        """409 no_fit, with the diagnosis (counted in the metrics)."""
+    def _no_fit(self, request: PlacementRequest, decision: Decision) -> ProblemError:
+        """409 no_fit, with the diagnosis (counted in the metrics): a single VM's rejections
+        joined from those of its earlier refusals where its hosts did not change (`refusals`)."""
         self.metrics.placements.labels("no_fit").inc()
-        diagnosis = result.diagnosis
+        diagnosis = decision.result.diagnosis
         if diagnosis is None:
             return ProblemError(409, errors.PLACEMENT_NO_FIT, "no host fits (no diagnosis given)")
+        kept = self._kept_refusal(request, decision, diagnosis)
+        if kept is not None:
+            for reason in sorted(kept.reasons):
+                self.metrics.no_fit_reasons.labels(reason).inc()
+            return ProblemError(
+                409,
+                errors.PLACEMENT_NO_FIT,
+                diagnosis.summary,
+                extra={"diagnosis": kept.document},
+                last=kept.rejections,
+            )
         document = diagnosis.to_dict()  # read from the rows: no Rejection made per host
         rejections: list[dict[str, Any]] = document["rejections"]  # type: ignore[assignment]
         for reason in sorted({r["reason"] for r in rejections}):
@@ -368,3 +379,11 @@ class Placements:
         return ProblemError(
             409, errors.PLACEMENT_NO_FIT, diagnosis.summary, extra={"diagnosis": document}
         )
+
+    def _kept_refusal(
+        self, request: PlacementRequest, decision: Decision, diagnosis: Diagnosis
+    ) -> NoFitDocument | None:
+        shape = shape_of(request.descriptor, {"policy": request.policy, "explain": request.explain})
+        if shape is None or decision.versions is None:
+            return None
+        return refusal(diagnosis, self.live.refusals.view(shape, decision.versions))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from fastapi import Request
@@ -51,6 +52,7 @@ class ProblemError(Exception):
         *,
         extra: Mapping[str, Any] | None = None,
         headers: Mapping[str, str] | None = None,
+        last: bytes | None = None,
     ) -> None:
         super().__init__(detail)
         self.status = status
@@ -58,6 +60,7 @@ class ProblemError(Exception):
         self.detail = detail
         self.extra = dict(extra or {})
         self.headers = dict(headers or {})
+        self.last = last  # JSON rendered already: see `Spliced`
 
 
 def problem_body(
@@ -79,6 +82,24 @@ def problem_body(
     return body
 
 
+@dataclass(frozen=True)
+class Spliced:
+    """A document whose last value's last value is an empty list, and the JSON that takes its
+    place (a 409 no_fit's rejections, joined from JSON kept per host: `refusals`)."""
+
+    document: dict[str, Any]
+    last: bytes
+
+
+def spliced_json(content: Spliced) -> bytes:
+    text = to_json(content.document, inf_nan_mode="null")
+    closing = len(text) - len(text.rstrip(b"}"))
+    head = text[:-closing]
+    if not head.endswith(b"[]"):
+        raise ValueError("the document's last value does not end with an empty list")
+    return head[:-2] + content.last + text[-closing:]
+
+
 class ProblemResponse(JSONResponse):
     """A problem document, rendered by pydantic-core (Rust) as placements' answers are
     (`routers.common.FastJSONResponse`): a 409 no_fit carries a rejection per host."""
@@ -86,6 +107,8 @@ class ProblemResponse(JSONResponse):
     media_type = PROBLEM_JSON
 
     def render(self, content: Any) -> bytes:
+        if isinstance(content, Spliced):
+            return spliced_json(content)
         return to_json(content, inf_nan_mode="null")  # JSON has no NaN
 
 
@@ -95,10 +118,12 @@ def problem_response(
     code: str,
     detail: str,
     headers: Mapping[str, str] | None = None,
+    last: bytes | None = None,
     **extra: Any,
 ) -> JSONResponse:
+    body = problem_body(status, code, detail, request, **extra)
     return ProblemResponse(
-        problem_body(status, code, detail, request, **extra),
+        body if last is None else Spliced(body, last),
         status_code=status,
         media_type=PROBLEM_JSON,
         headers=dict(headers or {}),
@@ -119,7 +144,9 @@ def issues_of(error: NfvplaceError) -> list[dict[str, Any]]:
 
 async def on_problem(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, ProblemError)
-    return problem_response(request, exc.status, exc.code, exc.detail, exc.headers, **exc.extra)
+    return problem_response(
+        request, exc.status, exc.code, exc.detail, exc.headers, exc.last, **exc.extra
+    )
 
 
 async def on_nfvplace_error(request: Request, exc: Exception) -> JSONResponse:

@@ -51,12 +51,16 @@ class Reasons:
             self._counts[phrase] += count
             self.builders.append(build)
 
-    def add_live(self, phrase: str, fleet: FleetIndex, hosts: IntArray, rows_of: RowsOf) -> None:
+    def add_live(
+        self, phrase: str, fleet: FleetIndex, hosts: IntArray, rows_of: RowsOf, code: str
+    ) -> None:
         """A group whose rejections word each host from what `fleet` holds of it: a host's row is
-        built before `fleet` rewrites it, if the result is still kept then (`LiveGroup`)."""
+        built before `fleet` rewrites it, if the result is still kept then (`LiveGroup`). Its
+        rows say of the request only what `phrase` and `code` say, beside the request's own
+        numbers (the group's key across refusals of the same request)."""
         if len(hosts):
             self._counts[phrase] += len(hosts)
-            self.builders.append(LiveGroup(fleet, hosts, rows_of))
+            self.builders.append(LiveGroup(fleet, hosts, rows_of, (phrase, str(code))))
 
     def add_outcome(self, outcome: FilterOutcome) -> None:
         """Record a filter outcome; a placement that succeeds never pays for its grouping."""
@@ -83,7 +87,7 @@ class Reasons:
                 out.append((ids[i], code, message, summary, requested, available, FILTER))
             return out
 
-        self.add_live(check.summary, fleet, record.hosts, rows_of)
+        self.add_live(check.summary, fleet, record.hosts, rows_of, check.code)
 
     def _count(self, fleet: FleetIndex, record: CountRecord) -> None:
         # the counts were taken by the filter (`record.available`, an array of its own): nothing
@@ -152,6 +156,7 @@ class Reasons:
                 fleet,
                 hosts[positions],
                 self._node_builder(fleet, record, is_single, key, phrase, code),
+                code,
             )
 
     @staticmethod

@@ -8,13 +8,16 @@ back. So a `RejectionList` that still has such groups watches their index (weakl
 before the index rewrites a row, the groups that hold that host build its rejection then (pin it).
 The others are built when read, as before: a result read at once, or dropped, pins nothing; a kept
 one pins only the hosts rewritten while it is kept, once each.
+
+A reader that refuses the same request again and again (the service's 409 over the whole fleet)
+may take the groups instead (`RejectionList.hand`), and build only the rows it did not keep.
 """
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterator, Sequence
-from typing import overload
+from typing import Protocol, overload
 
 import numpy as np
 import numpy.typing as npt
@@ -30,17 +33,40 @@ RowsOf = Callable[[IntArray], Sequence[Row]]
 """The rejections of the hosts at these positions of the index, one each, in their order."""
 
 
+class Keeper(Protocol):
+    """Takes a refusal's groups in place of its rows (the service's 409 keeps the rows of earlier
+    refusals of the same request: `service.refusals`). Called under the list's lock: no row a
+    live group reads is rewritten meanwhile, and a rewritten one is in its `pinned` already."""
+
+    def live(self, group: LiveGroup) -> None:
+        """A live group: its hosts' rows are `pinned`'s, or what `rows_of` builds now."""
+        ...
+
+    def built(self, rows: Sequence[Row]) -> None:
+        """The rows of a group that reads nothing the index rewrites."""
+        ...
+
+
 class LiveGroup:
     """The rejections of `hosts` (positions in `index`, ascending, each once), worded by `rows_of`
     from what the index holds of them: a host's row is built when the index is about to rewrite
     it (`pin`), or, if it never is, when the group is read."""
 
-    __slots__ = ("hosts", "index", "pinned", "rows_of")
+    __slots__ = ("hosts", "index", "key", "pinned", "rows_of")
 
-    def __init__(self, index: FleetIndex, hosts: IntArray, rows_of: RowsOf) -> None:
+    def __init__(
+        self,
+        index: FleetIndex,
+        hosts: IntArray,
+        rows_of: RowsOf,
+        key: tuple[str, str] | None = None,
+    ) -> None:
         self.index = index
         self.hosts = hosts
         self.rows_of = rows_of
+        # what words the rows besides the host and the request: the group's phrase and reason
+        # code (None: its rows are never kept across refusals, `Keeper`)
+        self.key = key
         self.pinned: dict[int, Row] = {}  # host position -> its rejection, built before a rewrite
 
     def pin(self, position: int) -> None:
@@ -137,6 +163,20 @@ class RejectionList(Sequence[Rejection]):
     def rows(self) -> tuple[RejectionRow, ...]:
         """Every rejection's fields, by host, without making a `Rejection` of each."""
         return tuple(rejection_row(r) if isinstance(r, Rejection) else r for r in self._sorted())
+
+    def hand(self, keeper: Keeper) -> bool:
+        """Hand every group to `keeper`, in order, instead of building the rows (False, and
+        nothing handed: the list was read already). The list goes on giving its rows as of when
+        it was made, if read after."""
+        with self._lock:
+            if self._built is not None:
+                return False
+            for group in self._groups:
+                if isinstance(group, LiveGroup):
+                    keeper.live(group)
+                else:
+                    keeper.built(group())
+            return True
 
     def _all(self) -> tuple[Rejection, ...]:
         if self._items is None:
