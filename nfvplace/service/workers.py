@@ -35,6 +35,8 @@ import uvicorn
 from uvicorn.config import STARTUP_FAILURE
 from uvicorn.supervisors.multiprocess import Multiprocess, Process
 
+from ..models.loading import frozen_from_now
+
 MASTER_ENV = "NFVPLACE_SERVE_MASTER"  # pid of the `nfvplace serve` process, set for its workers
 PIN_ENV = "NFVPLACE_SERVE_PIN"  # set by `serve --pin-workers`: each worker on one CPU
 SLOT_ENV = "NFVPLACE_SERVE_SLOT"  # which worker this is (0 to N - 1), set for each worker
@@ -72,7 +74,7 @@ def keep_out_of_collections() -> None:
     that much longer. The process's business, not the app's: tests build many apps in one
     process."""
     gc.collect()
-    gc.freeze()
+    frozen_from_now()  # and a cold evaluation's held hosts join them (`gc_paused(lasting=True)`)
     gc.set_threshold(YOUNG_COLLECTION_AT, *gc.get_threshold()[1:])
 
 
