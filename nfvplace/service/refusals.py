@@ -42,9 +42,10 @@ ROWS = 100_000  # rows kept over every shape: about 37 MiB (a row, its JSON and 
 @dataclass(frozen=True)
 class RowVersions:
     """The version of each row of one index when a refusal was made, and each row's place in
-    the order of the hosts' ids."""
+    the order of the hosts' ids (the index held while the refusal is worded: the worker may have
+    built another meanwhile)."""
 
-    index: weakref.ref[FleetIndex]
+    index: FleetIndex
     epoch: int  # the memo's, when taken: rows of another epoch are never kept
     at: IntArray
     rank: IntArray
@@ -100,8 +101,7 @@ class KeptRefusals:
         """The rows' versions now, right after a refusal."""
         if self._index is None or self._index() is not index or self._node_id is not index.node_id:
             self._take(index)
-        assert self._index is not None
-        return RowVersions(self._index, self._epoch, self._at.copy(), self._rank)
+        return RowVersions(index, self._epoch, self._at.copy(), self._rank)
 
     def _take(self, index: FleetIndex) -> None:
         """Watch `index` from now on, every row at a version never used before."""
@@ -149,7 +149,7 @@ class KeptView:
 
     def live(self, group: LiveGroup) -> None:
         versions, hosts = self._versions, group.hosts
-        if group.key is None or group.index is not versions.index():
+        if group.key is None or group.index is not versions.index:
             self.built(group.rows())
             return
         kept = self._shape.groups.get(group.key)
@@ -175,8 +175,7 @@ class KeptView:
         kept.version[stale] = self._versions.at[stale]
 
     def built(self, rows: Sequence[Row]) -> None:
-        positions = self._versions.index()
-        where = {} if positions is None else positions.positions
+        where = self._versions.index.positions
         self.reasons.update(str(r.reason if isinstance(r, Rejection) else r[1]) for r in rows)
         self._json.extend(rejection_json(r) for r in rows)
         self._ranks.append(np.array([self._rank_of(where, r) for r in rows], dtype=np.int64))

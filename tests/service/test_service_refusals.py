@@ -5,6 +5,7 @@ deleted and registered), over SQLite and PostgreSQL."""
 
 from __future__ import annotations
 
+import gc
 import random
 from collections.abc import Iterator
 from typing import Any
@@ -17,6 +18,7 @@ from bench.hostgen import cloud_vm, impossible_requests, make_fleet, small_sriov
 from nfvplace.models.chd import ComputeHostDescriptor
 from nfvplace.models.vmd import VmDescriptor
 from nfvplace.placement import FleetIndex, place
+from nfvplace.placement.engine.rejections import RejectionList
 from nfvplace.placement.result import Diagnosis
 from nfvplace.service.metrics import Metrics
 from nfvplace.service.placing import PlacementRequest, Placements
@@ -198,3 +200,24 @@ def test_versions_follow_the_index() -> None:
     assert third.epoch > second.epoch
     assert min(third.at) > max(second.at)
     assert memo.versions(FleetIndex(hosts)).epoch > third.epoch
+
+
+def test_a_refusal_is_worded_on_its_own_index_after_the_worker_built_another() -> None:
+    """The worker may build a new index (hosts came) between deciding a refusal and wording its
+    409 outside the lock: the refusal's rows are still placed by the hosts of the index it was
+    decided on, even when nothing else holds that index any more."""
+    memo = KeptRefusals()
+    hosts = make_fleet(3, seed=4)
+    index = FleetIndex(hosts)
+    versions = memo.versions(index)
+    rows = [
+        (h.id, "processor_model", f"{h.id} refused", "refused", None, None, "filter") for h in hosts
+    ]
+    diagnosis = Diagnosis(3, 0, RejectionList([lambda: rows[::-1]]), "0/3 hosts fit")
+    memo.versions(FleetIndex(hosts[:2]))  # the worker's next index; the first is dropped
+    del index
+    gc.collect()
+    found = refusal(diagnosis, memo.view("s", versions))
+    assert found is not None
+    text = spliced_json(Spliced({"diagnosis": dict(found.document)}, found.rejections))
+    assert text == to_json({"diagnosis": diagnosis.to_dict()}, inf_nan_mode="null")
