@@ -43,6 +43,20 @@ def rejection_row(r: Rejection) -> RejectionRow:
     return (r.host, r.reason, r.message, r.summary, r.requested, r.available, r.stage)
 
 
+def rejection_dict(row: RejectionRow) -> dict[str, object]:
+    """One rejection as JSON data (`Diagnosis.to_dict`; the service's kept 409 rows,
+    `service.refusals`), its reason a plain `str` (see `Diagnosis.to_dict`)."""
+    host, reason, message, _, requested, available, stage = row
+    return {
+        "host": host,
+        "reason": str(reason),
+        "message": message,
+        "requested": requested,
+        "available": available,
+        "stage": stage,
+    }
+
+
 @runtime_checkable
 class HasRows(Protocol):
     """Rejections that give their rows without making Rejection objects (the engine's lazy
@@ -87,17 +101,7 @@ class Diagnosis:
             "hosts_considered": self.hosts_considered,
             "hosts_fitting": self.hosts_fitting,
             **closest,
-            "rejections": [
-                {
-                    "host": host,
-                    "reason": str(reason),
-                    "message": message,
-                    "requested": requested,
-                    "available": available,
-                    "stage": stage,
-                }
-                for host, reason, message, _, requested, available, stage in rows
-            ],
+            "rejections": [rejection_dict(row) for row in rows],
         }
 
     def _repr_html_(self) -> str:

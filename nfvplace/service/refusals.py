@@ -33,7 +33,13 @@ from ..models.vmd import VmDescriptor
 from ..placement import FleetIndex
 from ..placement.engine.rejections import LiveGroup, RejectionList, Row
 from ..placement.resources.base import IntArray
-from ..placement.result import Diagnosis, Rejection, RejectionRow, rejection_row
+from ..placement.result import (
+    Diagnosis,
+    Rejection,
+    RejectionRow,
+    rejection_dict,
+    rejection_row,
+)
 
 SHAPES = 32  # request shapes kept, the least recently refused dropped first
 ROWS = 100_000  # rows kept over every shape: about 37 MiB (a row, its JSON and slot: 370 bytes)
@@ -200,16 +206,7 @@ class KeptView:
 def rejection_json(row: Row) -> bytes:
     """One rejection as `Diagnosis.to_dict` words it, as JSON (`problems.ProblemResponse`)."""
     fields: RejectionRow = rejection_row(row) if isinstance(row, Rejection) else row
-    host, reason, message, _, requested, available, stage = fields
-    item = {
-        "host": host,
-        "reason": str(reason),
-        "message": message,
-        "requested": requested,
-        "available": available,
-        "stage": stage,
-    }
-    return to_json(item, inf_nan_mode="null")
+    return to_json(rejection_dict(fields), inf_nan_mode="null")
 
 
 def shape_of(descriptor: object, options: dict[str, Any]) -> Hashable | None:
