@@ -316,8 +316,8 @@ class LiveIndex:
                 clock.spent("read")
                 result = self._run(ask, frozenset())
             clock.spent("engine")
-            if not result.ok and self._index is not None:
-                versions = self.refusals.versions(self._index)
+            if not result.ok:
+                versions = self.refusals.versions(self._fleet())
                 return Decision(result, Snapshot({}, {}), versions=versions)
             if not claim:
                 return Decision(result, Snapshot({}, {}))

@@ -363,21 +363,19 @@ class Placements:
             return ProblemError(409, errors.PLACEMENT_NO_FIT, "no host fits (no diagnosis given)")
         kept = self._kept_refusal(request, decision, diagnosis)
         if kept is not None:
-            for reason in sorted(kept.reasons):
-                self.metrics.no_fit_reasons.labels(reason).inc()
-            return ProblemError(
-                409,
-                errors.PLACEMENT_NO_FIT,
-                diagnosis.summary,
-                extra={"diagnosis": kept.document},
-                last=kept.rejections,
-            )
-        document = diagnosis.to_dict()  # read from the rows: no Rejection made per host
-        rejections: list[dict[str, Any]] = document["rejections"]  # type: ignore[assignment]
-        for reason in sorted({r["reason"] for r in rejections}):
+            document, reasons, last = kept.document, kept.reasons, kept.rejections
+        else:
+            document = diagnosis.to_dict()  # read from the rows: no Rejection made per host
+            rejections: list[dict[str, Any]] = document["rejections"]  # type: ignore[assignment]
+            reasons, last = frozenset(r["reason"] for r in rejections), None
+        for reason in sorted(reasons):
             self.metrics.no_fit_reasons.labels(reason).inc()
         return ProblemError(
-            409, errors.PLACEMENT_NO_FIT, diagnosis.summary, extra={"diagnosis": document}
+            409,
+            errors.PLACEMENT_NO_FIT,
+            diagnosis.summary,
+            extra={"diagnosis": document},
+            last=last,
         )
 
     def _kept_refusal(
