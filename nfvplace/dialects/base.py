@@ -45,12 +45,37 @@ class Conversion:
 
     def origin_of(self, path: Sequence[str | int]) -> PathKey:
         """Source path of the deepest prefix of `path` that has one (the root otherwise)."""
-        key = tuple(path)
-        while key:
-            if key in self.origins:
-                return self.origins[key]
-            key = key[:-1]
-        return self.origins.get((), ())
+        return deepest_origin(path, self.origins, self.origins.get((), ()))
+
+
+def deepest_origin(
+    path: Sequence[str | int], origins: Mapping[PathKey, PathKey], default: PathKey
+) -> PathKey:
+    """The source of the deepest prefix of `path` that `origins` knows (`default` if none)."""
+    key = tuple(path)
+    while key:
+        if key in origins:
+            return origins[key]
+        key = key[:-1]
+    return default
+
+
+def vnf_template(name: str, members: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """A VNF template of `members` (each a member entry: name, descriptor, and perhaps count)."""
+    return {"schema": "nfvplace/vnf/v1", "name": name, "members": list(members)}
+
+
+def members_of(descriptors: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """One member entry a VM Descriptor, named as the VM."""
+    return [{"name": d["name"], "descriptor": d} for d in descriptors]
+
+
+def nest_origins(
+    origins: dict[PathKey, PathKey], prefix: PathKey, vm_origins: Mapping[PathKey, PathKey]
+) -> None:
+    """Put one VM's origins under `prefix`, its place in the converted document."""
+    for key, source in vm_origins.items():
+        origins[(*prefix, *key)] = source
 
 
 class DialectError(ValueError):

@@ -14,7 +14,19 @@ from typing import Any
 
 from ..models.loading import PathKey
 from . import openstack
-from .base import ASSUMED, MISSING, Conversion, DialectError, Note, as_list, as_mapping, identifier
+from .base import (
+    ASSUMED,
+    MISSING,
+    Conversion,
+    DialectError,
+    Note,
+    as_list,
+    as_mapping,
+    identifier,
+    members_of,
+    nest_origins,
+    vnf_template,
+)
 
 NAME = "heat"
 SERVER = "OS::Nova::Server"
@@ -60,15 +72,12 @@ def convert(data: Mapping[str, Any]) -> Conversion:
             )
             notes.extend(flavor_notes)
         vms.append(vm)
-        for key, source in vm_origins.items():
-            origins[(*prefix, *key)] = source
+        nest_origins(origins, prefix, vm_origins)
     if len(vms) == 1:
         return Conversion(NAME, vms[0], origins, tuple(notes))
-    template = {
-        "schema": "nfvplace/vnf/v1",
-        "name": identifier(str(data.get("description", "")).strip() or "heat", "heat"),
-        "members": [{"name": vm["name"], "descriptor": vm} for vm in vms],
-    }
+    template = vnf_template(
+        identifier(str(data.get("description", "")).strip() or "heat", "heat"), members_of(vms)
+    )
     return Conversion(NAME, template, origins, tuple(notes))
 
 

@@ -22,8 +22,11 @@ from .base import (
     as_mapping,
     identifier,
     is_placeholder,
+    members_of,
+    nest_origins,
     parse_count,
     parse_int,
+    vnf_template,
 )
 
 NAME = "openvim"
@@ -76,16 +79,11 @@ def convert(data: Mapping[str, Any]) -> Conversion:
         descriptors.append(_vm(item, path, vm_origins, notes))
         prefix: PathKey = ("members", index, "descriptor") if many else ()
         origins[prefix] = path
-        for key, source in vm_origins.items():
-            origins[(*prefix, *key)] = source
+        nest_origins(origins, prefix, vm_origins)
     if not many:
         return Conversion(NAME, descriptors[0], origins, tuple(notes))
     vnf = as_mapping(data.get("vnf"))
-    template = {
-        "schema": "nfvplace/vnf/v1",
-        "name": identifier(vnf.get("name"), "vnf"),
-        "members": [{"name": d["name"], "descriptor": d} for d in descriptors],
-    }
+    template = vnf_template(identifier(vnf.get("name"), "vnf"), members_of(descriptors))
     if vnf.get("description"):
         template["description"] = str(vnf["description"])
     origins[()] = ("vnf",)

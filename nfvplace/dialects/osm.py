@@ -23,7 +23,9 @@ from .base import (
     as_list,
     as_mapping,
     identifier,
+    nest_origins,
     parse_count,
+    vnf_template,
 )
 from .flavours import read_df
 from .osm_compute import compute_vm, vdu_epa
@@ -96,22 +98,20 @@ def convert(data: Mapping[str, Any]) -> Conversion:
         descriptors.append(_vdu(vdu, vdu_path, compute, vm_origins, notes))
         prefix: PathKey = () if one_vm else ("members", index, "descriptor")
         origins[prefix] = vdu_path
-        for path, source in vm_origins.items():
-            origins[(*prefix, *path)] = source
+        nest_origins(origins, prefix, vm_origins)
     if one_vm:
         return Conversion(NAME, descriptors[0], origins, tuple(notes))
     if len(vdus) > 1:
         for key in ("internal-vld", "int-virtual-link-desc"):
             if key in vnfd:
                 notes.append(Note((*base, key), f"'{key}' is not converted to VNF links"))
-    template: dict[str, Any] = {
-        "schema": "nfvplace/vnf/v1",
-        "name": identifier(vnfd.get("id") or vnfd.get("name"), "vnf"),
-        "members": [
+    template = vnf_template(
+        identifier(vnfd.get("id") or vnfd.get("name"), "vnf"),
+        [
             {"name": d["name"], "descriptor": d, **({"count": n} if n > 1 else {})}
             for d, n in zip(descriptors, counts, strict=True)
         ],
-    }
+    )
     for key in ("vendor", "provider"):
         if vnfd.get(key):
             template["vendor"] = str(vnfd[key])

@@ -25,9 +25,14 @@ from .base import (
     Note,
     as_list,
     as_mapping,
+    deepest_origin,
     identifier,
+    members_of,
+    nest_origins,
     one_of,
+    vnf_template,
 )
+from .tosca import node_templates
 
 NAME = "tacker-tosca-nfv"
 VDU_TYPE = "tosca.nodes.nfv.VDU.Tacker"
@@ -46,14 +51,10 @@ TOPOLOGY = {
 }
 
 
-def _nodes(data: Mapping[str, Any]) -> Mapping[str, Any]:
-    return as_mapping(as_mapping(data.get("topology_template")).get("node_templates"))
-
-
 def detect(data: Mapping[str, Any]) -> bool:
     version = str(data.get("tosca_definitions_version", ""))
     return version.startswith("tosca_simple_profile_for_nfv") or any(
-        as_mapping(node).get("type") == VDU_TYPE for node in _nodes(data).values()
+        as_mapping(node).get("type") == VDU_TYPE for node in node_templates(data).values()
     )
 
 
@@ -66,7 +67,7 @@ def _size(value: Any, unit: str, path: PathKey, default_unit: str = "mib") -> in
 
 
 def convert(data: Mapping[str, Any]) -> Conversion:
-    nodes = _nodes(data)
+    nodes = node_templates(data)
     vdus = [
         (str(n), as_mapping(v)) for n, v in nodes.items() if as_mapping(v).get("type") == VDU_TYPE
     ]
@@ -82,16 +83,13 @@ def convert(data: Mapping[str, Any]) -> Conversion:
         vm_interfaces(vm, vm_origins, nodes, name)
         descriptors.append(vm)
         origins[prefix] = path
-        for key, source in vm_origins.items():
-            origins[(*prefix, *key)] = source
+        nest_origins(origins, prefix, vm_origins)
     if len(vdus) == 1:
         return Conversion(NAME, descriptors[0], origins, tuple(notes))
     metadata = as_mapping(data.get("metadata"))
-    template = {
-        "schema": "nfvplace/vnf/v1",
-        "name": identifier(metadata.get("template_name"), "vnf"),
-        "members": [{"name": d["name"], "descriptor": d} for d in descriptors],
-    }
+    template = vnf_template(
+        identifier(metadata.get("template_name"), "vnf"), members_of(descriptors)
+    )
     return Conversion(NAME, template, origins, tuple(notes))
 
 
@@ -134,19 +132,12 @@ def _vdu(
         return {"schema": "nfvplace/vmd/v1", "name": identifier(name, "vdu")}, {(): path}
     flavor["extra_specs"] = specs
     vm, origins, flavor_notes = openstack.convert_flavor(flavor, ())
-    moved = {key: _moved(source, where, compute_path) for key, source in origins.items()}
-    notes.extend(Note(_moved(n.path, where, compute_path), n.message, n.kind) for n in flavor_notes)
+    # A path in the Nova flavor Tacker would write, as the path in the Tacker file it came from.
+    moved = {key: deepest_origin(source, where, compute_path) for key, source in origins.items()}
+    notes.extend(
+        Note(deepest_origin(n.path, where, compute_path), n.message, n.kind) for n in flavor_notes
+    )
     return vm, moved
-
-
-def _moved(source: PathKey, where: Mapping[PathKey, PathKey], fallback: PathKey) -> PathKey:
-    """A path in the Nova flavor Tacker would write, as the path in the Tacker file it came from."""
-    key = tuple(source)
-    while key:
-        if key in where:
-            return where[key]
-        key = key[:-1]
-    return fallback
 
 
 def _cpu_allocation(

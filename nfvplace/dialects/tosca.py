@@ -24,8 +24,12 @@ from .base import (
     Note,
     as_list,
     as_mapping,
+    deepest_origin,
     identifier,
+    members_of,
+    nest_origins,
     one_of,
+    vnf_template,
 )
 
 NAME = "sol001-tosca"
@@ -42,7 +46,8 @@ VNIC_TYPES = {
 }
 
 
-def _nodes(data: Mapping[str, Any]) -> Mapping[str, Any]:
+def node_templates(data: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The `topology_template.node_templates` of a TOSCA document (empty if absent)."""
     return as_mapping(as_mapping(data.get("topology_template")).get("node_templates"))
 
 
@@ -59,7 +64,7 @@ def _mib(value: Any, path: PathKey) -> int:
 
 
 def convert(data: Mapping[str, Any]) -> Conversion:
-    nodes = _nodes(data)
+    nodes = node_templates(data)
     vdus = [
         (str(n), as_mapping(v))
         for n, v in nodes.items()
@@ -77,16 +82,14 @@ def convert(data: Mapping[str, Any]) -> Conversion:
         _connection_points(vm, vm_origins, nodes, name, notes)
         descriptors.append(vm)
         origins[prefix] = path
-        for key, source in vm_origins.items():
-            origins[(*prefix, *key)] = source
+        nest_origins(origins, prefix, vm_origins)
     if len(vdus) == 1:
         return Conversion(NAME, descriptors[0], origins, tuple(notes))
     metadata = as_mapping(data.get("metadata"))
-    template: dict[str, Any] = {
-        "schema": "nfvplace/vnf/v1",
-        "name": identifier(metadata.get("template_name") or metadata.get("name"), "vnf"),
-        "members": [{"name": d["name"], "descriptor": d} for d in descriptors],
-    }
+    template = vnf_template(
+        identifier(metadata.get("template_name") or metadata.get("name"), "vnf"),
+        members_of(descriptors),
+    )
     _policies(data, [n for n, _ in vdus], template, origins, notes)
     notes.append(
         Note(("topology_template",), "virtual links (VnfVirtualLink) are not converted to links")
@@ -185,9 +188,9 @@ def _vdu(
     sources: dict[PathKey, PathKey] = {("vcpus",): cpu_path, ("ram",): mem_path, ("name",): path}
     sources.update({("extra_specs", k): v for k, v in where.items()})
     notes.extend(
-        Note(_moved(n.path, sources, compute_path), n.message, n.kind) for n in flavor_notes
+        Note(deepest_origin(n.path, sources, compute_path), n.message, n.kind) for n in flavor_notes
     )
-    return vm, {key: _moved(source, sources, compute_path) for key, source in origins.items()}
+    return vm, {key: deepest_origin(s, sources, compute_path) for key, s in origins.items()}
 
 
 def _static_pinning(
@@ -202,16 +205,6 @@ def _static_pinning(
         )
         if policy == "static" and "hw:cpu_policy" not in specs:
             specs["hw:cpu_policy"], where["hw:cpu_policy"] = "dedicated", pin_path
-
-
-def _moved(source: PathKey, sources: Mapping[PathKey, PathKey], default: PathKey) -> PathKey:
-    """The VDU path of a path in the flavor the VDU was read as (its deepest known prefix)."""
-    key = tuple(source)
-    while key:
-        if key in sources:
-            return sources[key]
-        key = key[:-1]
-    return default
 
 
 def _connection_points(
