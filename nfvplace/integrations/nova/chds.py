@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .canonical import canonical
-from .hosts import chd_of, host_inputs, isolate_refused, view_of
+from .hosts import chd_of, isolate_refused, view_of
 from .reach import host_wide
 
 KEPT_HOSTS = 2048  # Nova's max_placement_results (1,000 by default), twice
@@ -45,8 +45,8 @@ class SentHosts:
         self.kept: OrderedDict[tuple[Any, ...], SentHost] = OrderedDict()
         self.lock = threading.Lock()
 
-    def of(self, host_state: Any, wide: bool, isolate: bool) -> SentHost:
-        inputs = host_inputs(host_state)
+    def of_inputs(self, inputs: tuple[Any, ...], wide: bool, isolate: bool) -> SentHost:
+        """The CHD of a host by its `host_inputs`."""
         try:
             key: tuple[Any, ...] | None = (inputs, wide, isolate)
             hash(key)

@@ -36,6 +36,8 @@ from oslo_log import log as logging
 
 from .chds import SentHosts, gc_paused
 from .client import EvaluatedHost, EvaluationClient, EvaluationError
+from .hosts import host_id, host_inputs
+from .pages import pages_asked
 from .reach import floats_host_wide
 from .requests import pins_isolated, request_document
 
@@ -83,22 +85,41 @@ def _client() -> EvaluationClient:
 def _ask(hosts: list[Any], spec_obj: Any) -> list[EvaluatedHost]:
     """One call to the service for these hosts; raises EvaluationError. Nova's compute decides
     last: the cells where its claim refuses this request's pinned vCPUs are closed to them, and
-    the answer says why."""
+    the answer says why. Hosts without the free hugepages the request needs on one cell are
+    answered here (`pages.py`), and only the others asked."""
     with gc_paused():
         try:
             document = request_document(spec_obj)
             wide, isolate = floats_host_wide(document), pins_isolated(document)
-            sent = [SENT.of(h, wide, isolate) for h in hosts]
+            inputs = [host_inputs(h) for h in hosts]
+            pages = pages_asked(document)
+            short = [pages.refusal(i[7]) for i in inputs] if pages else [None] * len(inputs)
+            sent = [
+                SENT.of_inputs(i, wide, isolate)
+                for i, r in zip(inputs, short, strict=True)
+                if r is None
+            ]
         except Exception as exc:  # the edge of Nova's objects: one line in the log, no traceback
             raise EvaluationError(f"cannot read the request or a host: {exc!r}") from None
-        answers = _client().evaluate_sent(document, [(h.id, h.ref, h.text) for h in sent])
-    for host, answer in zip(sent, answers, strict=True):
+        asked = (
+            _client().evaluate_sent(document, [(h.id, h.ref, h.text) for h in sent]) if sent else []
+        )
+    for host, answer in zip(sent, asked, strict=True):
         if answer.host != host.id:
             raise EvaluationError(f"the answer names {answer.host!r} where {host.id!r} was")
-    return [
+    answered = iter(
         replace(a, reasons=(*a.reasons, h.closed)) if h.closed and not a.fits else a
-        for a, h in zip(answers, sent, strict=True)
+        for a, h in zip(asked, sent, strict=True)
+    )
+    return [
+        next(answered) if reason is None else EvaluatedHost(_id(i), False, 0, (reason,))
+        for i, reason in zip(inputs, short, strict=True)
     ]
+
+
+def _id(inputs: tuple[Any, ...]) -> str:
+    """The CHD id of a host by its `host_inputs` (its node name, else its host name)."""
+    return host_id({"host": str(inputs[0]), "nodename": str(inputs[1] or inputs[0])})
 
 
 class _LastAnswers:
