@@ -97,7 +97,7 @@ def spliced_json(content: Spliced) -> bytes:
     head = text[:-closing]
     if not head.endswith(b"[]"):
         raise ValueError("the document's last value does not end with an empty list")
-    return head[:-2] + content.last + text[-closing:]
+    return b"".join((head[:-2], content.last, text[-closing:]))  # one copy of the long list
 
 
 class ProblemResponse(JSONResponse):
