@@ -82,7 +82,7 @@ class _Body:
         self.version: IntArray = np.full(size, -1, dtype=np.int64)
         self.parts: list[bytes | None] = [None] * size
         self.missing = size  # parts without a row
-        self.text = b"[]"
+        self.text = b""  # the rows' JSON, comma separated
 
 
 class _Shape:
@@ -181,7 +181,7 @@ class KeptView:
     def __init__(self, memo: KeptRefusals, shape: _Shape, versions: RowVersions) -> None:
         self._memo, self._shape, self._versions = memo, shape, versions
         self._handed: list[LiveGroup | Sequence[Row]] = []
-        self._text: bytes | None = None  # the list, when the shape's last one was spliced
+        self._text: bytes | None = None  # the rows, when the shape's last list was spliced
         self._json: list[bytes] = []  # else every row's JSON, group after group
         self._ranks: list[IntArray] = []  # their hosts' places in the order of the ids
         self.reasons: set[str] = set()
@@ -249,7 +249,7 @@ class KeptView:
             parts[r] = None
         body.key[stale], body.version[stale] = ids, at[stale]
         joined = parts if not body.missing else [t for t in parts if t is not None]
-        body.text = b"[" + b",".join(joined) + b"]"  # type: ignore[arg-type]
+        body.text = b",".join(joined)  # type: ignore[arg-type]
 
     def _group(self, group: LiveGroup) -> None:
         versions, hosts = self._versions, group.hosts
@@ -287,7 +287,8 @@ class KeptView:
         return int(self._versions.rank[where[host]])
 
     def take(self, rejections: RejectionList) -> bytes | None:
-        """The JSON list of the rejections, by host (None: read already, build them instead)."""
+        """The JSON of the rejections, by host, comma separated (None: read already, build
+        them instead)."""
         with self._shape.lock:
             if not rejections.hand(self):
                 return None
@@ -295,10 +296,10 @@ class KeptView:
         if self._text is not None:
             return self._text
         if not self._ranks:
-            return b"[]"
+            return b""
         order = np.argsort(np.concatenate(self._ranks), kind="stable").tolist()
         texts = self._json
-        return b"[" + b",".join([texts[k] for k in order]) + b"]"
+        return b",".join([texts[k] for k in order])
 
 
 def rejection_json(row: Row) -> bytes:
@@ -325,7 +326,7 @@ class NoFitDocument:
     """A 409 no_fit's diagnosis: the document without its rejections, and them as JSON."""
 
     document: dict[str, object]  # `Diagnosis.to_dict`, its "rejections" an empty list
-    rejections: bytes  # the JSON list that takes the empty list's place
+    rejections: bytes  # the JSON of the items that fill the empty list, comma separated
     reasons: frozenset[str]
 
 
