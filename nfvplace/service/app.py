@@ -204,9 +204,10 @@ def _private_openapi(app: FastAPI) -> None:
 
 def app_from_env() -> FastAPI:
     """Factory for uvicorn workers: settings from $NFVPLACE_SERVICE_SETTINGS (set by serve)."""
-    from .workers import die_with_master, keep_out_of_collections, pin_if_asked
+    from .workers import die_with_master, keep_freed_memory, keep_out_of_collections, pin_if_asked
 
     die_with_master()
+    keep_freed_memory()
     settings = Settings.from_json(os.environ[SETTINGS_ENV])
     logs.configure(settings.log_level)
     cpu = pin_if_asked()

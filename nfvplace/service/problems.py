@@ -84,8 +84,9 @@ def problem_body(
 
 @dataclass(frozen=True)
 class Spliced:
-    """A document whose last value's last value is an empty list, and the JSON that takes its
-    place (a 409 no_fit's rejections, joined from JSON kept per host: `refusals`)."""
+    """A document whose last value's last value is an empty list, and the JSON of the items that
+    fill it, comma separated (a 409 no_fit's rejections, joined from JSON kept per host:
+    `refusals`)."""
 
     document: dict[str, Any]
     last: bytes
@@ -94,10 +95,10 @@ class Spliced:
 def spliced_json(content: Spliced) -> bytes:
     text = to_json(content.document, inf_nan_mode="null")
     closing = len(text) - len(text.rstrip(b"}"))
-    head = text[:-closing]
-    if not head.endswith(b"[]"):
+    if not text[:-closing].endswith(b"[]"):
         raise ValueError("the document's last value does not end with an empty list")
-    return head[:-2] + content.last + text[-closing:]
+    at = len(text) - closing - 1  # between the empty list's brackets
+    return b"".join((text[:at], content.last, text[at:]))  # the long list copied once
 
 
 class ProblemResponse(JSONResponse):

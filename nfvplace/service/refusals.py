@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 from pydantic_core import to_json
 
 from ..models.vmd import VmDescriptor
@@ -68,13 +69,43 @@ class _Group:
         self.json: list[bytes] = [b""] * size
 
 
+class _Body:
+    """One shape's last list of rejections: per host position the group (an id of the shape's
+    `keys`; -1: no row) and the version its row was built at, per place in the order of the ids
+    that row's JSON, and the list joined. A refusal whose hosts are in the same groups at the same
+    versions answers with it as it is; one where a few changed splices only theirs."""
+
+    __slots__ = ("key", "missing", "parts", "text", "version")
+
+    def __init__(self, size: int) -> None:
+        self.key: npt.NDArray[np.int32] = np.full(size, -1, dtype=np.int32)
+        self.version: IntArray = np.full(size, -1, dtype=np.int64)
+        self.parts: list[bytes | None] = [None] * size
+        self.missing = size  # parts without a row
+        self.text = b""  # the rows' JSON, comma separated
+
+
 class _Shape:
-    __slots__ = ("groups", "lock", "size")
+    __slots__ = ("body", "groups", "keys", "lock", "size")
 
     def __init__(self) -> None:
         self.groups: dict[Hashable, _Group] = {}
+        self.keys: dict[Hashable, int] = {}  # a group's key -> its id in `body`
+        self.body: _Body | None = None
         self.size = 0  # rows kept
         self.lock = threading.Lock()  # one refusal of the shape at a time writes its rows
+
+    def kept(self, key: Hashable, size: int) -> _Group:
+        kept = self.groups.get(key)
+        if kept is None:
+            kept = self.groups[key] = _Group(size)
+        return kept
+
+    def body_of(self, size: int) -> _Body:
+        if self.body is None or len(self.body.key) != size:
+            self.body = _Body(size)
+            self.size += size  # its joined text: about a row's JSON per host
+        return self.body
 
 
 class KeptRefusals:
@@ -149,18 +180,83 @@ class KeptView:
 
     def __init__(self, memo: KeptRefusals, shape: _Shape, versions: RowVersions) -> None:
         self._memo, self._shape, self._versions = memo, shape, versions
-        self._json: list[bytes] = []  # every row's JSON, group after group
+        self._handed: list[LiveGroup | Sequence[Row]] = []
+        self._text: bytes | None = None  # the rows, when the shape's last list was spliced
+        self._json: list[bytes] = []  # else every row's JSON, group after group
         self._ranks: list[IntArray] = []  # their hosts' places in the order of the ids
         self.reasons: set[str] = set()
 
     def live(self, group: LiveGroup) -> None:
+        self._handed.append(group)
+
+    def built(self, rows: Sequence[Row]) -> None:
+        self._handed.append(rows)
+
+    def handed(self) -> None:
+        """The rows, from the shape's last list where each host is in one keyed group of this
+        index, else group by group."""
+        index = self._versions.index
+        groups = [g for g in self._handed if isinstance(g, LiveGroup)]
+        keyed = len(groups) == len(self._handed) and all(
+            g.key is not None and g.index is index for g in groups
+        )
+        if keyed and self._splice(groups):
+            return
+        for item in self._handed:
+            if isinstance(item, LiveGroup):
+                self._group(item)
+            else:
+                self._built(item)
+
+    def _splice(self, groups: list[LiveGroup]) -> bool:
+        """The shape's last list with the rows of the hosts whose group or version moved (False:
+        a host is in more than one group, nothing done)."""
+        versions, shape = self._versions, self._shape
+        size = len(versions.at)
+        key = np.full(size, -1, dtype=np.int32)
+        for group in groups:
+            key[group.hosts] = shape.keys.setdefault(group.key, len(shape.keys))
+        if sum(len(g.hosts) for g in groups) != np.count_nonzero(key >= 0):
+            return False
+        body = shape.body_of(size)
+        at = versions.at
+        stale = np.flatnonzero((key != body.key) | ((at != body.version) & (key >= 0)))
+        if len(stale):
+            self._respell(groups, body, key, stale)
+        self.reasons.update(str(g.key[1]) for g in groups if g.key is not None)
+        self._text = body.text
+        return True
+
+    def _respell(
+        self, groups: list[LiveGroup], body: _Body, key: npt.NDArray[np.int32], stale: IntArray
+    ) -> None:
+        """The rows of `stale` in `body` (kept in their group's rows, or built), joined again."""
+        at, rank, parts = self._versions.at, self._versions.rank, body.parts
+        ids = key[stale]
+        by_id = {self._shape.keys[g.key]: g for g in groups}
+        for k in np.unique(ids[ids >= 0]).tolist():
+            group, mine = by_id[k], stale[ids == k]
+            kept = self._shape.kept(group.key, len(at))
+            todo = mine[kept.version[mine] != at[mine]]
+            if len(todo):
+                self._build(group, kept, todo)
+            texts = kept.json
+            for p, r in zip(mine.tolist(), rank[mine].tolist(), strict=True):
+                body.missing -= parts[r] is None
+                parts[r] = texts[p]
+        for r in rank[stale[ids < 0]].tolist():
+            body.missing += parts[r] is not None
+            parts[r] = None
+        body.key[stale], body.version[stale] = ids, at[stale]
+        joined = parts if not body.missing else [t for t in parts if t is not None]
+        body.text = b",".join(joined)  # type: ignore[arg-type]
+
+    def _group(self, group: LiveGroup) -> None:
         versions, hosts = self._versions, group.hosts
         if group.key is None or group.index is not versions.index:
-            self.built(group.rows())
+            self._built(group.rows())
             return
-        kept = self._shape.groups.get(group.key)
-        if kept is None:
-            kept = self._shape.groups[group.key] = _Group(len(versions.at))
+        kept = self._shape.kept(group.key, len(versions.at))
         at = versions.at[hosts]
         stale = hosts[kept.version[hosts] != at]
         if len(stale):
@@ -180,7 +276,7 @@ class KeptView:
         self._shape.size += int(np.count_nonzero(kept.version[stale] < 0))
         kept.version[stale] = self._versions.at[stale]
 
-    def built(self, rows: Sequence[Row]) -> None:
+    def _built(self, rows: Sequence[Row]) -> None:
         where = self._versions.index.positions
         self.reasons.update(str(r.reason if isinstance(r, Rejection) else r[1]) for r in rows)
         self._json.extend(rejection_json(r) for r in rows)
@@ -191,16 +287,19 @@ class KeptView:
         return int(self._versions.rank[where[host]])
 
     def take(self, rejections: RejectionList) -> bytes | None:
-        """The JSON list of the rejections, by host (None: read already, build them instead)."""
+        """The JSON of the rejections, by host, comma separated (None: read already, build
+        them instead)."""
         with self._shape.lock:
             if not rejections.hand(self):
                 return None
         self._memo.grew()
+        if self._text is not None:
+            return self._text
         if not self._ranks:
-            return b"[]"
+            return b""
         order = np.argsort(np.concatenate(self._ranks), kind="stable").tolist()
         texts = self._json
-        return b"[" + b",".join([texts[k] for k in order]) + b"]"
+        return b",".join([texts[k] for k in order])
 
 
 def rejection_json(row: Row) -> bytes:
@@ -227,7 +326,7 @@ class NoFitDocument:
     """A 409 no_fit's diagnosis: the document without its rejections, and them as JSON."""
 
     document: dict[str, object]  # `Diagnosis.to_dict`, its "rejections" an empty list
-    rejections: bytes  # the JSON list that takes the empty list's place
+    rejections: bytes  # the JSON of the items that fill the empty list, comma separated
     reasons: frozenset[str]
 
 

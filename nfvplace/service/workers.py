@@ -78,6 +78,33 @@ def keep_out_of_collections() -> None:
     gc.set_threshold(YOUNG_COLLECTION_AT, *gc.get_threshold()[1:])
 
 
+M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3  # glibc's mallopt parameters
+KEEP_FREED = 32 << 20  # free bytes at the heap's top kept in the worker
+OWN_MAPPING = 8 << 20  # blocks this large or larger still get a mapping of their own
+
+
+def keep_freed_memory() -> bool:
+    """In a worker: freed memory stays in the process for the next request (False: not glibc).
+
+    glibc hands memory back to the system once the free space at the top of its heap passes its
+    trim threshold (128 KiB at first) and gives each larger block a mapping of its own, and a
+    request builds and drops blocks that large: a 409 no_fit over 1,000 hosts is about 190 KB,
+    joined from the kept rows, set in its document, sent. Each was then faulted in page by page
+    afresh: 0.1-0.25 ms for a 190 KB `bytes.join` on this VM, 0.02 ms with the pages kept. The
+    worker keeps up to `KEEP_FREED` at the top of the heap and maps only blocks of `OWN_MAPPING`
+    or more apart. The process's business, not the engine's: a library leaves its host's
+    allocator alone."""
+    if not sys.platform.startswith("linux"):
+        return False
+    libc = ctypes.CDLL(None)
+    mallopt = getattr(libc, "mallopt", None)
+    if mallopt is None or not hasattr(libc, "gnu_get_libc_version"):
+        return False
+    return bool(mallopt(M_TRIM_THRESHOLD, KEEP_FREED)) and bool(
+        mallopt(M_MMAP_THRESHOLD, OWN_MAPPING)
+    )
+
+
 def pin_if_asked() -> int | None:
     """In a worker of `serve --pin-workers`: run it, every thread of it, on one CPU of those the
     server may use, worker k on the k-th (round robin); the CPU, else None (not asked, or a

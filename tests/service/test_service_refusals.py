@@ -10,7 +10,10 @@ import random
 from collections.abc import Iterator
 from typing import Any
 
+import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from pydantic_core import to_json
 from service_hosts import host
 
@@ -18,8 +21,8 @@ from bench.hostgen import cloud_vm, impossible_requests, make_fleet, small_sriov
 from nfvplace.models.chd import ComputeHostDescriptor
 from nfvplace.models.vmd import VmDescriptor
 from nfvplace.placement import FleetIndex, place
-from nfvplace.placement.engine.rejections import RejectionList
-from nfvplace.placement.result import Diagnosis
+from nfvplace.placement.engine.rejections import Group, LiveGroup, RejectionList
+from nfvplace.placement.result import Diagnosis, RejectionRow
 from nfvplace.service.metrics import Metrics
 from nfvplace.service.placing import PlacementRequest, Placements
 from nfvplace.service.problems import ProblemError, Spliced, problem_body, spliced_json
@@ -221,3 +224,84 @@ def test_a_refusal_is_worded_on_its_own_index_after_the_worker_built_another() -
     assert found is not None
     text = spliced_json(Spliced({"diagnosis": dict(found.document)}, found.rejections))
     assert text == to_json({"diagnosis": diagnosis.to_dict()}, inf_nan_mode="null")
+
+
+SPLICED = 6  # hosts of the index the lists below are spliced over
+HOST = st.integers(0, SPLICED - 1)
+
+
+def refusal_groups(
+    index: FleetIndex, state: list[int], owners: list[list[int]], fixed: bool
+) -> list[Group]:
+    """Live groups of the hosts in `owners` (several may hold one host), each host's row read
+    from `state` as the engine's read the index; with `fixed`, a group that reads nothing."""
+
+    def rows_of(k: int) -> Any:
+        def rows(hosts: Any) -> list[RejectionRow]:
+            ids = index.host_ids
+            return [
+                (
+                    ids[i],
+                    "processor_model",
+                    f"{ids[i]} in {k} at {state[i]}",
+                    f"group {k}",
+                    float(state[i]),
+                    None,
+                    "filter",
+                )
+                for i in hosts.tolist()
+            ]
+
+        return rows
+
+    groups: list[Group] = [
+        LiveGroup(
+            index,
+            np.array(sorted(set(hosts)), np.int64),
+            rows_of(k),
+            (f"group {k}", "processor_model"),
+        )
+        for k, hosts in enumerate(owners)
+        if hosts
+    ]
+    if fixed:
+        ids = index.host_ids
+        groups.append(lambda: [(ids[0], "cpu", "counted", "fixed", 1.0, 0.0, "filter")])
+    return groups
+
+
+STEP = st.tuples(
+    st.lists(HOST, max_size=3),  # hosts rewritten since (a new version each)
+    st.lists(st.lists(HOST, max_size=SPLICED), max_size=4),  # the groups' hosts
+    st.integers(0, 1),  # the request's shape
+    st.booleans(),  # a group that reads nothing the index rewrites
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(STEP, min_size=1, max_size=8))
+def test_a_spliced_list_is_a_fresh_one(steps: list[Any]) -> None:
+    """Refusals of two shapes over one index, hosts rewritten between them, moving from group to
+    group, in none, in several, beside rows that read nothing: each refusal's 409 is the one its
+    groups give built afresh, whether its list was spliced from the shape's last, built group by
+    group, or both."""
+    memo = KeptRefusals()
+    index = FleetIndex(make_fleet(SPLICED, seed=1))
+    memo.versions(index)
+    state = [0] * SPLICED
+    for rewritten, owners, shape, fixed in steps:
+        for p in rewritten:
+            state[p] += 1
+            assert memo.pin(index, p)
+        versions = memo.versions(index)
+        kept = Diagnosis(
+            SPLICED, 0, RejectionList(refusal_groups(index, state, owners, fixed)), "x"
+        )
+        built = Diagnosis(
+            SPLICED, 0, RejectionList(refusal_groups(index, state, owners, fixed)), "x"
+        )
+        found = refusal(kept, memo.view(shape, versions))
+        assert found is not None
+        text = spliced_json(Spliced({"diagnosis": dict(found.document)}, found.rejections))
+        assert text == to_json({"diagnosis": built.to_dict()}, inf_nan_mode="null")
+        assert found.reasons == {r["reason"] for r in built.to_dict()["rejections"]}  # type: ignore[union-attr]

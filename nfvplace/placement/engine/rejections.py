@@ -46,6 +46,10 @@ class Keeper(Protocol):
         """The rows of a group that reads nothing the index rewrites."""
         ...
 
+    def handed(self) -> None:
+        """Every group was handed over (still under the list's lock)."""
+        ...
+
 
 class LiveGroup:
     """The rejections of `hosts` (positions in `index`, ascending, each once), worded by `rows_of`
@@ -176,6 +180,7 @@ class RejectionList(Sequence[Rejection]):
                     keeper.live(group)
                 else:
                     keeper.built(group())
+            keeper.handed()
             return True
 
     def _all(self) -> tuple[Rejection, ...]:
