@@ -211,3 +211,25 @@ def test_a_cell_s_cores_are_sorted_once_per_topology_and_each_view_has_its_own()
     assert second[0] == [1, 5]
     unhashable = ([5, 1], [2, 6])  # not what Nova gives: read, and not kept
     assert hosts._cores(unhashable) == [[1, 5], [2, 6]]
+
+
+def test_a_host_s_id_and_page_pools_are_read_from_its_inputs_as_its_view_says() -> None:
+    """What the pages check reads of a host without its view (`inputs_host_id`, `cell_pages`)
+    is what the view gives."""
+    from types import SimpleNamespace
+
+    from nfvplace.integrations.nova import hosts
+
+    pages = [SimpleNamespace(size_kb=4, total=9, used=1), SimpleNamespace(size_kb=2048, total=8)]
+    cells = [
+        SimpleNamespace(id=k, cpuset={k}, siblings=[], memory=64, mempages=pages) for k in (3, 7)
+    ]
+    for name, nodename in (("h one", None), ("h", "node 1")):
+        state = SimpleNamespace(
+            host=name, nodename=nodename, numa_topology=SimpleNamespace(cells=cells)
+        )
+        inputs, view = hosts.host_inputs(state), hosts.host_view(state)
+        assert hosts.inputs_host_id(inputs) == hosts.host_id(view)
+        assert hosts.cell_pages(inputs) == tuple(
+            (c["id"], tuple(tuple(p.values()) for p in c["mempages"])) for c in view["cells"]
+        )

@@ -52,15 +52,12 @@ def test_only_a_plainly_read_page_size_on_one_node_is_answered_here(
 
 
 def _cells(view: dict[str, Any]) -> tuple[Any, ...]:
-    """A host view's cells as `hosts.host_inputs` holds them (id first, page pools ninth)."""
-    return tuple(
-        (c["id"], *([None] * 7), tuple(tuple(p.values()) for p in c["mempages"]), None)
-        for c in view["cells"]
-    )
+    """A host view's cells as `hosts.cell_pages` gives them (each one's id and page pools)."""
+    return tuple((c["id"], tuple(tuple(p.values()) for p in c["mempages"])) for c in view["cells"])
 
 
 def _pools(*pools: tuple[int, int, int, int]) -> tuple[Any, ...]:
-    return (0, *([None] * 7), pools, None)
+    return (0, pools)
 
 
 @pytest.mark.parametrize(

@@ -98,6 +98,18 @@ def host_view(host_state: Any) -> dict[str, Any]:
     return view_of(host_inputs(host_state))
 
 
+def inputs_host_id(inputs: tuple[Any, ...]) -> str:
+    """The CHD id of a host by its `host_inputs` (`host_id` of its view, without the view)."""
+    host, nodename = inputs[0], inputs[1]
+    return host_id({"host": str(host), "nodename": str(nodename or host)})
+
+
+def cell_pages(inputs: tuple[Any, ...]) -> tuple[tuple[int, tuple[Any, ...]], ...]:
+    """Each NUMA cell's id and page pools `(size_kb, total, used, reserved)`, by a host's
+    `host_inputs` (without its view)."""
+    return tuple((int(cell[0]), cell[8]) for cell in inputs[7])
+
+
 def view_of(inputs: tuple[Any, ...]) -> dict[str, Any]:
     """The host view of a HostState's `host_inputs`."""
     host, nodename, cpu_ratio, ram_ratio, vcpus, ram, info, cells, pools = inputs

@@ -18,7 +18,7 @@ as normal memory). Anything else goes to the service. Standard library only.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -36,16 +36,16 @@ class PagesAsked:
     size_kib: int
     count: int
 
-    def refusal(self, cells: tuple[Any, ...]) -> str | None:
-        """Why a host with these cells (`hosts.host_inputs`' cells) cannot take the request, or
-        None when it may (or when its cells are not plain enough to tell)."""
+    def refusal(self, cells: Iterable[tuple[int, tuple[Any, ...]]]) -> str | None:
+        """Why a host with these cells (each one's id and page pools: `hosts.cell_pages`) cannot
+        take the request, or None when it may (or when its cells are not plain enough to tell)."""
         best: tuple[int, int] | None = None  # (cell, free pages): the first with the most
-        for cell in cells:
-            free = self._free(cell[8])
+        for cell_id, pools in cells:
+            free = self._free(pools)
             if free is None or free >= self.count:
                 return None
             if best is None or free > best[1]:
-                best = (int(cell[0]), free)
+                best = (cell_id, free)
         if best is None:
             return None
         unit = f"free {_label(self.size_kib)} pages"

@@ -36,7 +36,7 @@ from oslo_log import log as logging
 
 from .chds import SentHosts, gc_paused
 from .client import EvaluatedHost, EvaluationClient, EvaluationError
-from .hosts import host_id, host_inputs
+from .hosts import cell_pages, host_inputs, inputs_host_id
 from .pages import pages_asked
 from .reach import floats_host_wide
 from .requests import pins_isolated, request_document
@@ -93,7 +93,9 @@ def _ask(hosts: list[Any], spec_obj: Any) -> list[EvaluatedHost]:
             wide, isolate = floats_host_wide(document), pins_isolated(document)
             inputs = [host_inputs(h) for h in hosts]
             pages = pages_asked(document)
-            short = [pages.refusal(i[7]) for i in inputs] if pages else [None] * len(inputs)
+            short = (
+                [pages.refusal(cell_pages(i)) for i in inputs] if pages else [None] * len(inputs)
+            )
             sent = [
                 SENT.of_inputs(i, wide, isolate)
                 for i, r in zip(inputs, short, strict=True)
@@ -112,14 +114,9 @@ def _ask(hosts: list[Any], spec_obj: Any) -> list[EvaluatedHost]:
         for a, h in zip(asked, sent, strict=True)
     )
     return [
-        next(answered) if reason is None else EvaluatedHost(_id(i), False, 0, (reason,))
+        next(answered) if reason is None else EvaluatedHost(inputs_host_id(i), False, 0, (reason,))
         for i, reason in zip(inputs, short, strict=True)
     ]
-
-
-def _id(inputs: tuple[Any, ...]) -> str:
-    """The CHD id of a host by its `host_inputs` (its node name, else its host name)."""
-    return host_id({"host": str(inputs[0]), "nodename": str(inputs[1] or inputs[0])})
 
 
 class _LastAnswers:
