@@ -7,7 +7,7 @@ import (
 
 // TestJudge checks the count rule of judge: strict where the pods fit in the nodes' room, within
 // overloadChance of the control's running pods where they ask more, whether the control's overflow
-// stayed Pending or was refused by the kubelets.
+// stayed Pending or was refused by the kubelets; and that only the over-full shortfalls are run again.
 func TestJudge(t *testing.T) {
 	control := func(bound, refused, pending int, overfull bool) outcome {
 		return outcome{Spec: "5 nodes w control", Nodes: 5, Workload: "w", Mode: "control", Bound: bound,
@@ -33,10 +33,16 @@ func TestJudge(t *testing.T) {
 		{"overload all refused, fewer than chance gives", control(44, 8, 0, true), 35 - overloadChance, true},
 	}
 	for _, c := range cases {
-		problems := judge([]outcome{c.control, pack(c.bound)})
+		runs := []outcome{c.control, pack(c.bound)}
+		problems := judge(runs)
 		failed := len(problems) > 0 && strings.Contains(strings.Join(problems, ";"), "bound, the control bound")
 		if failed != c.fails {
 			t.Errorf("%s: problems %v, want failing %v", c.name, problems, c.fails)
+		}
+		// only a shortfall against an over-full control is run again
+		again := len(shortByChance(runs)) > 0
+		if want := c.fails && c.control.Overfull; again != want {
+			t.Errorf("%s: run again %v, want %v", c.name, again, want)
 		}
 	}
 }

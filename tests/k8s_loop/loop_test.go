@@ -58,10 +58,20 @@ func TestLoop(t *testing.T) {
 	c := startCluster(t)
 	t.Logf("etcd + kube-apiserver + CRD + deploy/kubernetes applied in %.1f s", time.Since(start).Seconds())
 	var outcomes []outcome
-	for i, s := range specs(t) {
+	all := specs(t)
+	for i, s := range all {
 		o := runOne(t, c, s, i)
 		outcomes = append(outcomes, o)
 		fmt.Println(row(o))
+	}
+	for _, i := range shortByChance(outcomes) {
+		// One order's tail on an over-full run (3 or more pods fewer than the control in 0.4 % of
+		// bench/k8s_overload_odds.py's orders) is chance; a real shortfall is short again. The
+		// second run replaces the first, and is judged by the same rule.
+		t.Logf("%s: %d bound, short of its over-full control: run once more", all[i], outcomes[i].Bound)
+		outcomes[i] = runOne(t, c, all[i], len(all)+i)
+		outcomes[i].RunAgain = true
+		fmt.Println(row(outcomes[i]))
 	}
 	fmt.Println(table(outcomes))
 	if path := os.Getenv("LOOP_RESULTS"); path != "" {

@@ -46,6 +46,7 @@ type outcome struct {
 	Bind        string   `json:"bind"`
 	NRTUpdates  int      `json:"nrt_updates"`
 	NRTFailures []string `json:"nrt_updates_refused"` // by the API server: the exporter fell behind
+	RunAgain    bool     `json:"run_again"`           // a second run, the first short by chance
 }
 
 // allocatable is every node's (all nodes are alike).
