@@ -17,13 +17,15 @@ has passed and the node's counts were reconciled at a newer generation than the 
 decided on (counts read late would otherwise count the pod nowhere for a while).
 
 A pod the node's counts account for counts no more, but its row stays (`accounted_at`) for
-`ACCOUNTED_KEPT_S` (or until it expires, if sooner): nfvplace's bind creates the Binding before its
-transaction ends, so the pod watch can see the pod bound only after the node's next object
-accounted for it, and must not assume it again. Filter and prioritize do not read those rows.
+`ACCOUNTED_KEPT_S` (or until it expires, if sooner): the pod watch may see a pod nfvplace's bind
+bound only after the node's next object accounted for it (a watch behind, or listing again), and
+must not assume it again. Filter and prioritize do not read those rows.
 
 Writes (`assume`, `reconcile`, `drop`) run as one transaction that first updates the one-row
 `k8s_lock`: every worker's and replica's binds are decided one after the other, each on what the
-earlier ones assumed.
+earlier ones assumed. A bind's Binding is created after its decision is committed, under its
+node's own lock (`node_locks`), so that a node's Bindings land in the order they were decided
+without one API call holding up the binds to every other node.
 """
 
 from __future__ import annotations
@@ -33,8 +35,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, cast
 
-from sqlalchemy import Engine, Table, delete, insert, select, update
+from sqlalchemy import Connection, Engine, Table, delete, insert, select, update
 
+from .node_locks import node_lock
 from .tables import K8sAssumedPodRow, K8sLockRow, K8sNodeViewRow
 
 ASSUMED = cast(Table, K8sAssumedPodRow.__table__)
@@ -46,6 +49,9 @@ Counts = dict[str, dict[int, int]]
 ACCOUNTED_KEPT_S = 60.0
 """How long an accounted pod stays known: a pod watch that far behind the NRT watch would assume
 it again."""
+NODES_NAMED = 500
+"""Up to this many nodes, a read of their pods names them to the database; beyond, it reads every
+pod (a filter call over the whole cluster)."""
 Baseline = tuple[int, Mapping[str, int]]
 """A node's generation and its free totals (resource -> amount over its NUMA nodes)."""
 
@@ -150,22 +156,28 @@ class AssumedPods:
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
 
-    def _locked(self, conn: Any, now: datetime) -> list[AssumedPod]:
-        """Take the lock and forget the pods that have ended; the others (accounted for or not),
-        oldest first."""
+    def _locked(self, conn: Any, now: datetime, node: str) -> list[AssumedPod]:
+        """Take the lock and forget `node`'s pods that have ended (and any pod that expired);
+        its others (accounted for or not), oldest first."""
         conn.execute(update(LOCK).where(LOCK.c.id == 1).values(seq=LOCK.c.seq + 1))
-        known, ended = self._known(conn, now)
+        known, ended = self._known(conn, now, nodes=(node,))
         if ended:
             conn.execute(delete(ASSUMED).where(ASSUMED.c.uid.in_(ended)))
+        conn.execute(delete(ASSUMED).where(ASSUMED.c.expires_at <= now))
         return known
 
     def _known(
-        self, conn: Any, now: datetime, counting: bool = False
+        self,
+        conn: Any,
+        now: datetime,
+        counting: bool = False,
+        nodes: Collection[str] | None = None,
+        uid: str | None = None,
     ) -> tuple[list[AssumedPod], list[str]]:
         """The stored pods that have not ended (`AssumedPod.ended`; accounted for or not, or
-        only those that still count), oldest first, and the UIDs of those that have ended (their
-        nodes' views read once)."""
-        pods = self._rows(conn, counting)
+        only those that still count; on `nodes`, or the pod `uid`, when given), oldest first,
+        and the UIDs of those that have ended (their nodes' views read once)."""
+        pods = self._rows(conn, counting, nodes, uid)
         due = {p.node for p in pods if p.running_until is not None and p.running_until <= now}
         views: dict[str, int] = {}
         if due:
@@ -179,24 +191,41 @@ class AssumedPods:
         self,
         node: str,
         now: datetime,
-        decide: Callable[[list[AssumedPod]], tuple[T, AssumedPod | None, Baseline]],
+        decide: Callable[[list[AssumedPod], Connection], tuple[T, AssumedPod | None, Baseline]],
+        land: Callable[[T], None] | None = None,
     ) -> T:
         """Under the lock: `decide` gets the pods known on `node` (oldest first: those assumed,
-        and those its counts accounted for, `AssumedPod.counts`) and answers, with the pod to
+        and those its counts accounted for, `AssumedPod.counts`), and the connection to read
+        through (the transaction's: a second connection per bind could leave the pool's
+        connections all held by binds waiting for one more), and answers, with the pod to
         assume there or None, and the node's generation and free totals it decided on. When the
         pod is the node's first assumed, those become the node's baseline. When `decide` raises,
         nothing is written.
 
         `decide` reads the node under the lock: a NodeResourceTopology reconciled between a read
-        before it and the lock would have dropped pods that the older counts do not show."""
-        with self.engine.begin() as conn:
-            known = [p for p in self._locked(conn, now) if p.node == node]
-            answer, pod, baseline = decide(known)
-            if pod is not None:
-                conn.execute(delete(ASSUMED).where(ASSUMED.c.uid == pod.uid))
-                conn.execute(insert(ASSUMED).values(**_row(pod)))
-                if not any(p.counts for p in known):
-                    self._set_view(conn, node, *baseline)
+        before it and the lock would have dropped pods that the older counts do not show.
+
+        `land` (the pod's Binding) gets the answer once it is committed, still under `node`'s own
+        lock (`node_locks`), taken before the decision: the Bindings to one node land in the
+        order they were decided, while binds to other nodes decide meanwhile. When `land`
+        raises, the pod assumed is forgotten again."""
+        with node_lock(self.engine, node) as conn:
+            with conn.begin():
+                known = self._locked(conn, now, node)
+                answer, pod, baseline = decide(known, conn)
+                if pod is not None:
+                    conn.execute(delete(ASSUMED).where(ASSUMED.c.uid == pod.uid))
+                    conn.execute(insert(ASSUMED).values(**_row(pod)))
+                    if not any(p.counts for p in known):
+                        self._set_view(conn, node, *baseline)
+            if land is not None:
+                try:
+                    land(answer)
+                except BaseException:
+                    if pod is not None:
+                        with conn.begin():
+                            conn.execute(delete(ASSUMED).where(ASSUMED.c.uid == pod.uid))
+                    raise
         return answer
 
     def reconcile(
@@ -206,10 +235,10 @@ class AssumedPods:
         assumed pods it accounts for; returns their UIDs. Nothing is written when no pod is
         assumed there (the node's baseline is written when its first pod is assumed)."""
         with self.engine.connect() as conn:
-            if not any(p.node == node for p in self._rows(conn, counting=True)):
+            if not self._rows(conn, counting=True, nodes=(node,)):
                 return []
         with self.engine.begin() as conn:
-            pending = [p for p in self._locked(conn, now) if p.node == node and p.counts]
+            pending = [p for p in self._locked(conn, now, node) if p.counts]
             if not pending:
                 self._set_view(conn, node, generation, free)
                 return []
@@ -230,19 +259,35 @@ class AssumedPods:
             return
         conn.execute(insert(VIEWS).values(node=node, **values))
 
-    def _rows(self, conn: Any, counting: bool = False) -> list[AssumedPod]:
-        """The assumed pods stored (only those that still count), oldest first."""
+    def _rows(
+        self,
+        conn: Any,
+        counting: bool = False,
+        nodes: Collection[str] | None = None,
+        uid: str | None = None,
+    ) -> list[AssumedPod]:
+        """The assumed pods stored (only those that still count; on `nodes`, or the pod `uid`,
+        when given), oldest first."""
         query = select(ASSUMED).order_by(ASSUMED.c.created_at, ASSUMED.c.uid)
         if counting:
             query = query.where(ASSUMED.c.accounted_at.is_(None))
-        return [_pod(r) for r in conn.execute(query).mappings()]
+        if uid is not None:
+            query = query.where(ASSUMED.c.uid == uid)
+        if nodes is not None and len(nodes) <= NODES_NAMED:
+            query = query.where(ASSUMED.c.node.in_(list(nodes)))
+        pods = [_pod(r) for r in conn.execute(query).mappings()]
+        if nodes is not None and len(nodes) > NODES_NAMED:
+            pods = [p for p in pods if p.node in nodes]
+        return pods
 
-    def live(self, now: datetime, nodes: Collection[str] | None = None) -> list[AssumedPod]:
-        """The assumed pods that have not ended and still count (on `nodes`, when given), oldest
-        first."""
+    def live(
+        self, now: datetime, nodes: Collection[str] | None = None, uid: str | None = None
+    ) -> list[AssumedPod]:
+        """The assumed pods that have not ended and still count (on `nodes`, or the pod `uid`,
+        when given), oldest first."""
         with self.engine.connect() as conn:
-            known, _ended = self._known(conn, now, counting=True)
-        return [p for p in known if nodes is None or p.node in nodes]
+            known, _ended = self._known(conn, now, counting=True, nodes=nodes, uid=uid)
+        return known
 
     def admitted(self, uid: str, until: datetime) -> bool:
         """The pod's kubelet admitted it: its assumption ends at `until` at the earliest, once its
@@ -270,8 +315,7 @@ class AssumedPods:
     def drop_node(self, node: str) -> None:
         """Forget a node's assumed pods and baseline (its NodeResourceTopology was deleted)."""
         with self.engine.begin() as conn:
-            for pod in [p for p in self._rows(conn) if p.node == node]:
-                conn.execute(delete(ASSUMED).where(ASSUMED.c.uid == pod.uid))
+            conn.execute(delete(ASSUMED).where(ASSUMED.c.node == node))
             conn.execute(delete(VIEWS).where(VIEWS.c.node == node))
 
 
@@ -280,6 +324,7 @@ def _row(pod: AssumedPod) -> dict[str, Any]:
         "uid": pod.uid,
         "pod": pod.pod,
         "nodes": {pod.node: {r: dict(per) for r, per in pod.consumption.items()}},
+        "node": pod.node,
         "created_at": pod.created_at,
         "expires_at": pod.expires_at,
         "assumed_generation": pod.generation,

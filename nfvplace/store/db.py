@@ -336,6 +336,17 @@ def _compiled(statement: Executable, dialect: Dialect) -> Compiled:
 
 
 @contextlib.contextmanager
+def lent(engine: Engine, through: Connection | None) -> Iterator[Connection]:
+    """`through` as it is (the caller's, in whatever transaction it has), else a connection of
+    the pool for the body."""
+    if through is not None:
+        yield through
+        return
+    with engine.connect() as conn:
+        yield conn
+
+
+@contextlib.contextmanager
 def lock_wait(conn: Connection, timeout_s: float | None) -> Iterator[None]:
     """SQLite, with `timeout_s`: a write lock another connection holds fails the statement that
     needs it (SQLITE_BUSY) after at most `timeout_s`, not after the busy timeout. PostgreSQL (or

@@ -14,6 +14,8 @@ import threading
 from collections import OrderedDict
 from collections.abc import Iterable
 
+from sqlalchemy import Connection
+
 from ..models.chd import ComputeHostDescriptor
 from .repository import Store
 
@@ -27,14 +29,16 @@ class ParsedHosts:
         self._kept: OrderedDict[str, Kept] = OrderedDict()
         self._lock = threading.Lock()
 
-    def read(self, host_ids: Iterable[str]) -> dict[str, Kept]:
-        """Generation and availability of each host of `host_ids` that exists."""
-        wanted = self.store.generations(host_ids)
+    def read(self, host_ids: Iterable[str], through: Connection | None = None) -> dict[str, Kept]:
+        """Generation and availability of each host of `host_ids` that exists (read through the
+        connection `through`, when given)."""
+        wanted = self.store.generations(host_ids, through)
         with self._lock:
             found = {h: self._kept[h] for h in wanted if self._kept.get(h, (None,))[0] == wanted[h]}
         changed = [h for h in wanted if h not in found]
         if changed:  # read as they are now (a host may have changed again since `generations`)
-            found.update((h, (g, chd)) for h, g, chd in self.store.iter_availability(changed))
+            read = self.store.iter_availability(changed, through)
+            found.update((h, (g, chd)) for h, g, chd in read)
         with self._lock:
             for host_id, kept in found.items():
                 if self._kept.get(host_id, kept)[0] > kept[0]:

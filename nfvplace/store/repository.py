@@ -247,11 +247,14 @@ class Store(PlacementStore):
                     hosts[host_id] = None if generation is None else int(generation)
         return Changes(watermark, hosts)
 
-    def generations(self, host_ids: Iterable[str]) -> dict[str, int]:
-        """The generation of each host of `host_ids` that exists (nothing parsed)."""
+    def generations(
+        self, host_ids: Iterable[str], through: Connection | None = None
+    ) -> dict[str, int]:
+        """The generation of each host of `host_ids` that exists (nothing parsed), read through
+        the connection `through` when given."""
         ids = sorted(set(host_ids))
         out: dict[str, int] = {}
-        with self.engine.connect() as conn:
+        with db.lent(self.engine, through) as conn:
             for start in range(0, len(ids), CHUNK):
                 chunk = ids[start : start + CHUNK]
                 query = select(HOSTS.c.id, HOSTS.c.generation).where(HOSTS.c.id.in_(chunk))
@@ -263,14 +266,15 @@ class Store(PlacementStore):
         return {h: (g, chd) for h, g, chd in self.iter_availability(host_ids)}
 
     def iter_availability(
-        self, host_ids: Iterable[str]
+        self, host_ids: Iterable[str], through: Connection | None = None
     ) -> Iterator[tuple[str, int, ComputeHostDescriptor]]:
         """(id, generation, availability) of each host that still exists, one host at a time, read
-        `CHUNK` hosts per query: a caller that keeps only what it needs of each host (the index
-        interns equal parts) never holds every parsed descriptor at once. Documents are read as
-        text and parsed by pydantic-core (a third of the time of `json.loads` and validation)."""
+        `CHUNK` hosts per query (through the connection `through` when given): a caller that
+        keeps only what it needs of each host (the index interns equal parts) never holds every
+        parsed descriptor at once. Documents are read as text and parsed by pydantic-core (a
+        third of the time of `json.loads` and validation)."""
         ids = sorted(set(host_ids))
-        with self.engine.connect() as conn:
+        with db.lent(self.engine, through) as conn:
             for start in range(0, len(ids), CHUNK):
                 chunk = ids[start : start + CHUNK]
                 query = select(*HOST_STATE).where(HOSTS.c.id.in_(chunk)).order_by(HOSTS.c.id)

@@ -182,6 +182,8 @@ class K8sAssumedPodRow(Base):
     uid: Mapped[str] = mapped_column(String(128), primary_key=True)
     pod: Mapped[str] = mapped_column(String(512), nullable=False)
     nodes: Mapped[dict[str, Any]] = mapped_column(JsonType, nullable=False)
+    # the one node of `nodes`, for the reads of one node (migration 0014)
+    node: Mapped[str | None] = mapped_column(String(255), nullable=True, index=True)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
     expires_at: Mapped[datetime] = mapped_column(
         DateTime(timezone=True), nullable=False, index=True

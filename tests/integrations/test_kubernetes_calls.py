@@ -1,5 +1,6 @@
 """calls.py: the bind verb decides on the node as the assumed pods see it, under the door's lock,
-and creates the Binding under it too; a pod seen running stays assumed until its node's counts
+and creates the Binding under the node's own lock (a node's Bindings in the order they were
+decided, another node's meanwhile); a pod seen running stays assumed until its node's counts
 were read again; on SQLite and PostgreSQL.
 
 The first race it closes (kube-scheduler's loop on two loaded cores, one kubelet refusal in a CI run): a
@@ -84,8 +85,8 @@ class RacedHosts(ParsedHosts):
         self.next_report: tuple[int, int] | None = None
         self.reporter: threading.Thread | None = None
 
-    def read(self, host_ids: Any) -> dict[str, Kept]:
-        found = super().read(host_ids)
+    def read(self, host_ids: Any, through: Any = None) -> dict[str, Kept]:
+        found = super().read(host_ids, through)
         free, self.next_report = self.next_report, None
         if free is not None:
             self.reporter = threading.Thread(target=report, args=(self.store, free))
@@ -193,6 +194,33 @@ def test_a_nodes_bindings_land_in_the_order_its_pods_were_decided(store: Store) 
     assert answers == {"a": {"Error": ""}, "b": {"Error": ""}}
     assert (kubelet.landed, kubelet.refused) == (["a", "b"], [])
     assert live(store) == {"uid-a", "uid-b"}
+
+
+def test_a_slow_binding_to_one_node_holds_up_no_bind_to_another(store: Store) -> None:
+    """The Binding is created under its node's own lock, after the decision is committed: while
+    A's Binding is on its way to worker-a, B is decided, bound and assumed on worker-b."""
+    door = Door(store, ParsedHosts(store))
+    report(store, (16, 16))
+    other = load_document(SourceDocument(data=kube_api.nrt("worker-b", (16, 16)), source="b"))
+    assert isinstance(other, ComputeHostDescriptor)
+    put = store.put_host(other)
+    reconcile(store, put.id, put.generation, put.availability)
+    kubelet = Kubelet((16, 16), {"a": 4, "b": 4}, slow={"a"})
+    answers: dict[str, dict[str, str]] = {}
+
+    def bind(name: str, node: str) -> None:
+        args = BindingArgs(name, "cnf", f"uid-{name}", node)
+        answers[name] = bind_call(door, args, kubelet.read, kubelet.bind, 300.0)
+
+    first = threading.Thread(target=bind, args=("a", NODE))
+    first.start()
+    assert kubelet.binding.wait(timeout=5.0)
+    bind("b", "worker-b")
+    assert kubelet.landed == ["b"]  # A's Binding is still on its way
+    assert live(store) == {"uid-a", "uid-b"}  # A was assumed when it was decided
+    first.join()
+    assert answers == {"a": {"Error": ""}, "b": {"Error": ""}}
+    assert kubelet.landed == ["b", "a"]
 
 
 def test_a_refused_binding_leaves_nothing_behind(store: Store) -> None:

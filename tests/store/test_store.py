@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -16,8 +17,9 @@ from stored import commit, config
 
 from nfvplace.models.chd import ComputeHostDescriptor
 from nfvplace.store import StaleSnapshot, Store
+from nfvplace.store.assumed import ASSUMED, AssumedPod, AssumedPods
 from nfvplace.store.db import alembic_config, migrate
-from nfvplace.store.records import CLAIMS
+from nfvplace.store.records import CLAIMS, utc_now
 
 
 @pytest.fixture
@@ -247,3 +249,23 @@ def _lying(store: Store) -> Any:
         hosts={"h1": ComputeHostDescriptor.model_validate(host("h1"))},
         generations=store.snapshot().generations,
     )
+
+
+def test_migration_0014_gives_assumed_pods_their_node(store: Store) -> None:
+    """Pods assumed before 0014 get the node their document names, and are read by node."""
+    now = utc_now()
+    pods = AssumedPods(store.engine)
+    for uid, node in (("u1", "worker-a"), ("u2", "worker-b")):
+        pod = AssumedPod(uid, f"ns/{uid}", node, {"cpu": {0: 2}}, now, now + timedelta(hours=1), 1)
+        pods.assume(node, now, lambda known, through, pod=pod: (None, pod, (1, {"cpu": 8})))
+    settings = alembic_config(store.engine.url.render_as_string(hide_password=False))
+    with store.engine.begin() as conn:
+        settings.attributes["connection"] = conn
+        command.downgrade(settings, "0013")
+        assert "node" not in {c["name"] for c in inspect(conn).get_columns("k8s_assumed_pods")}
+    migrate(store.engine)
+    with store.engine.connect() as conn:
+        rows = conn.execute(select(ASSUMED.c.uid, ASSUMED.c.node).order_by(ASSUMED.c.uid))
+        assert [tuple(r) for r in rows] == [("u1", "worker-a"), ("u2", "worker-b")]
+    assert [p.uid for p in pods.live(utc_now(), ["worker-b"])] == ["u2"]
+    assert [p.uid for p in pods.live(utc_now(), uid="u1")] == ["u1"]

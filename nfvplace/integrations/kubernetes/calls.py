@@ -4,9 +4,9 @@ them, which every worker and replica shares.
 
 Filter and prioritize read the nodes as columns (`verdicts.py`); bind reads its node kept parsed
 while unchanged (`store/parsed.py`, counted once per descriptor here), decides again under the
-lock, creates the Binding through the API server under it too (a node's Bindings land in the
-order they were decided, which is the order its kubelet admits them in) and assumes the pod on
-that node only; a NodeResourceTopology update (`reconcile`) and the pod watch (`pod_bound`,
+lock and assumes the pod on that node only, then creates the Binding through the API server under
+the node's own lock (a node's Bindings land in the order they were decided, which is the order
+its kubelet admits them in; binds to other nodes go on meanwhile); a NodeResourceTopology update (`reconcile`) and the pod watch (`pod_bound`,
 `pod_gone`) drop what the nodes now account for.
 """
 
@@ -22,6 +22,8 @@ from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
+
+from sqlalchemy import Connection
 
 from ... import errors
 from ...dialects.k8s_pod import read_pod
@@ -249,10 +251,11 @@ def bound_to(read_pod_of: PodReader, args: BindingArgs) -> str:
 def assume(
     door: Door, pod: Pod, uid: str, node: str, assume_s: float, create: Callable[[], None]
 ) -> None:
-    """Decide `pod` on `node` again, under the lock, and `create` its Binding there; the pod is
-    assumed there (unless it takes nothing nfvplace counts, or `assume_s` is 0). Raises BindError
-    when the node no longer admits it, or `create` does; then nothing is left behind."""
-    if any(p.uid == uid for p in AssumedPods(door.store.engine).live(utc_now())):
+    """Decide `pod` on `node` again, under the lock, and `create` its Binding there under the
+    node's own lock; the pod is assumed there (unless it takes nothing nfvplace counts, or
+    `assume_s` is 0). Raises BindError when the node no longer admits it, or `create` does; then
+    nothing is left behind."""
+    if AssumedPods(door.store.engine).live(utc_now(), uid=uid):
         create()  # bound already (the pod watch saw it): the API server will say where
         return
     if node not in door.hosts.read([node]):
@@ -278,22 +281,21 @@ def assumed_there(
     counting the pods assumed there, and the pod assumed there when the node takes it (and it
     pins something).
 
-    When the node takes it, `create` (its Binding) runs under the lock too, before the pod is
-    assumed: a node's kubelet admits its pods in the order their Bindings land, each on the NUMA
-    node that fits it then, so the Bindings to a node must land in the order nfvplace decided
-    them (bound the other way round, two pods that both fit can leave the later one no NUMA node
-    that holds it). When `create` raises, nothing is written."""
+    When the node takes it, `create` (its Binding) runs once the decision is committed, under
+    the node's own lock, taken before the decision: a node's kubelet admits its pods in the order
+    their Bindings land, each on the NUMA node that fits it then, so the Bindings to a node must
+    land in the order nfvplace decided them (bound the other way round, two pods that both fit
+    can leave the later one no NUMA node that holds it). Binds to other nodes decide meanwhile.
+    When `create` raises, the pod is not left assumed."""
     now = utc_now()
 
     def check(
-        known: list[AssumedPod],
+        known: list[AssumedPod], through: Connection
     ) -> tuple[tuple[NodeDecision, bool], AssumedPod | None, Baseline]:
-        generation, host = door.hosts.read([node])[node]
+        generation, host = door.hosts.read([node], through)[node]
         state, manager = COUNTED.of(node, host)
         baseline = (generation, free_totals(state))
         if any(p.uid == uid for p in known):  # assumed meanwhile, or accounted for already
-            if create is not None:
-                create()
             return (NodeDecision(node, True, 0), False), None, baseline
         others = tuple((p.uid, p.consumption) for p in known if p.counts)
         view = NodeView(node, generation, state, manager, others)
@@ -307,8 +309,6 @@ def assumed_there(
             "takes" if decision.fits else "refused:",
             decision.consumption if decision.fits else decision.reason,
         )
-        if decision.fits and create is not None:
-            create()
         if not decision.fits or not decision.consumption or assume_s <= 0:
             return (decision, False), None, baseline
         name = f"{pod.namespace}/{pod.name}"[:512]
@@ -316,7 +316,11 @@ def assumed_there(
         assumed = AssumedPod(uid, name, node, decision.consumption, now, expires, generation)
         return (decision, True), assumed, baseline
 
-    return AssumedPods(door.store.engine).assume(node, now, check)
+    def land(answer: tuple[NodeDecision, bool]) -> None:
+        if answer[0].fits and create is not None:
+            create()
+
+    return AssumedPods(door.store.engine).assume(node, now, check, land)
 
 
 def free_totals(state: NodeState) -> dict[str, int]:
@@ -352,7 +356,7 @@ def pod_bound(door: Door, raw: Mapping[str, Any], assume_s: float) -> bool:
         return False
     pod = read_pod({"apiVersion": "v1", "kind": "Pod", **raw})[0]
     uid = pod_key(pod)
-    if any(p.uid == uid for p in AssumedPods(door.store.engine).live(utc_now(), [node])):
+    if AssumedPods(door.store.engine).live(utc_now(), [node], uid):
         return False  # nfvplace bound it (or saw it) already
     return assumed_there(door, pod, uid, node, assume_s)[1]
 
