@@ -24,29 +24,57 @@ from ..resources.filtering import FilterInput, HostCheck, NodeNeed
 from ..resources.rows import rows_any, rows_sum
 
 
-@dataclass(frozen=True, slots=True)
-class HostCheckRecord:
-    check: HostCheck
-    hosts: IntArray
+class _Hosts:
+    """A record's hosts: the positions of its mask `hit` (an array of its own), listed when first
+    read (a placement that succeeds never reads them)."""
+
+    __slots__ = ("_hosts", "hit")
+
+    def __init__(self, hit: BoolArray) -> None:
+        self.hit = hit
+        self._hosts: IntArray | None = None
+
+    @property
+    def hosts(self) -> IntArray:
+        if self._hosts is None:
+            self._hosts = np.flatnonzero(self.hit)
+        return self._hosts
 
 
-@dataclass(frozen=True, slots=True)
-class NodeRecord:
+class HostCheckRecord(_Hosts):
+    __slots__ = ("check",)
+
+    def __init__(self, check: HostCheck, hit: BoolArray) -> None:
+        super().__init__(hit)
+        self.check = check
+
+
+class NodeRecord(_Hosts):
     """Hosts on which no node meets every need of one part (a cpu-set, or the shared vCPUs)."""
 
-    cpu_set: int | None  # None: the shared vCPUs
-    needs: tuple[NodeNeed, ...]
-    hosts: IntArray
-    many_cpu_sets: bool
+    __slots__ = ("cpu_set", "many_cpu_sets", "needs")
+
+    def __init__(
+        self,
+        cpu_set: int | None,
+        needs: tuple[NodeNeed, ...],
+        hit: BoolArray,
+        many_cpu_sets: bool,
+    ) -> None:
+        super().__init__(hit)
+        self.cpu_set = cpu_set  # None: the shared vCPUs
+        self.needs = needs
+        self.many_cpu_sets = many_cpu_sets
 
 
-@dataclass(frozen=True, slots=True)
-class CountRecord:
-    code: Reason
-    summary: str
-    hosts: IntArray
-    needed: int
-    available: IntArray
+class CountRecord(_Hosts):
+    __slots__ = ("available", "code", "needed", "summary")
+
+    def __init__(
+        self, code: Reason, summary: str, hit: BoolArray, needed: int, available: IntArray
+    ) -> None:
+        super().__init__(hit)
+        self.code, self.summary, self.needed, self.available = code, summary, needed, available
 
 
 @dataclass
@@ -70,7 +98,7 @@ def run_filter(
     for check in _host_checks(inp):
         hit = out.passing & check.failing
         if hit.any():
-            out.records.append(HostCheckRecord(check, np.flatnonzero(hit)))
+            out.records.append(HostCheckRecord(check, hit))
             out.passing ^= hit  # `hit` is of `passing`
     exists = fleet.node_id >= 0
     for cs in request.cpu_sets:
@@ -93,7 +121,7 @@ def _node_needs(
     hit = np.greater(out.passing, rows_any(ok))  # passing, and no node meets every need
     if hit.any():
         cpu_set = None if part.id == SHARED else part.id
-        out.records.append(NodeRecord(cpu_set, tuple(needs), np.flatnonzero(hit), many))
+        out.records.append(NodeRecord(cpu_set, tuple(needs), hit, many))
         out.passing ^= hit
 
 
@@ -111,7 +139,7 @@ def _distinct_nodes(out: FilterOutcome, request: Request, exists: BoolArray) -> 
             CountRecord(
                 Reason.numa_nodes,
                 f"have fewer than {len(request.cpu_sets)} NUMA nodes that can each take a cpu-set",
-                np.flatnonzero(hit),
+                hit,
                 len(request.cpu_sets),
                 count,
             )

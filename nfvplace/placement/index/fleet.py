@@ -10,7 +10,7 @@ full by the exact model (`free(i)`, the last few cached).
 from __future__ import annotations
 
 import zlib
-from collections.abc import Hashable, Iterable, Mapping
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from typing import Any, cast
 
 import numpy as np
@@ -24,6 +24,7 @@ from ...models.vmd import VmDescriptor
 from ..resources import implementing
 from ..resources.base import HostFree, IntArray, Table, TableKey, Vocabulary
 from ..resources.stages import Columns, ColumnsClaimed, ColumnsKept, Seeds, Terms
+from .derived import Compute, DerivedColumns
 from .free import free_claimed, free_of
 from .hosts import HostStore, Interner
 from .watchers import Watchers
@@ -81,6 +82,7 @@ class FleetIndex:
             self.positions[host.id] = i
         self.hosts: HostStore | list[ComputeHostDescriptor] = given
         self.watchers = Watchers()  # results whose rejections read rows lazily (`Watchers`)
+        self.derived = DerivedColumns()  # what placements work out from the columns, kept
         self._build()
         if compact:
             self.hosts = HostStore(given, compact=True)
@@ -114,6 +116,13 @@ class FleetIndex:
         for i in range(len(self.hosts)):
             kind.fill(table, i, self.hosts[i], self.free(i), self.vocab)
         return self.tables.setdefault(kind.name, table)
+
+    def derived_column(
+        self, name: str, sources: Sequence[npt.NDArray[Any]], compute: Compute
+    ) -> npt.NDArray[Any]:
+        """A column worked out by `compute` from `sources` (columns of this index), kept and worked
+        out again for the rows rewritten since (`DerivedColumns`); read only."""
+        return self.derived.column(name, sources, compute)
 
     def free(self, i: int) -> HostFree:
         """The free resources of host i, classified per kind (the last few are cached)."""
@@ -209,6 +218,12 @@ class FleetIndex:
 
     # --- keeping it current -------------------------------------------------------------------
 
+    def _changing(self, i: int) -> None:
+        """Row i is about to be rewritten: what reads it lazily keeps it as it was, what is
+        worked out from it is worked out again."""
+        self.watchers.changing(self, i)
+        self.derived.changing(i)
+
     def update(self, host: ComputeHostDescriptor) -> None:
         """Replace (or add) one host's descriptor, e.g. with `PlacementResult.hosts[...]`."""
         i = self.positions.get(host.id)
@@ -218,7 +233,7 @@ class FleetIndex:
             self.host_ids.append(host.id)
             self._build()
             return
-        self.watchers.changing(self, i)
+        self._changing(i)
         self.hosts[i] = host
         if self._fits_vocab(host):
             self._fill(i, host)
@@ -252,7 +267,7 @@ class FleetIndex:
             cached = self._free.get(i)
             # the delta holds only for the version the claim was made on
             known = len(claimed) == 1 and cached is not None and cached[0] is self.hosts[i]
-            self.watchers.changing(self, i)
+            self._changing(i)
             self.hosts[i] = host
             self._refill(i, host, claimed[0] if known else None)
 
@@ -268,6 +283,7 @@ class FleetIndex:
         clone.tables = {name: table.copy() for name, table in self.tables.items()}
         clone._free = dict(self._free)
         clone.watchers = Watchers()  # the results handed out read this index, not the copy
+        clone.derived = DerivedColumns()
         return clone
 
 

@@ -106,7 +106,9 @@ def test_node_rejections_read_from_arrays_say_what_they_said_element_by_element(
     chosen = data.draw(st.lists(st.integers(0, len(FLEET) - 1), min_size=1, unique=True))
     hosts = np.array(chosen, dtype=np.int64)
     cpu_set = data.draw(st.none() | st.integers(0, 3))
-    record = NodeRecord(cpu_set, needs, hosts, many_cpu_sets=False)
+    hit = np.zeros(len(FLEET), dtype=np.bool_)
+    hit[hosts] = True
+    record = NodeRecord(cpu_set, needs, hit, many_cpu_sets=False)
     is_single = data.draw(st.booleans())
     key = data.draw(
         st.integers(0, len(needs) - 1) if is_single else st.integers(1, 2 ** len(needs) - 1)

@@ -48,7 +48,7 @@ def host_keys(
 ) -> IntArray:
     """One int64 per host; the lower, the better (score in the high bits, tie-break in the low)."""
     score = POLICIES[options.policy].host_score(fleet, request, node_ok)
-    keys: IntArray = score.astype(np.int64)  # a copy: the score may be a kind's column
+    keys: IntArray = score.astype(np.int64)  # a copy: the score may be a column the index keeps
     keys *= 1 << 32
     tie = fleet.tiebreak ^ _mix(options.seed)
     keys += tie.view(np.int64)  # crc32 values: below 2**32, the same as `astype`

@@ -15,6 +15,7 @@ from functools import reduce
 import numpy as np
 
 from ...index import FleetIndex
+from ...index.derived import Rows
 from ...request import CpuSetDemand, Request
 from ...resources.base import HostFree, IntArray
 from .measures import Objective, fullness, kept, node_fullness, node_kept, share
@@ -24,11 +25,23 @@ NODE_SCALE = 100  # a node's shares, in percent
 
 
 def host_score(fleet: FleetIndex, request: Request, node_ok: dict[int, np.ndarray]) -> IntArray:
-    shares = [share(f.free, f.total, HOST_SCALE) for f in fullness(fleet)]
-    score: IntArray = reduce(operator.add, shares)
-    for keep in kept(fleet, request):
-        score = score + keep.weight * keep.count
-    return score
+    """Read only: the score is kept by the index for each set of kept parts that requests give
+    (`FleetIndex.derived_column`), worked out again only for the rows claimed since."""
+    full = fullness(fleet)
+    keeps = kept(fleet, request)
+
+    def score(rows: Rows) -> IntArray:
+        summed: IntArray = reduce(
+            operator.add, [share(f.free[rows], f.total[rows], HOST_SCALE) for f in full]
+        )
+        for keep in keeps:
+            summed = summed + keep.weight * keep.count[rows]
+        return summed
+
+    sources: list[np.ndarray] = [column for f in full for column in (f.free, f.total)]
+    sources += [keep.count for keep in keeps]
+    name = "pack score, " + ", ".join(keep.part for keep in keeps)
+    return fleet.derived_column(name, sources, score)
 
 
 def terms(fleet: FleetIndex, i: int, request: Request) -> list[tuple[str, int, str]]:
