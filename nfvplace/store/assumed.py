@@ -273,10 +273,11 @@ class AssumedPods:
             query = query.where(ASSUMED.c.accounted_at.is_(None))
         if uid is not None:
             query = query.where(ASSUMED.c.uid == uid)
-        if nodes is not None and len(nodes) <= NODES_NAMED:
-            query = query.where(ASSUMED.c.node.in_(list(nodes)))
+        named = nodes is not None and len(nodes) <= NODES_NAMED
+        if named:
+            query = query.where(ASSUMED.c.node.in_(list(nodes or ())))
         pods = [_pod(r) for r in conn.execute(query).mappings()]
-        if nodes is not None and len(nodes) > NODES_NAMED:
+        if nodes is not None and not named:
             pods = [p for p in pods if p.node in nodes]
         return pods
 

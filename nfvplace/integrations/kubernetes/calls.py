@@ -6,8 +6,8 @@ Filter and prioritize read the nodes as columns (`verdicts.py`); bind reads its 
 while unchanged (`store/parsed.py`, counted once per descriptor here), decides again under the
 lock and assumes the pod on that node only, then creates the Binding through the API server under
 the node's own lock (a node's Bindings land in the order they were decided, which is the order
-its kubelet admits them in; binds to other nodes go on meanwhile); a NodeResourceTopology update (`reconcile`) and the pod watch (`pod_bound`,
-`pod_gone`) drop what the nodes now account for.
+its kubelet admits them in; binds to other nodes go on meanwhile); a NodeResourceTopology update
+(`reconcile`) and the pod watch (`pod_bound`, `pod_gone`) drop what the nodes now account for.
 """
 
 from __future__ import annotations
