@@ -38,6 +38,8 @@ from nfvplace.models.vmd import VmDescriptor
 from nfvplace.placement import FleetIndex
 from nfvplace.placement.engine import attempt as attempt_module
 from nfvplace.placement.engine import place as place_module
+from nfvplace.placement.index import claimed_alone
+from nfvplace.placement.index import pending as pending_module
 
 from .bench_placement import line, pct, rss_mib
 from .firstfit import first_fit
@@ -77,7 +79,9 @@ STAGES: list[tuple[Any, str, str]] = [
     (place_module, "rank", "filter and rank (numpy over the fleet)"),
     (attempt_module, "solve", "exact model (CP-SAT), built and solved"),
     (attempt_module, "build_configuration", "ids: the VM Configuration"),
-    (attempt_module, "claim", "claim on the host descriptor"),
+    (attempt_module, "free_pending", "claim kept pending (free resources after it)"),
+    (attempt_module, "claim", "claim on the host descriptor (not kept pending)"),
+    (pending_module, "built", "claims pending built (a host read)"),
 ]
 
 
@@ -96,16 +100,16 @@ def stage_clock(spent: Counter[str]) -> Iterator[None]:
         return run
 
     saved = [(module, name, getattr(module, name)) for module, name, _ in STAGES]
-    update = FleetIndex.claimed
+    update = FleetIndex.take
     for (module, name, label), (_, _, fn) in zip(STAGES, saved, strict=True):
         setattr(module, name, timed(fn, label))
-    FleetIndex.claimed = timed(update, "index update after the claim")  # type: ignore[method-assign]
+    FleetIndex.take = timed(update, "index update after the claim")  # type: ignore[method-assign]
     try:
         yield
     finally:
         for module, name, fn in saved:
             setattr(module, name, fn)
-        FleetIndex.claimed = update  # type: ignore[method-assign]
+        FleetIndex.take = update  # type: ignore[method-assign]
 
 
 def speed_section(size: int, n_requests: int, seed: int) -> dict[str, float]:
@@ -117,7 +121,7 @@ def speed_section(size: int, n_requests: int, seed: int) -> dict[str, float]:
     indexed = time.perf_counter() - t0
     gc.collect()
     gc.freeze()  # a long-running worker keeps its fleet out of the cyclic GC's way
-    compact = fleet.index.hosts is not None and getattr(fleet.index.hosts, "compact", False)
+    compact = fleet.index.store is not None and getattr(fleet.index.store, "compact", False)
     print(
         f"\n{size} hosts (generated in {built:.1f} s, indexed in {indexed:.1f} s, "
         f"{'compact' if compact else 'plain'} index); {n_requests} requests of the mix"
@@ -161,7 +165,8 @@ def _memory_child(size: int, seed: int, compact: bool, placements: int) -> str:
     gc.collect()
     built, built_rss = tracemalloc.get_traced_memory()[0] / 2**20, rss_mib() - before
     for vm in request_stream(placements, seed=seed + 3):  # as `Fleet.place` and the worker do
-        index.claimed(nfvplace.place(index, vm).hosts.values())
+        result = nfvplace.place(index, vm)
+        index.take(result.hosts, claimed_alone(vm, {}, result.configurations))
     gc.collect()
     used, used_rss = tracemalloc.get_traced_memory()[0] / 2**20, rss_mib() - before
     return f"{built:.1f} {built_rss:.1f} {used:.1f} {used_rss:.1f}"

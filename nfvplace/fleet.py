@@ -81,7 +81,7 @@ class Fleet:
         self._gate(vm)
         result = place(self._index, vm, **policy)
         configurations = claimed_alone(vm, policy, result.configurations)
-        self._index.claimed(result.hosts.values(), configurations)
+        self._index.take(result.hosts, configurations)  # a claim kept pending: nothing built
         return result
 
     def try_place(self, vm: VmDescriptor | VnfTemplate, **policy: Any) -> PlacementResult:

@@ -136,6 +136,11 @@ def _gbps(value: Any) -> float:
     return parse_rate_mbps(value, "gbps") / 1e3
 
 
+def stored_gbps(value: float) -> float:
+    """What a `Gbps` field stores of `value` (Gbps): a sum a claim writes, as validated."""
+    return _gbps(value)
+
+
 def _mbps(value: Any) -> float:
     return parse_rate_mbps(value, "mbps")
 

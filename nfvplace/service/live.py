@@ -134,9 +134,10 @@ class LiveIndex:
         self._generation: dict[str, int] = {}  # what the database has (or will, once pending land)
         self._marks = HostStates()  # every host that is not fresh
         self._seq = -1
-        # host -> (generation, availability) its latest commit by this worker made, not yet
-        # written back (see `write_back`)
-        self._owed: dict[str, tuple[int, ComputeHostDescriptor]] = {}
+        # host -> (generation, the hosts of the result) its latest commit by this worker made,
+        # not yet written back (`write_back`, which reads them: a claim kept pending is built
+        # once, for the latest of a host's placements)
+        self._owed: dict[str, tuple[int, Mapping[str, ComputeHostDescriptor]]] = {}
         self.refusals = KeptRefusals()  # the rejections of this index's refusals, kept
         self.hosts_read = 0  # hosts (re)read from the database, for metrics and benchmarks
 
@@ -333,7 +334,7 @@ class LiveIndex:
         self, result: PlacementResult, configurations: Sequence[VmConfiguration]
     ) -> Decision:
         """Hold the hosts of `result` in the index (the lock held): what to commit, after what.
-        `configurations`: what `FleetIndex.claimed` may work the hosts' free resources out from
+        `configurations`: what `FleetIndex.take` may work the hosts' free resources out from
         (`claimed_alone`)."""
         expected: dict[str, int] = {}
         after: list[Pending] = []
@@ -343,14 +344,15 @@ class LiveIndex:
             for host_id in unread:
                 self._marks.unreadable(host_id)
             raise StaleSnapshot(f"host {unread[0]} was not read since a failed read")
-        for host_id, chd in result.hosts.items():
+        for host_id in result.hosts:
             expected[host_id] = self._generation[host_id]
             mine[host_id] = Pending()
             earlier = self._marks.held(host_id, mine[host_id])
             if earlier is not None:
                 after.append(earlier)
             self._generation[host_id] += 1
-            self._fleet().claimed((chd,), configurations)  # only what a claim changes refilled
+        # a claim kept pending stays so (nothing built), or only what a claim changes is refilled
+        self._fleet().take(result.hosts, configurations)
         self.clock.spent("index")
         return Decision(result, Snapshot({}, expected), tuple(after), mine)
 
@@ -363,7 +365,7 @@ class LiveIndex:
                 if ok:
                     made = decision.base.generations[host_id] + 1
                     if self._owed.get(host_id, (0, None))[0] < made:
-                        self._owed[host_id] = (made, decision.result.hosts[host_id])
+                        self._owed[host_id] = (made, decision.result.hosts)
                 pending.ok = ok
                 pending.done.set()
                 self._marks.finished(host_id, pending, ok, now)
@@ -376,4 +378,4 @@ class LiveIndex:
         where the host's document is older."""
         with self._lock:
             owed, self._owed = self._owed, {}
-        return self.store.write_back((h, g, chd) for h, (g, chd) in sorted(owed.items()))
+        return self.store.write_back((h, g, hosts[h]) for h, (g, hosts) in sorted(owed.items()))

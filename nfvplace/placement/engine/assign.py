@@ -4,7 +4,8 @@ a VM Configuration that `claims.claim` accepts."""
 
 from __future__ import annotations
 
-from ...models.chd import ComputeHostDescriptor
+from collections.abc import Container
+
 from ...models.configuration import VmConfiguration
 from ...models.vmd import VmDescriptor
 from ..request import Request
@@ -18,19 +19,19 @@ from ..resources.stages import Assigns
 _ASSIGNS = implementing(Assigns)  # each writes its own keys of the draft: any order
 
 
-def instance_id(host: ComputeHostDescriptor, request: Request, given: str | None) -> str:
-    """The given id, or `<vm>@<host>-<k>` with the smallest k free on the host (unique in a fleet)."""
+def instance_id(host: str, taken: Container[str], request: Request, given: str | None) -> str:
+    """The given id, or `<vm>@<host>-<k>` with the smallest k not `taken` (the ids of the host's
+    instances, claims pending included): unique in a fleet."""
     if given:
         return given
-    taken = {i.id for i in host.instances}
     k = 1
-    while f"{request.name}@{host.id}-{k}" in taken:
+    while f"{request.name}@{host}-{k}" in taken:
         k += 1
-    return f"{request.name}@{host.id}-{k}"
+    return f"{request.name}@{host}-{k}"
 
 
 def build_configuration(
-    host: ComputeHostDescriptor,
+    host: str,
     free: HostFree,
     request: Request,
     layout: Layout | None,
@@ -43,7 +44,7 @@ def build_configuration(
         fields={
             "vm": vm.name,
             "instance": instance,
-            "host": host.id,
+            "host": host,
             "vcpus": vm.total_vcpus,
             "memory_mib": vm.total_memory_mib,
             "realtime_vcpus": vm.realtime_vcpus,

@@ -1,9 +1,10 @@
 """One candidate host: the kinds' choices made without the model, the exact model, exact ids, and
-the claim. The answer is typed: `Claimed`, or `Refused` with its reason (an infeasible model is
-`Infeasible`, named by `blame` only when no host fits, since naming it costs a few more solves).
-`solved` stops before the ids and the claim, for a scheduler's filter that asks only whether the
-host fits: the same decisions and the same exact model (the steps after it refuse a host only on
-an internal error, `Reason.internal` or `Reason.claim`)."""
+the claim (kept pending where the kinds prove it free: `index/pending.py`). The answer is typed:
+`Claimed`, or `Refused` with its reason (an infeasible model is `Infeasible`, named by `blame`
+only when no host fits, since naming it costs a few more solves). `solved` stops before the ids
+and the claim, for a scheduler's filter that asks only whether the host fits: the same decisions
+and the same exact model (the steps after it refuse a host only on an internal error,
+`Reason.internal` or `Reason.claim`)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from ...claims import ClaimConflictError, claim
 from ...models.chd import ComputeHostDescriptor
 from ...models.configuration import VmConfiguration
 from ..index import FleetIndex
+from ..index.pending import HostClaim, free_pending
 from ..options import Options
 from ..reasons import Reason
 from ..request import Request
@@ -42,8 +44,12 @@ SOLVE_SUMMARY = {
 @dataclass(frozen=True, slots=True)
 class Claimed:
     configuration: VmConfiguration
-    host: ComputeHostDescriptor  # the host with the configuration claimed
+    made: HostClaim | ComputeHostDescriptor  # the host with the configuration claimed (pending)
     rows: list[ExplainRow]  # what the exact model chose (for --explain)
+
+    @property
+    def host(self) -> ComputeHostDescriptor:
+        return self.made.host() if isinstance(self.made, HostClaim) else self.made
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,15 +157,41 @@ def attempt(
         rows = [row for kind in EXPLAINS for row in kind.explain(free, request, layout, decisions)]
         if layout is not None:
             rows.extend(_cost_rows(layout))
-    host = fleet.hosts[position]
+    base, pending = fleet.held(position)
+    taken = {i.id for i in base.instances}.union(c.owner for c in pending)
     try:
         config = build_configuration(
-            host, free, request, layout, instance_id(host, request, instance), decisions
+            base.id,
+            free,
+            request,
+            layout,
+            instance_id(base.id, taken, request, instance),
+            decisions,
         )
     except AssignmentError:
         return refused(Reason.internal)  # the model guarantees the ids exist: a bug, not a misfit
+    return _claim(fleet, position, free, config, taken, rows)
+
+
+def _claim(
+    fleet: FleetIndex,
+    position: int,
+    free: HostFree,
+    config: VmConfiguration,
+    taken: set[str],
+    rows: list[ExplainRow],
+) -> Claimed | Refused:
+    """`config` claimed on the host at `position` (whose free resources are `free`): kept pending
+    where the kinds prove it free (`free_pending`; a new instance, for the one a claim adds), or
+    else claimed on the host now, refused when it conflicts."""
+    base, pending = fleet.held(position)
+    new = config.owner not in taken and config.host == base.id
+    after = free_pending(base, free, config) if new else None
+    if after is not None:
+        made = HostClaim(base, (*pending, config), fleet.version(position), after)
+        return Claimed(config, made, rows)
     try:
-        updated = claim(host, config)
+        updated = claim(fleet.host_at(position), config)
     except ClaimConflictError:
         return refused(Reason.claim)
     return Claimed(config, updated, rows)

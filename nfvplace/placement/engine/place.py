@@ -10,6 +10,7 @@ from ...models.chd import ComputeHostDescriptor
 from ...models.configuration import VmConfiguration
 from ...models.vmd import VmDescriptor
 from ..index import FleetIndex
+from ..index.pending import ClaimedHosts, HostClaim
 from ..options import Options
 from ..reasons import Reason
 from ..request import Request, build_request
@@ -28,12 +29,16 @@ NO_KEY = np.iinfo(np.int64).max
 @dataclass
 class VmOutcome:
     configuration: VmConfiguration | None
-    host: ComputeHostDescriptor | None
+    made: HostClaim | ComputeHostDescriptor | None  # the host with it claimed (maybe pending)
     reasons: Reasons
     considered: int
     passed: int
     explanation: list[str] = field(default_factory=list)
     rows: list[ExplainRow] = field(default_factory=list)
+
+    @property
+    def host(self) -> ComputeHostDescriptor | None:
+        return self.made.host() if isinstance(self.made, HostClaim) else self.made
 
 
 @dataclass
@@ -110,7 +115,7 @@ def place_vm(
             rows.extend(result.rows)
         lines = [row.line() for row in rows]
         return VmOutcome(
-            result.configuration, result.host, reasons, considered, passed, lines, rows
+            result.configuration, result.made, reasons, considered, passed, lines, rows
         )
     add_failures(reasons, fleet, failures)
     return VmOutcome(None, None, reasons, considered, 0)
@@ -166,12 +171,12 @@ def _explain(
     reasons: Reasons,
     keys: np.ndarray,
 ) -> list[ExplainRow]:
-    host = fleet.hosts[position]
+    host = fleet.host_ids[position]
     others = ", ".join(f"{n} {p}" for p, n in reasons.counts.most_common())
     rows = [
         ExplainRow(
             "placed",
-            f"{request.name} on {host.id}",
+            f"{request.name} on {host}",
             f"policy {options.policy}, seed {options.seed}",
         ),
         ExplainRow(
@@ -181,14 +186,14 @@ def _explain(
         ),
         ExplainRow(
             "policy score",
-            f"{score} for {host.id}",
+            f"{score} for {host}",
             f"{POLICY_SCORES[options.policy.value]}; hosts are tried lowest score first",
         ),
     ]
     for part, points, meaning in score_terms(fleet, position, request, options):
         rows.append(ExplainRow(f"score: {part}", f"{points}", meaning))
     if request.variant:
-        rows.append(ExplainRow("variant", request.variant, f"its match applies to {host.id}"))
+        rows.append(ExplainRow("variant", request.variant, f"its match applies to {host}"))
     runner = int(np.argmin(keys))
     if keys[runner] != NO_KEY:
         lead = leading(fleet)
@@ -203,7 +208,7 @@ def _explain(
 
 
 def result_of(outcome: VmOutcome) -> PlacementResult:
-    if outcome.configuration is None or outcome.host is None:
+    if outcome.configuration is None or outcome.made is None:
         return PlacementResult(
             diagnosis=outcome.reasons.diagnosis(outcome.considered, 0),
             explanation=tuple(outcome.explanation),
@@ -211,7 +216,7 @@ def result_of(outcome: VmOutcome) -> PlacementResult:
         )
     return PlacementResult(
         configurations=(outcome.configuration,),
-        hosts={outcome.host.id: outcome.host},
+        hosts=ClaimedHosts({outcome.configuration.host: outcome.made}),
         explanation=tuple(outcome.explanation),
         explain_rows=tuple(outcome.rows),
     )

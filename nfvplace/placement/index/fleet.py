@@ -23,10 +23,11 @@ from ...models.configuration import VmConfiguration
 from ...models.vmd import VmDescriptor
 from ..resources import implementing
 from ..resources.base import HostFree, IntArray, Table, TableKey, Vocabulary
-from ..resources.stages import Columns, ColumnsClaimed, ColumnsKept, Seeds, Terms
+from ..resources.stages import Columns, ColumnsClaimed, ColumnsKept, Free, Seeds, Terms
 from .derived import Compute, DerivedColumns
 from .free import free_claimed, free_of
 from .hosts import HostStore, Interner
+from .pending import ClaimedHosts, HostClaim, HostsView, PendingClaims
 from .watchers import Watchers
 
 VIEW_CACHE = 64  # hosts' free resources kept (the hosts a sequence of placements comes back to)
@@ -43,6 +44,8 @@ _COLUMNS_BY_NAME = {kind.name: kind for kind in _COLUMNS}
 _KEPT = frozenset(kind.name for kind in implementing(ColumnsKept))
 _CLAIMING: tuple[ColumnsClaimed[Any], ...] = implementing(ColumnsClaimed)
 _CLAIMED = {kind.name: kind for kind in _CLAIMING}
+_PENDABLE = all(kind.name in _CLAIMED or isinstance(kind, Free) for kind in _COLUMNS)
+"""Whether every kind's columns follow a claim kept pending (`FleetIndex.take`)."""
 
 
 def _terms(host: ComputeHostDescriptor) -> Iterable[tuple[str, Hashable]]:
@@ -80,15 +83,43 @@ class FleetIndex:
             if host.id in self.positions:
                 raise DescriptorError(errors.INPUT_INVALID, f"host id {host.id!r} given twice")
             self.positions[host.id] = i
-        self.hosts: HostStore | list[ComputeHostDescriptor] = given
+        self.store: HostStore | list[ComputeHostDescriptor] = given  # as held, claims pending aside
+        self.pending: dict[
+            int, PendingClaims
+        ] = {}  # row -> the claims kept pending on it (`PendingClaims`)
         self.watchers = Watchers()  # results whose rejections read rows lazily (`Watchers`)
         self.derived = DerivedColumns()  # what placements work out from the columns, kept
         self._build()
         if compact:
-            self.hosts = HostStore(given, compact=True)
+            self.store = HostStore(given, compact=True)
 
     def __len__(self) -> int:
-        return len(self.hosts)
+        return len(self.store)
+
+    @property
+    def hosts(self) -> HostsView:
+        """Every host's current descriptor, by row (a pending claim's host built when read)."""
+        return HostsView(self)
+
+    def host_at(self, i: int) -> ComputeHostDescriptor:
+        """Row i's current descriptor: the one held, with the claims pending on it claimed."""
+        pending = self.pending.get(i)
+        return self.store[i] if pending is None else pending.host(self.store[i])
+
+    def held(self, i: int) -> tuple[ComputeHostDescriptor, tuple[VmConfiguration, ...]]:
+        """Row i's descriptor as held and the configurations pending on it (nothing built)."""
+        pending = self.pending.get(i)
+        if pending is None:
+            return self.store[i], ()
+        return (self.store[i], pending.configs) if pending.built is None else (pending.built, ())
+
+    def version(self, i: int) -> ComputeHostDescriptor | PendingClaims:
+        """What row i is now: the claims pending on it, or the descriptor held (by identity)."""
+        return self.pending.get(i) or self.store[i]
+
+    def _set(self, i: int, host: ComputeHostDescriptor) -> None:
+        self.pending.pop(i, None)
+        self.store[i] = host
 
     @property
     def index(self) -> dict[str, int]:
@@ -100,7 +131,7 @@ class FleetIndex:
         return list(self.host_ids)
 
     def host(self, host_id: str) -> ComputeHostDescriptor:
-        return self.hosts[self.positions[host_id]]
+        return self.host_at(self.positions[host_id])
 
     def table[T: Table](self, kind: TableKey[T]) -> T:
         """The columns `kind` keeps (a lazy index fills them now if it has not yet)."""
@@ -112,9 +143,11 @@ class FleetIndex:
     def _table(self, kind: Columns[Any]) -> Table:
         """A lazy index's columns of `kind`, filled from every host. Two threads reading a shared
         index may both fill them: each gets the same columns, and one is kept."""
-        table = kind.new_table(len(self.hosts), self.max_nodes, self.vocab)
-        for i in range(len(self.hosts)):
-            kind.fill(table, i, self.hosts[i], self.free(i), self.vocab)
+        table = kind.new_table(len(self.store), self.max_nodes, self.vocab)
+        for i in range(len(self.store)):
+            # a kind with a free part reads of the host what no claim writes: the one held
+            host = self.store[i] if isinstance(kind, Free) else self.host_at(i)
+            kind.fill(table, i, host, self.free(i), self.vocab)
         return self.tables.setdefault(kind.name, table)
 
     def derived_column(
@@ -126,20 +159,33 @@ class FleetIndex:
 
     def free(self, i: int) -> HostFree:
         """The free resources of host i, classified per kind (the last few are cached)."""
-        host = self.hosts[i]
+        version = self.version(i)
         cached = self._free.get(i)
-        if cached is not None and cached[0] is host:
+        if cached is not None and cached[0] is version:
             return cached[1]
-        return self._remember(i, host, free_of(host, lazy=self.lazy))
+        return self._remember(i, version, free_of(self.host_at(i), lazy=self.lazy))
 
-    def _remember(self, i: int, host: ComputeHostDescriptor, free: HostFree) -> HostFree:
+    def _before(self, i: int) -> tuple[ComputeHostDescriptor, HostFree] | None:
+        """Row i's cached free resources and the descriptor they are of (None: not cached, or
+        of pending claims not built)."""
+        cached = self._free.get(i)
+        if cached is None:
+            return None
+        version, free = cached
+        if isinstance(version, PendingClaims):
+            return None if version.built is None else (version.built, free)
+        return version, free
+
+    def _remember(
+        self, i: int, version: ComputeHostDescriptor | PendingClaims, free: HostFree
+    ) -> HostFree:
         self._free.pop(i, None)
-        self._free[i] = (host, free)
+        self._free[i] = (version, free)
         # a compact index keeps no more views than hot hosts: a view holds its host's objects
-        if isinstance(self.hosts, HostStore):
-            kept = self.hosts.hot_size
+        if isinstance(self.store, HostStore):
+            kept = self.store.hot_size
         else:
-            kept = len(self.hosts) if len(self.hosts) <= EVERY_VIEW else VIEW_CACHE
+            kept = len(self.store) if len(self.store) <= EVERY_VIEW else VIEW_CACHE
         while len(self._free) > kept:
             self._free.pop(next(iter(self._free)))
         return free
@@ -151,24 +197,27 @@ class FleetIndex:
         for kind in _SEEDS:
             for namespace, seeds in kind.seed_terms.items():
                 terms.setdefault(namespace, set()).update(seeds)
-        for host in self.hosts:
+        for host in self.store:  # no claim writes a term
             for namespace, term in _terms(host):
                 terms.setdefault(namespace, set()).add(term)
         return Vocabulary(terms)
 
     def _build(self) -> None:
+        for i, pending in list(self.pending.items()):  # every row read again: built now
+            self._set(i, pending.host(self.store[i]))
         self.vocab = self._vocab()
-        n = len(self.hosts)
-        m = max((len(h.numa_nodes) for h in self.hosts), default=1)
+        n = len(self.store)
+        m = max((len(h.numa_nodes) for h in self.store), default=1)
         self.max_nodes = m
         self.node_id: IntArray = np.full((n, m), -1, dtype=np.int64)
         self.tiebreak: npt.NDArray[np.uint64] = np.zeros(n, dtype=np.uint64)
         self.tables: dict[str, Table] = (
             {} if self.lazy else {k.name: k.new_table(n, m, self.vocab) for k in _COLUMNS}
         )
-        self._free: dict[int, tuple[ComputeHostDescriptor, HostFree]] = {}
-        for i, host in enumerate(self.hosts):
-            self._fill(i, host)
+        # row -> its version (`version`) and its free resources
+        self._free: dict[int, tuple[ComputeHostDescriptor | PendingClaims, HostFree]] = {}
+        for i in range(n):
+            self._fill(i, self.host_at(i))
 
     def _fits_vocab(self, host: ComputeHostDescriptor) -> bool:
         if len(host.numa_nodes) > self.max_nodes:
@@ -178,7 +227,7 @@ class FleetIndex:
     def _fill(self, i: int, host: ComputeHostDescriptor) -> None:
         # the host's previous version, if its free resources are still cached: a claimed host
         # keeps the parts of the nodes the claim did not change
-        free = self._remember(i, host, free_of(host, self._free.get(i), lazy=self.lazy))
+        free = self._remember(i, host, free_of(host, self._before(i), lazy=self.lazy))
         self.node_id[i, :] = -1
         self.node_id[i, : len(free.node_ids)] = free.node_ids
         for kind in _COLUMNS:
@@ -194,7 +243,7 @@ class FleetIndex:
         columns of the kinds whose free part changed (a kind that keeps none reads the host, unless
         it tells that what it reads is the same: `ColumnsKept`). With `config`, the claim that
         made `host` of the version the index held, the kinds work their parts out from it."""
-        cached = self._free.get(i)
+        cached = self._before(i)
         if cached is None or cached[1].node_ids != tuple(node.id for node in host.numa_nodes):
             self._fill(i, host)
             return
@@ -228,13 +277,13 @@ class FleetIndex:
         """Replace (or add) one host's descriptor, e.g. with `PlacementResult.hosts[...]`."""
         i = self.positions.get(host.id)
         if i is None:
-            self.positions[host.id] = len(self.hosts)
-            self.hosts.append(host)
+            self.positions[host.id] = len(self.store)
+            self.store.append(host)
             self.host_ids.append(host.id)
             self._build()
             return
         self._changing(i)
-        self.hosts[i] = host
+        self._set(i, host)
         if self._fits_vocab(host):
             self._fill(i, host)
         else:
@@ -264,12 +313,64 @@ class FleetIndex:
         for host in hosts:
             i = self.positions[host.id]
             claimed = made.get(host.id, [])
-            cached = self._free.get(i)
+            cached = self._before(i)
             # the delta holds only for the version the claim was made on
-            known = len(claimed) == 1 and cached is not None and cached[0] is self.hosts[i]
+            known = len(claimed) == 1 and cached is not None and cached[0] is self.host_at(i)
             self._changing(i)
-            self.hosts[i] = host
+            self._set(i, host)
             self._refill(i, host, claimed[0] if known else None)
+
+    def take(
+        self,
+        hosts: Mapping[str, ComputeHostDescriptor],
+        configurations: Iterable[VmConfiguration] = (),
+    ) -> None:
+        """Take what a placement claimed (`PlacementResult.hosts`; `configurations` as for
+        `claimed`): a claim it kept pending (`ClaimedHosts`) on the row as it still is stays
+        pending here (nothing built), every other host is read and taken (`claimed`)."""
+        alone = tuple(configurations)
+        for host_id in hosts:
+            made = hosts.claim(host_id) if isinstance(hosts, ClaimedHosts) else None
+            i = self.positions[host_id]
+            cached = self._free.get(i)
+            if (
+                made is not None
+                and _PENDABLE
+                and len(alone) == 1
+                and alone[0] is made.config
+                and cached is not None
+                and cached[0] is made.on
+                and made.on is self.version(i)
+            ):
+                self._pend(i, made, cached[1])
+            else:
+                self.claimed((hosts[host_id],), alone)
+
+    def _pend(self, i: int, made: HostClaim, before: HostFree) -> None:
+        """Row i once `made` is claimed on it (as it is, its free resources `before`), kept
+        pending: the kinds' parts are `made.free`, the columns of a kind whose part changed
+        filled again from the descriptor held (what `fill` reads no claim writes), the others'
+        worked out from the configuration (`ColumnsClaimed`)."""
+        self._changing(i)
+        pending = self.pending.get(i)
+        if pending is not None and pending.built is not None:
+            self.store[i], pending = pending.built, None  # a chain again from the built host
+        now = PendingClaims((*(pending.configs if pending is not None else ()), made.config))
+        self.pending[i] = now
+        free = self._remember(i, now, made.free)
+        base = self.store[i]
+        for kind in _COLUMNS:
+            table = self.tables.get(kind.name)
+            if table is None:  # a lazy index's columns not filled yet
+                continue
+            part = free.parts.get(kind.name)
+            if part is None:
+                delta = _CLAIMED.get(kind.name)
+                if delta is not None and delta.columns_claimed(table, i, None, base, made.config):
+                    continue
+                kind.fill(table, i, self.host_at(i), free, self.vocab)  # cannot happen: read
+            elif part is not before.parts[kind.name]:
+                kind.fill(table, i, base, free, self.vocab)
 
     def copy(self) -> FleetIndex:
         """An independent copy (columns copied, descriptors shared: they are immutable)."""
@@ -277,7 +378,8 @@ class FleetIndex:
         clone.__dict__.update(self.__dict__)
         clone.host_ids = list(self.host_ids)
         clone.positions = dict(self.positions)
-        clone.hosts = self.hosts.copy()
+        clone.store = self.store.copy()
+        clone.pending = dict(self.pending)  # each immutable but for its host, built once
         clone.node_id = self.node_id.copy()
         clone.tiebreak = self.tiebreak.copy()
         clone.tables = {name: table.copy() for name, table in self.tables.items()}

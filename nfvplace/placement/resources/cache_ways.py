@@ -93,7 +93,7 @@ class CacheWaysKind(Kind):
         before: ComputeHostDescriptor,
         free_before: CachesFree,
         config: VmConfiguration,
-        after: ComputeHostDescriptor,
+        after: ComputeHostDescriptor | None,
     ) -> CachesFree | None:
         return None if any(cs.cache_ways for cs in config.cpu_sets) else free_before
 

@@ -119,7 +119,7 @@ class DevicesKind(Kind):
         before: ComputeHostDescriptor,
         free_before: DevicesFree,
         config: VmConfiguration,
-        after: ComputeHostDescriptor,
+        after: ComputeHostDescriptor | None,
     ) -> DevicesFree | None:
         # a claim keeps every PU's package (the sockets): only devices given change the part
         return None if config.pci_devices else free_before

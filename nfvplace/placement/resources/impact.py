@@ -15,6 +15,7 @@ from ortools.sat.python import cp_model
 from ...exact import KBPS_PER_GBPS, kbps
 from ...models.chd import ComputeHostDescriptor
 from ...models.configuration import VmConfiguration
+from ...models.units import stored_gbps
 from ..reasons import Reason
 from ..request import Request
 from .base import (
@@ -84,12 +85,17 @@ class ImpactKind(Kind):
         self,
         t: ImpactTable,
         i: int,
-        host: ComputeHostDescriptor,
+        host: ComputeHostDescriptor | None,
         before: ComputeHostDescriptor,
         config: VmConfiguration,
     ) -> bool:
         """The instance the claim added (the last of `host`'s, as `claim` appends it) counted in,
-        when the others are `before`'s (a claim that replaced one of the same owner: `fill`)."""
+        when the others are `before`'s (a claim that replaced one of the same owner: `fill`).
+        A pending claim adds one (its owner is no instance of the host's): as `claim` makes it."""
+        if host is None:
+            t.membw_used[i] += kbps(stored_gbps(config.memory_bandwidth_gbps))
+            t.count_in(config.vm, i)
+            return True
         added = host.instances[-1] if host.instances else None
         if added is None or added.id != config.owner:
             return False

@@ -63,7 +63,7 @@ class InterconnectKind(Kind):
         before: ComputeHostDescriptor,
         free_before: Interconnect,
         config: VmConfiguration,
-        after: ComputeHostDescriptor,
+        after: ComputeHostDescriptor | None,
     ) -> Interconnect | None:
         return None if config.cpu_set_links else free_before  # the links' bandwidth alone
 

@@ -153,7 +153,7 @@ class MemoryKind(HugepagePools, MemoryKubelet, Kind):
         before: ComputeHostDescriptor,
         free_before: tuple[MemoryNode, ...],
         config: VmConfiguration,
-        after: ComputeHostDescriptor,
+        after: ComputeHostDescriptor | None,
     ) -> tuple[MemoryNode, ...] | None:
         return memory_claimed(before, free_before, config)
 

@@ -40,6 +40,8 @@ def memory_claimed(
             size = cs.hugepages.size_kib
             if size not in pages or len(pages) != len(before.numa_nodes[j].memory.hugepages):
                 return None
+            if pages[size] < cs.hugepages.count:  # the claim would conflict
+                return None
             pages[size] -= cs.hugepages.count  # the claim took them within the pool's free pages
         normal = cs.normal_memory_mib
         if normal and min(part.normal_free_mib, part.normal_free_over_mib) <= 0:

@@ -105,7 +105,7 @@ class SharedKind(Kind):
         before: ComputeHostDescriptor,
         free_before: tuple[Pool, ...],
         config: VmConfiguration,
-        after: ComputeHostDescriptor,
+        after: ComputeHostDescriptor | None,
     ) -> tuple[Pool, ...] | None:
         """The pools as they were unless the claim charges shared PUs or pins one of them (a
         free PU given a ratio is in its node's pool until a VM pins it)."""

@@ -90,12 +90,14 @@ class ColumnsClaimed[T: Table](TableKey[T], Protocol):
         self,
         table: T,
         i: int,
-        host: ComputeHostDescriptor,
+        host: ComputeHostDescriptor | None,
         before: ComputeHostDescriptor,
         config: VmConfiguration,
     ) -> bool:
         """For a kind with no free part: host i's row once `config` is claimed on `before`
-        (`host`), updated from the configuration; False: nothing written (`fill`)."""
+        (`host`), updated from the configuration; False: nothing written (`fill`). `host` None:
+        the claim is kept pending (`index/pending.py`, a claim the kinds' `free_claimed` took),
+        `before` the descriptor held: False is then an internal error."""
         ...
 
 
@@ -120,12 +122,15 @@ class FreeClaimed[F](FreeKey[F], Protocol):
         before: ComputeHostDescriptor,
         free_before: F,
         config: VmConfiguration,
-        after: ComputeHostDescriptor,
+        after: ComputeHostDescriptor | None,
     ) -> F | None:
         """The part after `config` is claimed on `before` (whose part was `free_before`; `after`
         is the claimed host), from the configuration where it tells, equal to `free_again` of
         `after`: `free_before` itself when the claim changes nothing the kind reads, None when
-        only reading `after` again tells (`free_again`). A claim changes no PU's package."""
+        only reading `after` again tells (`free_again`). A claim changes no PU's package.
+        `after` None: the claim is to be kept pending (`index/pending.py`): `before` is the
+        descriptor held, read only for what no claim writes, and None also when `config` takes
+        anything `free_before` does not show free (the claim is made at once, and refused)."""
         ...
 
 

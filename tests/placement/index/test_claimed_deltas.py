@@ -60,10 +60,11 @@ def _plain(table: object) -> dict[str, object]:
 
 
 def _same_free(index: FleetIndex) -> None:
-    """The free resources the index keeps of each host equal those read from its descriptor."""
-    for i, (host, free) in index._free.items():
-        assert host is index.hosts[i]
-        assert free == free_of(host), index.host_ids[i]
+    """The free resources the index keeps of each host equal those read from its descriptor (the
+    version they are kept for is the host's: its descriptor, or the claims pending on it)."""
+    for i, (version, free) in index._free.items():
+        assert version is index.version(i)
+        assert free == free_of(index.hosts[i]), index.host_ids[i]
 
 
 def _same_result(got: PlacementResult, want: PlacementResult) -> None:

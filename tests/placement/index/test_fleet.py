@@ -54,7 +54,7 @@ def test_copy_is_independent() -> None:
 def test_compact_fleet_places_like_the_plain_one() -> None:
     hosts = [host(f"h{i}", nodes=[NodeSpec(cores=3), NodeSpec(cores=3)]) for i in range(6)]
     plain, compact = FleetIndex(hosts), FleetIndex(hosts, compact=True)
-    compact.hosts.hot_size = 2  # type: ignore[union-attr]  # force compress / decompress cycles
+    compact.store.hot_size = 2  # type: ignore[union-attr]  # force compress / decompress cycles
     v = vm(cpu_sets=[cpu_set(0, 4, hugepages_1g=1)])
     while True:
         a, b = nfvplace.place(plain, v), nfvplace.place(compact, v)
@@ -94,8 +94,8 @@ def test_a_compact_index_keeps_few_hosts_as_objects() -> None:
     f = FleetIndex(hosts, compact=True)
     for i in range(len(hosts)):
         f.free(i)  # reads every host, and keeps its view
-    assert isinstance(f.hosts, HostStore)
-    assert len(f.hosts._hot) == HOT
+    assert isinstance(f.store, HostStore)
+    assert len(f.store._hot) == HOT
     assert len(f._free) == HOT  # a view holds its host's objects: no more views than hot hosts
 
 
@@ -104,7 +104,7 @@ def test_a_scheduler_sized_index_keeps_every_view_from_its_build(
 ) -> None:
     hosts = [host(f"h{i}") for i in range(VIEW_CACHE + 8)]
     f = FleetIndex(hosts)
-    assert [f._free[i][0] for i in range(len(hosts))] == f.hosts  # none read anew
+    assert [f._free[i][0] for i in range(len(hosts))] == list(f.hosts)  # none read anew
     monkeypatch.setattr(fleet, "EVERY_VIEW", VIEW_CACHE)  # a larger fleet keeps the last few
     assert len(FleetIndex(hosts)._free) == VIEW_CACHE
 

@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from ....models.chd import ComputeHostDescriptor
+from ....models.configuration import VmConfiguration
 from ....models.processors import SAME_LINE, match_rank
 from ....models.vmd import MemoryRequirements, ProcessorRequirements, VariantMatch
 from ...options import ProcessorMatch
@@ -124,6 +125,17 @@ class CapabilitiesKind(Kind):
         table.mem_type[i] = vocab.code(mem.type.lower() if mem and mem.type else None)
         table.mem_speed[i] = float(mem.speed_mts) if mem and mem.speed_mts is not None else -1.0
         table.mem_channels[i] = float(mem.channels) if mem and mem.channels is not None else -1.0
+
+    def columns_claimed(
+        self,
+        table: CapabilitiesTable,
+        i: int,
+        host: ComputeHostDescriptor | None,
+        before: ComputeHostDescriptor,
+        config: VmConfiguration,
+    ) -> bool:
+        # a pending claim took no vSwitch port (`nics.vfs_claimed`): nothing `fill` reads, kept
+        return host is None
 
     def columns_kept(self, host: ComputeHostDescriptor, before: ComputeHostDescriptor) -> bool:
         # what `fill` reads; a claim writes none of it, and keeps these very objects

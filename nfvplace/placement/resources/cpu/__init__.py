@@ -68,10 +68,12 @@ class CpuKind(Kind):
         before: ComputeHostDescriptor,
         free_before: CpuFree,
         config: VmConfiguration,
-        after: ComputeHostDescriptor,
+        after: ComputeHostDescriptor | None,
     ) -> CpuFree | None:
         held = set(config.held_cpus)
         if config.floating_cpus:  # a shared PU charged leaves the free classes if it was free
+            if after is None:
+                return None
             charged = newly_busy(before, after, config.floating_cpus)
             if charged is None:
                 return None

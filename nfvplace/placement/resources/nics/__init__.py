@@ -44,7 +44,16 @@ from .claims import claim_interfaces
 from .counting import PortsLeft, take_ports
 from .direct import nics_direct
 from .model import PORT_CHOICES, post_interfaces
-from .ports import FreePort, NicsFree, NodePorts, match_vfs, nics_free, node_ports, port_takes
+from .ports import (
+    FreePort,
+    NicsFree,
+    NodePorts,
+    match_vfs,
+    nics_free,
+    node_ports,
+    port_takes,
+    vfs_claimed,
+)
 from .relax import relax_interfaces, relax_ports, relax_vswitch
 from .table import NicsTable
 
@@ -105,10 +114,12 @@ class NicsKind(Kind):
         before: ComputeHostDescriptor,
         free_before: NicsFree,
         config: VmConfiguration,
-        after: ComputeHostDescriptor,
+        after: ComputeHostDescriptor | None,
     ) -> NicsFree | None:
         if not config.interfaces:
             return free_before  # ports, VFs and the vSwitch alone
+        if after is None:
+            return vfs_claimed(free_before, config)
         # the claimed host read again, but not its PUs: a claim moves none to another socket
         return nics_free(after, (before, free_before), sockets_kept=True)
 

@@ -4,11 +4,13 @@ PCIe budget of each NIC; and the rule for which port can take an interface."""
 from __future__ import annotations
 
 from collections.abc import Container, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 from ....exact import kbps
 from ....models.chd import ComputeHostDescriptor, Nic, NumaNode, Port, PortUsage
+from ....models.configuration import VmConfiguration
+from ....models.units import stored_gbps
 from ....models.vmd import InterfaceMode
 from ...request import InterfaceDemand
 from .. import affinity
@@ -40,6 +42,7 @@ class FreePort:
     physical_network: str | None = None
     vf_rates_kbps: tuple[int | None, ...] = ()  # pacing of each free VF (None: not paced)
     nic: str = ""  # key of the NIC in `NodePorts.nic_free_kbps`
+    bandwidth_used_gbps: float = 0.0  # as the port states it (what a claim adds a VF's to)
 
     @property
     def bandwidth_free_gbps(self) -> float:
@@ -75,6 +78,7 @@ def _port(node: NumaNode, port: Port, key: str) -> FreePort:
         physical_network=port.physical_network,
         vf_rates_kbps=tuple(None if vf.rate_gbps is None else kbps(vf.rate_gbps) for vf in free),
         nic=key,
+        bandwidth_used_gbps=port.bandwidth_used_gbps,
     )
 
 
@@ -161,6 +165,52 @@ def nics_free(
     if nodes is kept[0] and sockets is kept[3] and (vswitch_free, accelerated) == kept[1:3]:
         return free
     return NicsFree(nodes, vswitch_free, accelerated, sockets)
+
+
+def vfs_claimed(free: NicsFree, config: VmConfiguration) -> NicsFree | None:
+    """`free` once the VFs of `config` are claimed (`claims.claim_interfaces`: each VF in use, its
+    bandwidth added to its port's, the port shared through SR-IOV), worked out from the free ports
+    alone; None for a configuration with other interfaces, or a VF `free` does not show free on
+    the port named its physical function (the claim would conflict, or find it elsewhere)."""
+    nodes = list(free.nodes)
+    for iface in config.interfaces:
+        if iface.mode is not InterfaceMode.sriov or iface.bandwidth_gbps < 0:
+            return None
+        vf, pf = (iface.pci_address or "").lower(), (iface.physical_function or "").lower()
+        found = next(
+            (
+                (j, k, port)
+                for j, node in enumerate(nodes)
+                for k, port in enumerate(node.ports)
+                if port.pci_address.lower() == pf
+            ),
+            None,
+        )
+        free_vfs = [] if found is None else [a.lower() for a in found[2].free_vfs]
+        if found is None or vf not in free_vfs:
+            return None
+        j, k, port = found
+        nodes[j] = _vf_taken(nodes[j], k, port, free_vfs.index(vf), iface.bandwidth_gbps)
+    return replace(free, nodes=tuple(nodes))
+
+
+def _vf_taken(node: NodePorts, k: int, port: FreePort, vf: int, gbps: float) -> NodePorts:
+    """`node` once the `vf`-th free VF of its `k`-th port (`port`) is claimed for `gbps`."""
+    used = stored_gbps(max(port.bandwidth_used_gbps + gbps, 0.0))  # as a claim writes it
+    taken = replace(
+        port,
+        free_vfs=port.free_vfs[:vf] + port.free_vfs[vf + 1 :],
+        vf_rates_kbps=port.vf_rates_kbps[:vf] + port.vf_rates_kbps[vf + 1 :],
+        bandwidth_used_gbps=used,
+        bandwidth_free_kbps=max(kbps(port.speed_gbps) - kbps(used), 0),
+        dedicable=False,  # a VF in use
+    )
+    budgets = dict(node.nic_free_kbps)
+    left = budgets.get(port.nic)
+    if left:  # 0: the NIC's ports use its budget up already, and use more now
+        budgets[port.nic] = max(left - (kbps(used) - kbps(port.bandwidth_used_gbps)), 0)
+    ports = (*node.ports[:k], taken, *node.ports[k + 1 :])
+    return NodePorts(ports, budgets)
 
 
 def fitting_vf(
