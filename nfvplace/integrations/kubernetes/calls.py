@@ -45,7 +45,7 @@ from .extender import (
     pod_key,
     priorities,
 )
-from .state import Consumption, NodeState, node_state, topology_manager
+from .state import NodeState, node_state, topology_manager
 from .verdicts import Assumed, Seen, verdicts, worker_verdicts
 
 log = logging.getLogger("nfvplace.kubernetes")
@@ -94,11 +94,8 @@ COUNTED = Counted()
 
 def assumed_on(door: Door, names: Collection[str], now: datetime) -> Assumed:
     """The pods assumed on the nodes of `names` (uid, what it takes), oldest first."""
-    wanted = names if isinstance(names, (set, frozenset)) else set(names)
-    out: dict[str, list[tuple[str, Consumption]]] = {}
-    for pod in AssumedPods(door.store.engine).live(now, wanted):
-        out.setdefault(pod.node, []).append((pod.uid, pod.consumption))
-    return {node: tuple(pods) for node, pods in out.items()}
+    on = AssumedPods(door.store.engine).on_nodes(now, names)
+    return {node: tuple((p.uid, p.consumption) for p in pods) for node, pods in on.items()}
 
 
 # --- the lint gate --------------------------------------------------------------------------------
