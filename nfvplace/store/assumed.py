@@ -245,6 +245,20 @@ class AssumedPods:
         """`live` on `nodes`, by node (oldest first on each)."""
         return kept(self.engine).on_nodes(now, nodes)
 
+    def released(self, uid: str, now: datetime, unbound: Callable[[], bool]) -> bool:
+        """Forget the pod `uid` if it is assumed and `unbound` (the API server says so, read
+        under its node's lock: no bind to that node is in flight, and a bind holds the lock from
+        its decision until its Binding has landed, so the bind that assumed it created no
+        Binding: its process died between the two). True when the pod is no longer assumed."""
+        found = self.live(now, uid=uid)
+        if not found:
+            return True
+        with node_lock(self.engine, found[0].node):
+            if not unbound():
+                return False
+            self.drop(uid, counting=True)
+        return True
+
     def admitted(self, uid: str, until: datetime) -> bool:
         """The pod's kubelet admitted it: its assumption ends at `until` at the earliest, once its
         node's counts are reconciled at a newer generation than it was decided on (when its

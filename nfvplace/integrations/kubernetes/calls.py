@@ -230,10 +230,18 @@ def bind_call(
             ) from exc
 
     try:
-        assume(door, pod, uid, args.node, assume_s, create)
+        assume(door, pod, uid, args.node, assume_s, create, lambda: unbound(read_pod_of, args))
     except BindError as exc:
         return {"Error": str(exc)}
     return {"Error": ""}
+
+
+def unbound(read_pod_of: PodReader, args: BindingArgs) -> bool:
+    """The API server says the pod is bound to no node (False when it cannot be read)."""
+    try:
+        return not (read_pod_of(args.namespace, args.name).get("spec") or {}).get("nodeName")
+    except Exception:
+        return False
 
 
 def bound_to(read_pod_of: PodReader, args: BindingArgs) -> str:
@@ -246,13 +254,20 @@ def bound_to(read_pod_of: PodReader, args: BindingArgs) -> str:
 
 
 def assume(
-    door: Door, pod: Pod, uid: str, node: str, assume_s: float, create: Callable[[], None]
+    door: Door,
+    pod: Pod,
+    uid: str,
+    node: str,
+    assume_s: float,
+    create: Callable[[], None],
+    unbound: Callable[[], bool] = lambda: False,
 ) -> None:
     """Decide `pod` on `node` again, under the lock, and `create` its Binding there under the
     node's own lock; the pod is assumed there (unless it takes nothing nfvplace counts, or
     `assume_s` is 0). Raises BindError when the node no longer admits it, or `create` does; then
-    nothing is left behind."""
-    if AssumedPods(door.store.engine).live(utc_now(), uid=uid):
+    nothing is left behind. A pod assumed already but `unbound` was left by a bind whose process
+    died before its Binding (`AssumedPods.released`): it is decided again."""
+    if not AssumedPods(door.store.engine).released(uid, utc_now(), unbound):
         create()  # bound already (the pod watch saw it): the API server will say where
         return
     if node not in door.hosts.read([node]):
