@@ -27,11 +27,12 @@ from nfvplace.integrations.kubernetes.calls import (
     Door,
     assumed_there,
     bind_call,
+    filter_call,
     pod_admitted,
     pod_bound,
     reconcile,
 )
-from nfvplace.integrations.kubernetes.extender import BindingArgs
+from nfvplace.integrations.kubernetes.extender import BindingArgs, read_args
 from nfvplace.models.chd import ComputeHostDescriptor
 from nfvplace.models.loading import SourceDocument
 from nfvplace.reader import load_document
@@ -379,3 +380,14 @@ def test_a_bind_again_waits_for_the_binding_in_flight_and_keeps_what_it_assumed(
     first.join()
     assert landed == ["a", "again"]
     assert AssumedPods(store.engine).live(utc_now()) == [assumed]  # not forgotten and redone
+
+
+def test_filter_does_not_count_the_pods_own_assumption_a_dead_bind_left(store: Store) -> None:
+    """Only its own assumption fills the node: kube-scheduler's next try finds the node for it
+    (its bind decides again), and for no other pod."""
+    door = Door(store, ParsedHosts(store))
+    report(store, (16, 0))
+    assumed_there(door, pod("a", 16), "uid-a", NODE, 300.0)  # no Binding
+    for name, passed in (("a", [NODE]), ("b", [])):
+        args = read_args({"Pod": raw_pod(name, 16), "NodeNames": [NODE]})
+        assert (filter_call(door, args)["NodeNames"] or []) == passed

@@ -92,10 +92,14 @@ class Counted:
 COUNTED = Counted()
 
 
-def assumed_on(door: Door, names: Collection[str], now: datetime) -> Assumed:
-    """The pods assumed on the nodes of `names` (uid, what it takes), oldest first."""
+def assumed_on(door: Door, names: Collection[str], now: datetime, pod: Pod) -> Assumed:
+    """The pods assumed on the nodes of `names` (uid, what it takes), oldest first, but `pod`:
+    unbound, its own assumption is a bind's that created no Binding (yet), and its bind decides
+    again (`assume`)."""
+    own = pod_key(pod)
     on = AssumedPods(door.store.engine).on_nodes(now, names)
-    return {node: tuple((p.uid, p.consumption) for p in pods) for node, pods in on.items()}
+    out = {n: tuple((p.uid, p.consumption) for p in pods if p.uid != own) for n, pods in on.items()}
+    return {node: pods for node, pods in out.items() if pods}
 
 
 # --- the lint gate --------------------------------------------------------------------------------
@@ -168,7 +172,7 @@ FILTERED = Filtered()
 def filter_call(door: Door, args: ExtenderArgs) -> dict[str, Any]:
     """`ExtenderFilterResult` for `args` (nothing is written)."""
     refusal = lint_refusal(args.raw_pod)
-    assumed = assumed_on(door, args.node_names, utc_now())
+    assumed = assumed_on(door, args.node_names, utc_now(), args.pod)
     found, seen = verdicts(
         door.store, args.pod, args.node_names, assumed, "pack", door.pass_unregistered
     )
@@ -183,7 +187,7 @@ def prioritize_call(door: Door, args: ExtenderArgs, policy: str) -> list[dict[st
         return [{"Host": node, "Score": 0} for node in args.node_names]
     seen: Assumed | Seen | None = FILTERED.get(pod_key(args.pod))
     if seen is None:
-        seen = assumed_on(door, args.node_names, utc_now())
+        seen = assumed_on(door, args.node_names, utc_now(), args.pod)
     found, _ = verdicts(door.store, args.pod, args.node_names, seen, policy, door.pass_unregistered)
     return priorities(args, found)
 
