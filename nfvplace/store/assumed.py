@@ -21,97 +21,46 @@ A pod the node's counts account for counts no more, but its row stays (`accounte
 bound only after the node's next object accounted for it (a watch behind, or listing again), and
 must not assume it again. Filter and prioritize do not read those rows.
 
-Writes (`assume`, `reconcile`, `drop`) run as one transaction that first updates the one-row
-`k8s_lock`: every worker's and replica's binds are decided one after the other, each on what the
-earlier ones assumed. A bind's Binding is created after its decision is committed, under its
+Writes (`assume`, `reconcile`, `admitted`, `drop`, `drop_node`) run as one transaction that first
+updates the one-row `k8s_lock`: every worker's and replica's binds are decided one after the other,
+each on what the earlier ones assumed. The update numbers the write (`k8s_lock.seq`), which stamps
+what it wrote, and leaves a row in `k8s_assumed_gone` for each pod it forgot: filter and prioritize
+read the pods through each worker's parsed copy (`assumed_cache.py`), which reads only what those
+numbers say changed. A bind's Binding is created after its decision is committed, under its
 node's own lock (`node_locks`), so that a node's Bindings land in the order they were decided
 without one API call holding up the binds to every other node.
 """
 
-from __future__ import annotations
-
 from collections.abc import Callable, Collection, Iterable, Mapping
-from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
-from typing import Any, cast
+from datetime import datetime
+from typing import Any
 
-from sqlalchemy import Connection, Engine, Table, delete, insert, select, update
+from sqlalchemy import Connection, Engine, delete, insert, select, update
 
+from .assumed_cache import kept
+from .assumed_rows import (
+    ACCOUNTED_KEPT_S,
+    ASSUMED,
+    GONE,
+    LOCK,
+    VIEWS,
+    AssumedPod,
+    Counts,
+    bump,
+    forget,
+    pod_of,
+    row_of,
+    totals,
+)
 from .node_locks import node_lock
-from .tables import K8sAssumedPodRow, K8sLockRow, K8sNodeViewRow
 
-ASSUMED = cast(Table, K8sAssumedPodRow.__table__)
-VIEWS = cast(Table, K8sNodeViewRow.__table__)
-LOCK = cast(Table, K8sLockRow.__table__)
+__all__ = ["ACCOUNTED_KEPT_S", "ASSUMED", "LOCK", "AssumedPod", "AssumedPods", "Counts", "totals"]
 
-Counts = dict[str, dict[int, int]]
-"""Resource -> NUMA node -> amount (CPUs, bytes, devices)."""
-ACCOUNTED_KEPT_S = 60.0
-"""How long an accounted pod stays known: a pod watch that far behind the NRT watch would assume
-it again."""
 NODES_NAMED = 500
 """Up to this many nodes, a read of their pods names them to the database; beyond, it reads every
 pod (a filter call over the whole cluster)."""
 Baseline = tuple[int, Mapping[str, int]]
 """A node's generation and its free totals (resource -> amount over its NUMA nodes)."""
-
-
-def _counts(data: Mapping[str, Any]) -> Counts:
-    """Counts read back from JSON, whose keys are strings."""
-    return {str(r): {int(n): int(v) for n, v in per.items()} for r, per in data.items()}
-
-
-def totals(counts: Mapping[str, Mapping[int, int]]) -> dict[str, int]:
-    """Resource -> amount over the node's NUMA nodes."""
-    return {r: sum(per.values()) for r, per in counts.items()}
-
-
-@dataclass(frozen=True)
-class AssumedPod:
-    """A pod bound to `node` that the node's NodeResourceTopology does not show yet, and what it
-    takes there per NUMA node."""
-
-    uid: str
-    pod: str
-    node: str
-    consumption: Counts
-    created_at: datetime
-    expires_at: datetime
-    generation: int | None = None  # the node's generation it was decided on
-    running_until: datetime | None = None  # seen running: ends then, once its node moved on
-    accounted_at: datetime | None = None  # its node's counts show it: it counts no more
-
-    @property
-    def counts(self) -> bool:
-        """Still taken from its node's counts (not accounted for by them yet)."""
-        return self.accounted_at is None
-
-    def ended(self, now: datetime, views: Mapping[str, int]) -> bool:
-        """Expired, accounted for `ACCOUNTED_KEPT_S` ago, or seen running long enough with its
-        node's counts reconciled at a newer generation than it was decided on (`views`: node ->
-        generation reconciled)."""
-        if self.expires_at <= now:
-            return True
-        if self.accounted_at is not None:
-            return self.accounted_at + timedelta(seconds=ACCOUNTED_KEPT_S) <= now
-        if self.running_until is None or self.running_until > now:
-            return False
-        reconciled = views.get(self.node)
-        return reconciled is None or reconciled > (self.generation or 0)
-
-    def as_json(self) -> dict[str, Any]:
-        running = self.running_until
-        return {
-            "uid": self.uid,
-            "pod": self.pod,
-            "node": self.node,
-            "takes": {
-                r: {str(n): a for n, a in per.items()} for r, per in self.consumption.items()
-            },
-            "created_at": self.created_at.isoformat(),
-            "expires_at": self.expires_at.isoformat(),
-            "running_until": running.isoformat() if running is not None else None,
-        }
 
 
 def accounted(
@@ -156,15 +105,14 @@ class AssumedPods:
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
 
-    def _locked(self, conn: Any, now: datetime, node: str) -> list[AssumedPod]:
+    def _locked(self, conn: Any, now: datetime, node: str) -> tuple[list[AssumedPod], int]:
         """Take the lock and forget `node`'s pods that have ended (and any pod that expired);
-        its others (accounted for or not), oldest first."""
-        conn.execute(update(LOCK).where(LOCK.c.id == 1).values(seq=LOCK.c.seq + 1))
+        its others (accounted for or not), oldest first, and the write's change number."""
+        seq = bump(conn)
         known, ended = self._known(conn, now, nodes=(node,))
-        if ended:
-            conn.execute(delete(ASSUMED).where(ASSUMED.c.uid.in_(ended)))
-        conn.execute(delete(ASSUMED).where(ASSUMED.c.expires_at <= now))
-        return known
+        expired = select(ASSUMED.c.uid).where(ASSUMED.c.expires_at <= now)
+        forget(conn, [*ended, *(str(u) for u in conn.execute(expired).scalars())], seq)
+        return known, seq
 
     def _known(
         self,
@@ -211,20 +159,20 @@ class AssumedPods:
         raises, the pod assumed is forgotten again."""
         with node_lock(self.engine, node) as conn:
             with conn.begin():
-                known = self._locked(conn, now, node)
+                known, seq = self._locked(conn, now, node)
                 answer, pod, baseline = decide(known, conn)
                 if pod is not None:
                     conn.execute(delete(ASSUMED).where(ASSUMED.c.uid == pod.uid))
-                    conn.execute(insert(ASSUMED).values(**_row(pod)))
+                    conn.execute(insert(ASSUMED).values(**row_of(pod), change_seq=seq))
                     if not any(p.counts for p in known):
-                        self._set_view(conn, node, *baseline)
+                        self._set_view(conn, node, *baseline, seq)
             if land is not None:
                 try:
                     land(answer)
                 except BaseException:
                     if pod is not None:
                         with conn.begin():
-                            conn.execute(delete(ASSUMED).where(ASSUMED.c.uid == pod.uid))
+                            forget(conn, [pod.uid], bump(conn))
                     raise
         return answer
 
@@ -238,9 +186,10 @@ class AssumedPods:
             if not self._rows(conn, counting=True, nodes=(node,)):
                 return []
         with self.engine.begin() as conn:
-            pending = [p for p in self._locked(conn, now, node) if p.counts]
+            known, seq = self._locked(conn, now, node)
+            pending = [p for p in known if p.counts]
             if not pending:
-                self._set_view(conn, node, generation, free)
+                self._set_view(conn, node, generation, free, seq)
                 return []
             row = conn.execute(select(VIEWS).where(VIEWS.c.node == node)).mappings().first()
             if row is not None and int(row["generation"]) >= generation:
@@ -249,12 +198,15 @@ class AssumedPods:
             shown, moved = accounted(baseline, free, pending)
             if shown:
                 marked = update(ASSUMED).where(ASSUMED.c.uid.in_(shown))
-                conn.execute(marked.values(accounted_at=now))
-            self._set_view(conn, node, generation, free if len(shown) == len(pending) else moved)
+                conn.execute(marked.values(accounted_at=now, change_seq=seq))
+            after = free if len(shown) == len(pending) else moved
+            self._set_view(conn, node, generation, after, seq)
             return shown
 
-    def _set_view(self, conn: Any, node: str, generation: int, free: Mapping[str, int]) -> None:
-        values = {"generation": generation, "free": dict(free)}
+    def _set_view(
+        self, conn: Any, node: str, generation: int, free: Mapping[str, int], seq: int
+    ) -> None:
+        values = {"generation": generation, "free": dict(free), "change_seq": seq}
         if conn.execute(update(VIEWS).where(VIEWS.c.node == node).values(**values)).rowcount:
             return
         conn.execute(insert(VIEWS).values(node=node, **values))
@@ -276,7 +228,7 @@ class AssumedPods:
         named = nodes is not None and len(nodes) <= NODES_NAMED
         if named:
             query = query.where(ASSUMED.c.node.in_(list(nodes or ())))
-        pods = [_pod(r) for r in conn.execute(query).mappings()]
+        pods = [pod_of(r) for r in conn.execute(query).mappings()]
         if nodes is not None and not named:
             pods = [p for p in pods if p.node in nodes]
         return pods
@@ -285,69 +237,72 @@ class AssumedPods:
         self, now: datetime, nodes: Collection[str] | None = None, uid: str | None = None
     ) -> list[AssumedPod]:
         """The assumed pods that have not ended and still count (on `nodes`, or the pod `uid`,
-        when given), oldest first."""
-        with self.engine.connect() as conn:
-            known, _ended = self._known(conn, now, counting=True, nodes=nodes, uid=uid)
-        return known
+        when given), oldest first: read through this process's parsed copy, as the database
+        has them now (`assumed_cache.py`)."""
+        return kept(self.engine).live(now, nodes, uid)
+
+    def on_nodes(self, now: datetime, nodes: Collection[str]) -> dict[str, tuple[AssumedPod, ...]]:
+        """`live` on `nodes`, by node (oldest first on each)."""
+        return kept(self.engine).on_nodes(now, nodes)
+
+    def released(self, uid: str, now: datetime, unbound: Callable[[], bool]) -> bool:
+        """Forget the pod `uid` if it is assumed and `unbound` (the API server says so, read
+        under its node's lock: no bind to that node is in flight, and a bind holds the lock from
+        its decision until its Binding has landed, so the bind that assumed it created no
+        Binding: its process died between the two). True when the pod is no longer assumed."""
+        found = self.live(now, uid=uid)
+        if not found:
+            return True
+        with node_lock(self.engine, found[0].node):
+            if not unbound():
+                return False
+            self.drop(uid, counting=True)
+        return True
 
     def admitted(self, uid: str, until: datetime) -> bool:
         """The pod's kubelet admitted it: its assumption ends at `until` at the earliest, once its
         node's counts are reconciled at a newer generation than it was decided on (when its
         node's NodeResourceTopology shows it, it ends then). False when it is not assumed, was
         seen running before, or expires sooner."""
+        first = (
+            ASSUMED.c.uid == uid,
+            ASSUMED.c.running_until.is_(None),
+            ASSUMED.c.accounted_at.is_(None),
+            ASSUMED.c.expires_at > until,
+        )
+        if not _any(self.engine, *first):  # most pods the watch sees running were never assumed
+            return False
         with self.engine.begin() as conn:
-            first = (
-                ASSUMED.c.uid == uid,
-                ASSUMED.c.running_until.is_(None),
-                ASSUMED.c.accounted_at.is_(None),
-            )
-            ends = update(ASSUMED).where(*first, ASSUMED.c.expires_at > until)
-            return bool(conn.execute(ends.values(running_until=until)).rowcount)
+            ends = update(ASSUMED).where(*first).values(running_until=until)
+            return bool(conn.execute(ends.values(change_seq=bump(conn))).rowcount)
 
     def drop(self, uid: str, counting: bool = False) -> bool:
         """Forget a pod (the pod is gone or finished; `counting`: only while it still counts, as
         `live` lists it); False when there was none."""
-        query = delete(ASSUMED).where(ASSUMED.c.uid == uid)
+        which = [ASSUMED.c.uid == uid]
         if counting:
-            query = query.where(ASSUMED.c.accounted_at.is_(None))
+            which.append(ASSUMED.c.accounted_at.is_(None))
+        if not _any(self.engine, *which):  # most pods the watch sees go were never assumed
+            return False
         with self.engine.begin() as conn:
-            return bool(conn.execute(query).rowcount)
+            seq = bump(conn)
+            if not conn.execute(delete(ASSUMED).where(*which)).rowcount:
+                return False
+            conn.execute(insert(GONE).values(change_seq=seq, uid=uid))
+            return True
 
     def drop_node(self, node: str) -> None:
-        """Forget a node's assumed pods and baseline (its NodeResourceTopology was deleted)."""
+        """Forget a node's assumed pods and baseline (its NodeResourceTopology was deleted). A
+        worker may keep the node's baseline parsed: it is written again, stamped, before a pod
+        is assumed there again."""
         with self.engine.begin() as conn:
-            conn.execute(delete(ASSUMED).where(ASSUMED.c.node == node))
+            seq = bump(conn)
+            uids = conn.execute(select(ASSUMED.c.uid).where(ASSUMED.c.node == node)).scalars()
+            forget(conn, [str(u) for u in uids], seq)
             conn.execute(delete(VIEWS).where(VIEWS.c.node == node))
 
 
-def _row(pod: AssumedPod) -> dict[str, Any]:
-    return {
-        "uid": pod.uid,
-        "pod": pod.pod,
-        "nodes": {pod.node: {r: dict(per) for r, per in pod.consumption.items()}},
-        "node": pod.node,
-        "created_at": pod.created_at,
-        "expires_at": pod.expires_at,
-        "assumed_generation": pod.generation,
-    }
-
-
-def _pod(r: Mapping[str, Any]) -> AssumedPod:
-    ((node, counts),) = r["nodes"].items()
-    running, accounted = r["running_until"], r["accounted_at"]
-    return AssumedPod(
-        r["uid"],
-        r["pod"],
-        node,
-        _counts(counts),
-        _aware(r["created_at"]),
-        _aware(r["expires_at"]),
-        r["assumed_generation"],
-        _aware(running) if running is not None else None,
-        _aware(accounted) if accounted is not None else None,
-    )
-
-
-def _aware(moment: datetime) -> datetime:
-    """SQLite gives back naive datetimes: they were written in UTC."""
-    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+def _any(engine: Engine, *which: Any) -> bool:
+    """Whether a stored pod matches `which` (read before a write takes the lock for nothing)."""
+    with engine.connect() as conn:
+        return conn.execute(select(ASSUMED.c.uid).where(*which).limit(1)).first() is not None

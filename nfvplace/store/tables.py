@@ -196,6 +196,19 @@ class K8sAssumedPodRow(Base):
     # while (store/assumed.py ACCOUNTED_KEPT_S) so that the pod watch, seeing the pod bound after
     # that, does not assume it again (migration 0013)
     accounted_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    # the change number (`k8s_lock.seq`) that last wrote it, for the workers that keep the pods
+    # parsed (store/assumed_cache.py; migration 0015)
+    change_seq: Mapped[int | None] = mapped_column(BigInteger, nullable=True, index=True)
+
+
+class K8sAssumedGoneRow(Base):
+    """A pod forgotten (its row deleted) at change number `change_seq`, so that every worker
+    forgets it too (store/assumed_cache.py; pruned now and then, `K8sLockRow.gone_below`)."""
+
+    __tablename__ = "k8s_assumed_gone"
+
+    change_seq: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=False)
+    uid: Mapped[str] = mapped_column(String(128), primary_key=True)
 
 
 class K8sNodeViewRow(Base):
@@ -207,16 +220,20 @@ class K8sNodeViewRow(Base):
     node: Mapped[str] = mapped_column(String(255), primary_key=True)
     generation: Mapped[int] = mapped_column(BigInteger, nullable=False)
     free: Mapped[dict[str, Any]] = mapped_column(JsonType, nullable=False)
+    change_seq: Mapped[int | None] = mapped_column(BigInteger, nullable=True, index=True)
 
 
 class K8sLockRow(Base):
-    """One row: every bind and reconciliation updates it first, so that the decisions of all
-    workers and replicas (and the assumed pods they record) are taken one after the other."""
+    """One row: every write of the assumed pods updates it first, so that the decisions of all
+    workers and replicas (and the assumed pods they record) are taken one after the other; `seq`
+    numbers those writes (store/assumed_cache.py), and the pods forgotten at or below
+    `gone_below` may have lost their `K8sAssumedGoneRow`."""
 
     __tablename__ = "k8s_lock"
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
     seq: Mapped[int] = mapped_column(BigInteger, nullable=False)
+    gone_below: Mapped[int] = mapped_column(BigInteger, nullable=False, server_default="0")
 
 
 class ReadinessProbeRow(Base):

@@ -27,11 +27,12 @@ from nfvplace.integrations.kubernetes.calls import (
     Door,
     assumed_there,
     bind_call,
+    filter_call,
     pod_admitted,
     pod_bound,
     reconcile,
 )
-from nfvplace.integrations.kubernetes.extender import BindingArgs
+from nfvplace.integrations.kubernetes.extender import BindingArgs, read_args
 from nfvplace.models.chd import ComputeHostDescriptor
 from nfvplace.models.loading import SourceDocument
 from nfvplace.reader import load_document
@@ -298,3 +299,95 @@ def test_an_accounted_pod_is_known_a_minute(
     known = AssumedPod("u", "cnf/a", NODE, {"cpu": {0: 1}}, now, expires, 1, None, accounted)
     assert known.ended(now, {}) is ended
     assert not known.counts
+
+
+def second_node(store: Store) -> None:
+    other = load_document(SourceDocument(data=kube_api.nrt("worker-b", (16, 16)), source="b"))
+    assert isinstance(other, ComputeHostDescriptor)
+    put = store.put_host(other)
+    reconcile(store, put.id, put.generation, put.availability)
+
+
+def test_a_pod_a_dead_bind_left_assumed_is_decided_again_when_bound_again(store: Store) -> None:
+    """A bind's process died after committing the pod's assumption, before its Binding: the pod
+    is still Pending, and kube-scheduler binds it again (here to another node). The assumption
+    is forgotten and the pod decided again; its first node's room is free again."""
+    door = Door(store, ParsedHosts(store))
+    report(store, (16, 16))
+    second_node(store)
+    decision, assumed = assumed_there(door, pod("a", 16), "uid-a", NODE, 300.0)  # no Binding
+    assert (decision.consumption, assumed) == ({"cpu": {0: 16}}, True)
+    landed: list[tuple[str, str]] = []
+    args = BindingArgs("a", "cnf", "uid-a", "worker-b")
+    read = lambda ns, name: raw_pod(name, 16)  # noqa: E731 - unbound, as the API server says
+    assert bind_call(door, args, read, lambda a: landed.append((a.name, a.node)), 300.0) == {
+        "Error": ""
+    }
+    assert landed == [("a", "worker-b")]
+    (again,) = AssumedPods(store.engine).live(utc_now())
+    assert (again.uid, again.node) == ("uid-a", "worker-b")
+    decision, _ = assumed_there(door, pod("b", 16), "uid-b", NODE, 300.0)
+    assert decision.consumption == {"cpu": {0: 16}}
+
+
+@pytest.mark.parametrize("read_again", ["bound", "unreadable"])
+def test_a_pod_assumed_and_bound_or_unreadable_stays_assumed(store: Store, read_again: str) -> None:
+    """The pod watch assumed a pod it saw bound (or the API server cannot say): a bind of it
+    decides nothing again, and the API server says where it is."""
+    door = Door(store, ParsedHosts(store))
+    report(store, (16, 16))
+    assert pod_bound(door, bound_pod("a", 8), 300.0)
+    reads = [0]
+
+    def read(namespace: str, name: str) -> dict[str, Any]:
+        reads[0] += 1
+        if reads[0] > 1 and read_again == "unreadable":
+            raise RuntimeError("503 Service Unavailable")
+        return bound_pod(name, 8)
+
+    landed: list[str] = []
+    args = BindingArgs("a", "cnf", "uid-a", NODE)
+    assert bind_call(door, args, read, lambda a: landed.append(a.name), 300.0) == {"Error": ""}
+    assert landed == ["a"]
+    (kept,) = AssumedPods(store.engine).live(utc_now())
+    assert (kept.uid, kept.node, kept.consumption) == ("uid-a", NODE, {"cpu": {0: 8}})
+
+
+def test_a_bind_again_waits_for_the_binding_in_flight_and_keeps_what_it_assumed(
+    store: Store,
+) -> None:
+    """kube-scheduler gave up waiting on a bind and binds the pod again while the first one's
+    Binding is on its way: the second waits for the node's lock, then finds the pod bound."""
+    door = Door(store, ParsedHosts(store))
+    report(store, (16, 16))
+    landed: list[str] = []
+    on_its_way = threading.Event()
+
+    def slow(args: BindingArgs) -> None:
+        on_its_way.set()
+        time.sleep(0.3)
+        landed.append(args.name)
+
+    def read(namespace: str, name: str) -> dict[str, Any]:
+        return bound_pod(name, 8) if landed else raw_pod(name, 8)
+
+    args = BindingArgs("a", "cnf", "uid-a", NODE)
+    first = threading.Thread(target=bind_call, args=(door, args, read, slow, 300.0))
+    first.start()
+    assert on_its_way.wait(timeout=5.0)
+    (assumed,) = AssumedPods(store.engine).live(utc_now())
+    assert bind_call(door, args, read, lambda a: landed.append("again"), 300.0) == {"Error": ""}
+    first.join()
+    assert landed == ["a", "again"]
+    assert AssumedPods(store.engine).live(utc_now()) == [assumed]  # not forgotten and redone
+
+
+def test_filter_does_not_count_the_pods_own_assumption_a_dead_bind_left(store: Store) -> None:
+    """Only its own assumption fills the node: kube-scheduler's next try finds the node for it
+    (its bind decides again), and for no other pod."""
+    door = Door(store, ParsedHosts(store))
+    report(store, (16, 0))
+    assumed_there(door, pod("a", 16), "uid-a", NODE, 300.0)  # no Binding
+    for name, passed in (("a", [NODE]), ("b", [])):
+        args = read_args({"Pod": raw_pod(name, 16), "NodeNames": [NODE]})
+        assert (filter_call(door, args)["NodeNames"] or []) == passed

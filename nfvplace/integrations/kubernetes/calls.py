@@ -45,7 +45,7 @@ from .extender import (
     pod_key,
     priorities,
 )
-from .state import Consumption, NodeState, node_state, topology_manager
+from .state import NodeState, node_state, topology_manager
 from .verdicts import Assumed, Seen, verdicts, worker_verdicts
 
 log = logging.getLogger("nfvplace.kubernetes")
@@ -92,13 +92,14 @@ class Counted:
 COUNTED = Counted()
 
 
-def assumed_on(door: Door, names: Collection[str], now: datetime) -> Assumed:
-    """The pods assumed on the nodes of `names` (uid, what it takes), oldest first."""
-    wanted = names if isinstance(names, (set, frozenset)) else set(names)
-    out: dict[str, list[tuple[str, Consumption]]] = {}
-    for pod in AssumedPods(door.store.engine).live(now, wanted):
-        out.setdefault(pod.node, []).append((pod.uid, pod.consumption))
-    return {node: tuple(pods) for node, pods in out.items()}
+def assumed_on(door: Door, names: Collection[str], now: datetime, pod: Pod) -> Assumed:
+    """The pods assumed on the nodes of `names` (uid, what it takes), oldest first, but `pod`:
+    unbound, its own assumption is a bind's that created no Binding (yet), and its bind decides
+    again (`assume`)."""
+    own = pod_key(pod)
+    on = AssumedPods(door.store.engine).on_nodes(now, names)
+    out = {n: tuple((p.uid, p.consumption) for p in pods if p.uid != own) for n, pods in on.items()}
+    return {node: pods for node, pods in out.items() if pods}
 
 
 # --- the lint gate --------------------------------------------------------------------------------
@@ -171,7 +172,7 @@ FILTERED = Filtered()
 def filter_call(door: Door, args: ExtenderArgs) -> dict[str, Any]:
     """`ExtenderFilterResult` for `args` (nothing is written)."""
     refusal = lint_refusal(args.raw_pod)
-    assumed = assumed_on(door, args.node_names, utc_now())
+    assumed = assumed_on(door, args.node_names, utc_now(), args.pod)
     found, seen = verdicts(
         door.store, args.pod, args.node_names, assumed, "pack", door.pass_unregistered
     )
@@ -186,7 +187,7 @@ def prioritize_call(door: Door, args: ExtenderArgs, policy: str) -> list[dict[st
         return [{"Host": node, "Score": 0} for node in args.node_names]
     seen: Assumed | Seen | None = FILTERED.get(pod_key(args.pod))
     if seen is None:
-        seen = assumed_on(door, args.node_names, utc_now())
+        seen = assumed_on(door, args.node_names, utc_now(), args.pod)
     found, _ = verdicts(door.store, args.pod, args.node_names, seen, policy, door.pass_unregistered)
     return priorities(args, found)
 
@@ -233,10 +234,18 @@ def bind_call(
             ) from exc
 
     try:
-        assume(door, pod, uid, args.node, assume_s, create)
+        assume(door, pod, uid, args.node, assume_s, create, lambda: unbound(read_pod_of, args))
     except BindError as exc:
         return {"Error": str(exc)}
     return {"Error": ""}
+
+
+def unbound(read_pod_of: PodReader, args: BindingArgs) -> bool:
+    """The API server says the pod is bound to no node (False when it cannot be read)."""
+    try:
+        return not (read_pod_of(args.namespace, args.name).get("spec") or {}).get("nodeName")
+    except Exception:
+        return False
 
 
 def bound_to(read_pod_of: PodReader, args: BindingArgs) -> str:
@@ -249,13 +258,20 @@ def bound_to(read_pod_of: PodReader, args: BindingArgs) -> str:
 
 
 def assume(
-    door: Door, pod: Pod, uid: str, node: str, assume_s: float, create: Callable[[], None]
+    door: Door,
+    pod: Pod,
+    uid: str,
+    node: str,
+    assume_s: float,
+    create: Callable[[], None],
+    unbound: Callable[[], bool] = lambda: False,
 ) -> None:
     """Decide `pod` on `node` again, under the lock, and `create` its Binding there under the
     node's own lock; the pod is assumed there (unless it takes nothing nfvplace counts, or
     `assume_s` is 0). Raises BindError when the node no longer admits it, or `create` does; then
-    nothing is left behind."""
-    if AssumedPods(door.store.engine).live(utc_now(), uid=uid):
+    nothing is left behind. A pod assumed already but `unbound` was left by a bind whose process
+    died before its Binding (`AssumedPods.released`): it is decided again."""
+    if not AssumedPods(door.store.engine).released(uid, utc_now(), unbound):
         create()  # bound already (the pod watch saw it): the API server will say where
         return
     if node not in door.hosts.read([node]):
