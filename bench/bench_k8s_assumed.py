@@ -2,11 +2,11 @@
 in their nodes' NodeResourceTopology), this checkout against another one in the same run.
 
     .venv/bin/python -m bench.bench_k8s_assumed [--compare /path/to/other/checkout] [--nodes 5000]
-        [--assumed 500,2000,5000] [--sizes 500,5000] [--calls 15] [--rounds 2]
+        [--assumed 500,2000,5000] [--sizes 500,5000] [--calls 15] [--rounds 2] [--db postgres]
 
 `--nodes` NodeResourceTopology nodes (`bench_k8s.nrt`) are registered once, by the compared tree
-(or this one), into an SQLite file as the door stores them; each child process, of either tree,
-starts from a copy of it (migrated to its own schema), assumes `--assumed` pods through the bind
+(or this one), into an SQLite file (or a PostgreSQL database, `--db postgres`) as the door stores
+them; each child process, of either tree, starts from a copy of it (migrated to its own schema), assumes `--assumed` pods through the bind
 path (`assumed_there`, pod i on node i modulo the nodes: 4 CPUs, 1 GiB, a VF each), then times the
 calls in-process, for each size of `--sizes` (the first nodes by name):
 
@@ -24,6 +24,7 @@ p50 and p95, with the load.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import shutil
@@ -137,10 +138,27 @@ def run_child(tree: Path, code: str) -> Any:
     return json.loads(lines[-1]) if lines else None
 
 
-def copied(template: Path, folder: Path, label: str) -> str:
-    target = folder / f"{label}.db"
-    shutil.copyfile(template, target)
-    return f"sqlite:///{target}"
+def copied(template: str, folder: Path, label: str) -> str:
+    """A copy of the registered nodes' database: an SQLite file copied, or a PostgreSQL
+    database created from the template database."""
+    if template.startswith("sqlite"):
+        target = folder / f"{label}.db"
+        shutil.copyfile(template.removeprefix("sqlite:///"), target)
+        return f"sqlite:///{target}"
+    import psycopg
+    from sqlalchemy import make_url
+
+    parsed = make_url(template)
+    info: dict[str, Any] = {"dbname": "postgres", "autocommit": True, **parsed.query}
+    for key in ("host", "port", "password"):
+        if getattr(parsed, key):
+            info[key] = getattr(parsed, key)
+    if parsed.username:
+        info["user"] = parsed.username
+    name = f"{parsed.database}_{label}".replace("-", "_")
+    with psycopg.connect(**info) as conn:
+        conn.execute(f'CREATE DATABASE "{name}" TEMPLATE "{parsed.database}"')
+    return parsed.set(database=name).render_as_string(False)
 
 
 def main() -> None:
@@ -151,19 +169,23 @@ def main() -> None:
     parser.add_argument("--sizes", default="500,5000")
     parser.add_argument("--calls", type=int, default=15)
     parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--db", choices=("sqlite", "postgres"), default="sqlite")
     args = parser.parse_args()
     trees = [("this", ROOT)] + ([("other", args.compare.resolve())] if args.compare else [])
     sizes = [int(s) for s in args.sizes.split(",")]
     print(
         f"filter and prioritize in a burst: {args.nodes} NRT nodes, {args.calls} calls a case, "
-        f"{args.rounds} rounds, SQLite (load {os.getloadavg()[0]:.1f})"
+        f"{args.rounds} rounds, {args.db} (load {os.getloadavg()[0]:.1f})"
     )
-    with tempfile.TemporaryDirectory() as name:
+    with tempfile.TemporaryDirectory() as name, contextlib.ExitStack() as stack:
         folder = Path(name)
-        template = folder / "template.db"
+        template = f"sqlite:///{folder / 'template.db'}"
+        if args.db == "postgres":
+            from .bench_service import fresh_postgres, postgres_server
+
+            template = fresh_postgres(stack.enter_context(postgres_server()))
         start = time.perf_counter()
-        url = f"sqlite:///{template}"
-        code = f"from bench.bench_k8s_assumed import register; register({url!r}, {args.nodes}); 0"
+        code = f"from bench.bench_k8s_assumed import register; register({template!r}, {args.nodes})"
         run_child(trees[-1][1], code)
         print(f"  {args.nodes} nodes registered in {time.perf_counter() - start:.0f} s")
         for count in (int(n) for n in args.assumed.split(",")):

@@ -147,18 +147,11 @@ class Reader:
             self.kept.refresh(self.engine)
             return self.kept.on_nodes(now, wanted)
 
-    def live(
-        self, now: datetime, nodes: Collection[str] | None = None, uid: str | None = None
-    ) -> list[AssumedPod]:
+    def live(self, now: datetime, nodes: Collection[str] | None = None) -> list[AssumedPod]:
         """As `AssumedPods.live`: oldest first."""
+        wanted = None if nodes is None else set(nodes)
         with self.kept.lock:
             self.kept.refresh(self.engine)
-            if uid is not None:
-                pod = self.kept.pods.get(uid)
-                found = [] if pod is None else [pod]
-                out = [p for p in found if not p.ended(now, self.kept.views)]
-                return [p for p in out if nodes is None or p.node in nodes]
-            wanted = None if nodes is None else set(nodes)
             by_node = self.kept.on_nodes(now, wanted)
         return sorted((p for pods in by_node.values() for p in pods), key=_oldest_first)
 
