@@ -21,6 +21,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ...models.chd import ComputeHostDescriptor, NumaNode
+from ...models.configuration import VmConfiguration
 
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
@@ -146,6 +147,11 @@ class IndexedFleet(Protocol):
     def vocab(self) -> Vocabulary: ...
     def table[T: Table](self, kind: TableKey[T]) -> T: ...
     def free(self, i: int) -> HostFree: ...
+    def held(self, i: int) -> tuple[ComputeHostDescriptor, tuple[VmConfiguration, ...]]:
+        """Row i's descriptor as held, and the claims pending on it (nothing built): for what
+        no claim writes."""
+        ...
+
     def __len__(self) -> int: ...
 
 

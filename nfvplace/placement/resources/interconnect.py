@@ -10,6 +10,7 @@ filter part.
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 from itertools import combinations
 from typing import Any
@@ -17,6 +18,7 @@ from typing import Any
 from ...exact import kbps, kbps_of_mbps
 from ...models.chd import ComputeHostDescriptor
 from ...models.configuration import VmConfiguration
+from ...models.units import MAX_GBPS, stored_gbps
 from ..request import Request
 from .base import HostFree
 from .direct import Assignment, DirectPart, NoAnswer
@@ -31,6 +33,8 @@ DISTANCE = 20  # objective weight per unit of SLIT distance above 10 (local)
 class Interconnect:
     links_free_kbps: dict[tuple[int, int], int] = field(default_factory=dict)  # by node ids
     distances: dict[tuple[int, int], int] = field(default_factory=dict)  # by node ids, when known
+    # the Gbps of each link the host describes once, and in use (what a claim adds to)
+    links_gbps: dict[tuple[int, int], tuple[float, float]] = field(default_factory=dict)
 
 
 def _distances(host: ComputeHostDescriptor) -> dict[tuple[int, int], int]:
@@ -56,7 +60,13 @@ class InterconnectKind(Kind):
             )
             for link in host.interconnect
         }
-        return Interconnect(links, _distances(host))
+        keys = Counter((min(link.nodes), max(link.nodes)) for link in host.interconnect)
+        gbps = {
+            key: (link.bandwidth_gbps, link.bandwidth_used_gbps)
+            for link in host.interconnect
+            if keys[key := (min(link.nodes), max(link.nodes))] == 1
+        }
+        return Interconnect(links, _distances(host), gbps)
 
     def free_claimed(
         self,
@@ -65,7 +75,25 @@ class InterconnectKind(Kind):
         config: VmConfiguration,
         after: ComputeHostDescriptor | None,
     ) -> Interconnect | None:
-        return None if config.cpu_set_links else free_before  # the links' bandwidth alone
+        """The links' bandwidth in use raised as `claim` raises it, stored as the descriptor
+        validates it; None for a pair of nodes the host describes twice, or beyond the figure a
+        descriptor holds (the claim would conflict)."""
+        if not config.cpu_set_links:
+            return free_before
+        free, gbps = dict(free_before.links_free_kbps), dict(free_before.links_gbps)
+        for link in config.cpu_set_links:
+            key = (min(link.numa_nodes), max(link.numa_nodes))
+            if key not in free:
+                continue  # not described: not limited, nothing to charge
+            if key not in gbps:
+                return None
+            total, used = gbps[key]
+            used = stored_gbps(max(used + link.bandwidth_mbps / 1000, 0.0))
+            if used > MAX_GBPS:
+                return None
+            gbps[key] = (total, used)
+            free[key] = max(kbps(total) - kbps(used), 0)
+        return Interconnect(free, free_before.distances, gbps)
 
     def free_again(
         self, host: ComputeHostDescriptor, before: ComputeHostDescriptor, free_before: Interconnect

@@ -24,18 +24,16 @@ def memory_claimed(
     before: ComputeHostDescriptor, free_before: tuple[MemoryNode, ...], config: VmConfiguration
 ) -> tuple[MemoryNode, ...] | None:
     """The part once `config` is claimed on `before`; None where only the claimed host tells:
-    memory bandwidth (a sum of floats), a shared VM's memory, a free figure already at 0 (the part
-    does not hold how far below it the use is), two pools of one page size."""
-    if config.shared is not None and config.shared.memory_mib:
-        return None
+    memory bandwidth (a sum of floats), a free figure already at 0 (the part does not hold how far
+    below it the use is), two pools of one page size. A shared VM's memory is normal memory of its
+    node (the host's first when it names none), as `memory.claim` charges it."""
     nodes = list(free_before)
     slots = {node.id: j for j, node in enumerate(before.numa_nodes)}
     for cs in config.cpu_sets:
         j = slots.get(cs.numa_node)
         if j is None or cs.memory_bandwidth_gbps:
             return None
-        part = nodes[j]
-        pages = dict(part.hugepages_free)
+        pages = dict(nodes[j].hugepages_free)
         if cs.hugepages is not None and cs.hugepages.count:
             size = cs.hugepages.size_kib
             if size not in pages or len(pages) != len(before.numa_nodes[j].memory.hugepages):
@@ -43,13 +41,29 @@ def memory_claimed(
             if pages[size] < cs.hugepages.count:  # the claim would conflict
                 return None
             pages[size] -= cs.hugepages.count  # the claim took them within the pool's free pages
-        normal = cs.normal_memory_mib
-        if normal and min(part.normal_free_mib, part.normal_free_over_mib) <= 0:
+        part = _normal_taken(replace(nodes[j], hugepages_free=pages), cs.normal_memory_mib)
+        if part is None:
             return None
-        nodes[j] = replace(
-            part,
-            hugepages_free=pages,
-            normal_free_mib=max(part.normal_free_mib - normal, 0),
-            normal_free_over_mib=max(part.normal_free_over_mib - normal, 0),
-        )
+        nodes[j] = part
+    shared = config.shared
+    if shared is not None and shared.memory_mib:
+        node_id = min(slots) if shared.numa_node is None else shared.numa_node
+        j = slots.get(node_id)
+        part = None if j is None else _normal_taken(nodes[j], shared.memory_mib)
+        if j is None or part is None:
+            return None
+        nodes[j] = part
     return tuple(nodes)
+
+
+def _normal_taken(part: MemoryNode, normal: int) -> MemoryNode | None:
+    """`part` once `normal` MiB more are used (None: a free figure already at 0)."""
+    if not normal:
+        return part
+    if min(part.normal_free_mib, part.normal_free_over_mib) <= 0:
+        return None
+    return replace(
+        part,
+        normal_free_mib=max(part.normal_free_mib - normal, 0),
+        normal_free_over_mib=max(part.normal_free_over_mib - normal, 0),
+    )

@@ -43,7 +43,16 @@ from .filtering import FilterInput, NodeNeed
 from .kind import Decisions, Kind, Refusal, RelaxModel
 from .model import Layout, ModelContext
 from .shared_charge import charge_pus
-from .shared_pool import Pool, SharedPu, charge, choose_pus, shared_pus, shared_pus_again, spare
+from .shared_pool import (
+    Pool,
+    SharedPu,
+    charge,
+    choose_pus,
+    pools_charged,
+    shared_pus,
+    shared_pus_again,
+    spare,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,14 +116,12 @@ class SharedKind(Kind):
         config: VmConfiguration,
         after: ComputeHostDescriptor | None,
     ) -> tuple[Pool, ...] | None:
-        """The pools as they were unless the claim charges shared PUs or pins one of them (a
-        free PU given a ratio is in its node's pool until a VM pins it)."""
-        if config.floating_cpus:
-            return None
+        """The pools as they were unless the claim pins a PU of them (a free PU given a ratio is
+        in its node's pool until a VM pins it), the PUs it charges with their usage raised."""
         held = set(config.held_cpus)
         if any(p.pu in held for pool in free_before for p in pool):
             return None
-        return free_before
+        return pools_charged(free_before, config) if config.floating_cpus else free_before
 
     def node_needs(self, inp: FilterInput, part: Part) -> list[NodeNeed]:
         vcpus = part.floating_vcpus

@@ -13,6 +13,7 @@ from operator import is_not
 
 from ...exact import rational
 from ...models.chd import Cpu, CpuState, NumaNode
+from ...models.configuration import VmConfiguration
 
 KEPT_PUS = 65536  # distinct (PU, ratio, usage) kept: a fleet of a thousand hosts has about 10,000
 _SHARED, _FREE = CpuState.shared, CpuState.free
@@ -111,3 +112,34 @@ def charge(shared: Sequence[SharedPu], chosen: Sequence[SharedPu], vcpus: int) -
     return [
         SharedPu(p.pu, p.ratio, p.usage + share / p.ratio) if p.pu in picked else p for p in shared
     ]
+
+
+def charges(config: VmConfiguration) -> list[tuple[Fraction, tuple[int, ...]]]:
+    """Each PU set `config`'s floating vCPUs are charged on, with the share of a vCPU each PU of
+    it takes (what `shared.claim` charges, in its order)."""
+    out: list[tuple[Fraction, tuple[int, ...]]] = []
+    if config.shared is not None and config.shared.cpus:
+        out.append((Fraction(config.shared.vcpus, len(config.shared.cpus)), config.shared.cpus))
+    for cs in config.cpu_sets:
+        if cs.floating is not None and cs.floating.cpus:
+            out.append((Fraction(len(cs.floating.vcpus), len(cs.floating.cpus)), cs.floating.cpus))
+    return out
+
+
+def pools_charged(pools: tuple[Pool, ...], config: VmConfiguration) -> tuple[Pool, ...] | None:
+    """The pools once `config`'s floating vCPUs are charged, as `shared_pus_again` reads the
+    charged PUs back (their usage a float again); None when a PU charged is not in a pool, or
+    would be used beyond its ratio (the claim would conflict)."""
+    where = {p.pu: (j, k) for j, pool in enumerate(pools) for k, p in enumerate(pool)}
+    nodes = [list(pool) for pool in pools]
+    for share, pus in charges(config):
+        for pu in pus:
+            at = where.get(pu)
+            if at is None:
+                return None
+            old = nodes[at[0]][at[1]]
+            exact = old.usage + share / old.ratio
+            if exact > 1:
+                return None
+            nodes[at[0]][at[1]] = SharedPu(pu, old.ratio, rational(max(float(exact), 0.0)))
+    return tuple(tuple(pool) for pool in nodes)

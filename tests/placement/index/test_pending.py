@@ -2,7 +2,9 @@
 when it is read, and what is read is what claiming at once gives. After any sequence of
 placements, releases, copies, pickles, reads and dry runs, every host of the index equals the host
 an index claiming each placement at once holds, every result's host equals `claims.claim` of the
-host it was placed on, the columns equal a fresh index's, and a dry run changes nothing. A claim
+host it was placed on, the columns equal a fresh index's, and a dry run changes nothing. The
+hosts and requests cover floating vCPUs (shared VMs, floating cpu-sets) and vBRAS-like requests
+(two cpu-sets on distinct nodes, bandwidth between them, over links the host describes). A claim
 that would conflict is not kept pending: it is claimed at once, and refused."""
 
 from __future__ import annotations
@@ -15,10 +17,10 @@ from hypothesis import strategies as st
 
 import nfvplace
 from bench.hostgen import make_fleet, request_stream
-from nfvplace.claims import ClaimConflictError, claim, release
+from nfvplace.claims import ClaimConflictError, claim, claim_all, release
 from nfvplace.errors import LintError
 from nfvplace.models.configuration import VmConfiguration
-from nfvplace.models.vmd import VmDescriptor
+from nfvplace.models.vmd import ProcessorRequirements, VmDescriptor
 from nfvplace.placement import FleetIndex, PlacementResult
 from nfvplace.placement.engine import attempt
 from nfvplace.placement.index import claimed_alone, free_of
@@ -27,9 +29,15 @@ from nfvplace.placement.reasons import Reason
 
 from .test_claimed_deltas import SETTINGS, _plain, _same_columns
 from .test_lazy import _read_every_table
+from .test_pending_deltas import floating_vm, linked, pooled
 
-MIX = make_fleet(12, seed=41)
-REQUESTS = request_stream(40, seed=42)
+MIX = [linked(pooled(h)) if k % 2 else h for k, h in enumerate(make_fleet(12, seed=41))]
+REQUESTS = [
+    *request_stream(40, seed=42),
+    floating_vm("fl-a"),
+    floating_vm("fl-b", 400, (1, 1)),
+    floating_vm("fl-c", 0, (3, 2)),
+]
 OPS = ("place", "place", "place", "place", "release", "copy", "read", "pickle", "dry")
 
 
@@ -171,7 +179,41 @@ CONFLICTS = {
     "sriov VF and pinned PUs": "sriov",
     "pinned PUs and hugepages": "cloud",
     "the VFs of a vRAN unit": "vran",
+    "the pinned PUs of a vBRAS worker's two cpu-sets": "vbras",
 }
+
+
+@pytest.mark.parametrize("kind", ["cloud", "vbras"])
+def test_floating_vms_and_vbras_are_kept_pending(kind: str) -> None:
+    """Shared VMs (their shared PUs and memory) and vBRAS workers (bandwidth between their
+    cpu-sets) are kept pending, and read as claimed at once."""
+    fleet = nfvplace.Fleet([linked(h) for h in make_fleet(10, seed=45)])
+    i, config = _pending_on(fleet, kind)
+    base, pending = fleet.index.held(i)
+    assert config in pending
+    assert fleet.index.hosts[i] == claim_all(base, pending)[0]
+
+
+def test_a_vm_asking_for_an_architecture_builds_no_pending_claim() -> None:
+    """The architecture is read from the descriptors held (no claim writes the processor)."""
+    hosts = [
+        h.model_copy(
+            update={"processor": h.processor.model_copy(update={"architecture": "x86_64"})}
+        )
+        for h in make_fleet(20, seed=51)
+    ]
+    fleet = nfvplace.Fleet(hosts)
+    for vm in request_stream(30, seed=52):
+        fleet.place(vm)
+    assert fleet.index.pending
+    vm = request_stream(1, seed=53)[0]
+    arch = vm.model_copy(update={"processor": ProcessorRequirements(architecture="x86_64")})
+    assert nfvplace.place(fleet.index, arch).ok
+    assert all(p.built is None for p in fleet.index.pending.values())
+    other = vm.model_copy(update={"processor": ProcessorRequirements(architecture="aarch64")})
+    result = nfvplace.place(fleet.index, other)
+    assert not result.ok
+    assert all(p.built is None for p in fleet.index.pending.values())
 
 
 @pytest.mark.parametrize("kind", CONFLICTS.values(), ids=list(CONFLICTS))

@@ -255,15 +255,17 @@ def _processor_checks(inp: FilterInput, proc: ProcessorRequirements) -> list[Hos
 
 
 def _architecture_check(inp: FilterInput, arch: str) -> HostCheck:
-    hosts = inp.fleet.hosts
-    wrong = np.array([(h.processor.architecture or arch) != arch for h in hosts], dtype=np.bool_)
+    # the descriptors held: no claim writes the processor, so a claim kept pending is not built
+    fleet = inp.fleet
+    archs = [fleet.held(i)[0].processor.architecture for i in range(len(fleet))]
+    wrong = np.array([(a or arch) != arch for a in archs], dtype=np.bool_)
     return HostCheck(
         Reason.processor_architecture,
         f"are not {arch}",
         wrong,
         detail(
             lambda i, a=arch: (
-                f"architecture is {hosts[i].processor.architecture}, the VM needs {a}",
+                f"architecture is {archs[i]}, the VM needs {a}",
                 None,
                 None,
             )

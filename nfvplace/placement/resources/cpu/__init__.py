@@ -25,11 +25,12 @@ from ..kind import Decisions, Kind, RelaxModel
 from ..kubelet import KubeletPool
 from ..model import Layout, ModelContext
 from ..scoring import KEEP_SMT, Fullness, Kept, NodeFullness
+from ..shared_pool import charges
 from . import estimates
 from .assign import assign_cpus
 from .direct import cpu_direct
 from .model import COUNTS, post_capacity, post_cpu_set, post_emulator
-from .pools import CpuFree, CpuNode, cpu_claimed, cpu_free, newly_busy
+from .pools import CpuFree, CpuNode, cpu_claimed, cpu_free, free_charged, newly_busy
 from .table import CpuTable
 
 
@@ -72,9 +73,11 @@ class CpuKind(Kind):
     ) -> CpuFree | None:
         held = set(config.held_cpus)
         if config.floating_cpus:  # a shared PU charged leaves the free classes if it was free
-            if after is None:
-                return None
-            charged = newly_busy(before, after, config.floating_cpus)
+            charged = (
+                free_charged(before, free_before, charges(config))
+                if after is None
+                else newly_busy(before, after, config.floating_cpus)
+            )
             if charged is None:
                 return None
             held |= charged

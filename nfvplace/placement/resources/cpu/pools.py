@@ -12,8 +12,10 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
+from fractions import Fraction
 from itertools import chain
 
+from ....exact import rational
 from ....models.chd import ComputeHostDescriptor, Cpu, CpuState, NumaNode
 from ..base import node_parts, same_objects
 from ..draft import places_of
@@ -170,3 +172,41 @@ def _taken(part: CpuNode, taken: set[int], node: NumaNode) -> CpuNode:
     return CpuNode(
         tuple(whole), single, tuple(half), part.eligible_threads, part.smt, part.self_contained
     )
+
+
+def free_charged(
+    before: ComputeHostDescriptor,
+    free_before: CpuFree,
+    charges: Iterable[tuple[Fraction, Iterable[int]]],
+) -> set[int] | None:
+    """Which of the shared PUs charged (each set with the share of a vCPU each of its PUs takes)
+    a claim takes from the free classes of `free_before`, told without the claimed host: every
+    one of them, its state turned `shared` by the charge. None when a charge may leave one free
+    (its share, against the ratio `before` holds for it, near 0: the claim keeps a PU used less
+    than 1e-9 free) or the PU is not where `before` has it."""
+    free = {pu for part in free_before.nodes for pu in _free_pus(part)}
+    out: set[int] = set()
+    for share, pus in charges:
+        for pu in pus:
+            if pu not in free:
+                continue
+            cpu = _cpu(before, pu)
+            if cpu is None or share / (rational(cpu.oversubscription_ratio or 1.0) or 1) <= _SURE:
+                return None
+            out.add(pu)
+    return out
+
+
+_SURE = Fraction(1, 10**8)  # a usage this far above 1e-9 turns the PU shared, float error aside
+
+
+def _free_pus(part: CpuNode) -> Iterable[int]:
+    return chain(part.single_cores, part.half_busy, *part.whole_cores)
+
+
+def _cpu(host: ComputeHostDescriptor, pu: int) -> Cpu | None:
+    for node in host.numa_nodes:
+        at = places_of(node).get(pu)
+        if at is not None:
+            return node.cpus[at[1]]
+    return None
