@@ -138,9 +138,13 @@ def engine_on(
 ) -> tuple[float, float, int]:
     """The engine's mean CPU ms per request over requests `before` .. `before + count` of the
     stream (the ones before placed unmeasured), each placed and claimed on a prebuilt FleetIndex:
-    `place` alone (what bench_service.py compares with), and with the index updated after it (what
-    the server's "index" phase does); and how many of the measured ones it placed."""
+    `place` alone (what bench_service.py compares with), and with the index updated after it as
+    the server's "index" phase and `Fleet.place` update it (`FleetIndex.take`: a claim kept
+    pending stays pending, nothing built); and how many of the measured ones it placed. Since
+    claims are kept pending, `place` alone no longer builds the claimed hosts: the claim is
+    `take`, so `place` and `take` together are the engine placing and claiming."""
     from nfvplace.models.vmd import VmDescriptor
+    from nfvplace.placement.index import claimed_alone
 
     fleet = prebuilt_fleet(hosts)
     vms = [VmDescriptor.model_validate(json.loads(body)["vm"]) for body in stream]
@@ -151,7 +155,7 @@ def engine_on(
         result = place(fleet, vms[k % len(vms)], instance=f"bench-{k}")
         placed_at = time.process_time()
         if result.ok:
-            fleet.update_many(result.hosts.values())
+            fleet.take(result.hosts, claimed_alone(vms[k % len(vms)], {}, result.configurations))
         if k >= before:
             placing += placed_at - started
             updating += time.process_time() - placed_at
