@@ -60,19 +60,28 @@ class TakenTable(NodeTable):
     def _take(self) -> None:
         """Each row's assumed pods summed per resource and NUMA position, then taken."""
         taken: dict[str, list[tuple[int, int, int]]] = {}
+        exact = self.exact.tolist()
+        positions: dict[tuple[int, ...], dict[int, int]] = {}
         for i, (state, pods) in enumerate(zip(self.states, self.pods, strict=True)):
-            if state is None or not self.exact[i]:
+            if state is None or not exact[i]:
                 continue
-            position = {node: j for j, node in enumerate(state.numa.nodes)}
+            position = positions.get(state.numa.nodes)
+            if position is None:
+                nodes = state.numa.nodes
+                position = positions[nodes] = {node: j for j, node in enumerate(nodes)}
             for _uid, consumption in pods:
                 for resource, per_node in consumption.items():
+                    entries = taken.get(resource)
+                    if entries is None:
+                        entries = taken[resource] = []
                     for node, amount in per_node.items():
-                        j = position.get(node)
                         if amount < 0:
                             self.exact[i] = False  # `take` clamps each pod: to `decide`
-                        elif j is not None and amount:
-                            taken.setdefault(resource, []).append((i, j, amount))
+                        elif amount and node in position:
+                            entries.append((i, position[node], amount))
         for resource, entries in taken.items():
+            if not entries:
+                continue
             at = np.array(entries, np.int64)
             amounts = np.zeros((len(self.numa), MAX_NUMA), np.int64)
             np.add.at(amounts, (at[:, 0], at[:, 1]), at[:, 2])
