@@ -1,7 +1,7 @@
 """Filter's and prioritize's answers over the columns, on a real store: the same as `decide` node
 by node, for the worker that stored the objects and for another reading the change feed; kept
-per (pod shape, policy) until a node's object changes; nodes with assumed pods, and nodes with no
-object, decided by `decide`."""
+per (pod shape, policy) until a node's object changes; nodes with assumed pods counted as
+`decide` counts them; nodes with no object decided by `decide`."""
 
 from __future__ import annotations
 
@@ -74,7 +74,7 @@ def test_the_answers_are_decide_for_every_worker(tmp_path: Path, policy: str) ->
     assert got(reader, names, {}, policy) == want
 
 
-def test_assumed_pods_are_counted_by_decide(tmp_path: Path) -> None:
+def test_assumed_pods_are_counted_as_decide_counts_them(tmp_path: Path) -> None:
     store = Store.open(f"sqlite:///{tmp_path / 'k8s.db'}")
     for name, free in FREE.items():
         put(store, name, free)

@@ -203,6 +203,12 @@ class NodeTable:
             self.orders.append(order)
         return found
 
+    def state_of(self, row: int) -> NodeState:
+        """The counts the row was written from (a row held by a node)."""
+        state = self.states[row]
+        assert state is not None
+        return state
+
     @property
     def last_stamp(self) -> int:
         """The stamp of the row written last (every row written after has a greater one)."""

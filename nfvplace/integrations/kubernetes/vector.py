@@ -2,7 +2,8 @@
 and reason as `decide.decide` gives each node (a property test compares them node by node), for
 the cases it can state in closed form; the rest (`decided` False) go to `decide`.
 
-Decided here, on rows that are `exact` (`columns.py`) with no pod assumed on them:
+Decided here, on rows that are `exact` (`columns.py`): a node's own row, or a copy of it with the
+pods assumed on the node taken (`taken.TakenTable`):
 
 - a pod that pins nothing the kubelet aligns (every policy and scope): admitted, nothing taken;
 - a pod whose one app container is the only one that asks the kubelet's managers for anything
@@ -88,7 +89,7 @@ class Answers:
 def decide_rows(
     pod: Pod, unit: PodAsk | None, table: NodeTable, rows: Ints, policy: str
 ) -> Answers:
-    """The decision on each row of `rows` (registered, with no pod assumed on it)."""
+    """The decision on each row of `rows` (of a node's counts as the table holds them)."""
     n = len(rows)
     answers = Answers(np.zeros(n, bool), np.zeros(n, bool), np.zeros(n, np.int64), [""] * n)
     if unit is None or n == 0:
@@ -293,8 +294,7 @@ def _memory_hints(batch: Batch, demand: Demand) -> tuple[Bools, Bools, Bools]:
 
 def _refusal(batch: Batch, i: int, unit: PodAsk, hint_none: bool, memory: bool) -> str:
     row = int(batch.rows[i])
-    state = batch.table.states[row]
-    assert state is not None
+    state = batch.table.state_of(row)
     if memory:
         why = (
             "failed to get the default NUMA affinity, no NUMA nodes with enough memory is available"

@@ -4,7 +4,13 @@
   (`columns.py`), decided with the others at once by `vector.decide_rows` where it can, by
   `decide` where it cannot; the answers are kept per (pod shape, policy) and row stamp, so a
   burst of equal pods over unchanged nodes is decided once;
-- a node with pods assumed on it (bound, not yet in its object): `decide` with them counted;
+- a node with pods assumed on it (bound, not yet in its object): its row with what they take
+  taken (`taken.TakenTable`, a copy for the call), decided with the others of the call at once
+  by `vector.decide_rows` where it can, by `decide` with them counted where it cannot (and where
+  the node's row alone was let through unchecked); these answers are not kept (the pods differ
+  from call to call), `decide`'s are (per node and pods assumed);
+- a node whose row was written since the call whose decisions a prioritize reuses (`Seen`):
+  `decide`, on the row as that call had it;
 - a node with no object: `decide` once for all of them (the answer names no node).
 
 `NFVPLACE_K8S_SCALAR=1` in the environment turns the columns' decision off (every node is then
@@ -30,6 +36,7 @@ from ...store import Store
 from .columns import Bools, Ints, NodeSource, NodeTable
 from .decide import NodeDecision, NodeView, decide, pod_shape
 from .state import Consumption, NodeState
+from .taken import TakenTable
 from .vector import decide_rows, unit_of
 
 log = logging.getLogger(__name__)
@@ -160,18 +167,16 @@ def verdicts(
         for i in [i for i, name in enumerate(names) if name in pods]:
             plain[i] = False
         views = _moved(table, names, rows, plain, seen, pods) if seen is not None else {}
+        taken = [i for i in np.flatnonzero((rows >= 0) & ~plain).tolist() if i not in views]
         kept = worker.kept((shape, policy), table.capacity)
-        _decide_rows(pod, shape, table, kept, np.unique(rows[plain]), policy)
+        wanted = np.concatenate([rows[plain], rows[taken]])
+        _decide_rows(pod, shape, table, kept, np.unique(wanted), policy)
         chosen = rows[plain]
         out.fits[plain], out.score[plain] = kept.fits[chosen], kept.score[chosen]
         for i, row in zip(np.flatnonzero(plain).tolist(), chosen.tolist(), strict=True):
             out.reasons[i] = kept.reasons[row]
-        for i in np.flatnonzero((rows >= 0) & ~plain).tolist():
-            if i not in views:
-                row = int(rows[i])
-                generation = int(table.generation[row])
-                state, manager = _state(table, row), table.managers[row]
-                views[i] = NodeView(names[i], generation, state, manager, pods.get(names[i], ()))
+        if taken:
+            views.update(_decide_taken(pod, table, kept, names, rows, taken, pods, policy, out))
         now = Seen(pods, table.last_stamp)
     unregistered = np.flatnonzero(rows < 0)
     if len(unregistered):
@@ -203,9 +208,52 @@ def _moved(
 
 
 def _state(table: NodeTable, row: int) -> NodeState:
-    state = table.states[row]
-    assert state is not None
-    return state
+    return table.state_of(row)
+
+
+def _decide_taken(
+    pod: Pod,
+    table: NodeTable,
+    kept: _Kept,
+    names: Sequence[str],
+    rows: Ints,
+    at: list[int],
+    pods: Assumed,
+    policy: str,
+    out: Verdicts,
+) -> dict[int, NodeView]:
+    """The nodes `at` (pods assumed on them, rows current) decided at once into `out` where
+    `vector` can, on their rows with the pods taken (`taken.py`); the others as views for
+    `decide`. A refusal is `resolvable` when the node's row alone admits the pod (its kept
+    answer, current: `_decide_rows` decided it)."""
+    mine = rows[at]
+    assumed = [pods[names[i]] for i in at]
+    decided = np.zeros(len(at), bool)
+    if not SCALAR:
+        taken = TakenTable(table, mine, assumed)
+        answers = decide_rows(pod, unit_of(pod), taken, np.arange(len(at), dtype=np.int64), policy)
+        decided = answers.decided
+        for k in np.flatnonzero(decided & ~answers.fits).tolist():
+            i, row = at[k], int(mine[k])
+            if kept.fits[row] and kept.reasons[row]:  # the row alone is not checked: `decide`
+                decided[k] = False
+                continue
+            resolvable = bool(kept.fits[row]) and bool(assumed[k])
+            out.reasons[i] = answers.reasons[k] + (
+                f" (counting {len(assumed[k])} pod(s) bound here that the node's "
+                "NodeResourceTopology does not show yet)"
+                if resolvable
+                else ""
+            )
+            out.resolvable[i] = resolvable
+        index = np.array(at, np.int64)[decided]
+        out.fits[index], out.score[index] = answers.fits[decided], answers.score[decided]
+    views = {}
+    for k in np.flatnonzero(~decided).tolist():
+        i, row = at[k], int(mine[k])
+        generation, manager = int(table.generation[row]), table.managers[row]
+        views[i] = NodeView(names[i], generation, _state(table, row), manager, assumed[k])
+    return views
 
 
 def _decide_rows(
