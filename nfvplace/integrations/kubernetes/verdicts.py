@@ -35,7 +35,7 @@ from ...dialects.kubernetes import Pod
 from ...store import Store
 from .columns import Bools, Ints, NodeSource, NodeTable
 from .decide import NodeDecision, NodeView, decide, pod_shape
-from .state import Consumption, NodeState
+from .state import Consumption
 from .taken import TakenTable
 from .vector import decide_rows, unit_of
 
@@ -207,10 +207,6 @@ def _moved(
     return views
 
 
-def _state(table: NodeTable, row: int) -> NodeState:
-    return table.state_of(row)
-
-
 def _decide_taken(
     pod: Pod,
     table: NodeTable,
@@ -252,7 +248,7 @@ def _decide_taken(
     for k in np.flatnonzero(~decided).tolist():
         i, row = at[k], int(mine[k])
         generation, manager = int(table.generation[row]), table.managers[row]
-        views[i] = NodeView(names[i], generation, _state(table, row), manager, assumed[k])
+        views[i] = NodeView(names[i], generation, table.state_of(row), manager, assumed[k])
     return views
 
 
@@ -270,7 +266,7 @@ def _decide_rows(
         kept.reasons[row] = reason
     for row in stale[~answers.decided].tolist():
         view = NodeView(
-            table.names[row], int(table.generation[row]), _state(table, row), table.managers[row]
+            table.names[row], int(table.generation[row]), table.state_of(row), table.managers[row]
         )
         d = decide(pod, shape, view, view.name, policy)
         kept.fits[row], kept.score[row], kept.reasons[row] = (
