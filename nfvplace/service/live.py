@@ -53,6 +53,7 @@ from ..models.vmd import VmDescriptor
 from ..models.vnf import VnfTemplate
 from ..placement import BatchItem, FleetIndex
 from ..placement.index import claimed_alone
+from ..placement.index.pending import ClaimedHosts
 from ..placement.result import Diagnosis, PlacementResult
 from ..store import Snapshot, StaleSnapshot, Store
 from .host_states import HostState, HostStates, Pending
@@ -375,7 +376,15 @@ class LiveIndex:
         generation its latest commit here made (commits write only claim rows); how many were
         written. That document is the host at that generation whatever happened since: the commit
         was a compare-and-swap on the generation this worker's index had. The store writes it only
-        where the host's document is older."""
+        where the host's document is older. Each document built from claims kept pending is
+        then what the index holds for its host (`FleetIndex.adopt`): the host's next claims are
+        built from it, not from every claim since the host was read."""
         with self._lock:
             owed, self._owed = self._owed, {}
-        return self.store.write_back((h, g, hosts[h]) for h, (g, hosts) in sorted(owed.items()))
+        documents = [(h, g, hosts[h]) for h, (g, hosts) in sorted(owed.items())]
+        with self._lock:
+            for h, (_, hosts) in owed.items():
+                made = hosts.claim(h) if isinstance(hosts, ClaimedHosts) else None
+                if made is not None and self._index is not None:
+                    self._index.adopt(made, hosts[h])
+        return self.store.write_back(documents)

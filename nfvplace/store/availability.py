@@ -278,7 +278,11 @@ def write_back_on(
 ) -> int:
     """`write_back` in the transaction of `conn` (a report's, which derived the document under the
     host's lock already: a transaction of its own would cost another commit)."""
-    rows = [{"b_id": h, "b_seen": g, "b_available": chd_json(chd)} for h, g, chd in documents]
+    rows: list[Mapping[str, Any]] = [
+        {"b_id": h, "b_seen": g, "b_available": chd_json(chd)} for h, g, chd in documents
+    ]
+    if conn.dialect.name == "sqlite" and rows:  # the driver's cursor, as a commit's statements
+        return db.run_on_driver(conn, WRITE_BACK, rows)
     return sum(conn.execute(WRITE_BACK, row).rowcount for row in rows)
 
 

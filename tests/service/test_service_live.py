@@ -287,11 +287,15 @@ def test_a_worker_writes_back_what_it_committed_from_its_index(roomy: list[Place
     first = placed_on(a)
     assert placed_on(a) == first  # a packs its lane
     assert behind(a.store, first)  # commits wrote claim rows only
+    fleet = a.live._fleet()
+    row = fleet.positions[first]
+    assert len(fleet.pending[row].configs) == 2  # both claims pending on the index's row
     assert a.live.write_back() == 1
     assert not behind(a.store, first)
     assert a.live.write_back() == 0  # nothing committed since
     stored = a.store.availability([first])[first][1]
     assert stored == a.live._fleet().host(first)  # the document is the index's
+    assert row not in fleet.pending  # ... which holds it: the next claim is built from it
     assert a.store.audit() == []
     b.live.refresh()
     b.live._read_stale()

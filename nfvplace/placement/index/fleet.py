@@ -20,7 +20,6 @@ from ... import errors
 from ...errors import DescriptorError
 from ...models.chd import ComputeHostDescriptor
 from ...models.configuration import VmConfiguration
-from ...models.vmd import VmDescriptor
 from ..resources import implementing
 from ..resources.base import HostFree, IntArray, Table, TableKey, Vocabulary
 from ..resources.stages import Columns, ColumnsClaimed, ColumnsKept, Free, Seeds, Terms
@@ -84,9 +83,7 @@ class FleetIndex:
                 raise DescriptorError(errors.INPUT_INVALID, f"host id {host.id!r} given twice")
             self.positions[host.id] = i
         self.store: HostStore | list[ComputeHostDescriptor] = given  # as held, claims pending aside
-        self.pending: dict[
-            int, PendingClaims
-        ] = {}  # row -> the claims kept pending on it (`PendingClaims`)
+        self.pending: dict[int, PendingClaims] = {}  # row -> the claims kept pending on it
         self.watchers = Watchers()  # results whose rejections read rows lazily (`Watchers`)
         self.derived = DerivedColumns()  # what placements work out from the columns, kept
         self._build()
@@ -372,6 +369,18 @@ class FleetIndex:
             elif part is not before.parts[kind.name]:
                 kind.fill(table, i, base, free, self.vocab)
 
+    def adopt(self, made: HostClaim, host: ComputeHostDescriptor) -> None:
+        """`host`, what the claim `made` built, held for its row if the row is still that claim's
+        (nothing placed there since): the chain folded, the next claim built from `host`."""
+        i = self.positions.get(host.id, -1)
+        pending = self.pending.get(i)
+        if pending is None or pending.configs[-1] is not made.config:
+            return
+        cached = self._free.get(i)
+        self._set(i, host)  # the same host: no column, view or derived value changes
+        if cached is not None and cached[0] is pending:
+            self._free[i] = (host, cached[1])
+
     def copy(self) -> FleetIndex:
         """An independent copy (columns copied, descriptors shared: they are immutable)."""
         clone = FleetIndex.__new__(FleetIndex)
@@ -387,13 +396,3 @@ class FleetIndex:
         clone.watchers = Watchers()  # the results handed out read this index, not the copy
         clone.derived = DerivedColumns()
         return clone
-
-
-def claimed_alone(
-    vm: object, policy: Mapping[str, Any], configurations: tuple[VmConfiguration, ...]
-) -> tuple[VmConfiguration, ...]:
-    """What `FleetIndex.claimed` may work the new free resources out from, of a placement's
-    `configurations`: one VM placed alone (`policy` as `place` took it) is claimed on the host
-    as the index holds it; a VNF or a batch may move VMs, so its hosts are read (nothing)."""
-    alone = isinstance(vm, VmDescriptor) and policy.get("count", 1) == 1
-    return configurations if alone and policy.get("mode", "all") == "all" else ()

@@ -19,6 +19,7 @@ from ...claims import ClaimConflictError, claim_all
 from ...errors import CLAIM_CONFLICT
 from ...models.chd import ComputeHostDescriptor
 from ...models.configuration import VmConfiguration
+from ...models.vmd import VmDescriptor
 from ..resources import implementing
 from ..resources.base import HostFree
 from ..resources.stages import Free, FreeClaimed
@@ -161,3 +162,13 @@ class HostsView:
     def __iter__(self) -> Iterator[ComputeHostDescriptor]:
         for i in range(len(self._rows)):
             yield self._rows.host_at(i)
+
+
+def claimed_alone(
+    vm: object, policy: Mapping[str, Any], configurations: tuple[VmConfiguration, ...]
+) -> tuple[VmConfiguration, ...]:
+    """What `FleetIndex.claimed` may work the new free resources out from, of a placement's
+    `configurations`: one VM placed alone (`policy` as `place` took it) is claimed on the host
+    as the index holds it; a VNF or a batch may move VMs, so its hosts are read (nothing)."""
+    alone = isinstance(vm, VmDescriptor) and policy.get("count", 1) == 1
+    return configurations if alone and policy.get("mode", "all") == "all" else ()

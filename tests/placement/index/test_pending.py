@@ -5,7 +5,9 @@ an index claiming each placement at once holds, every result's host equals `clai
 host it was placed on, the columns equal a fresh index's, and a dry run changes nothing. The
 hosts and requests cover floating vCPUs (shared VMs, floating cpu-sets) and vBRAS-like requests
 (two cpu-sets on distinct nodes, bandwidth between them, over links the host describes). A claim
-that would conflict is not kept pending: it is claimed at once, and refused."""
+that would conflict is not kept pending: it is claimed at once, and refused. A result's host built
+and adopted by the index (`FleetIndex.adopt`, as the service's write-back does) folds the row's
+chain when the row is still that result's, and changes nothing otherwise."""
 
 from __future__ import annotations
 
@@ -38,7 +40,7 @@ REQUESTS = [
     floating_vm("fl-b", 400, (1, 1)),
     floating_vm("fl-c", 0, (3, 2)),
 ]
-OPS = ("place", "place", "place", "place", "release", "copy", "read", "pickle", "dry")
+OPS = ("place", "place", "place", "place", "release", "copy", "read", "pickle", "dry", "adopt")
 
 
 def _placed(index: FleetIndex, vm: VmDescriptor) -> PlacementResult:
@@ -82,6 +84,7 @@ def _step(
     reader: FleetIndex,
     step: tuple[str, VmDescriptor, int],
     placed: list[VmConfiguration],
+    made: list[PlacementResult],
 ) -> FleetIndex:
     """One operation on the index kept pending (and its twin on the reader); the index to go on
     with (a copy, or a pickled one, continues in place of the one it came from)."""
@@ -107,6 +110,10 @@ def _step(
         assert {name: after[1][name] for name in before[1]} == before[1]
         assert after[2] == before[2]
         return index
+    if op == "adopt":
+        if made:
+            _adopt(index, made[k % len(made)])
+        return index
     if op == "release":
         if placed:
             config = placed.pop(k % len(placed))
@@ -116,7 +123,18 @@ def _step(
     got, want = _placed(index, vm), _eager(reader, vm)
     assert got.configurations == want.configurations
     placed.extend(got.configurations)
+    made.append(got)
     return index
+
+
+def _adopt(index: FleetIndex, result: PlacementResult) -> None:
+    """What the service's write-back does with a result it owes: its hosts built, and adopted."""
+    if not isinstance(result.hosts, ClaimedHosts):
+        return  # refused: nothing claimed
+    for host_id in result.hosts:
+        claim_made = result.hosts.claim(host_id)
+        if claim_made is not None:
+            index.adopt(claim_made, result.hosts[host_id])
 
 
 @SETTINGS
@@ -134,9 +152,10 @@ def test_claims_kept_pending_read_as_the_claims_made_at_once(
     index = FleetIndex(MIX, compact=kind == "compact", lazy=kind == "lazy")
     reader = FleetIndex(MIX)
     placed: list[VmConfiguration] = []
+    made: list[PlacementResult] = []
     for step in steps:
         try:
-            index = _step(index, reader, step, placed)
+            index = _step(index, reader, step, placed, made)
         except LintError:
             continue
     for i, (version, free) in index._free.items():
@@ -266,3 +285,26 @@ def test_a_lazy_index_fills_a_kind_first_read_with_the_claims_pending() -> None:
     assert "impact" not in index.tables
     _read_every_table(index)
     _same_columns(index, FleetIndex(list(index.hosts)))
+
+
+def test_a_built_result_adopted_folds_its_row_chain_and_an_older_one_does_not() -> None:
+    index = FleetIndex(make_fleet(1, seed=2))  # one host, which takes all three
+    vms = [vm for vm in request_stream(80, seed=42) if vm.name.startswith("sriov")][:3]
+    first = _placed(index, vms[0])
+    (host_id,) = first.hosts
+    i = index.positions[host_id]
+    second = _placed(index, vms[1])
+    assert set(second.hosts) == {host_id}
+    view = index.free(i)
+    _adopt(index, first)  # the row moved on since: nothing changes
+    assert len(index.pending[i].configs) == 2
+    _adopt(index, second)
+    assert i not in index.pending
+    assert index.host_at(i) is second.hosts[host_id]
+    assert index.free(i) is view  # the same host: its view kept
+    third = _placed(index, vms[2])
+    made = third.hosts.claim(host_id) if isinstance(third.hosts, ClaimedHosts) else None
+    assert made is not None
+    assert made.base is second.hosts[host_id]
+    assert len(made.configs) == 1
+    assert third.hosts[host_id] == claim(second.hosts[host_id], third.configurations[0])
