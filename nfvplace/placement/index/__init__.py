@@ -8,8 +8,9 @@ from ... import errors
 from ...errors import DescriptorError, Issue
 from ...models.chd import ComputeHostDescriptor
 from .cache import index_for
-from .fleet import FleetIndex, claimed_alone
+from .fleet import FleetIndex
 from .free import free_of
+from .pending import claimed_alone
 
 Hosts = FleetIndex | Sequence[ComputeHostDescriptor] | Mapping[str, ComputeHostDescriptor]
 

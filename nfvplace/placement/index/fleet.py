@@ -20,14 +20,13 @@ from ... import errors
 from ...errors import DescriptorError
 from ...models.chd import ComputeHostDescriptor
 from ...models.configuration import VmConfiguration
-from ...models.vmd import VmDescriptor
 from ..resources import implementing
 from ..resources.base import HostFree, IntArray, Table, TableKey, Vocabulary
 from ..resources.stages import Columns, ColumnsClaimed, ColumnsKept, Free, Seeds, Terms
 from .derived import Compute, DerivedColumns
 from .free import free_claimed, free_of
 from .hosts import HostStore, Interner
-from .pending import ClaimedHosts, HostClaim, HostsView, PendingClaims
+from .pending import PENDING_VIEWS, ClaimedHosts, HostClaim, HostsView, PendingClaims, PendingViews
 from .watchers import Watchers
 
 VIEW_CACHE = 64  # hosts' free resources kept (the hosts a sequence of placements comes back to)
@@ -84,9 +83,7 @@ class FleetIndex:
                 raise DescriptorError(errors.INPUT_INVALID, f"host id {host.id!r} given twice")
             self.positions[host.id] = i
         self.store: HostStore | list[ComputeHostDescriptor] = given  # as held, claims pending aside
-        self.pending: dict[
-            int, PendingClaims
-        ] = {}  # row -> the claims kept pending on it (`PendingClaims`)
+        self.pending: dict[int, PendingClaims] = {}  # row -> the claims kept pending on it
         self.watchers = Watchers()  # results whose rejections read rows lazily (`Watchers`)
         self.derived = DerivedColumns()  # what placements work out from the columns, kept
         self._build()
@@ -163,7 +160,10 @@ class FleetIndex:
         cached = self._free.get(i)
         if cached is not None and cached[0] is version:
             return cached[1]
-        return self._remember(i, version, free_of(self.host_at(i), lazy=self.lazy))
+        free = self.kept.take(i, version)  # a row with claims pending: its host is not built
+        if free is None:
+            free = free_of(self.host_at(i), lazy=self.lazy)
+        return self._remember(i, version, free)
 
     def _before(self, i: int) -> tuple[ComputeHostDescriptor, HostFree] | None:
         """Row i's cached free resources and the descriptor they are of (None: not cached, or
@@ -180,14 +180,17 @@ class FleetIndex:
         self, i: int, version: ComputeHostDescriptor | PendingClaims, free: HostFree
     ) -> HostFree:
         self._free.pop(i, None)
+        self.kept.take(i, None)  # what it kept of the row is of an earlier version
         self._free[i] = (version, free)
         # a compact index keeps no more views than hot hosts: a view holds its host's objects
         if isinstance(self.store, HostStore):
-            kept = self.store.hot_size
+            kept = aside = self.store.hot_size
         else:
             kept = len(self.store) if len(self.store) <= EVERY_VIEW else VIEW_CACHE
+            aside = PENDING_VIEWS
         while len(self._free) > kept:
-            self._free.pop(next(iter(self._free)))
+            j = next(iter(self._free))
+            self.kept.keep(j, *self._free.pop(j), aside)  # a view of claims pending kept aside
         return free
 
     # --- building ---------------------------------------------------------------------------
@@ -216,6 +219,7 @@ class FleetIndex:
         )
         # row -> its version (`version`) and its free resources
         self._free: dict[int, tuple[ComputeHostDescriptor | PendingClaims, HostFree]] = {}
+        self.kept = PendingViews()  # views of rows with claims pending, let go
         for i in range(n):
             self._fill(i, self.host_at(i))
 
@@ -384,16 +388,7 @@ class FleetIndex:
         clone.tiebreak = self.tiebreak.copy()
         clone.tables = {name: table.copy() for name, table in self.tables.items()}
         clone._free = dict(self._free)
+        clone.kept = self.kept.copy()
         clone.watchers = Watchers()  # the results handed out read this index, not the copy
         clone.derived = DerivedColumns()
         return clone
-
-
-def claimed_alone(
-    vm: object, policy: Mapping[str, Any], configurations: tuple[VmConfiguration, ...]
-) -> tuple[VmConfiguration, ...]:
-    """What `FleetIndex.claimed` may work the new free resources out from, of a placement's
-    `configurations`: one VM placed alone (`policy` as `place` took it) is claimed on the host
-    as the index holds it; a VNF or a batch may move VMs, so its hosts are read (nothing)."""
-    alone = isinstance(vm, VmDescriptor) and policy.get("count", 1) == 1
-    return configurations if alone and policy.get("mode", "all") == "all" else ()

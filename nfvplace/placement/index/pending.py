@@ -19,6 +19,7 @@ from ...claims import ClaimConflictError, claim_all
 from ...errors import CLAIM_CONFLICT
 from ...models.chd import ComputeHostDescriptor
 from ...models.configuration import VmConfiguration
+from ...models.vmd import VmDescriptor
 from ..resources import implementing
 from ..resources.base import HostFree
 from ..resources.stages import Free, FreeClaimed
@@ -56,6 +57,46 @@ class PendingClaims:
         if self.built is None:  # two readers may both build it: the same host, one kept
             self.built = built(base, self.configs)
         return self.built
+
+
+PENDING_VIEWS = 1024
+"""Views (free resources) of rows with claims pending a plain index keeps aside once its views of
+the rows read last let them go (about 5 KiB each); a compact index keeps as many as hot hosts
+(`HostStore.hot_size`: a view holds its host's objects)."""
+
+
+class PendingViews:
+    """The free resources of rows whose claims are pending, kept when the index's views of the
+    rows read last let them go: the claims pending worked them out (`HostClaim.free`), where
+    reading such a row again would build its host (`claims.claim_all`, about 2 ms a host at
+    10,000 hosts) to read it anew. The oldest are let go first."""
+
+    __slots__ = ("_views",)
+
+    def __init__(self) -> None:
+        self._views: dict[int, tuple[PendingClaims, HostFree]] = {}
+
+    def keep(self, i: int, version: object, free: HostFree, most: int) -> None:
+        """Keep row i's view `free` if it is of claims pending (`version`), `most` kept."""
+        if not isinstance(version, PendingClaims) or most <= 0:
+            return
+        self._views.pop(i, None)
+        self._views[i] = (version, free)
+        while len(self._views) > most:
+            del self._views[next(iter(self._views))]
+
+    def take(self, i: int, version: object) -> HostFree | None:
+        """Row i's view kept (let go here), if it is of `version` (the claims pending on it now)."""
+        kept = self._views.pop(i, None)
+        return kept[1] if kept is not None and kept[0] is version else None
+
+    def copy(self) -> PendingViews:
+        clone = PendingViews()
+        clone._views = dict(self._views)
+        return clone
+
+    def __len__(self) -> int:
+        return len(self._views)
 
 
 class HostClaim:
@@ -161,3 +202,13 @@ class HostsView:
     def __iter__(self) -> Iterator[ComputeHostDescriptor]:
         for i in range(len(self._rows)):
             yield self._rows.host_at(i)
+
+
+def claimed_alone(
+    vm: object, policy: Mapping[str, Any], configurations: tuple[VmConfiguration, ...]
+) -> tuple[VmConfiguration, ...]:
+    """What `FleetIndex.claimed` may work the new free resources out from, of a placement's
+    `configurations`: one VM placed alone (`policy` as `place` took it) is claimed on the host
+    as the index holds it; a VNF or a batch may move VMs, so its hosts are read (nothing)."""
+    alone = isinstance(vm, VmDescriptor) and policy.get("count", 1) == 1
+    return configurations if alone and policy.get("mode", "all") == "all" else ()
