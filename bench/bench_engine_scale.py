@@ -75,7 +75,7 @@ def timed_first_fit(
 
 
 STAGES: list[tuple[Any, str, str]] = [
-    (nfvplace.fleet, "refuse", "lint gate"),
+    (nfvplace.fleet.Fleet, "_gate", "lint gate"),  # the shape looked up, and lint on a miss
     (place_module, "rank", "filter and rank (numpy over the fleet)"),
     (attempt_module, "solve", "exact model (CP-SAT), built and solved"),
     (attempt_module, "build_configuration", "ids: the VM Configuration"),

@@ -19,7 +19,7 @@ from typing import Any
 from . import errors
 from .claims import release as release_claim
 from .errors import DescriptorError, Issue
-from .lint.gate import refuse
+from .lint.gate import refuse, shape
 from .models.chd import ComputeHostDescriptor
 from .models.configuration import VmConfiguration
 from .models.vmd import VmDescriptor
@@ -30,6 +30,7 @@ from .placement.resources.impact import IMPACT
 
 HostsLike = str | Path | Hosts | Iterable[ComputeHostDescriptor]
 PASSED = 64  # descriptors a fleet remembers lint passed (by identity)
+SHAPES = 256  # shapes of VM Descriptors a fleet remembers lint passed (their JSON, 1-2 KiB each)
 
 
 def _index(hosts: HostsLike, compact: bool) -> FleetIndex:
@@ -46,6 +47,12 @@ def _index(hosts: HostsLike, compact: bool) -> FleetIndex:
     return index_of(hosts_of(hosts), private=True, compact=compact)
 
 
+def _keep[K, V](kept: dict[K, V], key: K, value: V, most: int) -> None:
+    kept[key] = value
+    if len(kept) > most:
+        del kept[next(iter(kept))]
+
+
 class Fleet:
     """The hosts being placed on: place and claim, release, and hand back every current descriptor.
 
@@ -57,17 +64,22 @@ class Fleet:
     def __init__(self, hosts: HostsLike = (), *, compact: bool = False) -> None:
         self._index = _index(hosts, compact)
         self._passed: dict[int, VmDescriptor | VnfTemplate] = {}  # by id: what lint passed
+        self._shapes: dict[str, None] = {}  # the shapes of VM Descriptors lint passed
 
     def _gate(self, vm: VmDescriptor | VnfTemplate) -> None:
         """Lint's refusal, as `nfvplace.place` gives it. A descriptor is frozen and lint reads
         nothing else, so the very object lint passed passes again: the last `PASSED` of them are
-        kept (a loop placing one descriptor until the fleet is full lints it once)."""
+        kept (a loop placing one descriptor until the fleet is full lints it once); and a VM
+        Descriptor of a shape lint passed (`lint.gate.shape`: all but its name) passes: the last
+        `SHAPES` of them are kept (a stream of requests comes in a few shapes)."""
         if self._passed.get(id(vm)) is vm:
             return
-        refuse(vm, "VM Descriptor or VNF template")
-        self._passed[id(vm)] = vm
-        if len(self._passed) > PASSED:
-            del self._passed[next(iter(self._passed))]
+        key = shape(vm)
+        if key is None or key not in self._shapes:
+            refuse(vm, "VM Descriptor or VNF template")
+            if key is not None:
+                _keep(self._shapes, key, None, SHAPES)
+        _keep(self._passed, id(vm), vm, PASSED)
 
     # --- placing ------------------------------------------------------------------------------
 

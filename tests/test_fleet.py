@@ -169,9 +169,10 @@ def test_wrong_inputs_say_what_to_give() -> None:
 def test_lint_passes_a_descriptor_object_once_and_refuses_every_time(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """The fleet remembers the descriptors lint passed by identity (they are frozen): placing
-    one descriptor again lints it no more; an equal copy is linted; a refused one is refused
-    each time, with lint's own error."""
+    """The fleet remembers the descriptors lint passed by identity (they are frozen), and the
+    shapes of those it passed (all but the name): placing one descriptor again, an equal copy,
+    or the same under another name lints it no more; another shape is linted; a refused one is
+    refused each time, with lint's own error."""
     calls: list[str] = []
     real = nfvplace.fleet.refuse
 
@@ -187,6 +188,9 @@ def test_lint_passes_a_descriptor_object_once_and_refuses_every_time(
     fleet.place(vm)
     assert calls == [vm.name]
     fleet.place(vm.model_copy())
+    fleet.place(vm.model_copy(update={"name": "renamed"}))
+    assert calls == [vm.name]
+    fleet.place(vm.model_copy(update={"memory_oversubscription": True}))
     assert calls == [vm.name, vm.name]
     again = vm.cpu_sets[0].model_copy(update={"id": 99})  # its vCPUs twice: NFV101
     bad = vm.model_copy(update={"cpu_sets": (*vm.cpu_sets, again)})

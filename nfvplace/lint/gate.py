@@ -57,6 +57,16 @@ def refuse(descriptor: VmDescriptor | VnfTemplate, what: str) -> None:
     gate(descriptor, what)
 
 
+def shape(descriptor: object) -> str | None:
+    """What lint's verdict on a VM Descriptor is a function of, as one key: every field but its
+    name, as JSON (the JSON of a validated descriptor gives its values back, and no rule reads a
+    VM's name: `tests/lint/test_gate_shape.py`). None for anything else (a VNF template's
+    members are read through it)."""
+    if type(descriptor) is not VmDescriptor:
+        return None
+    return descriptor.model_dump_json(exclude={"name"})
+
+
 def _no_error(hits: Iterable[Hit]) -> bool:
     """Whether none of `hits` is of error severity (lint passes what they check)."""
     return next((hit for hit in hits if hit.rule.severity is Severity.error), None) is None
@@ -97,4 +107,4 @@ def load_gated(path: Path, what: str) -> Descriptor:
     return load_document(document)
 
 
-__all__ = ["gate", "load_gated", "refuse"]
+__all__ = ["gate", "load_gated", "refuse", "shape"]

@@ -47,8 +47,14 @@ def _invalid(message: str, field: str, hint: str) -> NfvplaceError:
     )
 
 
+DEFAULTS = Options()
+"""What `parse_options()` gives with no keyword (a placement loop's every call): one frozen value."""
+
+
 def parse_options(**kwargs: object) -> Options:
     """Validate `place` keywords; unknown names or values raise `nfvplace.placement.invalid_policy`."""
+    if not kwargs:
+        return DEFAULTS
     known = set(Options.__dataclass_fields__)
     unknown = sorted(set(kwargs) - known)
     if unknown:

@@ -6,7 +6,7 @@ import pytest
 
 from nfvplace import errors
 from nfvplace.errors import NfvplaceError
-from nfvplace.placement.options import Policy, ProcessorMatch, parse_options
+from nfvplace.placement.options import Options, Policy, ProcessorMatch, parse_options
 
 
 def test_defaults() -> None:
@@ -35,3 +35,23 @@ def test_invalid_options(kwargs: dict[str, object], field: str) -> None:
     assert info.value.code == errors.PLACEMENT_INVALID_POLICY
     assert info.value.issues[0].path == field
     assert info.value.issues[0].hint
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"policy": "pack"},
+        {"processor_match": "family"},
+        {"seed": 0},
+        {"policy": Policy.pack, "processor_match": ProcessorMatch.family, "seed": 0},
+    ],
+)
+def test_no_keyword_gives_what_the_defaults_spelled_out_give(kwargs: dict[str, object]) -> None:
+    """`parse_options()` is one frozen value (a placement loop's every call), equal field by field
+    to the options the validation gives for the defaults spelled out."""
+    assert parse_options() is parse_options()
+    spelled = parse_options(**kwargs)
+    assert parse_options() == spelled
+    assert [type(getattr(parse_options(), f)) for f in Options.__dataclass_fields__] == [
+        type(getattr(spelled, f)) for f in Options.__dataclass_fields__
+    ]

@@ -26,7 +26,7 @@ from ..resources.stages import Columns, ColumnsClaimed, ColumnsKept, Free, Seeds
 from .derived import Compute, DerivedColumns
 from .free import free_claimed, free_of
 from .hosts import HostStore, Interner
-from .pending import ClaimedHosts, HostClaim, HostsView, PendingClaims
+from .pending import PENDING_VIEWS, ClaimedHosts, HostClaim, HostsView, PendingClaims, PendingViews
 from .watchers import Watchers
 
 VIEW_CACHE = 64  # hosts' free resources kept (the hosts a sequence of placements comes back to)
@@ -160,7 +160,10 @@ class FleetIndex:
         cached = self._free.get(i)
         if cached is not None and cached[0] is version:
             return cached[1]
-        return self._remember(i, version, free_of(self.host_at(i), lazy=self.lazy))
+        free = self.kept.take(i, version)  # a row with claims pending: its host is not built
+        if free is None:
+            free = free_of(self.host_at(i), lazy=self.lazy)
+        return self._remember(i, version, free)
 
     def _before(self, i: int) -> tuple[ComputeHostDescriptor, HostFree] | None:
         """Row i's cached free resources and the descriptor they are of (None: not cached, or
@@ -177,14 +180,17 @@ class FleetIndex:
         self, i: int, version: ComputeHostDescriptor | PendingClaims, free: HostFree
     ) -> HostFree:
         self._free.pop(i, None)
+        self.kept.take(i, None)  # what it kept of the row is of an earlier version
         self._free[i] = (version, free)
         # a compact index keeps no more views than hot hosts: a view holds its host's objects
         if isinstance(self.store, HostStore):
-            kept = self.store.hot_size
+            kept = aside = self.store.hot_size
         else:
             kept = len(self.store) if len(self.store) <= EVERY_VIEW else VIEW_CACHE
+            aside = PENDING_VIEWS
         while len(self._free) > kept:
-            self._free.pop(next(iter(self._free)))
+            j = next(iter(self._free))
+            self.kept.keep(j, *self._free.pop(j), aside)  # a view of claims pending kept aside
         return free
 
     # --- building ---------------------------------------------------------------------------
@@ -213,6 +219,7 @@ class FleetIndex:
         )
         # row -> its version (`version`) and its free resources
         self._free: dict[int, tuple[ComputeHostDescriptor | PendingClaims, HostFree]] = {}
+        self.kept = PendingViews()  # views of rows with claims pending, let go
         for i in range(n):
             self._fill(i, self.host_at(i))
 
@@ -296,17 +303,14 @@ class FleetIndex:
         configurations: Iterable[VmConfiguration] = (),
     ) -> None:
         """Take the new versions of indexed hosts that a claim or a release made (`claims`): they
-        keep every term of the vocabulary (processor, page sizes, port speeds, node ids), so their
-        rows are refilled without checking it, and only the columns a claim can change (a kind's
-        columns read of the host only its free part and what no claim writes: `Columns`).
-
-        `configurations`: what was claimed (`claims.claim`) on the versions of these hosts that
-        the index holds to make the ones given, nothing else, so that the kinds work the free
-        resources out from them instead of reading the hosts (`FreeClaimed`); a host with
-        several, or none, is read."""
+        keep every term of the vocabulary (processor, page sizes, port speeds, node ids), so only
+        the columns a claim can change are refilled (`Columns`). `configurations`: what was
+        claimed on the versions the index holds to make the ones given, nothing else: the kinds
+        work the free resources out from them (`FreeClaimed`); a host with several, or none, is
+        read."""
         made: dict[str, list[VmConfiguration]] = {}
-        for made_here in configurations:
-            made.setdefault(made_here.host, []).append(made_here)
+        for config in configurations:
+            made.setdefault(config.host, []).append(config)
         for host in hosts:
             i = self.positions[host.id]
             claimed = made.get(host.id, [])
@@ -371,14 +375,11 @@ class FleetIndex:
 
     def adopt(self, made: HostClaim, host: ComputeHostDescriptor) -> None:
         """`host`, what the claim `made` built, held for its row if the row is still that claim's
-        (nothing placed there since): the chain folded, the next claim built from `host`."""
+        and its view is cached (kept as the host's): the chain folded, later claims built on it."""
         i = self.positions.get(host.id, -1)
-        pending = self.pending.get(i)
-        if pending is None or pending.configs[-1] is not made.config:
-            return
-        cached = self._free.get(i)
-        self._set(i, host)  # the same host: no column, view or derived value changes
-        if cached is not None and cached[0] is pending:
+        pending, cached = self.pending.get(i), self._free.get(i)
+        if pending and cached and cached[0] is pending and pending.configs[-1] is made.config:
+            self._set(i, host)  # the same host: no column, view or derived value changes
             self._free[i] = (host, cached[1])
 
     def copy(self) -> FleetIndex:
@@ -393,6 +394,7 @@ class FleetIndex:
         clone.tiebreak = self.tiebreak.copy()
         clone.tables = {name: table.copy() for name, table in self.tables.items()}
         clone._free = dict(self._free)
+        clone.kept = self.kept.copy()
         clone.watchers = Watchers()  # the results handed out read this index, not the copy
         clone.derived = DerivedColumns()
         return clone

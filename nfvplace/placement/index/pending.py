@@ -59,6 +59,46 @@ class PendingClaims:
         return self.built
 
 
+PENDING_VIEWS = 1024
+"""Views (free resources) of rows with claims pending a plain index keeps aside once its views of
+the rows read last let them go (about 5 KiB each); a compact index keeps as many as hot hosts
+(`HostStore.hot_size`: a view holds its host's objects)."""
+
+
+class PendingViews:
+    """The free resources of rows whose claims are pending, kept when the index's views of the
+    rows read last let them go: the claims pending worked them out (`HostClaim.free`), where
+    reading such a row again would build its host (`claims.claim_all`, about 2 ms a host at
+    10,000 hosts) to read it anew. The oldest are let go first."""
+
+    __slots__ = ("_views",)
+
+    def __init__(self) -> None:
+        self._views: dict[int, tuple[PendingClaims, HostFree]] = {}
+
+    def keep(self, i: int, version: object, free: HostFree, most: int) -> None:
+        """Keep row i's view `free` if it is of claims pending (`version`), `most` kept."""
+        if not isinstance(version, PendingClaims) or most <= 0:
+            return
+        self._views.pop(i, None)
+        self._views[i] = (version, free)
+        while len(self._views) > most:
+            del self._views[next(iter(self._views))]
+
+    def take(self, i: int, version: object) -> HostFree | None:
+        """Row i's view kept (let go here), if it is of `version` (the claims pending on it now)."""
+        kept = self._views.pop(i, None)
+        return kept[1] if kept is not None and kept[0] is version else None
+
+    def copy(self) -> PendingViews:
+        clone = PendingViews()
+        clone._views = dict(self._views)
+        return clone
+
+    def __len__(self) -> int:
+        return len(self._views)
+
+
 class HostClaim:
     """A placement's claim on one host: `base` with `configs` claimed in turn (the last is the
     placement's), built when first read. `on`: the version of the index's row it was placed on;

@@ -47,7 +47,8 @@ class Decisions:
         self._by_kind[kind.name] = decision
 
     def of[D](self, kind: Decides[D]) -> D | None:
-        return cast(D | None, self._by_kind.get(kind.name))
+        # the type as a string: `D | None` evaluated would build a typing union on every call
+        return cast("D | None", self._by_kind.get(kind.name))
 
 
 class Uncounted(Exception):  # noqa: N818 (a signal, not an error)

@@ -5,7 +5,7 @@ would read it back."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from ...models.chd import ComputeHostDescriptor
 from ...models.configuration import VmConfiguration
@@ -41,7 +41,7 @@ def memory_claimed(
             if pages[size] < cs.hugepages.count:  # the claim would conflict
                 return None
             pages[size] -= cs.hugepages.count  # the claim took them within the pool's free pages
-        part = _normal_taken(replace(nodes[j], hugepages_free=pages), cs.normal_memory_mib)
+        part = _normal_taken(_with(nodes[j], pages=pages), cs.normal_memory_mib)
         if part is None:
             return None
         nodes[j] = part
@@ -62,8 +62,26 @@ def _normal_taken(part: MemoryNode, normal: int) -> MemoryNode | None:
         return part
     if min(part.normal_free_mib, part.normal_free_over_mib) <= 0:
         return None
-    return replace(
+    return _with(
         part,
-        normal_free_mib=max(part.normal_free_mib - normal, 0),
-        normal_free_over_mib=max(part.normal_free_over_mib - normal, 0),
+        normal=max(part.normal_free_mib - normal, 0),
+        over=max(part.normal_free_over_mib - normal, 0),
+    )
+
+
+def _with(
+    part: MemoryNode,
+    *,
+    pages: dict[int, int] | None = None,
+    normal: int | None = None,
+    over: int | None = None,
+) -> MemoryNode:
+    """`dataclasses.replace(part, ...)` built directly: a claim kept pending makes one or two a
+    cpu-set, and `replace` (it reads the fields anew each time) costs several times the build."""
+    return MemoryNode(
+        part.hugepages_free if pages is None else pages,
+        part.normal_free_mib if normal is None else normal,
+        part.normal_free_over_mib if over is None else over,
+        part.normal_total_mib,
+        part.bandwidth_free_kbps,
     )
