@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable
 from dataclasses import dataclass, replace
+from typing import cast
 
 from ....models.vmd import ThreadPolicy
 from ...request import CpuSetDemand
@@ -197,7 +198,11 @@ def cpu_direct(a: Assignment, cpu: CpuFree) -> DirectPart | NoAnswer:
     request = a.request
     if any(cs.packed for cs in request.cpu_sets):
         return NoAnswer.unsure
-    values, stranded = skeleton(a, cpu)
+    kept = a.memo.get("cpu")
+    if kept is None:
+        kept = a.memo["cpu"] = skeleton(a, cpu)  # the same for every assignment of the model
+    zeros, stranded = cast(tuple[dict[Hashable, int], bool], kept)
+    values = dict(zeros)
     first = request.cpu_sets[0].id
     total = 0
     for cs in request.cpu_sets:

@@ -281,6 +281,6 @@ def port_takes(port: PortLike, iface: InterfaceDemand) -> bool:
         return port.dedicable
     return (
         port.sriov_ok
-        and vfs_for(port, iface.bandwidth_kbps) > 0
+        and any(rate is None or rate >= iface.bandwidth_kbps for rate in port.vf_rates_kbps)
         and port.bandwidth_free_kbps >= iface.bandwidth_kbps
     )
