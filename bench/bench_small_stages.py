@@ -12,9 +12,8 @@ The cuts: `pending_views` (a row with claims pending read again from the view it
 out, `index/pending.py` `PendingViews`), `lint_shapes` (a VM Descriptor of a shape lint passed,
 `Fleet._gate`), `options` (`parse_options()` with no keyword), `decisions_of` (`Decisions.of`
 without a typing union built each call), `direct_builds` (the memory and VF parts after a claim
-built without `dataclasses.replace`); second pass: `ids_build` (the VM Configuration built without
-validating it again, `models/configuration_build.py`), `shared_decide` (the shared pool's
-arithmetic in whole numbers, `resources/shared.py` `decide`).
+built without `dataclasses.replace`); second pass: `shared_decide` (the shared pool's arithmetic in
+whole numbers, `resources/shared.py` `decide`).
 """
 
 from __future__ import annotations
@@ -43,7 +42,6 @@ from nfvplace.placement.index import fleet as index_module
 from nfvplace.placement.index import pending as pending_module
 from nfvplace.placement.options import Options, Policy, parse_options
 from nfvplace.placement.reasons import Reason
-from nfvplace.placement.resources import draft as draft_module
 from nfvplace.placement.resources import memory_free
 from nfvplace.placement.resources import nics as nics_module
 from nfvplace.placement.resources import shared as shared_module
@@ -148,7 +146,6 @@ OLD: dict[str, list[tuple[object, str, object]]] = {
         (ports_module, "_vf_taken", _old_vf_taken),
         (nics_module, "vfs_claimed", _old_vfs_claimed),
     ],
-    "ids_build": [(draft_module, "build_configuration", VmConfiguration.model_validate)],
     "shared_decide": [
         (SharedKind, "decide", _old_decide),
         (shared_module, "choose_pus", _old_choose_pus),

@@ -24,7 +24,6 @@ from pydantic import BaseModel
 from ...errors import Issue
 from ...models.chd import ComputeHostDescriptor, NumaNode
 from ...models.configuration import VmConfiguration
-from ...models.configuration_build import build_configuration
 from ...models.vmd import VmDescriptor
 
 
@@ -38,7 +37,7 @@ class ConfigurationDraft:
     def build(self) -> VmConfiguration:
         data = dict(self.fields)
         data["cpu_sets"] = list(self.cpu_sets.values())
-        return build_configuration(data)  # as validated, without validating again
+        return VmConfiguration.model_validate(data)
 
 
 @dataclass
