@@ -12,7 +12,8 @@ The cuts: `pending_views` (a row with claims pending read again from the view it
 out, `index/pending.py` `PendingViews`), `lint_shapes` (a VM Descriptor of a shape lint passed,
 `Fleet._gate`), `options` (`parse_options()` with no keyword), `decisions_of` (`Decisions.of`
 without a typing union built each call), `direct_builds` (the memory and VF parts after a claim
-built without `dataclasses.replace`).
+built without `dataclasses.replace`); second pass: `shared_decide` (the shared pool's arithmetic in
+whole numbers, `resources/shared.py` `decide`).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ import statistics
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from fractions import Fraction
 from typing import Any, cast
 
 import nfvplace
@@ -38,12 +40,16 @@ from nfvplace.models.vnf import VnfTemplate
 from nfvplace.placement import api as api_module
 from nfvplace.placement.index import fleet as index_module
 from nfvplace.placement.index import pending as pending_module
-from nfvplace.placement.options import Options, parse_options
+from nfvplace.placement.options import Options, Policy, parse_options
+from nfvplace.placement.reasons import Reason
 from nfvplace.placement.resources import memory_free
 from nfvplace.placement.resources import nics as nics_module
-from nfvplace.placement.resources.kind import Decisions
+from nfvplace.placement.resources import shared as shared_module
+from nfvplace.placement.resources.kind import Decisions, Refusal
 from nfvplace.placement.resources.nics import ports as ports_module
 from nfvplace.placement.resources.nics.ports import FreePort, NicsFree, NodePorts
+from nfvplace.placement.resources.shared import SharedChoice, SharedKind
+from nfvplace.placement.resources.shared_pool import Pool, SharedPu
 
 from .hostgen import make_fleet, request_stream
 
@@ -96,6 +102,40 @@ def _old_vfs_claimed(free: NicsFree, config: VmConfiguration) -> NicsFree | None
     return None if found is None else dataclasses.replace(found, nodes=found.nodes)
 
 
+def _old_spare(pool: Sequence[SharedPu]) -> Fraction:
+    return sum((p.spare_vcpus for p in pool), Fraction(0))
+
+
+def _old_choose_pus(shared: Sequence[SharedPu], vcpus: int) -> Pool | None:
+    pool = sorted(shared, key=lambda p: (-p.spare_vcpus, p.pu))
+    for size in range(len(pool), max(vcpus, 1) - 1, -1):
+        chosen = pool[:size]
+        if Fraction(vcpus, size) <= chosen[-1].spare_vcpus:
+            return tuple(sorted(chosen, key=lambda p: p.pu))
+    return None
+
+
+def _old_decide(
+    self: SharedKind, free: Any, request: Any, allowed: Any, options: Options
+) -> SharedChoice | Refusal | None:
+    if request.shared is None:
+        return None
+    pools = free.of(self)
+    ok = allowed.get(request.shared.id, frozenset())
+    nodes = [(_old_spare(pools[j]), n, pools[j]) for j, n in enumerate(free.node_ids) if n in ok]
+    spread = options.policy is Policy.spread
+    for room, node, pool in sorted(nodes, key=lambda e: ((-e[0] if spread else e[0]), e[1])):
+        pus = _old_choose_pus(pool, request.shared.vcpus)
+        if pus is not None:
+            return SharedChoice(node, pus, room)
+    return Refusal(
+        Reason.shared_cpu,
+        "have no shared PUs on one node with room for the vCPUs spread evenly",
+        "the shared pool has enough room in total, but no set of its PUs can take the "
+        "vCPUs spread evenly within each PU's ratio",
+    )
+
+
 OLD: dict[str, list[tuple[object, str, object]]] = {
     "pending_views": [(index_module, "PENDING_VIEWS", 0)],
     "lint_shapes": [(Fleet, "_gate", _old_gate)],
@@ -105,6 +145,11 @@ OLD: dict[str, list[tuple[object, str, object]]] = {
         (memory_free, "_with", _old_with),
         (ports_module, "_vf_taken", _old_vf_taken),
         (nics_module, "vfs_claimed", _old_vfs_claimed),
+    ],
+    "shared_decide": [
+        (SharedKind, "decide", _old_decide),
+        (shared_module, "choose_pus", _old_choose_pus),
+        (shared_module, "spare", _old_spare),
     ],
 }
 """Each cut switched off: what is put back for the old fleet's blocks."""

@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
+from operator import itemgetter
 
 import numpy as np
 from ortools.sat.python import cp_model
@@ -53,6 +54,8 @@ from .shared_pool import (
     shared_pus_again,
     spare,
 )
+
+_ROOM, _NODE = itemgetter(0), itemgetter(1)
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,8 +162,10 @@ class SharedKind(Kind):
         pools = free.of(self)
         ok = allowed.get(request.shared.id, frozenset())
         nodes = [(spare(pools[j]), n, pools[j]) for j, n in enumerate(free.node_ids) if n in ok]
-        spread = options.policy is Policy.spread
-        for room, node, pool in sorted(nodes, key=lambda e: ((-e[0] if spread else e[0]), e[1])):
+        # by room (most first under spread), then by node: sorted by node, then stably by room
+        nodes.sort(key=_NODE)
+        nodes.sort(key=_ROOM, reverse=options.policy is Policy.spread)
+        for room, node, pool in nodes:
             pus = choose_pus(pool, request.shared.vcpus)
             if pus is not None:
                 return SharedChoice(node, pus, room)

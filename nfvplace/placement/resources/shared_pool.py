@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import lru_cache
 from itertools import compress
-from operator import is_not
+from operator import attrgetter, is_not
 
 from ...exact import rational
 from ...models.chd import Cpu, CpuState, NumaNode
@@ -34,10 +34,26 @@ class SharedPu:
 
 
 Pool = tuple[SharedPu, ...]
+_PU, _SPARE = attrgetter("pu"), attrgetter("spare_vcpus")
+
+
+_NONE = Fraction(0)
 
 
 def spare(pool: Sequence[SharedPu]) -> Fraction:
-    return sum((p.spare_vcpus for p in pool), Fraction(0))
+    """The pool's spare vCPUs: its PUs' fractions summed over whole numbers (adding Fractions
+    one by one normalised each partial sum; a node's PUs mostly share one denominator)."""
+    if not pool:
+        return _NONE
+    n, d = 0, 1
+    for p in pool:
+        s = p.spare_vcpus
+        sn, sd = s.numerator, s.denominator
+        if sd == d:
+            n += sn
+        else:
+            n, d = n * sd + sn * d, d * sd
+    return Fraction(n, d)
 
 
 def _in_pool(cpu: Cpu) -> bool:
@@ -97,11 +113,15 @@ def shared_pus_again(node: NumaNode, old: NumaNode, pool_before: Pool) -> Pool:
 def choose_pus(shared: Sequence[SharedPu], vcpus: int) -> Pool | None:
     """The PUs of a node's shared pool `vcpus` floating vCPUs are spread over, at least one PU
     each (None: no set fits)."""
-    pool = sorted(shared, key=lambda p: (-p.spare_vcpus, p.pu))
+    if len(shared) < max(vcpus, 1):
+        return None
+    # by spare vCPUs, most first, then by PU: sorted by PU, then stably by spare (reverse keeps
+    # equal keys in order), with no negated Fraction made per PU
+    pool = sorted(sorted(shared, key=_PU), key=_SPARE, reverse=True)
     for size in range(len(pool), max(vcpus, 1) - 1, -1):
-        chosen = pool[:size]
-        if Fraction(vcpus, size) <= chosen[-1].spare_vcpus:  # exact: no rounding
-            return tuple(sorted(chosen, key=lambda p: p.pu))
+        room = pool[size - 1].spare_vcpus
+        if vcpus * room.denominator <= size * room.numerator:  # vcpus / size <= room, exactly
+            return tuple(sorted(pool[:size], key=_PU))
     return None
 
 
