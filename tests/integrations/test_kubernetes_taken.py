@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from nfvplace.dialects.k8s_pod import read_pod
 from nfvplace.integrations.kubernetes import verdicts as verdicts_module
-from nfvplace.integrations.kubernetes.columns import NodeTable
+from nfvplace.integrations.kubernetes.columns import ROW_ARRAYS, NodeTable, Pools
 from nfvplace.integrations.kubernetes.decide import NodeView, _decide, pod_shape
 from nfvplace.integrations.kubernetes.hints import NumaInfo
 from nfvplace.integrations.kubernetes.state import Consumption, NodeState, Pool
@@ -156,3 +156,16 @@ def test_the_usual_burst_is_decided_over_the_columns(monkeypatch: Any) -> None:
     taken = TakenTable(table, rows[:2], [assumed["node-0"], assumed["node-1"]])
     assert taken.cpu.free[:, :2].tolist() == [[4, 2], [0, 2]]
     assert table.cpu.free[:3, :2].tolist() == [[8, 2]] * 3
+
+
+def test_row_arrays_name_every_per_row_array_of_the_table() -> None:
+    """A `TakenTable` and a grown table copy the arrays `ROW_ARRAYS` names: an array added to
+    `NodeTable` and not named there would be left at the wrong size in both."""
+    table = NodeTable(capacity=4)
+    per_row = {
+        name
+        for name, value in vars(table).items()
+        if isinstance(value, np.ndarray) and len(value) == table.capacity
+    }
+    assert per_row == set(ROW_ARRAYS)
+    assert {n for n, v in vars(table).items() if isinstance(v, Pools)} == {"cpu"}

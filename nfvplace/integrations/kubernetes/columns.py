@@ -60,6 +60,10 @@ class Pools:
             np.zeros(capacity, bool),
         )
 
+    def at(self, rows: Ints) -> Pools:
+        """The pools of rows `rows` only (copies), in that order."""
+        return Pools(self.allocatable[rows], self.free[rows], self.present[rows], self.listed[rows])
+
     def grown(self, capacity: int) -> Pools:
         out = Pools.zeros(capacity)
         n = len(self.free)
@@ -84,6 +88,21 @@ class Former:
     generation: int
     state: NodeState | None
     manager: TopologyManager
+
+
+ROW_ARRAYS = (
+    "generation",
+    "stamp",
+    "numa",
+    "exact",
+    "memory_manager",
+    "policy",
+    "scope",
+    "order",
+    "cpu_total",
+    "memory_used",
+)
+"""`NodeTable`'s arrays with one entry per row, besides the pools (`cpu`, `memory`, `devices`)."""
 
 
 class NodeTable:
@@ -122,10 +141,8 @@ class NodeTable:
         old = self.__dict__.copy()
         n = self.capacity
         self._allocate(2 * n)
-        for name in ("generation", "stamp", "numa", "exact", "memory_manager", "policy", "scope"):
+        for name in ROW_ARRAYS:
             getattr(self, name)[:n] = old[name]
-        self.order[:n] = old["order"]
-        self.cpu_total[:n], self.memory_used[:n] = old["cpu_total"], old["memory_used"]
         self.cpu = old["cpu"].grown(2 * n)
         self.memory = {r: p.grown(2 * n) for r, p in old["memory"].items()}
         self.devices = {r: p.grown(2 * n) for r, p in old["devices"].items()}

@@ -14,15 +14,11 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .columns import MAX_NUMA, Ints, NodeTable, Pools
+from .columns import MAX_NUMA, ROW_ARRAYS, Ints, NodeTable, Pools
 from .state import Consumption, NodeState
 
 Pods = tuple[tuple[str, Consumption], ...]
 """The pods assumed on a node (uid, what it takes), oldest first."""
-
-
-def _gathered(pools: Pools, rows: Ints) -> Pools:
-    return Pools(pools.allocatable[rows], pools.free[rows], pools.present[rows], pools.listed[rows])
 
 
 class TakenTable(NodeTable):
@@ -31,18 +27,11 @@ class TakenTable(NodeTable):
     def __init__(self, table: NodeTable, rows: Ints, pods: Sequence[Pods]) -> None:
         super().__init__(capacity=1)
         self.capacity = len(rows)
-        self.generation, self.stamp = table.generation[rows], table.stamp[rows]
-        self.numa, self.exact = table.numa[rows], table.exact[rows]
-        self.memory_manager = table.memory_manager[rows]
-        self.policy, self.scope, self.order = (
-            table.policy[rows],
-            table.scope[rows],
-            table.order[rows],
-        )
-        self.cpu, self.cpu_total = _gathered(table.cpu, rows), table.cpu_total[rows]
-        self.memory_used = table.memory_used[rows]
-        self.memory = {r: _gathered(p, rows) for r, p in table.memory.items()}
-        self.devices = {r: _gathered(p, rows) for r, p in table.devices.items()}
+        for name in ROW_ARRAYS:
+            setattr(self, name, getattr(table, name)[rows])
+        self.cpu = table.cpu.at(rows)
+        self.memory = {r: p.at(rows) for r, p in table.memory.items()}
+        self.devices = {r: p.at(rows) for r, p in table.devices.items()}
         self.orders = table.orders
         self.names = [table.names[r] for r in rows.tolist()]
         self.states = [table.states[r] for r in rows.tolist()]
