@@ -3,7 +3,7 @@ PCIe budget of each NIC; and the rule for which port can take an interface."""
 
 from __future__ import annotations
 
-from collections.abc import Container, Sequence
+from collections.abc import Container, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -265,9 +265,14 @@ class PortLike(Protocol):
     def vf_rates_kbps(self) -> Sequence[int | None]: ...
 
 
+def _serving(port: PortLike, need_kbps: int) -> Iterator[int | None]:
+    """The rates of `port`'s free VFs that can carry `need_kbps` (unpaced, or paced at no less)."""
+    return (rate for rate in port.vf_rates_kbps if rate is None or rate >= need_kbps)
+
+
 def vfs_for(port: PortLike, need_kbps: int) -> int:
-    """Free VFs of `port` that can carry `need_kbps` (unpaced, or paced at no less)."""
-    return sum(1 for rate in port.vf_rates_kbps if rate is None or rate >= need_kbps)
+    """Free VFs of `port` that can carry `need_kbps`."""
+    return sum(1 for _ in _serving(port, need_kbps))
 
 
 def port_takes(port: PortLike, iface: InterfaceDemand) -> bool:
@@ -281,6 +286,6 @@ def port_takes(port: PortLike, iface: InterfaceDemand) -> bool:
         return port.dedicable
     return (
         port.sriov_ok
-        and any(rate is None or rate >= iface.bandwidth_kbps for rate in port.vf_rates_kbps)
+        and any(True for _ in _serving(port, iface.bandwidth_kbps))  # one is enough
         and port.bandwidth_free_kbps >= iface.bandwidth_kbps
     )
