@@ -103,8 +103,8 @@ def why_unsure(calls: list[Call]) -> tuple[list[Call], Counter[str]]:
     tied = direct._tied_nodes
     exits: list[bool] = []
 
-    def tied_nodes(assignments: Any) -> bool:
-        exits.append(tied(assignments))
+    def tied_nodes(*args: Any) -> bool:
+        exits.append(tied(*args))
         return exits[-1]
 
     direct._tied_nodes = tied_nodes

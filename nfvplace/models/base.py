@@ -44,9 +44,11 @@ PciAddress = Annotated[
 ]
 """A PCI address `DDDD:BB:DD.F`; lint compares them case-insensitively."""
 
+IDENTIFIER_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:@/-]{0,252}$"
+
 Identifier = Annotated[
     str,
-    StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9._:@/-]{0,252}$"),
+    StringConstraints(pattern=IDENTIFIER_PATTERN),
     Field(
         description="Name made of letters, digits and . _ : @ / -, starting with a letter or digit"
     ),

@@ -48,6 +48,15 @@ from .refusals import NoFitDocument, refusal, shape_of
 INLINE_LOCK_WAIT_S = 0.01
 
 
+def canonical_body(body: Any) -> str:
+    """A request body as its Idempotency-Key's hash reads it: JSON, keys sorted, no spaces."""
+    return json.dumps(body, sort_keys=True, separators=(",", ":"), default=str)
+
+
+def body_hash(canonical: str) -> str:
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
 @dataclass(frozen=True)
 class PlacementRequest:
     descriptor: Target
@@ -56,14 +65,17 @@ class PlacementRequest:
     policy: str = "pack"
     explain: bool = False
     moves: bool = False  # dry run of one VM: if it fits nowhere, moves of placed VMs that help
+    # `request_hash` when it is known already (`shapes`: put together from a body of this shape)
+    known_hash: str | None = field(default=None, repr=False, compare=False)
 
     # Both computed once per request object, which the router keeps per distinct body: an
     # orchestrator sending the same descriptor again pays for neither.
     @cached_property
     def request_hash(self) -> str:
         """What an Idempotency-Key's replay is checked against (computed only for keyed requests)."""
-        canonical = json.dumps(self.body, sort_keys=True, separators=(",", ":"), default=str)
-        return hashlib.sha256(canonical.encode()).hexdigest()
+        if self.known_hash is not None:
+            return self.known_hash
+        return body_hash(canonical_body(self.body))
 
     @cached_property
     def stored_descriptor(self) -> JsonText:

@@ -107,13 +107,15 @@ def direct_layout(
         cs.id: frozenset(n for n in free.node_ids if n in allowed.get(cs.id, ()))
         for cs in request.cpu_sets
     }
-    memo: dict[str, object] = {NODE_COSTS: {} if prices is None else prices}
+    priced: NodePrices = {} if prices is None else prices
+    choices = list(_assignments(request, frozen, free.node_ids))
+    pack = optimize and options.policy is Policy.pack
+    if pack and _tied_nodes(free, request, options, choices, priced):
+        return NoAnswer.unsure  # before any `Assignment` is made: most of these models are tied
+    memo: dict[str, object] = {NODE_COSTS: priced}
     assignments = [
-        Assignment(free, request, options, frozen, nodes, optimize, memo)
-        for nodes in _assignments(request, frozen, free.node_ids)
+        Assignment(free, request, options, frozen, nodes, optimize, memo) for nodes in choices
     ]
-    if optimize and options.policy is Policy.pack and _tied_nodes(assignments):
-        return NoAnswer.unsure
     best: list[tuple[int, Assignment, list[DirectPart]]] = []
     unsure = False
     for a in assignments:
@@ -135,32 +137,44 @@ def direct_layout(
     return _layout(*lowest[0]) if len(lowest) == 1 else NoAnswer.unsure
 
 
-def _tied_nodes(assignments: list[Assignment]) -> bool:
-    """Whether two assignments share the lowest node cost. Under `pack` (whose node cost weighs
-    a node's free threads, free memory and the VFs, ports and threads it keeps) their layouts
-    then almost always tie at the lowest objective too: in the engine's mix 87 of 100 such models
-    were ties only CP-SAT decides, so CP-SAT answers them without the kinds being asked first.
-    (`spread` prices free threads alone: its node costs tie where the layouts do not.) Exact
-    either way: the direct path answers only with CP-SAT's answer."""
-    if len(assignments) < 2:
+def _tied_nodes(
+    free: HostFree,
+    request: Request,
+    options: Options,
+    choices: list[dict[int, int]],
+    prices: NodePrices,
+) -> bool:
+    """Whether two assignments of nodes share the lowest node cost. Under `pack` (whose node cost
+    weighs a node's free threads, free memory and the VFs, ports and threads it keeps) their
+    layouts then almost always tie at the lowest objective too: in the engine's mix 87 of 100
+    such models were ties only CP-SAT decides, so CP-SAT answers them without the kinds being
+    asked first. (`spread` prices free threads alone: its node costs tie where the layouts do
+    not.) Exact either way: the direct path answers only with CP-SAT's answer."""
+    if len(choices) < 2:
         return False
-    costs = [_node_costs(a) for a in assignments]
+    costs = [_priced(free, request, options, nodes, prices) for nodes in choices]
     return costs.count(min(costs)) > 1
 
 
 NODE_COSTS = "node costs"  # the core's entry in `Assignment.memo` (no kind has that name)
 
 
-def _node_costs(a: Assignment) -> int:
-    """The policy's cost of the assignment's nodes (`solver._post_nodes`), each priced once."""
-    prices = cast(NodePrices, a.memo[NODE_COSTS])
+def _priced(
+    free: HostFree, request: Request, options: Options, nodes: Mapping[int, int], prices: NodePrices
+) -> int:
+    """The policy's cost of these nodes (`solver._post_nodes`), each (cpu-set, node) priced once."""
     total = 0
-    for cs in a.request.cpu_sets:
-        node = a.nodes[cs.id]
-        if (cs.id, node) not in prices:
-            prices[(cs.id, node)] = node_cost(a.free, a.free.slot(node), cs, a.request, a.options)
-        total += prices[(cs.id, node)]
+    for cs in request.cpu_sets:
+        node = nodes[cs.id]
+        price = prices.get((cs.id, node))
+        if price is None:
+            price = prices[(cs.id, node)] = node_cost(free, free.slot(node), cs, request, options)
+        total += price
     return total
+
+
+def _node_costs(a: Assignment) -> int:
+    return _priced(a.free, a.request, a.options, a.nodes, cast(NodePrices, a.memo[NODE_COSTS]))
 
 
 def _objective(a: Assignment, parts: list[DirectPart]) -> int:

@@ -11,8 +11,10 @@ then post their usage terms (`post_demand`) and their limits and costs (`post_li
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from ortools.sat.python import cp_model
+from ortools.sat.python import cp_model_helper as cmh
 
 from ..options import Options
 from ..request import Request
@@ -27,16 +29,19 @@ DISTINCT = "numa"  # the core's own family: distinct NUMA nodes for the cpu-sets
 
 
 _BOOLEAN = cp_model.Domain(0, 1)
+_DOMAINS: dict[tuple[int, int], cp_model.Domain] = {}  # (lb, ub) -> its Domain, built once
+_BOOL_AND = cmh.BoolArgumentConstraint.bool_and
 
 
 class _CpModel(cp_model.CpModel):
     """CpModel without the pre-PEP 8 aliases that `CpModel.__init__` adds to every instance (about
-    1 ms per model, as much as solving one of these small models), and with its variables made by
-    the calls `CpModel.new_bool_var` and `new_int_var` make, less their Python around them (the
-    Boolean domain built once): the same proto (`test_solver.py`), half the time a variable."""
+    1 ms per model, as much as solving one of these small models), and with the calls the kinds
+    make most made by the calls `CpModel`'s make, less its Python around them: variables (an
+    integer domain built once per bounds), linear constraints, implications and the objective
+    (its variables' indices copied at once). The same proto (`test_solver.py`)."""
 
     def __init__(self) -> None:
-        cp_model.cmh.CpBaseModel.__init__(self, None)  # type: ignore[attr-defined]
+        cmh.CpBaseModel.__init__(self, None)
         self._proto = self.model_proto
 
     def new_bool_var(self, name: str) -> cp_model.IntVar:
@@ -45,7 +50,38 @@ class _CpModel(cp_model.CpModel):
     def new_int_var(
         self, lb: cp_model.IntegralT, ub: cp_model.IntegralT, name: str
     ) -> cp_model.IntVar:
-        return cp_model.IntVar(self._proto).with_name(name).with_domain(cp_model.Domain(lb, ub))
+        key = (int(lb), int(ub))
+        domain = _DOMAINS.get(key)
+        if domain is None:
+            domain = _DOMAINS[key] = cp_model.Domain(lb, ub)
+        return cp_model.IntVar(self._proto).with_name(name).with_domain(domain)
+
+    def add(self, ct: Any) -> cp_model.Constraint:
+        if type(ct) is cp_model.BoundedLinearExpression:
+            added: cp_model.Constraint = self._add_bounded_linear_expression(ct)  # type: ignore[attr-defined]
+            return added
+        return super().add(ct)
+
+    def add_implication(self, a: cp_model.LiteralT, b: cp_model.LiteralT) -> cp_model.Constraint:
+        added: cp_model.Constraint = self._add_bool_argument_constraint(_BOOL_AND, b)  # type: ignore[attr-defined]
+        added.only_enforce_if(a)
+        return added
+
+    def minimize(self, obj: cp_model.ObjLinearExprT) -> None:
+        """`CpModel.minimize`, its variables' indices copied at once (an expression with a float
+        in it, which `FlatIntExpr` refuses, as `CpModel` writes it)."""
+        try:
+            flat = cmh.FlatIntExpr(obj)  # type: ignore[arg-type]
+        except TypeError:
+            super().minimize(obj)
+            return
+        self._proto.clear_objective()
+        self._proto.clear_floating_point_objective()
+        objective = self._proto.objective
+        objective.vars.extend([var.index for var in flat.vars])
+        objective.scaling_factor = 1.0
+        objective.offset = flat.offset
+        objective.coeffs.extend(flat.coeffs)
 
 
 @dataclass(frozen=True)

@@ -20,13 +20,14 @@ from ...placement import BatchItem
 from ...reader import load_document, parse_any
 from ...render import render
 from ..auth import SECURITY, admit, require
-from ..body import XML_SOURCE, parse_body, read_body
+from ..body import JSON_TYPES, XML_SOURCE, parse_body, read_body
 from ..deps import StoreDep, get_placements
 from ..descriptors import parse_descriptor, schema_findings
 from ..moves import vm_descriptors
 from ..placing import PlacementRequest
 from ..problems import ProblemError
 from ..requests import ENVELOPE_ERROR, BatchEnvelopeEntry, PlacementEnvelope
+from ..shapes import RequestShapes
 from .common import FastJSONResponse, RequestAloneRoute, body_of, problems
 
 router = APIRouter(prefix="/v1/placements", tags=["placements"])
@@ -173,13 +174,20 @@ def batch_items(
 CACHED_BODY_BYTES = 64 * 1024
 
 
+SHAPES = RequestShapes(placement_request)
+
+
 @lru_cache(maxsize=256)
 def parsed_request(raw: bytes, media: str) -> PlacementRequest:
     """A request body parsed, validated and linted, kept by its bytes: orchestrators place the
     same descriptors again and again, and parsing and linting one took a tenth of a placement's
     time. A request is a pure function of its body (the Idempotency-Key is a header), descriptors
-    are frozen models, and a refused body raises, so nothing refused is kept."""
-    return placement_request(parse_body(raw, media))
+    are frozen models, and a refused body raises, so nothing refused is kept. A JSON body is
+    also looked up by its shape (the same VM under another name: `shapes`)."""
+    document = parse_body(raw, media)
+    if media in JSON_TYPES:
+        return SHAPES.request(document)
+    return placement_request(document)
 
 
 def _idempotency_key(value: str | None) -> str | None:

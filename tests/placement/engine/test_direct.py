@@ -199,6 +199,32 @@ def test_two_assignments_at_the_lowest_node_cost_go_to_cp_sat_unasked(
     assert exactly(engine) == exactly(cp_sat)
 
 
+@pytest.mark.parametrize(("policy", "made"), [("pack", 0), ("spread", 2)])
+def test_a_tie_of_node_costs_is_found_from_the_prices_before_any_assignment_is_made(
+    monkeypatch: pytest.MonkeyPatch, policy: str, made: int
+) -> None:
+    """Two alike cpu-sets on two alike nodes (distinct nodes, so two assignments): under `pack`
+    every node is priced once for each cpu-set (the prices CP-SAT's build is given) and the tie
+    found from them, no `Assignment` made; `spread` has no early exit and makes both."""
+    free = free_of(host(nodes=[NodeSpec(cores=4), NodeSpec(cores=4)]))
+    request = build_request(vm(cpu_sets=[cpu_set(0, 2), cpu_set(1, 2, first_vcpu=2)]))
+    allowed = {0: set(free.node_ids), 1: set(free.node_ids)}
+    assignments: list[Assignment] = []
+
+    def making(*args: object) -> Assignment:
+        assignments.append(Assignment(*args))  # type: ignore[arg-type]
+        return assignments[-1]
+
+    monkeypatch.setattr(direct_module, "Assignment", making)
+    prices: direct_module.NodePrices = {}
+    found = direct_layout(free, request, allowed, Options(policy=Policy(policy)), True, prices)
+    assert len(assignments) == made
+    if made == 0:
+        assert found is NoAnswer.unsure
+        assert set(prices) == {(cs, node) for cs in (0, 1) for node in free.node_ids}
+        assert len(set(prices.values())) == 1
+
+
 def test_one_node_cheaper_than_the_other_is_still_answered_directly() -> None:
     """The early exit only takes ties of the node cost: the node with a core in use is the
     fuller one, wins under `pack` on its own, and the direct path answers, as CP-SAT does."""

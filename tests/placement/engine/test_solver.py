@@ -6,6 +6,7 @@ import pytest
 from builders import NodeSpec, PortSpec, cpu_set, host, vm
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from nics_model_reference import post_interfaces as plain_post_interfaces
 from ortools.sat.python import cp_model
 from test_differential import chds, vmds
 
@@ -19,6 +20,7 @@ from nfvplace.placement.engine.solver import SolveFailure, blame, build, solve
 from nfvplace.placement.index import free_of
 from nfvplace.placement.options import Options, Policy
 from nfvplace.placement.request import Request, build_request
+from nfvplace.placement.resources import nics as nics_module
 from nfvplace.placement.resources.base import HostFree
 from nfvplace.placement.resources.cpu.model import COUNTS
 from nfvplace.placement.resources.model import Layout
@@ -97,8 +99,9 @@ def test_a_verdict_is_the_best_layout_model_without_its_objective(
 
 
 class _OrToolsModel(cp_model.CpModel):
-    """OR-Tools' own builder, as the engine's `_CpModel` had it before its variables were made
-    faster (`CpModel` less the pre-PEP 8 aliases, which add nothing to the proto)."""
+    """OR-Tools' own builder: `CpModel` less the pre-PEP 8 aliases, which add nothing to the
+    proto. The engine's `_CpModel` makes its variables, linear constraints, implications and
+    objective with less Python around the same calls, and must write what this writes."""
 
     def __init__(self) -> None:
         cp_model.cmh.CpBaseModel.__init__(self, None)  # type: ignore[attr-defined]
@@ -107,15 +110,17 @@ class _OrToolsModel(cp_model.CpModel):
 def _same_proto_both_ways(
     free: HostFree, request: Request, allowed: dict[int, set[int]], options: Options
 ) -> None:
-    """The engine's build (its variables made by `_CpModel`, the node costs the direct path
-    worked out) writes the proto OR-Tools' own builder writes pricing every node itself: CP-SAT
-    answers the same proto the same way."""
+    """The engine's build (through `_CpModel`, with the node costs the direct path worked out, and
+    the NICs' part with its sums posted whole) writes the proto OR-Tools' own builder writes,
+    pricing every node itself, from the NICs' part written plainly (`nics_model_reference.py`):
+    CP-SAT answers the same proto the same way."""
     for optimize in (True, False):
         prices: NodePrices = {}
         direct_layout(free, request, allowed, options, optimize, prices)
         built = build(free, request, allowed, options, optimize=optimize, prices=prices)
         with pytest.MonkeyPatch.context() as patch:
             patch.setattr(solver_module, "_CpModel", _OrToolsModel)
+            patch.setattr(nics_module, "post_interfaces", plain_post_interfaces)
             reference = build(free, request, allowed, options, optimize=optimize)
         if built is None or reference is None:
             assert built is reference is None
@@ -163,3 +168,53 @@ def test_the_model_is_the_proto_or_tools_writes_on_realistic_hosts(seed: int, po
     request = build_request(request_stream(1, seed=seed)[0])
     allowed = {cs.id: set(free.node_ids) for cs in request.cpu_sets}
     _same_proto_both_ways(free, request, allowed, Options(policy=Policy(policy)))
+
+
+def _sriov(name: str, gbps: float, network: str | None = None) -> dict[str, object]:
+    iface: dict[str, object] = {"name": name, "mode": "sriov", "speed_gbps": 25}
+    iface["bandwidth_gbps"] = gbps
+    if network is not None:
+        iface["physical_network"] = network
+    return iface
+
+
+@pytest.mark.parametrize(
+    ("port", "interfaces", "takes"),
+    [
+        # 3 Gbps free on the port: the 1 Gbps interface fits, the 5 Gbps one of the same speed not
+        (PortSpec(bandwidth_used=22), (_sriov("a", 1), _sriov("b", 5)), {"a"}),
+        (PortSpec(bandwidth_used=22), (_sriov("b", 5), _sriov("a", 1)), {"a"}),
+        # the same bandwidth at a higher speed than the port's
+        (
+            PortSpec(speed=10),
+            (_sriov("a", 1), {**_sriov("b", 1), "speed_gbps": 10}),
+            {"b"},
+        ),
+        # the same demand on another physical network
+        (PortSpec(network="x"), (_sriov("a", 1, "x"), _sriov("b", 1, "y")), {"a"}),
+        # the same speed given whole: not on a port whose VF is in use
+        (
+            PortSpec(vfs_used=1),
+            (
+                _sriov("a", 1),
+                {"name": "d", "mode": "dedicated", "speed_gbps": 25, "bandwidth_gbps": 1},
+            ),
+            {"a"},
+        ),
+        # interfaces alike both take it (`port_takes` asked once for both)
+        (PortSpec(), (_sriov("a", 1), _sriov("b", 1)), {"a", "b"}),
+    ],
+)
+def test_interfaces_alike_in_all_but_one_field_take_the_ports_each_takes_alone(
+    port: PortSpec, interfaces: tuple[dict[str, object], ...], takes: set[str]
+) -> None:
+    """The NICs' part asks `port_takes` once per port and demand: a demand differing from the
+    last in one field it reads is asked again."""
+    h = host(nodes=[NodeSpec(ports=[port]), NodeSpec()])
+    request = build_request(vm(cpu_sets=[cpu_set(0, 2, interfaces=interfaces)]))
+    free = free_of(h)
+    allowed = {0: set(free.node_ids)}
+    ctx = build(free, request, allowed, Options())
+    assert ctx is not None
+    assert {name for name, _ in ctx.read_back.get("nics", {})} == takes
+    _same_proto_both_ways(free, request, allowed, Options())

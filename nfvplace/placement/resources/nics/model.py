@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from ortools.sat.python.cp_model import LinearExpr
+
 from ....exact import KBPS_PER_GBPS
 from ....models.vmd import InterfaceMode, NumaAffinity
 from ...request import InterfaceDemand
@@ -20,19 +22,27 @@ def post_interfaces(ctx: ModelContext, free: NicsFree, spread: bool) -> None:
     m = ctx.model
     ports = [p for node in free.nodes for p in node.ports]
     by_port: dict[str, list[tuple[InterfaceDemand, Any]]] = {}
+    # `port_takes` by (port, what it reads of an interface): interfaces alike ask it once
+    takes: dict[tuple[int, InterfaceMode, float, str | None, int], bool] = {}
     for iface in ctx.request.interfaces:
         if iface.mode is InterfaceMode.vswitch:
             continue
+        asks = (iface.mode, iface.speed_gbps, iface.physical_network, iface.bandwidth_kbps)
+        # the bandwidth this interface takes off the port's slack (see _slack)
+        taken = iface.bandwidth_kbps // KBPS_PER_GBPS
         choices = []
-        for port in ports:
-            if not port_takes(port, iface):
-                continue
+        for k, port in enumerate(ports):
             y = None
             if iface.restricted:
                 assert iface.cpu_set is not None
                 y = ctx.node_var(iface.cpu_set, port.node)
                 if y is None:
                     continue
+            ok = takes.get(key := (k, *asks))
+            if ok is None:
+                ok = takes[key] = port_takes(port, iface)
+            if not ok:
+                continue
             near = None
             if iface.affinity is not None and not iface.restricted:
                 near = affinity.near(ctx, iface.cpu_set, iface.affinity, port.node, free.sockets)
@@ -41,17 +51,16 @@ def post_interfaces(ctx: ModelContext, free: NicsFree, spread: bool) -> None:
             var = m.new_bool_var(f"port[{iface.name}->{port.pci_address}]")
             if y is not None:
                 m.add_implication(var, y)
-            affinity.post_locality(ctx, iface.affinity, var, near)
+            if near is not None:
+                affinity.post_locality(ctx, iface.affinity, var, near)
             ctx.keep(PORT_CHOICES, (iface.name, port.pci_address), var)
             by_port.setdefault(port.pci_address, []).append((iface, var))
             choices.append(var)
             if iface.mode is InterfaceMode.dedicated:
                 ctx.cost("ports", round(port.speed_gbps - iface.speed_gbps) * var)
             else:
-                # the bandwidth this interface takes off the port's slack (see _slack)
-                taken = iface.bandwidth_kbps // KBPS_PER_GBPS
                 ctx.cost("ports", (taken if spread else -taken) * var)
-        m.add(sum(choices) == 1) if choices else m.add_bool_or([])
+        m.add(LinearExpr.sum(choices) == 1) if choices else m.add_bool_or([])
     _post_ports(ctx, free, {p.pci_address: p for p in ports}, by_port, spread)
 
 
@@ -63,31 +72,37 @@ def _post_ports(
     spread: bool,
 ) -> None:
     """Per port: a port given whole serves nothing else; VFs within the free VFs their pacing
-    serves and the port's bandwidth; per NIC: its PCIe budget."""
+    serves and the port's bandwidth; per NIC: its PCIe budget. Sums are posted whole
+    (`LinearExpr.sum`, `weighted_sum`): the same constraints as Python's `sum`, in one call."""
     m = ctx.model
-    pcie: dict[str, list[Any]] = {}
+    pcie: dict[str, tuple[list[Any], list[int]]] = {}
     for address, users in by_port.items():
         port = lookup[address]
         dedicated = [v for i, v in users if i.mode is InterfaceMode.dedicated]
         sriov = [(i, v) for i, v in users if i.mode is InterfaceMode.sriov]
         if dedicated:
-            m.add(sum(dedicated) <= 1)
+            m.add(LinearExpr.sum(dedicated) <= 1)
             for d in dedicated:
                 for _, s in sriov:
                     m.add(d + s <= 1)
         if sriov:
+            vfs = [v for _, v in sriov]
+            rates = [i.bandwidth_kbps for i, _ in sriov]
             # VFs paced below a demand cannot serve it: nested sets, so Hall's condition per
             # threshold is exact
-            for need in sorted({i.bandwidth_kbps for i, _ in sriov}):
-                m.add(sum(v for i, v in sriov if i.bandwidth_kbps >= need) <= vfs_for(port, need))
-            m.add(sum(i.bandwidth_kbps * v for i, v in sriov) <= port.bandwidth_free_kbps)
-            _slack(ctx, port, [v for _, v in sriov], spread)
+            for need in sorted(set(rates)):
+                served = [v for rate, v in zip(rates, vfs, strict=True) if rate >= need]
+                m.add(LinearExpr.sum(served) <= vfs_for(port, need))
+            m.add(LinearExpr.weighted_sum(vfs, rates) <= port.bandwidth_free_kbps)
+            _slack(ctx, port, vfs, spread)
             _strand(ctx, port, sriov)
-        pcie.setdefault(port.nic, []).extend(i.bandwidth_kbps * v for i, v in users)
+        terms, weights = pcie.setdefault(port.nic, ([], []))
+        terms.extend(v for _, v in users)
+        weights.extend(i.bandwidth_kbps for i, _ in users)
     budgets = {key: left for node in free.nodes for key, left in node.nic_free_kbps.items()}
-    for key, terms in pcie.items():
+    for key, (terms, weights) in pcie.items():
         if key in budgets:
-            m.add(sum(terms) <= budgets[key])
+            m.add(LinearExpr.weighted_sum(terms, weights) <= budgets[key])
 
 
 def _slack(ctx: ModelContext, port: FreePort, users: list[Any], spread: bool) -> None:
@@ -98,7 +113,7 @@ def _slack(ctx: ModelContext, port: FreePort, users: list[Any], spread: bool) ->
     used = m.new_bool_var(f"vf_port_used[{port.pci_address}]")
     for v in users:
         m.add_implication(v, used)
-    m.add(used <= sum(users))
+    m.add(used <= LinearExpr.sum(users))
     free = port.bandwidth_free_kbps // KBPS_PER_GBPS
     ctx.cost("ports", (-free if spread else free) * used)
 
