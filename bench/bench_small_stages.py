@@ -16,7 +16,8 @@ built without `dataclasses.replace`); second pass: `shared_decide` (the shared p
 whole numbers, `resources/shared.py` `decide`), `fill_changed` (a claimed row's CPU, memory and
 NICs columns written for the nodes the claim changed, `ColumnsChanged`) and `node_costs` (pack's
 node shares kept with the host's view, `HostFree.memo`, and the NICs' kept ports counted without
-a tuple built).
+a tuple built); fourteenth round: `port_entries` (a port's entry kept with the port's object,
+`nics/ports.py` `_port`).
 """
 
 from __future__ import annotations
@@ -226,6 +227,7 @@ OLD: dict[str, list[tuple[object, Any, object]]] = {
         ),
         (nics_module.NicsKind, "node_kept", _old_node_kept),
     ],
+    "port_entries": [(ports_module, "_port", ports_module._port_made)],
 }
 """Each cut switched off: what is put back for the old fleet's blocks (an attribute, or a
 dictionary's entry)."""
@@ -275,12 +277,13 @@ class Builds:
 
 
 class Stages:
-    """With `--stages`: CPU seconds in the index update (`FleetIndex.take`) and in pack's node
-    costs, summed while it runs (the cuts of its fleet in place)."""
+    """With `--stages`: CPU seconds in the index update (`FleetIndex.take`), in pack's node
+    costs and in the views the index works out anew (`free_of`), summed while it runs (the cuts
+    of its fleet in place)."""
 
     def __init__(self, on: bool) -> None:
         self.on = on
-        self.take = self.node_costs = 0.0
+        self.take = self.node_costs = self.views = 0.0
 
     def __enter__(self) -> Stages:
         if not self.on:
@@ -301,6 +304,15 @@ class Stages:
             finally:
                 self.node_costs += time.process_time() - start
 
+        def free_of(*args: Any, **kwargs: Any) -> Any:
+            start = time.process_time()
+            try:
+                return self._free_of(*args, **kwargs)
+            finally:
+                self.views += time.process_time() - start
+
+        self._free_of = index_module.free_of
+        index_module.free_of = free_of
         index_module.FleetIndex.take = take  # type: ignore[method-assign, assignment]
         policies_module.POLICIES[Policy.pack] = dataclasses.replace(self._pack, node_cost=node_cost)
         return self
@@ -308,6 +320,7 @@ class Stages:
     def __exit__(self, *_: object) -> None:
         if self.on:
             index_module.FleetIndex.take = self._take  # type: ignore[method-assign]
+            index_module.free_of = self._free_of
             policies_module.POLICIES[Policy.pack] = self._pack
 
 
@@ -381,11 +394,12 @@ def run(
         f"every configuration equal; load average {os.getloadavg()[0]:.1f}"
     )
     if stages:
-        for name in ("take", "node_costs"):
+        labels = {"take": "index update (take)", "node_costs": "pack node costs"}
+        for name in ("take", "node_costs", "views"):
             old_stage = getattr(old_stages, name) * 1000 / len(timed)
             new_stage = getattr(new_stages, name) * 1000 / len(timed)
             print(
-                f"  {'index update (take)' if name == 'take' else 'pack node costs'}: "
+                f"  {labels.get(name, 'views worked out anew (free_of)')}: "
                 f"old {old_stage:.4f} ms, new {new_stage:.4f} ms a placement "
                 f"(new / old {new_stage / old_stage:.3f})"
             )
