@@ -15,6 +15,7 @@ the comparison.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import statistics
@@ -22,8 +23,23 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from types import ModuleType
 
 ROOT = Path(__file__).resolve().parents[1]
+
+
+def module_of_tree(base: Path, ours: ModuleType) -> ModuleType:
+    """The checkout `base`'s file of the module `ours`, loaded as a sibling of it (its relative
+    imports are this tree's), for benches that run two versions of one module in one process."""
+    name = f"{ours.__name__}_other"
+    path = base / Path(*ours.__name__.split(".")).with_suffix(".py")
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
 
 
 def child(hosts: int, requests: int, seed: int) -> dict[str, float]:

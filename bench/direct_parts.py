@@ -14,10 +14,8 @@ from __future__ import annotations
 
 import argparse
 import gc
-import importlib.util
 import os
 import pickle
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -32,28 +30,9 @@ from nfvplace.placement.resources.direct import Assignment
 from nfvplace.placement.resources.nics import direct as nics_direct
 
 from .bench_placement import line
-
-FILES = {
-    "nics": "resources/nics/direct.py",
-    "cpu": "resources/cpu/direct.py",
-    "memory": "resources/memory_direct.py",
-}
+from .compare_trees import module_of_tree
 
 OURS: dict[str, ModuleType] = {"nics": nics_direct, "cpu": cpu_direct, "memory": memory_direct}
-
-
-def _other(base: Path, name: str) -> ModuleType:
-    """The other tree's module, as a sibling of this tree's (its relative imports are ours)."""
-    module_name = f"{OURS[name].__name__}_other"
-    spec = importlib.util.spec_from_file_location(
-        module_name, base / "nfvplace/placement" / FILES[name]
-    )
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[module_name] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 def _asks(module: ModuleType, name: str) -> Callable[[Assignment], Any]:
@@ -103,9 +82,9 @@ def main() -> None:
     asked = sum(len(m[4]) for m in kept)
     gc.disable()
     print(f"{asked} assignments of {len(kept)} models; us an assignment, best / median:")
-    for name in FILES:
+    for name in OURS:
         ours = _asks(OURS[name], name)
-        theirs = _asks(_other(Path(args.base), name), name)
+        theirs = _asks(module_of_tree(Path(args.base), OURS[name]), name)
         assert run(kept, theirs)[1] == run(kept, ours)[1], f"{name}: the parts differ"
         spent: dict[str, list[float]] = {"base": [], "this tree": []}
         for block in range(args.blocks):

@@ -22,11 +22,9 @@ from __future__ import annotations
 
 import argparse
 import gc
-import importlib.util
 import os
 import pickle
 import statistics
-import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -40,21 +38,9 @@ from nfvplace.placement.resources.direct import NoAnswer
 from nfvplace.placement.resources.nics import model as nics_model
 
 from .bench_placement import line
+from .compare_trees import module_of_tree
 
 Call = tuple[Any, ...]  # (free, request, allowed, options, skip, optimize), as `attempt.solve` has
-
-
-def _other(base: Path, ours: ModuleType) -> ModuleType:
-    """The other tree's file of `ours`, as a sibling module of this tree's."""
-    name = f"{ours.__name__}_other"
-    path = base / Path(*ours.__name__.split(".")).with_suffix(".py")
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 class Flow:
@@ -75,10 +61,10 @@ class Flow:
 
 
 def flows(base: Path) -> dict[str, Flow]:
-    other_direct = _other(base, direct)
-    other_solver = _other(base, solver)
+    other_direct = module_of_tree(base, direct)
+    other_solver = module_of_tree(base, solver)
     other_solver.direct_layout = other_direct.direct_layout  # its solver calls its direct path
-    other_post = _other(base, nics_model).post_interfaces
+    other_post = module_of_tree(base, nics_model).post_interfaces
     return {
         "base": Flow(other_solver, other_direct, other_post),
         "this tree": Flow(solver, direct, nics_model.post_interfaces),

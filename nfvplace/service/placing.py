@@ -53,10 +53,6 @@ def canonical_body(body: Any) -> str:
     return json.dumps(body, sort_keys=True, separators=(",", ":"), default=str)
 
 
-def body_hash(canonical: str) -> str:
-    return hashlib.sha256(canonical.encode()).hexdigest()
-
-
 @dataclass(frozen=True)
 class PlacementRequest:
     descriptor: Target
@@ -65,17 +61,17 @@ class PlacementRequest:
     policy: str = "pack"
     explain: bool = False
     moves: bool = False  # dry run of one VM: if it fits nowhere, moves of placed VMs that help
-    # `request_hash` when it is known already (`shapes`: put together from a body of this shape)
-    known_hash: str | None = field(default=None, repr=False, compare=False)
+    # `canonical_body(body)` when it is known already (`shapes`: put together from a body of
+    # this shape), so that a keyed request's hash need not sort the body again
+    canonical: str | None = field(default=None, repr=False, compare=False)
 
     # Both computed once per request object, which the router keeps per distinct body: an
     # orchestrator sending the same descriptor again pays for neither.
     @cached_property
     def request_hash(self) -> str:
         """What an Idempotency-Key's replay is checked against (computed only for keyed requests)."""
-        if self.known_hash is not None:
-            return self.known_hash
-        return body_hash(canonical_body(self.body))
+        canonical = canonical_body(self.body) if self.canonical is None else self.canonical
+        return hashlib.sha256(canonical.encode()).hexdigest()
 
     @cached_property
     def stored_descriptor(self) -> JsonText:

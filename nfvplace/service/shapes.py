@@ -23,7 +23,7 @@ from pydantic_core import PydanticSerializationError, to_json
 from ..models.base import IDENTIFIER_PATTERN
 from ..models.loading import SourceDocument
 from ..models.vmd import VMD_SCHEMA, VmDescriptor
-from .placing import PlacementRequest, body_hash, canonical_body
+from .placing import PlacementRequest, canonical_body
 
 KEPT_SHAPES = 256
 _IDENTIFIER = re.compile(IDENTIFIER_PATTERN)
@@ -103,5 +103,5 @@ def _renamed(shape: _KeptShape, body: dict[str, Any], name: str) -> PlacementReq
         kept,
         descriptor=kept.descriptor.model_copy(update={"name": name}),
         body=body,
-        known_hash=None if around is None else body_hash(around[0] + json.dumps(name) + around[1]),
+        canonical=None if around is None else around[0] + json.dumps(name) + around[1],
     )

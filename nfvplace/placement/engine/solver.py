@@ -11,6 +11,7 @@ then post their usage terms (`post_demand`) and their limits and costs (`post_li
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from ortools.sat.python import cp_model
@@ -29,8 +30,12 @@ DISTINCT = "numa"  # the core's own family: distinct NUMA nodes for the cpu-sets
 
 
 _BOOLEAN = cp_model.Domain(0, 1)
-_DOMAINS: dict[tuple[int, int], cp_model.Domain] = {}  # (lb, ub) -> its Domain, built once
 _BOOL_AND = cmh.BoolArgumentConstraint.bool_and
+
+
+@lru_cache(maxsize=1024)  # the kinds' bounds are counts of a host's threads, ports and Gbps
+def _domain(lb: int, ub: int) -> cp_model.Domain:
+    return cp_model.Domain(lb, ub)
 
 
 class _CpModel(cp_model.CpModel):
@@ -50,10 +55,7 @@ class _CpModel(cp_model.CpModel):
     def new_int_var(
         self, lb: cp_model.IntegralT, ub: cp_model.IntegralT, name: str
     ) -> cp_model.IntVar:
-        key = (int(lb), int(ub))
-        domain = _DOMAINS.get(key)
-        if domain is None:
-            domain = _DOMAINS[key] = cp_model.Domain(lb, ub)
+        domain = _domain(int(lb), int(ub))
         return cp_model.IntVar(self._proto).with_name(name).with_domain(domain)
 
     def add(self, ct: Any) -> cp_model.Constraint:
