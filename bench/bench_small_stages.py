@@ -13,7 +13,11 @@ out, `index/pending.py` `PendingViews`), `lint_shapes` (a VM Descriptor of a sha
 `Fleet._gate`), `options` (`parse_options()` with no keyword), `decisions_of` (`Decisions.of`
 without a typing union built each call), `direct_builds` (the memory and VF parts after a claim
 built without `dataclasses.replace`); second pass: `shared_decide` (the shared pool's arithmetic in
-whole numbers, `resources/shared.py` `decide`).
+whole numbers, `resources/shared.py` `decide`), `fill_changed` (a claimed row's CPU, memory and
+NICs columns written for the nodes the claim changed, `ColumnsChanged`) and `node_costs` (pack's
+node shares kept with the host's view, `HostFree.memo`, and the NICs' kept ports counted without
+a tuple built); fourteenth round: `port_entries` (a port's entry kept with the port's object,
+`nics/ports.py` `_port`).
 """
 
 from __future__ import annotations
@@ -33,21 +37,29 @@ import nfvplace
 from nfvplace.exact import kbps
 from nfvplace.fleet import Fleet
 from nfvplace.lint.gate import refuse
+from nfvplace.models.chd import ComputeHostDescriptor
 from nfvplace.models.configuration import VmConfiguration
 from nfvplace.models.units import stored_gbps
-from nfvplace.models.vmd import VmDescriptor
+from nfvplace.models.vmd import InterfaceMode, VmDescriptor
 from nfvplace.models.vnf import VnfTemplate
 from nfvplace.placement import api as api_module
+from nfvplace.placement.engine import policies as policies_module
+from nfvplace.placement.engine.policies import measures, pack
+from nfvplace.placement.index import columns as columns_module
 from nfvplace.placement.index import fleet as index_module
 from nfvplace.placement.index import pending as pending_module
 from nfvplace.placement.options import Options, Policy, parse_options
 from nfvplace.placement.reasons import Reason
+from nfvplace.placement.request import CpuSetDemand, Request
 from nfvplace.placement.resources import memory_free
 from nfvplace.placement.resources import nics as nics_module
 from nfvplace.placement.resources import shared as shared_module
+from nfvplace.placement.resources.base import HostFree, Vocabulary
 from nfvplace.placement.resources.kind import Decisions, Refusal
 from nfvplace.placement.resources.nics import ports as ports_module
 from nfvplace.placement.resources.nics.ports import FreePort, NicsFree, NodePorts
+from nfvplace.placement.resources.nics.table import NetPort, NicsTable
+from nfvplace.placement.resources.scoring import PORT_KEEP
 from nfvplace.placement.resources.shared import SharedChoice, SharedKind
 from nfvplace.placement.resources.shared_pool import Pool, SharedPu
 
@@ -136,7 +148,62 @@ def _old_decide(
     )
 
 
-OLD: dict[str, list[tuple[object, str, object]]] = {
+def _old_nics_fill(
+    self: NicsTable, i: int, host: ComputeHostDescriptor, free: NicsFree, vocab: Vocabulary
+) -> None:
+    self.ded_ports[i] = 0
+    self.vfs[i] = 0
+    self.vf_bw[i] = 0
+    speeds = vocab.values("speeds")
+    net_ports: list[NetPort] = []
+    for j, node in enumerate(free.nodes):
+        ded, vfs, bandwidth = [0] * len(speeds), [0] * len(speeds), [0] * len(speeds)
+        for port in node.ports:
+            usable = min(
+                port.bandwidth_free_kbps,
+                node.nic_free_kbps.get(port.nic, port.bandwidth_free_kbps),
+            )
+            if port.physical_network is not None:
+                net_ports.append(
+                    NetPort(
+                        j,
+                        port.physical_network,
+                        port.speed_gbps,
+                        port.dedicable,
+                        len(port.free_vfs) if port.sriov_ok else 0,
+                        usable,
+                    )
+                )
+            serves = [k for k, speed in enumerate(speeds) if speed <= port.speed_gbps]
+            if port.dedicable:
+                for k in serves:
+                    ded[k] += 1
+            if port.sriov_ok and port.free_vfs:
+                for k in serves:
+                    vfs[k] += len(port.free_vfs)
+                    bandwidth[k] = max(bandwidth[k], usable)
+        if node.ports:
+            self.ded_ports[i, j], self.vfs[i, j], self.vf_bw[i, j] = ded, vfs, bandwidth
+    self.net_ports.pop(i, None)
+    if net_ports:
+        self.net_ports[i] = tuple(net_ports)
+    self.nic_free[i] = int(self.vfs[i, :, 0].sum() + self.ded_ports[i, :, 0].sum())
+    self._vswitch(i, host, free, vocab)
+
+
+def _old_node_cost(free: HostFree, slot: int, cs: CpuSetDemand, request: Request) -> int:
+    nodes = measures.node_fullness(free, slot)
+    shares = sum(measures.share(n.free, max(n.total, 1), pack.NODE_SCALE) for n in nodes)
+    return int(shares) + measures.node_kept(free, slot, request, cs)
+
+
+def _old_node_kept(self: Any, free: NicsFree, slot: int, request: Request, cs: CpuSetDemand) -> int:
+    if any(i.mode is not InterfaceMode.vswitch for i in request.interfaces_of(cs.id)):
+        return 0
+    return PORT_KEEP * sum(1 for p in free.nodes[slot].ports if p.sriov_ok)
+
+
+OLD: dict[str, list[tuple[object, Any, object]]] = {
     "pending_views": [(index_module, "PENDING_VIEWS", 0)],
     "lint_shapes": [(Fleet, "_gate", _old_gate)],
     "options": [(api_module, "parse_options", _old_options)],
@@ -151,21 +218,43 @@ OLD: dict[str, list[tuple[object, str, object]]] = {
         (shared_module, "choose_pus", _old_choose_pus),
         (shared_module, "spare", _old_spare),
     ],
+    "fill_changed": [(columns_module, "_CHANGED", {}), (NicsTable, "fill", _old_nics_fill)],
+    "node_costs": [
+        (
+            policies_module.POLICIES,
+            Policy.pack,
+            dataclasses.replace(pack.PACK, node_cost=_old_node_cost),
+        ),
+        (nics_module.NicsKind, "node_kept", _old_node_kept),
+    ],
+    "port_entries": [(ports_module, "_port", ports_module._port_made)],
 }
-"""Each cut switched off: what is put back for the old fleet's blocks."""
+"""Each cut switched off: what is put back for the old fleet's blocks (an attribute, or a
+dictionary's entry)."""
+
+
+def _get(target: object, key: Any) -> object:
+    return target[key] if isinstance(target, dict) else getattr(target, key)
+
+
+def _put(target: object, key: Any, value: object) -> None:
+    if isinstance(target, dict):
+        target[key] = value
+    else:
+        setattr(target, key, value)
 
 
 @contextmanager
 def switched_off(cuts: Sequence[str]) -> Iterator[None]:
-    saved = [(t, a, getattr(t, a)) for name in cuts for t, a, _ in OLD[name]]
+    saved = [(t, a, _get(t, a)) for name in cuts for t, a, _ in OLD[name]]
     try:
         for name in cuts:
             for target, attribute, old in OLD[name]:
-                setattr(target, attribute, old)
+                _put(target, attribute, old)
         yield
     finally:
         for target, attribute, value in reversed(saved):
-            setattr(target, attribute, value)
+            _put(target, attribute, value)
 
 
 class Builds:
@@ -187,12 +276,64 @@ class Builds:
         pending_module.built = self._real
 
 
+class Stages:
+    """With `--stages`: CPU seconds in the index update (`FleetIndex.take`), in pack's node
+    costs and in the views the index works out anew (`free_of`), summed while it runs (the cuts
+    of its fleet in place)."""
+
+    def __init__(self, on: bool) -> None:
+        self.on = on
+        self.take = self.node_costs = self.views = 0.0
+
+    def __enter__(self) -> Stages:
+        if not self.on:
+            return self
+        self._take, self._pack = index_module.FleetIndex.take, policies_module.POLICIES[Policy.pack]
+
+        def take(*args: Any) -> Any:
+            start = time.process_time()
+            try:
+                return self._take(*args)
+            finally:
+                self.take += time.process_time() - start
+
+        def node_cost(*args: Any) -> int:
+            start = time.process_time()
+            try:
+                return self._pack.node_cost(*args)
+            finally:
+                self.node_costs += time.process_time() - start
+
+        def free_of(*args: Any, **kwargs: Any) -> Any:
+            start = time.process_time()
+            try:
+                return self._free_of(*args, **kwargs)
+            finally:
+                self.views += time.process_time() - start
+
+        self._free_of = index_module.free_of
+        index_module.free_of = free_of
+        index_module.FleetIndex.take = take  # type: ignore[method-assign, assignment]
+        policies_module.POLICIES[Policy.pack] = dataclasses.replace(self._pack, node_cost=node_cost)
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        if self.on:
+            index_module.FleetIndex.take = self._take  # type: ignore[method-assign]
+            index_module.free_of = self._free_of
+            policies_module.POLICIES[Policy.pack] = self._pack
+
+
 def _block(
-    fleet: Fleet, vms: Sequence[VmDescriptor], off: Sequence[str], builds: Builds
+    fleet: Fleet,
+    vms: Sequence[VmDescriptor],
+    off: Sequence[str],
+    builds: Builds,
+    stages: Stages | None = None,
 ) -> tuple[float, list[tuple[VmConfiguration, ...]]]:
     """CPU seconds of placing and claiming `vms` on `fleet` (the cuts `off` switched off)."""
     out = []
-    with switched_off(off), builds:
+    with switched_off(off), builds, stages or Stages(False):
         start = time.process_time()
         for vm in vms:
             out.append(fleet.place(vm).configurations)
@@ -206,7 +347,9 @@ def _same(old: list[tuple[VmConfiguration, ...]], new: list[tuple[VmConfiguratio
         assert [c.model_dump(mode="json") for c in a] == [c.model_dump(mode="json") for c in b]
 
 
-def run(hosts: int, requests: int, block: int, cuts: Sequence[str]) -> dict[str, float]:
+def run(
+    hosts: int, requests: int, block: int, cuts: Sequence[str], stages: bool = False
+) -> dict[str, float]:
     given = make_fleet(hosts, seed=0)
     old_fleet, new_fleet = Fleet(given), Fleet(given)
     gc.collect()
@@ -216,17 +359,18 @@ def run(hosts: int, requests: int, block: int, cuts: Sequence[str]) -> dict[str,
     for vm in warm:  # both fleets alike, the new one's cuts on
         _same(_block(old_fleet, [vm], cuts, Builds())[1], _block(new_fleet, [vm], (), Builds())[1])
     old_builds, new_builds = Builds(), Builds()
+    old_stages, new_stages = Stages(stages), Stages(stages)
     old_ms: list[float] = []
     new_ms: list[float] = []
     for k in range(0, len(timed), block):
         part = timed[k : k + block]
         order = ((old_fleet, cuts), (new_fleet, ())) if (k // block) % 2 == 0 else None
         if order is None:
-            new_s, new_out = _block(new_fleet, part, (), new_builds)
-            old_s, old_out = _block(old_fleet, part, cuts, old_builds)
+            new_s, new_out = _block(new_fleet, part, (), new_builds, new_stages)
+            old_s, old_out = _block(old_fleet, part, cuts, old_builds, old_stages)
         else:
-            old_s, old_out = _block(old_fleet, part, cuts, old_builds)
-            new_s, new_out = _block(new_fleet, part, (), new_builds)
+            old_s, old_out = _block(old_fleet, part, cuts, old_builds, old_stages)
+            new_s, new_out = _block(new_fleet, part, (), new_builds, new_stages)
         _same(old_out, new_out)
         old_ms.append(old_s * 1000 / len(part))
         new_ms.append(new_s * 1000 / len(part))
@@ -249,6 +393,16 @@ def run(hosts: int, requests: int, block: int, cuts: Sequence[str]) -> dict[str,
         f"{statistics.median(ratios):.3f}, min {min(ratios):.3f}, max {max(ratios):.3f}); "
         f"every configuration equal; load average {os.getloadavg()[0]:.1f}"
     )
+    if stages:
+        labels = {"take": "index update (take)", "node_costs": "pack node costs"}
+        for name in ("take", "node_costs", "views"):
+            old_stage = getattr(old_stages, name) * 1000 / len(timed)
+            new_stage = getattr(new_stages, name) * 1000 / len(timed)
+            print(
+                f"  {labels.get(name, 'views worked out anew (free_of)')}: "
+                f"old {old_stage:.4f} ms, new {new_stage:.4f} ms a placement "
+                f"(new / old {new_stage / old_stage:.3f})"
+            )
     return {"old_ms": old_mean, "new_ms": new_mean}
 
 
@@ -258,8 +412,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--requests", type=int, default=2000)
     parser.add_argument("--block", type=int, default=100)
     parser.add_argument("--only", choices=sorted(OLD), action="append")
+    parser.add_argument("--stages", action="store_true", help="time the index update, node costs")
     args = parser.parse_args(argv)
-    run(args.hosts, args.requests, args.block, args.only or list(OLD))
+    run(args.hosts, args.requests, args.block, args.only or list(OLD), args.stages)
 
 
 if __name__ == "__main__":

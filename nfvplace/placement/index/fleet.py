@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import zlib
 from collections.abc import Hashable, Iterable, Mapping, Sequence
+from functools import partial
 from typing import Any, cast
 
 import numpy as np
@@ -23,6 +24,7 @@ from ...models.configuration import VmConfiguration
 from ..resources import implementing
 from ..resources.base import HostFree, IntArray, Table, TableKey, Vocabulary
 from ..resources.stages import Columns, ColumnsClaimed, ColumnsKept, Free, Seeds, Terms
+from .columns import fill_changed, pending_columns
 from .derived import Compute, DerivedColumns
 from .free import free_claimed, free_of
 from .hosts import HostStore, Interner
@@ -255,19 +257,18 @@ class FleetIndex:
         free = free_of(host, cached) if config is None else free_claimed(host, cached, config)
         self._remember(i, host, free)
         for kind in _COLUMNS:
-            if kind.name not in self.tables:  # a lazy index's columns not filled yet
+            table = self.tables.get(kind.name)
+            if table is None:  # a lazy index's columns not filled yet
                 continue
             part = free.parts.get(kind.name)
             if part is None:
                 if kind.name in _KEPT and cast(ColumnsKept, kind).columns_kept(host, old):
                     continue
                 delta = _CLAIMED.get(kind.name)
-                table = self.tables[kind.name]
-                if config and delta and delta.columns_claimed(table, i, host, old, config):
-                    continue
-            elif part is before[kind.name]:
-                continue
-            kind.fill(self.tables[kind.name], i, host, free, self.vocab)
+                if not (config and delta and delta.columns_claimed(table, i, host, old, config)):
+                    kind.fill(table, i, host, free, self.vocab)
+            elif part is not before[kind.name]:
+                fill_changed(kind, table, i, host, free, cached[1], self.vocab)
 
     # --- keeping it current -------------------------------------------------------------------
 
@@ -350,8 +351,9 @@ class FleetIndex:
     def _pend(self, i: int, made: HostClaim, before: HostFree) -> None:
         """Row i once `made` is claimed on it (as it is, its free resources `before`), kept
         pending: the kinds' parts are `made.free`, the columns of a kind whose part changed
-        filled again from the descriptor held (what `fill` reads no claim writes), the others'
-        worked out from the configuration (`ColumnsClaimed`)."""
+        filled again from the descriptor held (what `fill` reads no claim writes) for the nodes
+        whose part changed (`ColumnsChanged`), the others' worked out from the configuration
+        (`ColumnsClaimed`): `index/columns.py`."""
         self._changing(i)
         pending = self.pending.get(i)
         if pending is not None and pending.built is not None:
@@ -359,19 +361,8 @@ class FleetIndex:
         now = PendingClaims((*(pending.configs if pending is not None else ()), made.config))
         self.pending[i] = now
         free = self._remember(i, now, made.free)
-        base = self.store[i]
-        for kind in _COLUMNS:
-            table = self.tables.get(kind.name)
-            if table is None:  # a lazy index's columns not filled yet
-                continue
-            part = free.parts.get(kind.name)
-            if part is None:
-                delta = _CLAIMED.get(kind.name)
-                if delta is not None and delta.columns_claimed(table, i, None, base, made.config):
-                    continue
-                kind.fill(table, i, self.host_at(i), free, self.vocab)  # cannot happen: read
-            elif part is not before.parts[kind.name]:
-                kind.fill(table, i, base, free, self.vocab)
+        read = partial(self.host_at, i)
+        pending_columns(self.tables, i, self.store[i], free, before, made.config, self.vocab, read)
 
     def adopt(self, made: HostClaim, host: ComputeHostDescriptor) -> None:
         """`host`, what the claim `made` built, held for its row if the row is still that claim's

@@ -21,13 +21,13 @@ from .interconnect import INTERCONNECT
 from .kind import Decides, Kind
 from .memory import MEMORY
 from .nics import NICS
+from .scoring import Fills
 from .shared import SHARED_CPUS
 from .stages import (
     Claims,
     CountCaps,
     CountTakes,
     Explains,
-    Fills,
     HoldsShares,
     HoldsUnits,
     HostChecks,

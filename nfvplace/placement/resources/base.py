@@ -116,9 +116,19 @@ class HostFree:
     id: str
     node_ids: tuple[int, ...]  # NUMA node id of each slot, in the host's order
     parts: Mapping[str, object]
+    _memo: dict[Hashable, Any] | None = dataclasses.field(
+        default=None, init=False, compare=False, repr=False
+    )
 
     def of[F](self, kind: FreeKey[F]) -> F:
         return cast(F, self.parts[kind.name])
+
+    def memo(self) -> dict[Hashable, Any]:
+        """What is worked out of these free resources alone (a policy's node shares), kept with
+        them: the index reads a host's view again for each placement until a claim changes it."""
+        if self._memo is None:
+            object.__setattr__(self, "_memo", {})
+        return cast(dict[Hashable, Any], self._memo)
 
     def slot(self, node_id: int) -> int:
         return self.node_ids.index(node_id)

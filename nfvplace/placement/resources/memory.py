@@ -28,7 +28,6 @@ from .base import (
     HostFree,
     IndexedFleet,
     IntArray,
-    Table,
     Vocabulary,
     by_class,
     node_parts,
@@ -42,19 +41,10 @@ from .memory_charge import charge_normal, claim_pages
 from .memory_direct import memory_direct
 from .memory_free import MemoryNode, memory_claimed
 from .memory_kubelet import MemoryKubelet
+from .memory_table import MemoryTable
 from .model import Layout, ModelContext
 from .page_choice import Backing, backing, choice_need
 from .scoring import Fullness, NodeFullness
-
-
-@dataclass(frozen=True, slots=True)
-class MemoryTable(Table):
-    hugepages: IntArray  # hosts x slots x page sizes: free pages
-    normal: IntArray  # hosts x slots: free normal MiB, strict
-    normal_over: IntArray  # ... with oversubscription
-    bandwidth: IntArray  # hosts x slots: free kbit/s (UNLIMITED_KBPS: no figure)
-    normal_capacity: IntArray  # per host: normal MiB less reservations (at least 1)
-    normal_free: IntArray  # per host: free normal MiB, strict, summed over nodes
 
 
 @cache  # a handful of page sizes, named in every request's needs
@@ -113,23 +103,12 @@ class MemoryKind(HugepagePools, MemoryKubelet, Kind):
     def fill(
         self, t: MemoryTable, i: int, host: ComputeHostDescriptor, free: HostFree, vocab: Vocabulary
     ) -> None:
-        t.hugepages[i] = 0
-        t.normal[i] = 0
-        t.normal_over[i] = 0
-        t.bandwidth[i] = UNLIMITED_KBPS
-        nodes = free.of(self)
-        for j, node in enumerate(nodes):
-            for size, pages in node.hugepages_free.items():
-                t.hugepages[i, j, vocab.column("page_sizes", size)] = pages
-            t.normal[i, j] = node.normal_free_mib
-            t.normal_over[i, j] = node.normal_free_over_mib
-            if node.bandwidth_free_kbps is not None:
-                t.bandwidth[i, j] = node.bandwidth_free_kbps
-        t.normal_free[i] = sum(node.normal_free_mib for node in nodes)  # the row's sum
-        t.normal_capacity[i] = max(
-            sum(n.memory.normal_total_mib - n.memory.normal.reserved_mib for n in host.numa_nodes),
-            1,
-        )
+        t.fill(i, host, free.of(self), vocab)
+
+    def fill_changed(
+        self, t: MemoryTable, i: int, free: HostFree, before: HostFree, vocab: Vocabulary
+    ) -> None:
+        t.fill_changed(i, free.of(self), before.of(self), vocab)
 
     def free(self, host: ComputeHostDescriptor) -> tuple[MemoryNode, ...]:
         return tuple(_node(host, slot) for slot in range(len(host.numa_nodes)))

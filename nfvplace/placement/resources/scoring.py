@@ -13,8 +13,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
 
-from .base import BoolArray, IntArray
+from ..request import CpuSetDemand, Request
+from .base import BoolArray, FreeKey, IntArray, Table, TableKey
 
 KEEP_VF = 200  # pack: host score per free VF or port (in 1/10000 shares), for VMs that need none
 KEEP_SMT = 2000  # pack: host score of SMT, for VMs with no howtogroup pair
@@ -49,3 +51,33 @@ class NodeFullness:
     free: int
     total: int
     leads: bool = False
+
+
+# the stages (`stages.py` lists them in `STAGES`)
+
+
+@runtime_checkable
+class Fills[T: Table](TableKey[T], Protocol):
+    def fullness(self, table: T) -> Fullness | None: ...
+
+
+@runtime_checkable
+class Room[T: Table](TableKey[T], Protocol):
+    def room(self, table: T) -> IntArray:
+        """Per host and node slot, what a cpu-set could take of the leading measure."""
+        ...
+
+
+@runtime_checkable
+class Keeps[T: Table](TableKey[T], Protocol):
+    def kept(self, table: T, request: Request) -> Kept | None: ...
+
+
+@runtime_checkable
+class NodeFills[F](FreeKey[F], Protocol):
+    def node_fullness(self, free: F, slot: int) -> NodeFullness | None: ...
+
+
+@runtime_checkable
+class NodeKeeps[F](FreeKey[F], Protocol):
+    def node_kept(self, free: F, slot: int, request: Request, cs: CpuSetDemand) -> int: ...

@@ -2,12 +2,13 @@
 
 A kind (CPUs, memory, NICs, ...) is one module under `placement/resources/`; the registry
 (`resources/__init__.py`) lists them. Each stage is a small protocol below (`Decides` lives in
-`kind.py`), and loops over the kinds that implement it (`resources.implementing`, or an ordered
-tuple where the order decides an answer). A kind is in a stage exactly when it has its methods.
+`kind.py`, the policy scores' in `scoring.py`), and loops over the kinds that implement it
+(`resources.implementing`, or an ordered tuple where the order decides an answer). A kind is in
+a stage exactly when it has its methods.
 
 | stage | protocols (methods) | who loops |
 |---|---|---|
-| index columns | `Terms`, `Seeds`, `Columns` (`new_table`, `fill`), `ColumnsKept`, `ColumnsClaimed` | `index/` |
+| index columns | `Terms`, `Seeds`, `Columns` (`new_table`, `fill`), `ColumnsKept`, `ColumnsClaimed`, `ColumnsChanged` | `index/` |
 | free resources of a host | `Free` (`free`, `free_again`), `FreeClaimed` (`free_claimed`) | `index/free.py` |
 | variants a host matches | `Variants` (`variant_hosts`) | `engine/variants.py` |
 | filter (every host at once) | `HostChecks` (`host_checks`), `NodeNeeds` (`node_needs`) | `engine/filter.py` |
@@ -38,9 +39,9 @@ from ...models.chd import ComputeHostDescriptor, NumaNode
 from ...models.configuration import VmConfiguration
 from ...models.vmd import VariantMatch
 from ..reasons import Reason
-from ..request import CpuSetDemand, Part, Request
+from ..request import Part, Request
 from ..result import ExplainRow
-from .base import BoolArray, FreeKey, HostFree, IndexedFleet, IntArray, Table, TableKey, Vocabulary
+from .base import BoolArray, FreeKey, HostFree, IndexedFleet, Table, TableKey, Vocabulary
 from .direct import Assignment, DirectPart, NoAnswer
 from .draft import ConfigurationDraft, DescriptorDraft, HostDraft
 from .filtering import FilterInput, HostCheck, NodeNeed
@@ -48,7 +49,7 @@ from .holding import HeldUnit, PoolShare
 from .kind import Decides, Decisions, Named, RelaxModel
 from .kubelet import KubeletPool
 from .model import Layout, ModelContext
-from .scoring import Fullness, Kept, NodeFullness
+from .scoring import Fills, Keeps, NodeFills, NodeKeeps, Room
 
 # index columns (`index/fleet.py`)
 
@@ -98,6 +99,17 @@ class ColumnsClaimed[T: Table](TableKey[T], Protocol):
         (`host`), updated from the configuration; False: nothing written (`fill`). `host` None:
         the claim is kept pending (`index/pending.py`, a claim the kinds' `free_claimed` took),
         `before` the descriptor held: False is then an internal error."""
+        ...
+
+
+@runtime_checkable
+class ColumnsChanged[T: Table](TableKey[T], Protocol):
+    def fill_changed(
+        self, table: T, i: int, free: HostFree, before: HostFree, vocab: Vocabulary
+    ) -> None:
+        """For a kind with a free part: host i's row, filled from `before` (the same node ids),
+        once the part is `free`'s: only what changed worked again (the nodes whose part is not
+        the same object), the row then what `fill` gives."""
         ...
 
 
@@ -326,42 +338,13 @@ class Links[T: Table](TableKey[T], Protocol):
         ...
 
 
-# policy scores (`scoring.py`, `engine/policies/`)
-
-
-@runtime_checkable
-class Fills[T: Table](TableKey[T], Protocol):
-    def fullness(self, table: T) -> Fullness | None: ...
-
-
-@runtime_checkable
-class Room[T: Table](TableKey[T], Protocol):
-    def room(self, table: T) -> IntArray:
-        """Per host and node slot, what a cpu-set could take of the leading measure."""
-        ...
-
-
-@runtime_checkable
-class Keeps[T: Table](TableKey[T], Protocol):
-    def kept(self, table: T, request: Request) -> Kept | None: ...
-
-
-@runtime_checkable
-class NodeFills[F](FreeKey[F], Protocol):
-    def node_fullness(self, free: F, slot: int) -> NodeFullness | None: ...
-
-
-@runtime_checkable
-class NodeKeeps[F](FreeKey[F], Protocol):
-    def node_kept(self, free: F, slot: int, request: Request, cs: CpuSetDemand) -> int: ...
-
-
 STAGES: tuple[type, ...] = (
     Terms,
     Seeds,
     Columns,
     ColumnsKept,
     ColumnsClaimed,
+    ColumnsChanged,
     Free,
     FreeClaimed,
     Variants,

@@ -13,8 +13,7 @@ from ...index import FleetIndex
 from ...request import CpuSetDemand, Request
 from ...resources import FILLS, implementing
 from ...resources.base import HostFree, IntArray
-from ...resources.scoring import Fullness, Kept, NodeFullness
-from ...resources.stages import Keeps, NodeFills, NodeKeeps, Room
+from ...resources.scoring import Fullness, Keeps, Kept, NodeFills, NodeFullness, NodeKeeps, Room
 
 _ROOMY: tuple[Room[Any], ...] = implementing(Room)
 _KEEPING: tuple[Keeps[Any], ...] = implementing(Keeps)  # sorted by weight below

@@ -22,6 +22,7 @@ from .measures import Objective, fullness, kept, node_fullness, node_kept, share
 
 HOST_SCALE = 10_000  # a host's shares, in 1/10000
 NODE_SCALE = 100  # a node's shares, in percent
+NODE_SHARES = "pack node shares"  # the key of a node's shares in `HostFree.memo`
 
 
 def host_score(fleet: FleetIndex, request: Request, node_ok: dict[int, np.ndarray]) -> IntArray:
@@ -58,8 +59,16 @@ def terms(fleet: FleetIndex, i: int, request: Request) -> list[tuple[str, int, s
 
 
 def node_cost(free: HostFree, slot: int, cs: CpuSetDemand, request: Request) -> int:
-    shares = sum(share(n.free, max(n.total, 1), NODE_SCALE) for n in node_fullness(free, slot))
-    return int(shares) + node_kept(free, slot, request, cs)
+    """The node's shares (of the free resources alone: kept with them, read again for every
+    placement that looks at the host until a claim changes it) plus the points of what it keeps."""
+    memo = free.memo()
+    shares: int | None = memo.get((NODE_SHARES, slot))
+    if shares is None:
+        shares = 0
+        for n in node_fullness(free, slot):
+            shares += n.free * NODE_SCALE // max(n.total, 1)  # `share`, on Python integers
+        memo[(NODE_SHARES, slot)] = shares
+    return shares + node_kept(free, slot, request, cs)
 
 
 PACK = Objective(

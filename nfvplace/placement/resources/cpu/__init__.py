@@ -56,6 +56,11 @@ class CpuKind(Kind):
     ) -> None:
         table.fill(i, free.of(self))
 
+    def fill_changed(
+        self, table: CpuTable, i: int, free: HostFree, before: HostFree, vocab: Vocabulary
+    ) -> None:
+        table.fill_changed(i, free.of(self), before.of(self))
+
     def free(self, host: ComputeHostDescriptor) -> CpuFree:
         return cpu_free(host)
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..base import BoolArray, IntArray, Table
-from .pools import CpuFree
+from .pools import CpuFree, CpuNode
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,14 +49,26 @@ class CpuTable(Table):
         ):
             grid[i, :] = 0
         for j, node in enumerate(cpu.nodes):
-            self.whole[i, j] = len(node.whole_cores)
-            # the threads of its whole cores: what is free that is neither single nor half busy
-            self.whole_threads[i, j] = (
-                node.free_threads - len(node.single_cores) - len(node.half_busy)
-            )
-            self.single[i, j] = len(node.single_cores)
-            self.half_busy[i, j] = len(node.half_busy)
-            self.eligible[i, j] = node.eligible_threads
+            self._node(i, j, node)
+        self._host(i, cpu)
+
+    def fill_changed(self, i: int, cpu: CpuFree, before: CpuFree) -> None:
+        """Row i, filled from `before` (the same nodes), once the part is `cpu`: the nodes whose
+        part is not the same object written again."""
+        for j, node in enumerate(cpu.nodes):
+            if node is not before.nodes[j]:
+                self._node(i, j, node)
+        self._host(i, cpu)
+
+    def _node(self, i: int, j: int, node: CpuNode) -> None:
+        self.whole[i, j] = len(node.whole_cores)
+        # the threads of its whole cores: what is free that is neither single nor half busy
+        self.whole_threads[i, j] = node.free_threads - len(node.single_cores) - len(node.half_busy)
+        self.single[i, j] = len(node.single_cores)
+        self.half_busy[i, j] = len(node.half_busy)
+        self.eligible[i, j] = node.eligible_threads
+
+    def _host(self, i: int, cpu: CpuFree) -> None:
         self.smt[i] = cpu.smt
         self.free_threads[i] = sum(n.free_threads for n in cpu.nodes)
         self.total_threads[i] = max(sum(n.eligible_threads for n in cpu.nodes), 1)

@@ -101,6 +101,11 @@ class NicsKind(Kind):
     ) -> None:
         table.fill(i, host, free.of(self), vocab)
 
+    def fill_changed(
+        self, table: NicsTable, i: int, free: HostFree, before: HostFree, vocab: Vocabulary
+    ) -> None:
+        table.fill_changed(i, free.of(self), before.of(self), vocab)
+
     def free(self, host: ComputeHostDescriptor) -> NicsFree:
         return nics_free(host)
 
@@ -241,9 +246,10 @@ class NicsKind(Kind):
         )
 
     def node_kept(self, free: NicsFree, slot: int, request: Request, cs: CpuSetDemand) -> int:
-        if any(i.mode is not InterfaceMode.vswitch for i in request.interfaces_of(cs.id)):
-            return 0
-        return PORT_KEEP * sum(1 for p in free.nodes[slot].ports if p.sriov_ok)
+        for i in request.interfaces:  # `interfaces_of(cs.id)`, no tuple built: per node priced
+            if i.cpu_set == cs.id and i.restricted and i.mode is not InterfaceMode.vswitch:
+                return 0
+        return PORT_KEEP * sum(p.sriov_ok for p in free.nodes[slot].ports)
 
     def held_units(self, config: VmConfiguration) -> Iterable[HeldUnit]:
         """Its SR-IOV VFs and dedicated ports, by PCI address."""

@@ -3,6 +3,8 @@ PCIe budget of each NIC; and the rule for which port can take an interface."""
 
 from __future__ import annotations
 
+import weakref
+from collections import OrderedDict
 from collections.abc import Container, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -63,7 +65,36 @@ class NicsFree:
     sockets: tuple[int, ...] = ()  # the socket of each node slot (ports' NUMA affinity `socket`)
 
 
+KEEP_PORTS = 1024
+"""Ports whose entries are kept, by object. An index shares one object per distinct port between
+its hosts (`Interner`: 260 objects for the 16,688 ports of 10,000 generated hosts), so a host read
+for the first time finds its ports' entries made for other hosts. An entry goes with its port."""
+
+_Kept = tuple["weakref.KeyedRef[int, Port]", dict[tuple[int, str], FreePort]]
+_kept: OrderedDict[int, _Kept] = OrderedDict()  # by id(port), oldest first
+
+
+def _forget(ref: weakref.KeyedRef[int, Port]) -> None:
+    kept = _kept.get(ref.key)
+    if kept is not None and kept[0] is ref:
+        _kept.pop(ref.key, None)
+
+
 def _port(node: NumaNode, port: Port, key: str) -> FreePort:
+    """`port`'s entry on `node` under NIC `key` (`_port_made`), kept with the port's object."""
+    kept = _kept.get(id(port))
+    if kept is None or kept[0]() is not port:
+        kept = (weakref.KeyedRef(port, _forget, id(port)), {})
+        _kept[id(port)] = kept
+        if len(_kept) > KEEP_PORTS:
+            _kept.popitem(last=False)  # one C call: safe beside another thread's or `_forget`
+    entry = kept[1].get((node.id, key))
+    if entry is None:
+        entry = kept[1][(node.id, key)] = _port_made(node, port, key)
+    return entry
+
+
+def _port_made(node: NumaNode, port: Port, key: str) -> FreePort:
     free = [vf for vf in port.vfs if not vf.in_use]
     any_vf_used = len(free) < len(port.vfs)
     used = kbps(port.bandwidth_used_gbps)
