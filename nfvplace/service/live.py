@@ -64,6 +64,10 @@ COMPACT_FROM = 2000  # hosts: from here on the index keeps descriptors compresse
 WAIT_S = 60.0
 STALE_S = 1.0  # a host another worker changed is read again at the latest this long after
 LOCK_WAIT_S = 0.002  # the longest a decision without reads waits for the index (a write-back's)
+# the longest a placement on the event loop waits for SQLite's write lock (a commit or a
+# write-back of another thread or process holds it for about a millisecond); its change feed is
+# read on the store's lane for it too (`store/lane.py`)
+INLINE_LOCK_WAIT_S = 0.01
 
 Placer = Callable[..., PlacementResult]  # `nfvplace.placement.place`, or a stand-in for tests
 
@@ -157,7 +161,7 @@ class LiveIndex:
     def _feed(self, reads: bool = True) -> tuple[set[str], int]:
         """Apply the change feed: the hosts to read now, and the watermark to keep once they are
         read. Without `reads`, WouldBlockError (and nothing changed) where a host is to be read."""
-        changes = self.store.changes_since(self._seq)
+        changes = self.store.changes_since(self._seq, None if reads else INLINE_LOCK_WAIT_S)
         now = time.monotonic()
         known = {} if self._index is None else self._index.index
         marks = self._marks

@@ -36,16 +36,21 @@ from ..store import (
 from ..store.db import JsonText
 from ..store.faults import CommitOutcomeUnknownError
 from ..store.records import CONFIGURATIONS, json_text
-from .live import Ask, Decision, LiveIndex, Placer, Target, WouldBlockError, target_name
+from .live import (
+    INLINE_LOCK_WAIT_S,
+    Ask,
+    Decision,
+    LiveIndex,
+    Placer,
+    Target,
+    WouldBlockError,
+    target_name,
+)
 from .logs import LOGGER, note
 from .metrics import Metrics, PhaseClock
 from .moves import room_by_moves
 from .problems import ProblemError
 from .refusals import NoFitDocument, refusal, shape_of
-
-# the longest a placement on the event loop waits for SQLite's write lock (a commit or a
-# write-back of another thread or process holds it for about a millisecond)
-INLINE_LOCK_WAIT_S = 0.01
 
 
 def canonical_body(body: Any) -> str:

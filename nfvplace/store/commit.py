@@ -25,10 +25,11 @@ from typing import Any
 from psycopg import ClientCursor
 from psycopg.pq import TransactionStatus
 from sqlalchemy import Connection
+from sqlalchemy.engine import Dialect
 from sqlalchemy.exc import DBAPIError
 
 from .changes import BUMP_COUNTER, SWAP, counts_changes
-from .db import forget_connections, run_on_driver
+from .db import forget_connections, on_raw
 from .faults import CommitOutcomeUnknownError
 from .records import (
     INSERT_CLAIM,
@@ -108,7 +109,7 @@ def commit(conn: Connection, write: PlacementWrite) -> None:
     if conn.dialect.name == "postgresql":
         _call(conn, write)
     else:
-        _in_process(conn, write)
+        in_process(conn.connection.driver_connection, conn.dialect, write)
         conn.commit()
 
 
@@ -174,66 +175,49 @@ def _arguments(write: PlacementWrite) -> list[str | None]:
     ]
 
 
-def _in_process(conn: Connection, write: PlacementWrite) -> None:
-    """SQLite: the function's statements, in its order, on the driver's cursor."""
+def in_process(raw: Any, dialect: Dialect, write: PlacementWrite) -> None:
+    """SQLite: the function's statements, in its order, on the driver's connection `raw` (in a
+    transaction the caller commits)."""
     placement_id = write.placement["id"]
     now = write.placement["created_at"]
-    if counts_changes(conn.dialect):
-        run_on_driver(conn, BUMP_COUNTER, [{}])
+    if counts_changes(dialect):
+        on_raw(raw, dialect, BUMP_COUNTER, [{}], read=False)
     for swap in write.swaps:
         row = {"b_id": swap.host, "b_seen": swap.seen, "b_next": swap.made, "b_now": now}
-        if run_on_driver(conn, SWAP, [row]) != 1:
+        if on_raw(raw, dialect, SWAP, [row], read=False) != 1:
             raise StaleSnapshot(swap.host)
-    run_on_driver(conn, INSERT_PLACEMENT, [{**write.placement, "released_at": None}])
-    _insert(
-        conn,
-        INSERT_PLACEMENT_HOST,
-        [
-            {"placement_id": placement_id, "host_id": s.host, "generation": s.made}
-            for s in write.swaps
-        ],
-    )
-    _insert(
-        conn,
-        INSERT_INSTANCE,
-        [
-            {"placement_id": placement_id, "owner": i.owner, "host_id": i.host, "vm": i.vm}
-            for i in write.instances
-        ],
-    )
-    _insert(
-        conn,
-        INSERT_CLAIM,
-        [
-            {
-                "placement_id": placement_id,
-                "host_id": h.host,
-                "kind": h.kind,
-                "resource": h.resource,
-            }
-            for h in write.claims
-        ],
-    )
+    on_raw(raw, dialect, INSERT_PLACEMENT, [{**write.placement, "released_at": None}], read=False)
+    rows = [
+        {"placement_id": placement_id, "host_id": s.host, "generation": s.made} for s in write.swaps
+    ]
+    _insert(raw, dialect, INSERT_PLACEMENT_HOST, rows)
+    rows = [
+        {"placement_id": placement_id, "owner": i.owner, "host_id": i.host, "vm": i.vm}
+        for i in write.instances
+    ]
+    _insert(raw, dialect, INSERT_INSTANCE, rows)
+    rows = [
+        {"placement_id": placement_id, "host_id": h.host, "kind": h.kind, "resource": h.resource}
+        for h in write.claims
+    ]
+    _insert(raw, dialect, INSERT_CLAIM, rows)
     for page in write.pages:
         row = {"b_host": page.host, "b_node": page.node, "b_size": page.size_kib}
-        if run_on_driver(conn, RAISE_POOL, [{**row, "b_count": page.count}]) != 1:
+        if on_raw(raw, dialect, RAISE_POOL, [{**row, "b_count": page.count}], read=False) != 1:
             raise StaleSnapshot(page.host)
-    _insert(
-        conn,
-        INSERT_PAGE_CLAIM,
-        [
-            {
-                "placement_id": placement_id,
-                "host_id": p.host,
-                "numa_node": p.node,
-                "size_kib": p.size_kib,
-                "count": p.count,
-            }
-            for p in write.pages
-        ],
-    )
+    rows = [
+        {
+            "placement_id": placement_id,
+            "host_id": p.host,
+            "numa_node": p.node,
+            "size_kib": p.size_kib,
+            "count": p.count,
+        }
+        for p in write.pages
+    ]
+    _insert(raw, dialect, INSERT_PAGE_CLAIM, rows)
 
 
-def _insert(conn: Connection, statement: Any, rows: Sequence[Mapping[str, Any]]) -> None:
+def _insert(raw: Any, dialect: Dialect, statement: Any, rows: Sequence[Mapping[str, Any]]) -> None:
     if rows:
-        run_on_driver(conn, statement, list(rows))
+        on_raw(raw, dialect, statement, list(rows), read=False)

@@ -249,12 +249,17 @@ def run_on_driver(conn: Connection, statement: Executable, rows: list[Mapping[st
 def _on_driver(
     conn: Connection, statement: Executable, rows: list[Mapping[str, Any]], *, read: bool
 ) -> Any:
-    """`statement` compiled once, its parameters made by SQLAlchemy's own bind processors, run on
-    the driver's cursor: the rows read (tuples, the driver's types) or the rows changed. Errors
-    are SQLAlchemy's (a claim held already is its `IntegrityError`)."""
-    prepared = _prepared(statement, conn.dialect)
+    """`statement` compiled once, its parameters made by SQLAlchemy's bind processors, run on the
+    driver's cursor: the rows read (the driver's tuples) or changed. Errors are SQLAlchemy's."""
+    return on_raw(conn.connection.driver_connection, conn.dialect, statement, rows, read=read)
+
+
+def on_raw(
+    raw: Any, dialect: Dialect, statement: Executable, rows: list[Any], *, read: bool
+) -> Any:
+    """`_on_driver` on the driver's connection `raw` itself (SQLite: `lane.Lane`'s)."""
+    prepared = _prepared(statement, dialect)
     params = [prepared.parameters(row) for row in rows]
-    raw: Any = conn.connection.driver_connection
     cursor = raw.cursor()
     try:
         if len(params) == 1:
@@ -262,9 +267,8 @@ def _on_driver(
         else:
             cursor.executemany(prepared.sql, params)
         return list(cursor.fetchall()) if read else int(cursor.rowcount)
-    except conn.dialect.loaded_dbapi.Error as exc:
-        error = conn.dialect.loaded_dbapi.Error
-        raise DBAPIError.instance(prepared.sql, params, exc, error) from exc
+    except dialect.loaded_dbapi.Error as exc:
+        raise DBAPIError.instance(prepared.sql, params, exc, dialect.loaded_dbapi.Error) from exc
     finally:
         cursor.close()
 

@@ -26,6 +26,7 @@ from .changes import stamp
 from .commit import PageClaim, PlacedInstance, PlacementWrite, Swap, commit
 from .db import JsonText
 from .faults import classify
+from .lane import Lane
 from .records import (
     CLAIMS,
     CONFIGURATIONS,
@@ -153,9 +154,11 @@ class PlacementStore:
             "descriptor": None if descriptor is None else _text(descriptor),
             "created_at": utc_now(),
         }
+        write = placement_write(row, configurations, touched, snapshot)
         try:
-            with db.transaction(self.engine) as conn, db.lock_wait(conn, lock_timeout_s):
-                commit(conn, placement_write(row, configurations, touched, snapshot))
+            if not self._committed_on_lane(write, lock_timeout_s):
+                with db.transaction(self.engine) as conn, db.lock_wait(conn, lock_timeout_s):
+                    commit(conn, write)
         except IntegrityError as exc:
             if idempotency_key is not None:
                 first = self.find_by_key(idempotency_key)
@@ -167,6 +170,33 @@ class PlacementStore:
             if lock_timeout_s is None or fault is None or fault.code != errors.STORE_BUSY:
                 raise
             raise WriteLockBusyError(fault.reason) from exc
+
+    def lane(self, timeout_s: float) -> Lane | None:
+        """SQLite: the connection kept for commits and reads that wait at most `timeout_s` for
+        the write lock (`lane.py`); None on PostgreSQL."""
+        if self.engine.dialect.name != "sqlite":
+            return None
+        lanes: dict[float, Lane] = self.__dict__.setdefault("_lanes", {})
+        found = lanes.get(timeout_s)
+        if found is None:
+            found = lanes.setdefault(timeout_s, Lane(self.engine, timeout_s))
+        return found
+
+    def close_lanes(self) -> None:
+        for lane in self.__dict__.get("_lanes", {}).values():
+            lane.close()
+
+    def _committed_on_lane(self, write: PlacementWrite, timeout_s: float | None) -> bool:
+        """`write` committed on SQLite's lane for `timeout_s` (False: not tried, no lane or
+        another thread on it)."""
+        lane = None if timeout_s is None else self.lane(timeout_s)
+        if lane is None:
+            return False
+        with lane.taken() as raw:
+            if raw is None:
+                return False
+            lane.commit(raw, write)
+            return True
 
     def release_placement(self, placement_id: str) -> bool:
         """Free what a placement holds; False when it is unknown or released already."""

@@ -15,8 +15,10 @@ Every write that changes a host stamps it with a change number (`hosts.change_se
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import Any
 
 from sqlalchemy import (
     Connection,
@@ -27,7 +29,7 @@ from sqlalchemy import (
     select,
     update,
 )
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy.exc import IntegrityError, OperationalError
 
 from .. import errors
 from ..models.chd import ComputeHostDescriptor
@@ -104,6 +106,7 @@ class Store(PlacementStore):
         return cls(engine)
 
     def close(self) -> None:
+        self.close_lanes()
         self.engine.dispose()
 
     def ping(self) -> None:
@@ -234,18 +237,32 @@ class Store(PlacementStore):
 
     # --- what changed -----------------------------------------------------------------------------
 
-    def changes_since(self, seq: int) -> Changes:
+    def changes_since(self, seq: int, lock_timeout_s: float | None = None) -> Changes:
         """Hosts changed (or deleted) after the watermark `seq` (-1: every host), and the
-        watermark to ask with next time (see `changes`)."""
+        watermark to ask with next time (see `changes`). With `lock_timeout_s` (a worker's
+        placement on the event loop), read on SQLite's lane for it where it is free (`lane.py`),
+        and not at all where nothing but the lane committed since it read up to `seq` (`seq`
+        again, nothing changed: the lane's own commits are its caller's, who knows them)."""
         hosts: dict[str, int | None] = {}
         watermark = seq
-        with self.engine.connect() as conn:
-            for host_id, generation, change in db.read_alone(conn, CHANGES, {"b_seq": seq}):
-                if host_id is None:
-                    watermark = max(watermark, int(change))
-                else:  # a host is in `hosts` or `deleted_hosts`, never both (see `delete_host`)
-                    hosts[host_id] = None if generation is None else int(generation)
+        for host_id, generation, change in self._changes(seq, lock_timeout_s):
+            if host_id is None:
+                watermark = max(watermark, int(change))
+            else:  # a host is in `hosts` or `deleted_hosts`, never both (see `delete_host`)
+                hosts[host_id] = None if generation is None else int(generation)
         return Changes(watermark, hosts)
+
+    def _changes(self, seq: int, lock_timeout_s: float | None) -> list[Any]:
+        """The change feed's rows after `seq`: on the lane if it is free and the read is not
+        refused (a busy database), else through the pool, waiting as the pool's connections do."""
+        lane = None if lock_timeout_s is None else self.lane(lock_timeout_s)
+        if lane is not None:
+            with lane.taken() as raw:
+                if raw is not None:
+                    with contextlib.suppress(OperationalError, lane.driver_error):
+                        return lane.changes(raw, seq)
+        with self.engine.connect() as conn:
+            return db.read_alone(conn, CHANGES, {"b_seq": seq})
 
     def generations(
         self, host_ids: Iterable[str], through: Connection | None = None
