@@ -24,6 +24,7 @@ import sys
 import time
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -69,20 +70,22 @@ def child(hosts: int, requests: int, seed: int) -> dict[str, float]:
     return out
 
 
-def run_child(tree: Path, hosts: int, requests: int, seed: int) -> dict[str, float]:
-    # the tree's nfvplace is imported first (its submodules then load from there), this checkout's
-    # bench package after it
+def run_child(
+    tree: Path, hosts: int, requests: int, seed: int, bench: str = "bench.compare_trees"
+) -> Any:
+    """`bench`'s `child` in a fresh process that imports `tree`'s nfvplace: the tree's nfvplace
+    first (its submodules then load from there), this checkout's bench package after it."""
     code = (
         f"import sys; sys.path.insert(0, {str(tree)!r}); import nfvplace; "
         f"sys.path.insert(0, {str(ROOT)!r}); import json; "
-        f"from bench.compare_trees import child; "
+        f"from {bench} import child; "
         f"print(json.dumps(child({hosts}, {requests}, {seed})))"
     )
     env = {**os.environ, "PYTHONPATH": ""}
     done = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env
     )
-    return json.loads(done.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
+    return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 def main(argv: list[str] | None = None) -> None:

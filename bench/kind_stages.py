@@ -18,16 +18,15 @@ from __future__ import annotations
 
 import argparse
 import gc
-import json
 import os
 import statistics
-import subprocess
-import sys
 import time
 from collections import Counter, defaultdict
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+from bench.compare_trees import run_child
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -119,21 +118,6 @@ def child(hosts: int, requests: int, seed: int) -> dict[str, dict[str, float]]:
     return out
 
 
-def run_child(tree: Path, hosts: int, requests: int, seed: int) -> dict[str, dict[str, float]]:
-    """`child` in a fresh process that imports `tree`'s nfvplace (this checkout's bench)."""
-    code = (
-        f"import sys; sys.path.insert(0, {str(tree)!r}); import nfvplace; "
-        f"sys.path.insert(0, {str(ROOT)!r}); import json; "
-        f"from bench.kind_stages import child; "
-        f"print(json.dumps(child({hosts}, {requests}, {seed})))"
-    )
-    env = {**os.environ, "PYTHONPATH": ""}
-    done = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env
-    )
-    return json.loads(done.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
-
-
 def _median(runs: list[dict[str, dict[str, float]]], kind: str, label: str) -> float:
     return statistics.median(run.get(kind, {}).get(label, 0.0) for run in runs)
 
@@ -192,7 +176,9 @@ def main(argv: list[str] | None = None) -> None:
     for k in range(args.rounds):
         order = list(trees.items()) if k % 2 == 0 else list(reversed(trees.items()))
         for name, tree in order:
-            runs[name].append(run_child(tree, args.hosts, args.requests, args.seed))
+            runs[name].append(
+                run_child(tree, args.hosts, args.requests, args.seed, "bench.kind_stages")
+            )
     report(runs, args.requests)
     print(f"\nload average at the end {os.getloadavg()[0]:.1f}")
 
