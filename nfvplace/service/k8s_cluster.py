@@ -40,7 +40,7 @@ from ..integrations.kubernetes.extender import BindingArgs
 from ..integrations.kubernetes.verdicts import prime_in_background
 from ..models.loading import SourceDocument
 from ..store import HostInUseError
-from ..store.assumed import AssumedPods
+from ..store.assumed import AssumedPod, AssumedPods
 from ..store.records import utc_now
 from .problems import ProblemError
 from .settings import Settings, SettingsError
@@ -305,15 +305,15 @@ class Watch:
         for obj in listed:
             data = _plain(obj)
             if _finished(data):
-                pod_gone(self.door, _uid(data), _left(data, ran=False))
+                pod_gone(self.door, _uid(data))
             else:
                 seen[_uid(data)] = _node(data)
                 if _node(data) and (data.get("status") or {}).get("phase") == "Running":
                     self.running.add(_uid(data))
                     pod_admitted(self.door, _uid(data))
-        for pod in AssumedPods(self.door.store.engine).live(utc_now()):
-            if pod.uid not in seen and "/" not in pod.uid:  # gone while nobody watched
-                pod_gone(self.door, pod.uid, pod.node)
+        for pod in _live(self.door):  # assumed, but gone while nobody watched
+            if pod.uid not in seen and "/" not in pod.uid:
+                pod_gone(self.door, pod.uid)
         with self.state.lock:
             self.state.pods_synced, self.state.pods = True, len(seen)
         self.state.publish(force=True)
@@ -324,8 +324,8 @@ class Watch:
         uid = _uid(data)
         if kind == "DELETED" or _finished(data):
             seen.pop(uid, None)
-            pod_gone(self.door, uid, _left(data, ran=uid in self.running))
             self.running.discard(uid)
+            pod_gone(self.door, uid)
         else:
             node, before = _node(data), seen.get(uid, "")
             seen[uid] = node
@@ -354,6 +354,10 @@ class Watch:
             yield kind, obj
 
 
+def _live(door: Door) -> list[AssumedPod]:
+    return AssumedPods(door.store.engine).live(utc_now())
+
+
 def _plain(obj: Any) -> Mapping[str, Any]:
     """A lightkube object as the API server's JSON."""
     data: Mapping[str, Any] = obj.to_dict()
@@ -374,11 +378,6 @@ def _name(data: Mapping[str, Any]) -> str:
 
 def _node(data: Mapping[str, Any]) -> str:
     return str((data.get("spec") or {}).get("nodeName") or "")
-
-
-def _left(data: Mapping[str, Any], ran: bool) -> str:
-    """The node the pod held something on ("" for one refused at admission: Failed, never run)."""
-    return "" if (data.get("status") or {}).get("phase") == "Failed" and not ran else _node(data)
 
 
 def _finished(data: Mapping[str, Any]) -> bool:

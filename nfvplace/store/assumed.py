@@ -11,12 +11,10 @@ changes, its free totals fell below the baseline by some amount; the oldest assu
 totals fit within that fall are accounted, in order, and the baseline moves past them. A pod
 leaving the node raises the free counts: the baseline is raised with them, so that a departure is
 never taken for nothing arriving. A pod leaving as another arrives leaves the totals unchanged, so
-on a node the pod watch saw a pod leave (`left`) it ends the arrival's assumption too: once the
-kubelet has admitted it (the pod runs), the exporter shows it within its interval (`admitted`), so
-the assumption ends once that interval has passed and the node's counts were reconciled at a newer
-generation than the one the pod was decided on. On a node no pod left, only the totals end it: a
-newer object may hold counts read before the kubelet admitted the pod, and the one that shows it
-may come late (`AssumedPod.ended`).
+the pod watch ends the arrival's assumption too: once the kubelet has admitted it (the pod runs),
+the exporter shows it within its interval (`admitted`), so the assumption ends once that interval
+has passed and the node's counts were reconciled at a newer generation than the one the pod was
+decided on (counts read late would otherwise count the pod nowhere for a while).
 
 A pod the node's counts account for counts no more, but its row stays (`accounted_at`) for
 `ACCOUNTED_KEPT_S` (or until it expires, if sooner): the pod watch may see a pod nfvplace's bind
@@ -51,7 +49,6 @@ from .assumed_rows import (
     bump,
     forget,
     pod_of,
-    readings,
     row_of,
     totals,
 )
@@ -130,7 +127,10 @@ class AssumedPods:
         and the UIDs of those that have ended (their nodes' views read once)."""
         pods = self._rows(conn, counting, nodes, uid)
         due = {p.node for p in pods if p.running_until is not None and p.running_until <= now}
-        views = readings(conn, due) if due else {}
+        views: dict[str, int] = {}
+        if due:
+            query = select(VIEWS.c.node, VIEWS.c.generation).where(VIEWS.c.node.in_(due))
+            views = {str(node): int(g) for node, g in conn.execute(query)}
         ended = [p.uid for p in pods if p.ended(now, views)]
         gone = set(ended)
         return [p for p in pods if p.uid not in gone], ended
@@ -293,23 +293,6 @@ class AssumedPods:
             if not conn.execute(delete(ASSUMED).where(*which)).rowcount:
                 return False
             conn.execute(insert(GONE).values(change_seq=seq, uid=uid))
-            return True
-
-    def left(self, node: str, generation: int) -> bool:
-        """The pod watch saw a pod bound to `node` leave it (deleted, or finished) while the
-        node's stored generation was `generation`: a running pod decided there at or before it
-        may have arrived as that pod left, leaving the node's totals unchanged, so it may end on
-        the timer (`AssumedPod.ended`). False when the node's view said so already."""
-        same = (VIEWS.c.node == node, VIEWS.c.left_generation == generation)
-        with self.engine.connect() as conn:
-            if conn.execute(select(VIEWS.c.node).where(*same)).first() is not None:
-                return False
-        with self.engine.begin() as conn:
-            values = {"left_generation": generation, "change_seq": bump(conn)}
-            if conn.execute(update(VIEWS).where(VIEWS.c.node == node).values(**values)).rowcount:
-                return True
-            # no pod assumed there yet: the first one's baseline fills the row in (`assume`)
-            conn.execute(insert(VIEWS).values(node=node, generation=0, free={}, **values))
             return True
 
     def drop_node(self, node: str) -> None:

@@ -213,15 +213,13 @@ class K8sAssumedGoneRow(Base):
 
 class K8sNodeViewRow(Base):
     """A node's baseline for its assumed pods: the host generation last reconciled and its free
-    totals from before the oldest pod still assumed there (resource -> amount; store/assumed.py),
-    and the host generation stored when the pod watch last saw a pod leave the node."""
+    totals from before the oldest pod still assumed there (resource -> amount; store/assumed.py)."""
 
     __tablename__ = "k8s_node_views"
 
     node: Mapped[str] = mapped_column(String(255), primary_key=True)
     generation: Mapped[int] = mapped_column(BigInteger, nullable=False)
     free: Mapped[dict[str, Any]] = mapped_column(JsonType, nullable=False)
-    left_generation: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
     change_seq: Mapped[int | None] = mapped_column(BigInteger, nullable=True, index=True)
 
 

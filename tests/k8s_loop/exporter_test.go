@@ -29,7 +29,6 @@ type exporter struct {
 	client    dynamic.Interface
 	kubelets  *kubelets
 	delay     time.Duration
-	lag       time.Duration // between reading the counts and writing them (a loaded machine)
 	pending   map[string]*time.Timer
 	writing   map[string]*sync.Mutex // held while a node's update is read and written
 	published map[string][numaPerNode]amounts
@@ -113,7 +112,6 @@ func (e *exporter) publish(ctx context.Context, node string) {
 	writing.Lock()
 	defer writing.Unlock()
 	free := e.kubelets.freeOf(node)
-	time.Sleep(e.lag)
 	e.mu.Lock()
 	version, exists := e.versions[node]
 	e.begun++

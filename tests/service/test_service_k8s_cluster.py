@@ -205,19 +205,15 @@ def one_node(
 def test_a_pod_arriving_as_another_leaves_is_accounted_once_it_runs(
     api: KubeApi, serve: Callable[..., Server], tmp_path: Path, sqlite_url: str
 ) -> None:
-    """The churn that stranded pods in kube-scheduler's loop: p0, shown in worker-a's counts,
+    """The churn that stranded pods in kube-scheduler's loop: a pod shown in worker-a's counts
     leaves as p1 arrives, so the node's totals do not move and never account for p1. Once the pod
     watch sees p1 running (the kubelet admitted it), its assumption ends --nrt-interval later (the
-    pod watch saw p0 leave, and the node's object was read again since p1 was decided on)."""
-    api.put("nrt", nrt("worker-a", free=(10, 16), vfs=(3, 4)))  # p0: 6 CPUs and a VF, shown
-    shown = pod("p0", node="worker-a")
-    shown["status"] = {"phase": "Running"}
-    api.put("pods", shown)
+    node's object was read again since p1 was decided on)."""
+    api.put("nrt", nrt("worker-a", free=(10, 16), vfs=(3, 4)))  # a pod of 6 CPUs and a VF shown
     with one_node(api, serve, tmp_path, sqlite_url, "--nrt-interval", "1") as (client, _server):
         api.put("pods", pod("p1"))
         assert bind(client, "p1", "worker-a") == ""
-        # p0 left and p1 took its place: the same counts again
-        api.delete("pods", "cnf/p0")
+        # the shown pod left and p1 took its place: the same counts again
         api.put("nrt", nrt("worker-a", free=(10, 16), vfs=(3, 4)))
         time.sleep(2.0)
         assert assumed(client) == {"uid-p1": "worker-a"}  # its totals never fell

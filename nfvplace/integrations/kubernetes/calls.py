@@ -378,21 +378,21 @@ def pod_bound(door: Door, raw: Mapping[str, Any], assume_s: float) -> bool:
 
 
 def pod_admitted(door: Door, uid: str) -> bool:
-    """The pod watch saw the pod running: its assumption may end `nrt_interval_s` from now (on
-    a node a pod left, `AssumedPod.ended`). True when it may now end sooner."""
+    """The pod watch saw the pod running: its node's kubelet admitted it, and the node's
+    NodeResourceTopology shows it within the exporter's interval, whatever the node's counts did
+    meanwhile (a pod leaving as it arrived leaves the totals unchanged): its assumption ends once
+    that interval has passed and a newer object than the one it was decided on has been read.
+    True when its assumption now ends sooner."""
     until = utc_now() + timedelta(seconds=door.nrt_interval_s)
     sooner = AssumedPods(door.store.engine).admitted(key_of(uid), until)
     log.debug("pod %s running: assumed until %s and its node's next NRT (%s)", uid, until, sooner)
     return sooner
 
 
-def pod_gone(door: Door, uid: str, node: str = "") -> bool:
-    """The pod was deleted or finished: its assumption (if any) goes, and `node` (the registered
-    node it held something on) is one a pod left at its current generation."""
-    dropped = (pods := AssumedPods(door.store.engine)).drop(key_of(uid))
-    if node and node in (kept := door.hosts.read([node])):
-        pods.left(node, kept[node][0])
-    log.debug("pod %s gone from %r: assumption dropped (%s)", uid, node, dropped)
+def pod_gone(door: Door, uid: str) -> bool:
+    """The pod was deleted or finished: its assumption (if any) goes."""
+    dropped = AssumedPods(door.store.engine).drop(key_of(uid))
+    log.debug("pod %s gone: assumption dropped (%s)", uid, dropped)
     return dropped
 
 
