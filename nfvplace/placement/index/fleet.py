@@ -24,7 +24,7 @@ from ...models.configuration import VmConfiguration
 from ..resources import implementing
 from ..resources.base import HostFree, IntArray, Table, TableKey, Vocabulary
 from ..resources.stages import Columns, ColumnsClaimed, ColumnsKept, Free, Seeds, Terms
-from .columns import fill_changed, pending_columns
+from .columns import refill_row
 from .derived import Compute, DerivedColumns
 from .free import free_claimed, free_of
 from .hosts import HostStore, Interner
@@ -253,22 +253,17 @@ class FleetIndex:
         if cached is None or cached[1].node_ids != tuple(node.id for node in host.numa_nodes):
             self._fill(i, host)
             return
-        old, before = cached[0], cached[1].parts
+        old = cached[0]
         free = free_of(host, cached) if config is None else free_claimed(host, cached, config)
         self._remember(i, host, free)
-        for kind in _COLUMNS:
-            table = self.tables.get(kind.name)
-            if table is None:  # a lazy index's columns not filled yet
-                continue
-            part = free.parts.get(kind.name)
-            if part is None:
-                if kind.name in _KEPT and cast(ColumnsKept, kind).columns_kept(host, old):
-                    continue
-                delta = _CLAIMED.get(kind.name)
-                if not (config and delta and delta.columns_claimed(table, i, host, old, config)):
-                    kind.fill(table, i, host, free, self.vocab)
-            elif part is not before[kind.name]:
-                fill_changed(kind, table, i, host, free, cached[1], self.vocab)
+
+        def stands(kind: Columns[Any], table: Table) -> bool:
+            if kind.name in _KEPT and cast(ColumnsKept, kind).columns_kept(host, old):
+                return True
+            delta = _CLAIMED.get(kind.name)
+            return bool(config and delta and delta.columns_claimed(table, i, host, old, config))
+
+        refill_row(self.tables, i, host, free, cached[1], self.vocab, stands, lambda: host)
 
     # --- keeping it current -------------------------------------------------------------------
 
@@ -361,8 +356,15 @@ class FleetIndex:
         now = PendingClaims((*(pending.configs if pending is not None else ()), made.config))
         self.pending[i] = now
         free = self._remember(i, now, made.free)
-        read = partial(self.host_at, i)
-        pending_columns(self.tables, i, self.store[i], free, before, made.config, self.vocab, read)
+        base = self.store[i]
+
+        def stands(kind: Columns[Any], table: Table) -> bool:
+            delta = _CLAIMED.get(kind.name)
+            return delta is not None and delta.columns_claimed(table, i, None, base, made.config)
+
+        # a kind that cannot tell from the configuration reads the host: it cannot happen, the
+        # claim was kept pending because every kind could (`_PENDABLE`)
+        refill_row(self.tables, i, base, free, before, self.vocab, stands, partial(self.host_at, i))
 
     def adopt(self, made: HostClaim, host: ComputeHostDescriptor) -> None:
         """`host`, what the claim `made` built, held for its row if the row is still that claim's
