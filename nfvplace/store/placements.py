@@ -54,6 +54,7 @@ class PlacementStore:
     """Placements over the store's database (`engine`)."""
 
     engine: Engine
+    lanes: dict[float, Lane]  # SQLite: by lock timeout (`lane`)
 
     # --- placements -----------------------------------------------------------------------------
 
@@ -176,14 +177,13 @@ class PlacementStore:
         the write lock (`lane.py`); None on PostgreSQL."""
         if self.engine.dialect.name != "sqlite":
             return None
-        lanes: dict[float, Lane] = self.__dict__.setdefault("_lanes", {})
-        found = lanes.get(timeout_s)
+        found = self.lanes.get(timeout_s)
         if found is None:
-            found = lanes.setdefault(timeout_s, Lane(self.engine, timeout_s))
+            found = self.lanes.setdefault(timeout_s, Lane(self.engine, timeout_s))
         return found
 
     def close_lanes(self) -> None:
-        for lane in self.__dict__.get("_lanes", {}).values():
+        for lane in self.lanes.values():
             lane.close()
 
     def _committed_on_lane(self, write: PlacementWrite, timeout_s: float | None) -> bool:

@@ -97,6 +97,7 @@ class Store(PlacementStore):
 
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
+        self.lanes = {}
 
     @classmethod
     def open(cls, url: str, *, migrate: bool = True) -> Store:
