@@ -46,6 +46,7 @@ def child(hosts_count: int, requests: int, seed: int, rate: float) -> dict[str, 
     from nfvplace.service.placing import Placements
     from nfvplace.service.problems import ProblemError
     from nfvplace.service.routers import placements as route
+    from nfvplace.service.workers import keep_out_of_collections
     from nfvplace.store import Store
 
     from .bench_service_mix import bodies
@@ -87,8 +88,7 @@ def child(hosts_count: int, requests: int, seed: int, rate: float) -> dict[str, 
             store.checkpoint()
 
     placements.live.refresh()
-    gc.collect()  # as `serve`'s workers do once the index is built (workers.keep_out_of_collections)
-    gc.freeze()
+    keep_out_of_collections()  # as `serve`'s workers do once the index is built
     gc.callbacks.append(collections)
     phases.clear()
     statuses: Counter[int] = Counter()
@@ -163,6 +163,7 @@ def through_app(hosts_count: int, requests: int, seed: int) -> dict[str, float]:
     from nfvplace.service import logs
     from nfvplace.service.app import create_app
     from nfvplace.service.settings import Settings
+    from nfvplace.service.workers import keep_out_of_collections
     from nfvplace.store import Store
 
     from .bench_service_mix import bodies
@@ -179,7 +180,7 @@ def through_app(hosts_count: int, requests: int, seed: int) -> dict[str, float]:
         handler.setStream(open(os.devnull, "w"))  # noqa: SIM115 (the process's whole life)
     app = create_app(
         Settings(db_url=db, tokens={"admin": [TOKEN]}),
-        on_index_built=lambda: (gc.collect(), gc.freeze()),
+        on_index_built=keep_out_of_collections,  # as `serve`'s workers
     )
     statuses: Counter[int] = Counter()
 

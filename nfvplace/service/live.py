@@ -49,6 +49,7 @@ from typing import Any
 from ..claims import claim_all
 from ..models.chd import ComputeHostDescriptor
 from ..models.configuration import VmConfiguration
+from ..models.loading import gc_paused
 from ..models.vmd import VmDescriptor
 from ..models.vnf import VnfTemplate
 from ..placement import BatchItem, FleetIndex
@@ -382,13 +383,16 @@ class LiveIndex:
         was a compare-and-swap on the generation this worker's index had. The store writes it only
         where the host's document is older. Each document built from claims kept pending is
         then what the index holds for its host (`FleetIndex.adopt`): the host's next claims are
-        built from it, not from every claim since the host was read."""
+        built from it, not from every claim since the host was read. The built hosts live on in
+        the index: built with the collector paused, they join the objects a worker keeps out of
+        its collections (`gc_paused(lasting=True)`) instead of being walked again by it."""
         with self._lock:
             owed, self._owed = self._owed, {}
-        documents = [(h, g, hosts[h]) for h, (g, hosts) in sorted(owed.items())]
-        with self._lock:
-            for h, (_, hosts) in owed.items():
-                made = hosts.claim(h) if isinstance(hosts, ClaimedHosts) else None
-                if made is not None and self._index is not None:
-                    self._index.adopt(made, hosts[h])
+        with gc_paused(lasting=True):
+            documents = [(h, g, hosts[h]) for h, (g, hosts) in sorted(owed.items())]
+            with self._lock:
+                for h, (_, hosts) in owed.items():
+                    made = hosts.claim(h) if isinstance(hosts, ClaimedHosts) else None
+                    if made is not None and self._index is not None:
+                        self._index.adopt(made, hosts[h])
         return self.store.write_back(documents)
