@@ -3,7 +3,8 @@ work, `changes` for the change feed)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import json
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, cast
@@ -20,6 +21,7 @@ from sqlalchemy import (
     update,
 )
 
+from ..errors import Issue
 from ..models.chd import ComputeHostDescriptor
 from ..models.configuration import VmConfiguration
 from .db import JsonText
@@ -205,3 +207,32 @@ def live_on(conn: Connection, host_id: str) -> list[tuple[str, VmConfiguration]]
         for config in map(VmConfiguration.model_validate, configurations)
         if config.host == host_id
     ]
+
+
+def generation_if_same(conn: Connection, host_id: str, reported: str) -> int | None:
+    """The host's generation if its stored report equals `reported` (compared as JSON values:
+    PostgreSQL's jsonb does not keep the text), else None."""
+    row = conn.execute(
+        select(HOSTS.c.chd, HOSTS.c.generation).where(HOSTS.c.id == host_id)
+    ).one_or_none()
+    if row is None or row.chd != json.loads(reported):
+        return None
+    return int(row.generation)
+
+
+def conflict_rows(
+    live: Sequence[tuple[str, VmConfiguration]],
+    derived: Sequence[tuple[VmConfiguration, Issue]],
+) -> tuple[dict[str, str], ...]:
+    """What a report no longer supports, as the answer lists it (placement, instance, path,
+    message)."""
+    placement_of = {config.owner: placement_id for placement_id, config in live}
+    return tuple(
+        {
+            "placement": placement_of[config.owner],
+            "instance": config.owner,
+            "path": issue.path,
+            "message": issue.message,
+        }
+        for config, issue in derived
+    )

@@ -68,6 +68,8 @@ from .records import (
     HostRecord,
     Snapshot,
     chd_json,
+    conflict_rows,
+    generation_if_same,
     live_on,
     utc_now,
 )
@@ -161,23 +163,31 @@ class Store(PlacementStore):
             for host, row, document in zip(hosts, rows, available, strict=True)
         ]
 
-    def put_host(self, chd: ComputeHostDescriptor) -> HostPut:
-        """Store what a host reports; live claims are kept and re-applied, conflicts reported."""
+    def put_host(self, chd: ComputeHostDescriptor, *, same_keeps: bool = False) -> HostPut:
+        """Store what a host reports; live claims are kept and re-applied, conflicts reported.
+        With `same_keeps`, a report equal to the stored one writes nothing and keeps the host's
+        generation: a host agent repeats its report, and each new generation would make every
+        worker read the host again and retry the placements in flight on it."""
         for _attempt in range(3):
             try:
-                return self._put_host(chd)
+                return self._put_host(chd, same_keeps)
             except IntegrityError:  # two agents created the same host at once: now it exists
                 continue
-        return self._put_host(chd)
+        return self._put_host(chd, same_keeps)
 
-    def _put_host(self, chd: ComputeHostDescriptor) -> HostPut:
+    def _put_host(self, chd: ComputeHostDescriptor, same_keeps: bool) -> HostPut:
         reported = chd_json(chd)
         now = utc_now()
         with db.transaction(self.engine) as conn:
-            result = conn.execute(REPORT, {"b_id": chd.id, "b_chd": reported, "b_now": now})
-            bumped = result.scalar_one_or_none()
-            created = bumped is None
-            generation = int(bumped) if bumped is not None else _first_generation(conn, chd.id)
+            kept = generation_if_same(conn, chd.id, reported) if same_keeps else None
+            created = False
+            if kept is not None:
+                generation = kept
+            else:
+                result = conn.execute(REPORT, {"b_id": chd.id, "b_chd": reported, "b_now": now})
+                bumped = result.scalar_one_or_none()
+                created = bumped is None
+                generation = int(bumped) if bumped is not None else _first_generation(conn, chd.id)
             if created:
                 conn.execute(
                     insert(HOSTS),
@@ -196,20 +206,12 @@ class Store(PlacementStore):
                 conn.execute(delete(DELETED).where(DELETED.c.host_id == chd.id))
             live = live_on(conn, chd.id)
             derived = derive(chd, [config for _, config in live])
-            placement_of = {config.owner: placement_id for placement_id, config in live}
-            conflicts = tuple(
-                {
-                    "placement": placement_of[config.owner],
-                    "instance": config.owner,
-                    "path": issue.path,
-                    "message": issue.message,
-                }
-                for config, issue in derived.conflicts
-            )
-            _sync_pools(conn, derived.base, [config for _, config in live])
-            stamp(conn, (chd.id,))
-            if not created:  # the document holds the report at once (see `availability.py`)
-                write_back_on(conn, [(chd.id, generation, derived.availability)])
+            if kept is None:
+                _sync_pools(conn, derived.base, [config for _, config in live])
+                stamp(conn, (chd.id,))
+                if not created:  # the document holds the report at once (see `availability.py`)
+                    write_back_on(conn, [(chd.id, generation, derived.availability)])
+        conflicts = conflict_rows(live, derived.conflicts)
         return HostPut(chd.id, generation, derived.availability, created, conflicts)
 
     def delete_host(self, host_id: str) -> bool:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 import yaml
 from fastapi.testclient import TestClient
 from service_hosts import host, vm
@@ -25,6 +26,30 @@ def test_put_creates_then_replaces_with_generation(client: TestClient) -> None:
     assert got.status_code == 200
     assert got.headers["etag"] == '"2"'
     assert got.json()["chd"]["numa_nodes"][0]["memory"]["hugepages"][0]["total"] == 8
+
+
+@pytest.mark.parametrize(
+    ("second", "moved"),
+    [
+        pytest.param({}, 0, id="the same report keeps the generation"),
+        pytest.param({"pages_1g": 8}, 1, id="a changed report moves it"),
+    ],
+)
+def test_an_unchanged_report_keeps_its_generation(
+    client: TestClient, second: dict, moved: int
+) -> None:
+    client.put("/v1/hosts/h1", json=host("h1"))
+    placed = client.post("/v1/placements", json={"vm": vm(vcpus=2, pages=2)})
+    assert placed.status_code == 201
+    before = client.get("/v1/hosts/h1")
+    again = client.put("/v1/hosts/h1", json=host("h1", **second))
+    assert again.status_code == 200
+    assert again.json()["generation"] == before.json()["generation"] + moved
+    assert again.headers["etag"] == f'"{again.json()["generation"]}"'
+    after = client.get("/v1/hosts/h1")
+    assert again.json()["chd"] == after.json()["chd"]
+    assert (after.json()["chd"] == before.json()["chd"]) == (moved == 0)
+    assert again.json()["conflicts"] == []
 
 
 def test_put_accepts_yaml(client: TestClient) -> None:

@@ -47,6 +47,11 @@ def test_a_folder_of_hosts_is_registered_and_replaced(
     listed = httpx.get(server.url + "/v1/hosts", headers=auth("reader")).json()["hosts"]
     assert sorted(h["id"] for h in listed) == ids
     again = push(server, fleet / "compute-01.yaml", token=token_file(tmp_path))
+    assert again.stdout.strip() == "compute-01: replaced, generation 1"  # the same report
+    changed = yaml.safe_load((fleet / "compute-01.yaml").read_text())
+    changed["labels"] = {**changed.get("labels", {}), "rack": "r9"}
+    (tmp_path / "compute-01.yaml").write_text(yaml.safe_dump(changed))
+    again = push(server, tmp_path / "compute-01.yaml", token=token_file(tmp_path))
     assert again.stdout.strip() == "compute-01: replaced, generation 2"
 
 

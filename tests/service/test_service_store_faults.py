@@ -95,7 +95,8 @@ def test_a_database_locked_past_the_timeout_is_503_busy(
         monkeypatch.setattr(service_faults, "QUIET_S", 0.0)
         with caplog.at_level(logging.WARNING, logger="nfvplace.service"):
             answers = [client.post("/v1/placements", json={"vm": VM}) for _ in range(3)]
-            answers.append(client.put("/v1/hosts/h1", json=host("h1")))
+            # a changed report: an unchanged one writes nothing (docs/service.md, Host updates)
+            answers.append(client.put("/v1/hosts/h1", json=host("h1", pages_1g=8)))
             ready = client.get("/readyz")
             holder.rollback()
             placed = client.post("/v1/placements", json={"vm": VM})
@@ -124,7 +125,7 @@ def test_a_read_only_database_is_503_read_only_and_not_ready(
         for answer in (
             client.get("/readyz"),
             client.post("/v1/placements", json={"vm": VM}),
-            client.put("/v1/hosts/h1", json=host("h1")),
+            client.put("/v1/hosts/h1", json=host("h1", pages_1g=8)),  # a changed report
         ):
             assert answer.status_code == 503, answer.text
             assert answer.json()["code"] == errors.STORE_READ_ONLY

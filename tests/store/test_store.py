@@ -149,6 +149,31 @@ def test_put_host_reapplies_claims(store: Store) -> None:
     assert store.audit() == []
 
 
+@pytest.mark.parametrize(
+    ("same_keeps", "vfs", "generation", "changed"),
+    [
+        pytest.param(True, 2, 2, False, id="the same report kept: nothing written"),
+        pytest.param(True, 1, 3, True, id="a changed report kept: written"),
+        pytest.param(False, 2, 3, True, id="the same report not kept: written"),
+    ],
+)
+def test_the_same_report_keeps_its_generation_when_asked(
+    store: Store, same_keeps: bool, vfs: int, generation: int, changed: bool
+) -> None:
+    store.put_host(ComputeHostDescriptor.model_validate(host("h1", vfs=2)))
+    commit(store, "p1", [config("p1/vm", [1, 2], vf="0000:18:02.1")])
+    seen = store.changes_since(-1)
+    put = store.put_host(
+        ComputeHostDescriptor.model_validate(host("h1", vfs=vfs)), same_keeps=same_keeps
+    )
+    assert put.generation == generation
+    assert not put.created
+    assert ("h1" in store.changes_since(seen.seq).hosts) == changed
+    assert [c["placement"] for c in put.conflicts] == (["p1"] if vfs == 1 else [])
+    assert store.get_host("h1").generation == generation  # type: ignore[union-attr]
+    assert store.audit() == []
+
+
 def test_a_host_created_again_goes_on_from_its_last_generation(store: Store) -> None:
     """Readers keep hosts by (id, generation) (`store/parsed.py`, the Kubernetes door): a host
     deleted and created again with other counts must not come back at a generation it had."""

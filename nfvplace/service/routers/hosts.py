@@ -134,8 +134,12 @@ def report(
             errors.HOST_ID_MISMATCH,
             f"the CHD's id {chd.id!r} is not the host {host_id!r} of the URL",
         )
-    put = store.put_host(chd)
-    if isinstance(document.data, Mapping) and k8s_nrt.detect(document.data):
+    # Each NodeResourceTopology read moves the node's generation, equal or not: the Kubernetes
+    # door's assumed pods end on a newer generation (`assumed.py`). A host agent's unchanged
+    # report keeps it.
+    nrt = isinstance(document.data, Mapping) and k8s_nrt.detect(document.data)
+    put = store.put_host(chd, same_keeps=not nrt)
+    if nrt:
         reconcile(store, put.id, put.generation, put.availability)
     return put
 
