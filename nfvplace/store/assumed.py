@@ -49,6 +49,7 @@ from .assumed_rows import (
     bump,
     forget,
     pod_of,
+    readings,
     row_of,
     totals,
 )
@@ -61,6 +62,9 @@ NODES_NAMED = 500
 pod (a filter call over the whole cluster)."""
 Baseline = tuple[int, Mapping[str, int]]
 """A node's generation and its free totals (resource -> amount over its NUMA nodes)."""
+Shows = Callable[[list[AssumedPod]], list[str] | None]
+"""Which of a node's assumed pods (oldest first) its new object shows, by their UIDs, when its pod
+fingerprint tells (`reconcile`); None when it does not."""
 
 
 def accounted(
@@ -127,10 +131,7 @@ class AssumedPods:
         and the UIDs of those that have ended (their nodes' views read once)."""
         pods = self._rows(conn, counting, nodes, uid)
         due = {p.node for p in pods if p.running_until is not None and p.running_until <= now}
-        views: dict[str, int] = {}
-        if due:
-            query = select(VIEWS.c.node, VIEWS.c.generation).where(VIEWS.c.node.in_(due))
-            views = {str(node): int(g) for node, g in conn.execute(query)}
+        views = readings(conn, nodes=due) if due else {}
         ended = [p.uid for p in pods if p.ended(now, views)]
         gone = set(ended)
         return [p for p in pods if p.uid not in gone], ended
@@ -177,11 +178,19 @@ class AssumedPods:
         return answer
 
     def reconcile(
-        self, node: str, generation: int, free: Mapping[str, int], now: datetime
+        self,
+        node: str,
+        generation: int,
+        free: Mapping[str, int],
+        now: datetime,
+        shows: Shows | None = None,
     ) -> list[str]:
         """The node's NodeResourceTopology changed (its generation, its free totals): drop the
-        assumed pods it accounts for; returns their UIDs. Nothing is written when no pod is
-        assumed there (the node's baseline is written when its first pod is assumed)."""
+        assumed pods it accounts for; returns their UIDs. `shows` (an object with a pod
+        fingerprint) names the pods it shows among those assumed there, oldest first (None when
+        it cannot tell): those are accounted, and the node's baseline is its free totals; else
+        the totals tell (`accounted`). Nothing is written when no pod is assumed there (the
+        node's baseline is written when its first pod is assumed)."""
         with self.engine.connect() as conn:
             if not self._rows(conn, counting=True, nodes=(node,)):
                 return []
@@ -194,19 +203,29 @@ class AssumedPods:
             row = conn.execute(select(VIEWS).where(VIEWS.c.node == node)).mappings().first()
             if row is not None and int(row["generation"]) >= generation:
                 return []  # seen already (another worker or replica got there first)
-            baseline = _totals_read(row["free"]) if row is not None else dict(free)
-            shown, moved = accounted(baseline, free, pending)
+            signed = shows(pending) if shows is not None else None
+            if signed is not None:
+                shown, after = signed, dict(free)
+            else:
+                baseline = _totals_read(row["free"]) if row is not None else dict(free)
+                shown, moved = accounted(baseline, free, pending)
+                after = dict(free) if len(shown) == len(pending) else moved
             if shown:
                 marked = update(ASSUMED).where(ASSUMED.c.uid.in_(shown))
                 conn.execute(marked.values(accounted_at=now, change_seq=seq))
-            after = free if len(shown) == len(pending) else moved
-            self._set_view(conn, node, generation, after, seq)
+            self._set_view(conn, node, generation, after, seq, signed is not None)
             return shown
 
     def _set_view(
-        self, conn: Any, node: str, generation: int, free: Mapping[str, int], seq: int
+        self,
+        conn: Any,
+        node: str,
+        generation: int,
+        free: Mapping[str, int],
+        seq: int,
+        signed: bool = False,
     ) -> None:
-        values = {"generation": generation, "free": dict(free), "change_seq": seq}
+        values = {"generation": generation, "free": dict(free), "change_seq": seq, "signed": signed}
         if conn.execute(update(VIEWS).where(VIEWS.c.node == node).values(**values)).rowcount:
             return
         conn.execute(insert(VIEWS).values(node=node, **values))
