@@ -4,17 +4,21 @@ A pod is assumed on the ONE node it is bound to (by nfvplace's bind verb, or see
 watch) from the moment it is bound until that node's NodeResourceTopology accounts for it, the pod
 is gone or finished, or the assumption expires. Filter and prioritize only read them.
 
-Which assumed pods a node's new NodeResourceTopology accounts for is read from the node's totals,
-not from a predicted NUMA node (the kubelet may align a pod elsewhere than predicted): each node
+Which assumed pods a node's new NodeResourceTopology accounts for is read from its pod fingerprint
+where the exporter publishes one that matches the pods known there (`reconcile`'s `shows`: the
+pods it names are accounted, no other, and no timer ends a pod on that node); otherwise from the
+node's totals, not from a predicted NUMA node (the kubelet may align a pod elsewhere than predicted): each node
 keeps a baseline, its free counts from before the oldest pod still assumed there. When the object
 changes, its free totals fell below the baseline by some amount; the oldest assumed pods whose
 totals fit within that fall are accounted, in order, and the baseline moves past them. A pod
 leaving the node raises the free counts: the baseline is raised with them, so that a departure is
 never taken for nothing arriving. A pod leaving as another arrives leaves the totals unchanged, so
 the pod watch ends the arrival's assumption too: once the kubelet has admitted it (the pod runs),
-the exporter shows it within its interval (`admitted`), so the assumption ends once that interval
-has passed and the node's counts were reconciled at a newer generation than the one the pod was
-decided on (counts read late would otherwise count the pod nowhere for a while).
+the exporter shows it within its interval (`admitted`), so on a node whose last object was not
+signed the assumption ends once that interval has passed and the node's counts were reconciled at
+a newer generation than the one the pod was decided on (counts read late would otherwise count the
+pod nowhere for a while; counts read before the kubelet admitted it and written late still do,
+which only the fingerprint tells).
 
 A pod the node's counts account for counts no more, but its row stays (`accounted_at`) for
 `ACCOUNTED_KEPT_S` (or until it expires, if sooner): the pod watch may see a pod nfvplace's bind
@@ -193,6 +197,8 @@ class AssumedPods:
         node's baseline is written when its first pod is assumed)."""
         with self.engine.connect() as conn:
             if not self._rows(conn, counting=True, nodes=(node,)):
+                if shows is not None:
+                    shows([])  # its matcher learns which departures the object shows over
                 return []
         with self.engine.begin() as conn:
             known, seq = self._locked(conn, now, node)

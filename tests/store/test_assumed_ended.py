@@ -86,8 +86,6 @@ def test_a_signed_object_accounts_the_pods_it_names_and_stops_the_timer(store: S
     totals showing p1 and p2 would make no difference): p1 is accounted, p2 counts on past its
     timer, until an object names it."""
     pods, now = AssumedPods(store.engine), utc_now()
-    assume(pods, "p1", 4, now)
-    assume(pods, "p2", 4, now)
     asked: list[list[str]] = []
 
     def names(which: set[str]) -> Shows:
@@ -96,6 +94,12 @@ def test_a_signed_object_accounts_the_pods_it_names_and_stops_the_timer(store: S
             return [p.uid for p in pending if p.uid in which]
 
         return shows
+
+    assert pods.reconcile("node", 1, {"cpu": 32}, now, names(set())) == []
+    assert asked == [[]]  # asked with none assumed: its matcher learns what departures are over
+    asked.clear()
+    assume(pods, "p1", 4, now)
+    assume(pods, "p2", 4, now)
 
     assert pods.reconcile("node", 2, {"cpu": 24}, now, names({"p1"})) == ["p1"]
     assert asked == [["p1", "p2"]]

@@ -138,6 +138,8 @@ def shows(pods: NodePods | None, node: str, nrt: Mapping[str, Any]) -> Shows | N
     known = pods.known(node)
 
     def named(assumed: list[AssumedPod]) -> list[str] | None:
+        if not assumed and not known.departures:
+            return []  # nothing to tell, nothing to learn
         found = known.shown(signed, [p.pod for p in assumed])
         log.debug(
             "node %s fingerprint %s: %s", node, signed, "no match" if found is None else "matched"
