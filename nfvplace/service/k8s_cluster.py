@@ -37,11 +37,10 @@ from .. import errors
 from ..errors import DescriptorError, Issue, NfvplaceError
 from ..integrations.kubernetes.calls import Door, node_gone, pod_admitted, pod_bound, pod_gone
 from ..integrations.kubernetes.extender import BindingArgs
-from ..integrations.kubernetes.node_pods import NodePods
 from ..integrations.kubernetes.verdicts import prime_in_background
 from ..models.loading import SourceDocument
 from ..store import HostInUseError
-from ..store.assumed import AssumedPods
+from ..store.assumed import AssumedPod, AssumedPods
 from ..store.records import utc_now
 from .problems import ProblemError
 from .settings import Settings, SettingsError
@@ -203,7 +202,7 @@ class WatchState:
             self.written = (time.monotonic(), text)
 
 
-Report = Callable[..., object]
+Report = Callable[[SourceDocument, str], object]
 """Stores one NodeResourceTopology as `PUT /v1/hosts/{node}` does."""
 
 
@@ -217,7 +216,6 @@ class Watch:
         self.state = WatchState()
         self.nodes: dict[str, str] = {}  # NRT name -> resourceVersion stored
         self.running: set[str] = set()  # pods seen running (each admission is told once)
-        self.pods = NodePods()  # each node's pods, for the exporters' pod fingerprints
         self.stopping = threading.Event()
         self.threads = [
             threading.Thread(target=self._forever, args=(self._nrts,), name="nfvplace-nrt-watch"),
@@ -277,8 +275,9 @@ class Watch:
         if version and known.get(name) == version:
             return  # listed again, unchanged
         try:
-            document = SourceDocument(data=dict(data), source=f"NodeResourceTopology {name}")
-            self.report(document, name, pods=self.pods)
+            self.report(
+                SourceDocument(data=dict(data), source=f"NodeResourceTopology {name}"), name
+            )
             known[name] = version
         except (ProblemError, DescriptorError, NfvplaceError) as exc:
             log.warning("NodeResourceTopology %s not stored: %s", name, exc)
@@ -305,7 +304,6 @@ class Watch:
         seen: dict[str, str] = {}  # uid -> node name ("" unbound)
         for obj in listed:
             data = _plain(obj)
-            self.pods.saw(_uid(data), data, gone=_finished(data))
             if _finished(data):
                 pod_gone(self.door, _uid(data))
             else:
@@ -313,8 +311,7 @@ class Watch:
                 if _node(data) and (data.get("status") or {}).get("phase") == "Running":
                     self.running.add(_uid(data))
                     pod_admitted(self.door, _uid(data))
-        self.pods.listed(set(seen))
-        for pod in AssumedPods(self.door.store.engine).live(utc_now()):  # gone while unwatched
+        for pod in _live(self.door):  # assumed, but gone while nobody watched
             if pod.uid not in seen and "/" not in pod.uid:
                 pod_gone(self.door, pod.uid)
         with self.state.lock:
@@ -325,7 +322,6 @@ class Watch:
 
     def _pod(self, kind: str, data: Mapping[str, Any], seen: dict[str, str]) -> None:
         uid = _uid(data)
-        self.pods.saw(uid, data, gone=kind == "DELETED" or _finished(data))
         if kind == "DELETED" or _finished(data):
             seen.pop(uid, None)
             self.running.discard(uid)
@@ -356,6 +352,10 @@ class Watch:
             if self.stopping.is_set():
                 return
             yield kind, obj
+
+
+def _live(door: Door) -> list[AssumedPod]:
+    return AssumedPods(door.store.engine).live(utc_now())
 
 
 def _plain(obj: Any) -> Mapping[str, Any]:
