@@ -4,17 +4,21 @@ A pod is assumed on the ONE node it is bound to (by nfvplace's bind verb, or see
 watch) from the moment it is bound until that node's NodeResourceTopology accounts for it, the pod
 is gone or finished, or the assumption expires. Filter and prioritize only read them.
 
-Which assumed pods a node's new NodeResourceTopology accounts for is read from the node's totals,
-not from a predicted NUMA node (the kubelet may align a pod elsewhere than predicted): each node
+Which assumed pods a node's new NodeResourceTopology accounts for is read from its pod fingerprint
+where the exporter publishes one that matches the pods known there (`reconcile`'s `shows`: the
+pods it names are accounted, no other, and no timer ends a pod on that node); otherwise from the
+node's totals, not from a predicted NUMA node (the kubelet may align a pod elsewhere than predicted): each node
 keeps a baseline, its free counts from before the oldest pod still assumed there. When the object
 changes, its free totals fell below the baseline by some amount; the oldest assumed pods whose
 totals fit within that fall are accounted, in order, and the baseline moves past them. A pod
 leaving the node raises the free counts: the baseline is raised with them, so that a departure is
 never taken for nothing arriving. A pod leaving as another arrives leaves the totals unchanged, so
 the pod watch ends the arrival's assumption too: once the kubelet has admitted it (the pod runs),
-the exporter shows it within its interval (`admitted`), so the assumption ends once that interval
-has passed and the node's counts were reconciled at a newer generation than the one the pod was
-decided on (counts read late would otherwise count the pod nowhere for a while).
+the exporter shows it within its interval (`admitted`), so on a node whose last object was not
+signed the assumption ends once that interval has passed and the node's counts were reconciled at
+a newer generation than the one the pod was decided on (counts read late would otherwise count the
+pod nowhere for a while; counts read before the kubelet admitted it and written late still do,
+which only the fingerprint tells).
 
 A pod the node's counts account for counts no more, but its row stays (`accounted_at`) for
 `ACCOUNTED_KEPT_S` (or until it expires, if sooner): the pod watch may see a pod nfvplace's bind
@@ -49,6 +53,7 @@ from .assumed_rows import (
     bump,
     forget,
     pod_of,
+    readings,
     row_of,
     totals,
 )
@@ -61,6 +66,9 @@ NODES_NAMED = 500
 pod (a filter call over the whole cluster)."""
 Baseline = tuple[int, Mapping[str, int]]
 """A node's generation and its free totals (resource -> amount over its NUMA nodes)."""
+Shows = Callable[[list[AssumedPod]], list[str] | None]
+"""Which of a node's assumed pods (oldest first) its new object shows, by their UIDs, when its pod
+fingerprint tells (`reconcile`); None when it does not."""
 
 
 def accounted(
@@ -127,10 +135,7 @@ class AssumedPods:
         and the UIDs of those that have ended (their nodes' views read once)."""
         pods = self._rows(conn, counting, nodes, uid)
         due = {p.node for p in pods if p.running_until is not None and p.running_until <= now}
-        views: dict[str, int] = {}
-        if due:
-            query = select(VIEWS.c.node, VIEWS.c.generation).where(VIEWS.c.node.in_(due))
-            views = {str(node): int(g) for node, g in conn.execute(query)}
+        views = readings(conn, nodes=due) if due else {}
         ended = [p.uid for p in pods if p.ended(now, views)]
         gone = set(ended)
         return [p for p in pods if p.uid not in gone], ended
@@ -177,13 +182,23 @@ class AssumedPods:
         return answer
 
     def reconcile(
-        self, node: str, generation: int, free: Mapping[str, int], now: datetime
+        self,
+        node: str,
+        generation: int,
+        free: Mapping[str, int],
+        now: datetime,
+        shows: Shows | None = None,
     ) -> list[str]:
         """The node's NodeResourceTopology changed (its generation, its free totals): drop the
-        assumed pods it accounts for; returns their UIDs. Nothing is written when no pod is
-        assumed there (the node's baseline is written when its first pod is assumed)."""
+        assumed pods it accounts for; returns their UIDs. `shows` (an object with a pod
+        fingerprint) names the pods it shows among those assumed there, oldest first (None when
+        it cannot tell): those are accounted, and the node's baseline is its free totals; else
+        the totals tell (`accounted`). Nothing is written when no pod is assumed there (the
+        node's baseline is written when its first pod is assumed)."""
         with self.engine.connect() as conn:
             if not self._rows(conn, counting=True, nodes=(node,)):
+                if shows is not None:
+                    shows([])  # its matcher learns which departures the object shows over
                 return []
         with self.engine.begin() as conn:
             known, seq = self._locked(conn, now, node)
@@ -194,19 +209,29 @@ class AssumedPods:
             row = conn.execute(select(VIEWS).where(VIEWS.c.node == node)).mappings().first()
             if row is not None and int(row["generation"]) >= generation:
                 return []  # seen already (another worker or replica got there first)
-            baseline = _totals_read(row["free"]) if row is not None else dict(free)
-            shown, moved = accounted(baseline, free, pending)
+            signed = shows(pending) if shows is not None else None
+            if signed is not None:
+                shown, after = signed, dict(free)
+            else:
+                baseline = _totals_read(row["free"]) if row is not None else dict(free)
+                shown, moved = accounted(baseline, free, pending)
+                after = dict(free) if len(shown) == len(pending) else moved
             if shown:
                 marked = update(ASSUMED).where(ASSUMED.c.uid.in_(shown))
                 conn.execute(marked.values(accounted_at=now, change_seq=seq))
-            after = free if len(shown) == len(pending) else moved
-            self._set_view(conn, node, generation, after, seq)
+            self._set_view(conn, node, generation, after, seq, signed is not None)
             return shown
 
     def _set_view(
-        self, conn: Any, node: str, generation: int, free: Mapping[str, int], seq: int
+        self,
+        conn: Any,
+        node: str,
+        generation: int,
+        free: Mapping[str, int],
+        seq: int,
+        signed: bool = False,
     ) -> None:
-        values = {"generation": generation, "free": dict(free), "change_seq": seq}
+        values = {"generation": generation, "free": dict(free), "change_seq": seq, "signed": signed}
         if conn.execute(update(VIEWS).where(VIEWS.c.node == node).values(**values)).rowcount:
             return
         conn.execute(insert(VIEWS).values(node=node, **values))

@@ -15,12 +15,14 @@ from typing import Any
 from sqlalchemy import (
     JSON,
     BigInteger,
+    Boolean,
     DateTime,
     ForeignKey,
     Integer,
     MetaData,
     String,
     UniqueConstraint,
+    false,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
@@ -213,7 +215,8 @@ class K8sAssumedGoneRow(Base):
 
 class K8sNodeViewRow(Base):
     """A node's baseline for its assumed pods: the host generation last reconciled and its free
-    totals from before the oldest pod still assumed there (resource -> amount; store/assumed.py)."""
+    totals from before the oldest pod still assumed there (resource -> amount; store/assumed.py),
+    and whether that object told which pods it shows (its pod fingerprint matched)."""
 
     __tablename__ = "k8s_node_views"
 
@@ -221,6 +224,8 @@ class K8sNodeViewRow(Base):
     generation: Mapped[int] = mapped_column(BigInteger, nullable=False)
     free: Mapped[dict[str, Any]] = mapped_column(JsonType, nullable=False)
     change_seq: Mapped[int | None] = mapped_column(BigInteger, nullable=True, index=True)
+    # its last object carried a pod fingerprint matching the pods known there (migration 0016)
+    signed: Mapped[bool] = mapped_column(Boolean, nullable=False, server_default=false())
 
 
 class K8sLockRow(Base):
