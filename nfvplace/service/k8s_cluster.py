@@ -37,7 +37,7 @@ from .. import errors
 from ..errors import DescriptorError, Issue, NfvplaceError
 from ..integrations.kubernetes.calls import Door, node_gone, pod_admitted, pod_bound, pod_gone
 from ..integrations.kubernetes.extender import BindingArgs
-from ..integrations.kubernetes.node_pods import NodePods
+from ..integrations.kubernetes.node_pods import NodePods, settle
 from ..integrations.kubernetes.verdicts import prime_in_background
 from ..models.loading import SourceDocument
 from ..store import HostInUseError
@@ -314,6 +314,7 @@ class Watch:
                     self.running.add(_uid(data))
                     pod_admitted(self.door, _uid(data))
         self.pods.listed(set(seen))
+        settle(self.door.store.engine, self.pods, None)  # objects kept unmatched, anywhere
         for pod in AssumedPods(self.door.store.engine).live(utc_now()):  # gone while unwatched
             if pod.uid not in seen and "/" not in pod.uid:
                 pod_gone(self.door, pod.uid)
@@ -325,7 +326,7 @@ class Watch:
 
     def _pod(self, kind: str, data: Mapping[str, Any], seen: dict[str, str]) -> None:
         uid = _uid(data)
-        self.pods.saw(uid, data, gone=kind == "DELETED" or _finished(data))
+        changed = self.pods.saw(uid, data, gone=kind == "DELETED" or _finished(data))
         if kind == "DELETED" or _finished(data):
             seen.pop(uid, None)
             self.running.discard(uid)
@@ -342,6 +343,7 @@ class Watch:
             if node and phase == "Running" and uid not in self.running:
                 self.running.add(uid)
                 pod_admitted(self.door, uid)
+        settle(self.door.store.engine, self.pods, changed)  # an object kept unmatched there
         with self.state.lock:
             self.state.pods = len(seen)
         self.state.publish()
@@ -360,8 +362,7 @@ class Watch:
 
 def _plain(obj: Any) -> Mapping[str, Any]:
     """A lightkube object as the API server's JSON."""
-    data: Mapping[str, Any] = obj.to_dict()
-    return data
+    return obj.to_dict()  # type: ignore[no-any-return]
 
 
 def _uid(data: Mapping[str, Any]) -> str:

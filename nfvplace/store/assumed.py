@@ -39,7 +39,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Connection, Engine, delete, insert, select, update
+from sqlalchemy import Connection, Engine, delete, insert, null, select, update
 
 from .assumed_cache import kept
 from .assumed_rows import (
@@ -50,6 +50,8 @@ from .assumed_rows import (
     VIEWS,
     AssumedPod,
     Counts,
+    Match,
+    Shows,
     bump,
     forget,
     pod_of,
@@ -59,16 +61,14 @@ from .assumed_rows import (
 )
 from .node_locks import node_lock
 
-__all__ = ["ACCOUNTED_KEPT_S", "ASSUMED", "LOCK", "AssumedPod", "AssumedPods", "Counts", "totals"]
+__all__ = ["ACCOUNTED_KEPT_S", "ASSUMED", "LOCK", "AssumedPod", "AssumedPods", "Counts", "Match"]
+__all__ += ["Shows", "totals"]
 
 NODES_NAMED = 500
 """Up to this many nodes, a read of their pods names them to the database; beyond, it reads every
 pod (a filter call over the whole cluster)."""
 Baseline = tuple[int, Mapping[str, int]]
 """A node's generation and its free totals (resource -> amount over its NUMA nodes)."""
-Shows = Callable[[list[AssumedPod]], list[str] | None]
-"""Which of a node's assumed pods (oldest first) its new object shows, by their UIDs, when its pod
-fingerprint tells (`reconcile`); None when it does not."""
 
 
 def accounted(
@@ -193,8 +193,9 @@ class AssumedPods:
         assumed pods it accounts for; returns their UIDs. `shows` (an object with a pod
         fingerprint) names the pods it shows among those assumed there, oldest first (None when
         it cannot tell): those are accounted, and the node's baseline is its free totals; else
-        the totals tell (`accounted`). Nothing is written when no pod is assumed there (the
-        node's baseline is written when its first pod is assumed)."""
+        the totals tell (`accounted`), and the object's fingerprint and free totals are kept with
+        the node's baseline when no set matched (`rematch` tries again). Nothing is written when
+        no pod is assumed there (the node's baseline is written when its first pod is assumed)."""
         with self.engine.connect() as conn:
             if not self._rows(conn, counting=True, nodes=(node,)):
                 if shows is not None:
@@ -216,10 +217,41 @@ class AssumedPods:
                 baseline = _totals_read(row["free"]) if row is not None else dict(free)
                 shown, moved = accounted(baseline, free, pending)
                 after = dict(free) if len(shown) == len(pending) else moved
-            if shown:
-                marked = update(ASSUMED).where(ASSUMED.c.uid.in_(shown))
-                conn.execute(marked.values(accounted_at=now, change_seq=seq))
-            self._set_view(conn, node, generation, after, seq, signed is not None)
+            _accounted(conn, shown, now, seq)
+            kept = None
+            if shows is not None and signed is None:
+                kept = {"print": shows.signed, "free": dict(free)}
+            self._set_view(conn, node, generation, after, seq, signed is not None, kept)
+            return shown
+
+    def unmatched(self, nodes: Collection[str] | None = None) -> list[str]:
+        """The nodes (of `nodes`, when given) whose last object matched no pod set (`reconcile`)."""
+        query = select(VIEWS.c.node).where(VIEWS.c.unmatched.is_not(None))
+        if nodes is not None:
+            query = query.where(VIEWS.c.node.in_(list(nodes)))
+        with self.engine.connect() as conn:
+            return [str(n) for n in conn.execute(query).scalars()]
+
+    def rematch(self, node: str, now: datetime, match: Match) -> list[str] | None:
+        """The pod watch saw more on `node`: its last object, kept when it matched no pod set
+        (`reconcile`), is matched again (`match`, with what the watch knows now). When a set
+        matches, the assumed pods it shows are accounted, the node's baseline becomes that
+        object's free totals and the node is signed, as if it had matched when read; returns
+        their UIDs. None when it still does not match, or no object is kept (a newer one came)."""
+        if not self.unmatched((node,)):
+            return None
+        with self.engine.begin() as conn:
+            known, seq = self._locked(conn, now, node)
+            query = select(VIEWS.c.generation, VIEWS.c.unmatched).where(VIEWS.c.node == node)
+            row = conn.execute(query).first()
+            if row is None or not isinstance(row.unmatched, Mapping):
+                return None
+            shown = match(str(row.unmatched["print"]), [p for p in known if p.counts])
+            if shown is None:
+                return None
+            _accounted(conn, shown, now, seq)
+            free = _totals_read(row.unmatched["free"])
+            self._set_view(conn, node, int(row.generation), free, seq, signed=True)
             return shown
 
     def _set_view(
@@ -230,8 +262,10 @@ class AssumedPods:
         free: Mapping[str, int],
         seq: int,
         signed: bool = False,
+        unmatched: Mapping[str, Any] | None = None,
     ) -> None:
         values = {"generation": generation, "free": dict(free), "change_seq": seq, "signed": signed}
+        values["unmatched"] = null() if unmatched is None else dict(unmatched)
         if conn.execute(update(VIEWS).where(VIEWS.c.node == node).values(**values)).rowcount:
             return
         conn.execute(insert(VIEWS).values(node=node, **values))
@@ -329,6 +363,13 @@ class AssumedPods:
             uids = conn.execute(select(ASSUMED.c.uid).where(ASSUMED.c.node == node)).scalars()
             forget(conn, [str(u) for u in uids], seq)
             conn.execute(delete(VIEWS).where(VIEWS.c.node == node))
+
+
+def _accounted(conn: Any, uids: list[str], now: datetime, seq: int) -> None:
+    """Mark the pods `uids` accounted for by their node's counts (kept `ACCOUNTED_KEPT_S`)."""
+    if uids:
+        marked = update(ASSUMED).where(ASSUMED.c.uid.in_(uids))
+        conn.execute(marked.values(accounted_at=now, change_seq=seq))
 
 
 def _any(engine: Engine, *which: Any) -> bool:

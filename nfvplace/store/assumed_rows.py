@@ -10,7 +10,7 @@ write numbered n or lower, and learns what changed since from the rows stamped a
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, cast
@@ -100,6 +100,22 @@ class AssumedPod:
             "expires_at": self.expires_at.isoformat(),
             "running_until": running.isoformat() if running is not None else None,
         }
+
+
+Match = Callable[[str, list[AssumedPod]], list[str] | None]
+"""Which of a node's assumed pods (oldest first) an object with the pod fingerprint given shows,
+by their UIDs, when a set of the pods known there matches it; None when none does."""
+
+
+@dataclass(frozen=True)
+class Shows:
+    """A new object's pod fingerprint and how to match it (`reconcile`, `rematch`)."""
+
+    signed: str
+    match: Match
+
+    def __call__(self, assumed: list[AssumedPod]) -> list[str] | None:
+        return self.match(self.signed, assumed)
 
 
 def readings(

@@ -13,10 +13,11 @@ from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from sqlalchemy import select
 
 from nfvplace.store import Store
 from nfvplace.store.assumed import AssumedPods, Shows
-from nfvplace.store.assumed_rows import ACCOUNTED_KEPT_S, AssumedPod, Reading
+from nfvplace.store.assumed_rows import ACCOUNTED_KEPT_S, VIEWS, AssumedPod, Reading, readings
 from nfvplace.store.records import utc_now
 
 NOW = datetime(2026, 11, 30, 10, 0, tzinfo=UTC)
@@ -89,11 +90,11 @@ def test_a_signed_object_accounts_the_pods_it_names_and_stops_the_timer(store: S
     asked: list[list[str]] = []
 
     def names(which: set[str]) -> Shows:
-        def shows(pending: list[AssumedPod]) -> list[str] | None:
+        def shows(signed: str, pending: list[AssumedPod]) -> list[str] | None:
             asked.append([p.uid for p in pending])
             return [p.uid for p in pending if p.uid in which]
 
-        return shows
+        return Shows("pfp0v001", shows)
 
     assert pods.reconcile("node", 1, {"cpu": 32}, now, names(set())) == []
     assert asked == [[]]  # asked with none assumed: its matcher learns what departures are over
@@ -113,6 +114,57 @@ def test_an_object_that_matches_nothing_leaves_the_totals_and_the_timer(store: S
     pods, now = AssumedPods(store.engine), utc_now()
     assume(pods, "p1", 4, now)
     assume(pods, "p2", 4, now)
-    assert pods.reconcile("node", 2, {"cpu": 28}, now, lambda pending: None) == ["p1"]
+    nothing = Shows("pfp0v001", lambda signed, pending: None)
+    assert pods.reconcile("node", 2, {"cpu": 28}, now, nothing) == ["p1"]
     assert pods.admitted("p2", now - S)
     assert live(pods, now) == []  # unsigned: the timer ended p2 (the older rule)
+
+
+def matching(which: set[str] | None, asked: list[str]) -> Shows:
+    """An object whose fingerprint is `pfp0v001-N` (N: len(asked) when made) that names the
+    assumed pods `which` (None: matches no set); each fingerprint matched is put in `asked`."""
+    signed = f"pfp0v001-{len(asked)}"
+
+    def match(printed: str, pending: list[AssumedPod]) -> list[str] | None:
+        asked.append(printed)
+        return None if which is None else [p.uid for p in pending if p.uid in which]
+
+    return Shows(signed, match)
+
+
+def test_an_object_that_matched_no_set_is_kept_until_it_matches(store: Store) -> None:
+    """p0 (shown) left as p1 arrived: the totals do not move. The pod watch had not seen p0
+    leave when the object naming p1 was read: no set matched. It is kept with the node's
+    baseline, and matched again when the pod watch records more (`rematch`): p1 is accounted,
+    the node signed, its baseline the object's free totals. Fails at k8s-gap2r (nothing kept,
+    no `rematch`)."""
+    pods, now, asked = AssumedPods(store.engine), utc_now(), []
+    assume(pods, "p1", 4, now)
+    assert pods.reconcile("node", 2, {"cpu": 32}, now, matching(None, asked)) == []
+    assert live(pods, now) == ["p1"]
+    assert pods.unmatched() == ["node"]
+    assert pods.unmatched(["other"]) == []
+    assert pods.rematch("node", now, matching(None, asked).match) is None  # still no set
+    assert pods.unmatched() == ["node"]
+    assert pods.rematch("node", now, matching({"p1"}, asked).match) == ["p1"]
+    assert asked == ["pfp0v001-0", "pfp0v001-0", "pfp0v001-0"]  # the object kept, each time
+    assert live(pods, now) == []
+    assert pods.unmatched() == []
+    with store.engine.connect() as conn:
+        assert readings(conn) == {"node": (2, True)}
+        assert conn.execute(select(VIEWS.c.free)).scalar_one() == {"cpu": 32}
+    assert pods.rematch("node", now, matching({"p1"}, asked).match) is None  # nothing kept
+
+
+def test_a_newer_object_replaces_the_one_kept(store: Store) -> None:
+    pods, now, asked = AssumedPods(store.engine), utc_now(), []
+    assume(pods, "p1", 4, now)
+    assert pods.reconcile("node", 2, {"cpu": 32}, now, matching(None, asked)) == []
+    assert pods.reconcile("node", 3, {"cpu": 32}, now, matching(None, asked)) == []
+    assert pods.rematch("node", now, matching({"p1"}, asked).match) == ["p1"]
+    assert asked == ["pfp0v001-0", "pfp0v001-1", "pfp0v001-1"]  # gen 3's, not gen 2's
+    assume(pods, "p2", 4, now)
+    assert pods.reconcile("node", 4, {"cpu": 32}, now, matching(None, asked)) == []
+    assert pods.reconcile("node", 5, {"cpu": 28}, now) == ["p2"]  # no fingerprint: totals
+    assert pods.unmatched() == []
+    assert pods.rematch("node", now, matching({"p2"}, asked).match) is None

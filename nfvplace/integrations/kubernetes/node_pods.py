@@ -7,6 +7,12 @@ its counts can have been read with: the pods seen running there, some of those b
 not yet seen running, and some of those seen leaving it since the last object that matched
 (the exporter may have read its counts before the kubelet released them). Once an object
 matches, the departures it no longer shows are forgotten.
+
+An object read before the pod watch saw what its counts were read with (a pod that left, or
+arrived) matches no set: the store keeps it with the node's baseline (`AssumedPods.reconcile`),
+and each change the pod watch records on that node matches it again (`settle`), so the late pod
+event resolves it. The NRT watch settles its node too once it has stored the object: a change the
+pod watch recorded while the object was being matched is not missed.
 """
 
 from __future__ import annotations
@@ -14,11 +20,14 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...store.assumed import AssumedPod, Shows
+from sqlalchemy import Engine
+
+from ...store.assumed import AssumedPod, AssumedPods, Match, Shows
+from ...store.records import utc_now
 from . import fingerprint
 
 log = logging.getLogger("nfvplace.kubernetes")
@@ -61,44 +70,55 @@ class NodePods:
         self._where: dict[str, str] = {}  # uid -> node
         self._lock = threading.Lock()
 
-    def seen(self, uid: str, name: str, node: str, running: bool) -> None:
-        """The pod `uid` (`namespace/name`) is bound to `node` (running there or not)."""
+    def seen(self, uid: str, name: str, node: str, running: bool) -> set[str]:
+        """The pod `uid` (`namespace/name`) is bound to `node` (running there or not); the nodes
+        where that changed what is known."""
         with self._lock:
+            changed: set[str] = set()
             before = self._where.get(uid)
-            if before is not None and before != node:
-                self._leave(uid, time.monotonic())
+            if before is not None and before != node and self._leave(uid, time.monotonic()):
+                changed.add(before)
             self._where[uid] = node
             known = self._nodes.setdefault(node, _Node())
-            if running:
+            if running and uid not in known.running:
                 known.bound.pop(uid, None)
                 known.running[uid] = name
-            elif uid not in known.running:
-                known.bound.setdefault(uid, name)
+                changed.add(node)
+            elif not running and uid not in known.running and uid not in known.bound:
+                known.bound[uid] = name
+                changed.add(node)
+            return changed
 
-    def saw(self, uid: str, data: Mapping[str, Any], gone: bool = False) -> None:
-        """What the pod watch saw of the pod `uid` (its JSON): bound, running, or `gone`."""
+    def saw(self, uid: str, data: Mapping[str, Any], gone: bool = False) -> set[str]:
+        """What the pod watch saw of the pod `uid` (its JSON): bound, running, or `gone`; the
+        nodes where that changed what is known."""
         meta, node = data.get("metadata") or {}, (data.get("spec") or {}).get("nodeName")
         if gone:
-            self.gone(uid)
-        elif node:
-            running = (data.get("status") or {}).get("phase") == "Running"
-            self.seen(uid, f"{meta.get('namespace') or ''}/{meta.get('name') or ''}", node, running)
+            return self.gone(uid)
+        if not node:
+            return set()
+        running = (data.get("status") or {}).get("phase") == "Running"
+        name = f"{meta.get('namespace') or ''}/{meta.get('name') or ''}"
+        return self.seen(uid, name, node, running)
 
-    def gone(self, uid: str) -> None:
-        """The pod was deleted or finished: a departure from its node."""
+    def gone(self, uid: str) -> set[str]:
+        """The pod was deleted or finished: a departure from its node (returned, if known)."""
         with self._lock:
-            self._leave(uid, time.monotonic())
+            node = self._where.get(uid)
+            return {node} if node is not None and self._leave(uid, time.monotonic()) else set()
 
-    def _leave(self, uid: str, now: float) -> None:
+    def _leave(self, uid: str, now: float) -> bool:
+        """The pod left its node: True when it was known there."""
         node = self._where.pop(uid, None)
         known = self._nodes.get(node or "")
         if known is None:
-            return
+            return False
         name = known.running.pop(uid, None) or known.bound.pop(uid, None)
         if name is not None:
             known.departed[uid] = (name, now)
         while len(known.departed) > DEPARTED_KEPT:
             known.departed.pop(next(iter(known.departed)))
+        return name is not None
 
     def listed(self, uids: set[str]) -> None:
         """The pod watch listed again: the pods it no longer lists left while it was away."""
@@ -128,16 +148,13 @@ class NodePods:
                     del known.departed[uid]
 
 
-def shows(pods: NodePods | None, node: str, nrt: Mapping[str, Any]) -> Shows | None:
-    """Which assumed pods the object `nrt` of `node` shows, as `AssumedPods.reconcile` asks:
-    None when it carries no fingerprint nfvplace reads (or no pod watch runs); the callable
-    answers None when no set of the pods known there matches it."""
-    signed = fingerprint.read(nrt)
-    if pods is None or signed is None:
-        return None
-    known = pods.known(node)
+def matcher(pods: NodePods, node: str) -> Match:
+    """Which assumed pods an object of `node` with a given fingerprint shows, as
+    `AssumedPods.reconcile` and `rematch` ask, from what the pod watch knows there when asked:
+    None when no set of the pods known there matches it."""
 
-    def named(assumed: list[AssumedPod]) -> list[str] | None:
+    def named(signed: str, assumed: list[AssumedPod]) -> list[str] | None:
+        known = pods.known(node)
         if not assumed and not known.departures:
             return []  # nothing to tell, nothing to learn
         found = known.shown(signed, [p.pod for p in assumed])
@@ -150,3 +167,27 @@ def shows(pods: NodePods | None, node: str, nrt: Mapping[str, Any]) -> Shows | N
         return [p.uid for p in assumed if p.pod in found]
 
     return named
+
+
+def shows(pods: NodePods | None, node: str, nrt: Mapping[str, Any]) -> Shows | None:
+    """The pod fingerprint of the object `nrt` of `node` and its matcher (`matcher`), for
+    `AssumedPods.reconcile`: None when it carries no fingerprint nfvplace reads (or no pod watch
+    runs)."""
+    signed = fingerprint.read(nrt)
+    if pods is None or signed is None:
+        return None
+    return Shows(signed, matcher(pods, node))
+
+
+def settle(engine: Engine, pods: NodePods, nodes: Collection[str] | None) -> list[str]:
+    """The pod watch recorded a change on `nodes` (None: it listed again): the objects kept there
+    because they matched no pod set are matched again (`AssumedPods.rematch`); the UIDs of the
+    assumed pods they now show."""
+    if nodes is not None and not nodes:
+        return []
+    store, shown = AssumedPods(engine), []
+    for node in store.unmatched(nodes):
+        found = store.rematch(node, utc_now(), matcher(pods, node))
+        log.debug("node %s: kept object matched again: %s", node, found)
+        shown += found or []
+    return shown

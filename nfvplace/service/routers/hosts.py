@@ -13,7 +13,7 @@ from starlette.concurrency import run_in_threadpool
 from ... import errors
 from ...dialects import k8s_nrt
 from ...integrations.kubernetes.calls import reconcile
-from ...integrations.kubernetes.node_pods import NodePods, shows
+from ...integrations.kubernetes.node_pods import NodePods, settle, shows
 from ...models.chd import ComputeHostDescriptor
 from ...models.loading import SourceDocument
 from ...store import HostInUseError, HostRecord, Store
@@ -148,6 +148,8 @@ def report(
     if nrt:
         signed = shows(pods, put.id, document.data)
         reconcile(store, put.id, put.generation, put.availability, signed)
+        if pods is not None and signed is not None:  # what the pod watch saw while it matched
+            settle(store.engine, pods, (put.id,))
     return put
 
 
