@@ -58,8 +58,14 @@ def door(
     options = {"--kubeconfig": str(api.kubeconfig(tmp_path)), "--nrt-interval": "1"}
     server = serve(url, workers=2, **options)
     with httpx.Client(base_url=server.url, headers=auth("admin"), timeout=30) as client:
-        wait_until(lambda: client.get("/k8s/v1/status").json()["watch"]["nodes"] == 1, NODE)
+        wait_until(lambda: watched_nodes(client) == 1, NODE)
         yield client
+
+
+def watched_nodes(client: httpx.Client) -> int:
+    """The nodes the watch has read (0 while a worker that does not watch has no status from
+    the watching one yet: `watch` is null then)."""
+    return int((client.get("/k8s/v1/status").json()["watch"] or {}).get("nodes") or 0)
 
 
 def running(api: KubeApi, name: str) -> None:
