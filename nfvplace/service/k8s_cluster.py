@@ -37,10 +37,11 @@ from .. import errors
 from ..errors import DescriptorError, Issue, NfvplaceError
 from ..integrations.kubernetes.calls import Door, node_gone, pod_admitted, pod_bound, pod_gone
 from ..integrations.kubernetes.extender import BindingArgs
+from ..integrations.kubernetes.node_pods import NodePods, settle
 from ..integrations.kubernetes.verdicts import prime_in_background
 from ..models.loading import SourceDocument
 from ..store import HostInUseError
-from ..store.assumed import AssumedPod, AssumedPods
+from ..store.assumed import AssumedPods
 from ..store.records import utc_now
 from .problems import ProblemError
 from .settings import Settings, SettingsError
@@ -202,7 +203,7 @@ class WatchState:
             self.written = (time.monotonic(), text)
 
 
-Report = Callable[[SourceDocument, str], object]
+Report = Callable[..., object]
 """Stores one NodeResourceTopology as `PUT /v1/hosts/{node}` does."""
 
 
@@ -216,6 +217,7 @@ class Watch:
         self.state = WatchState()
         self.nodes: dict[str, str] = {}  # NRT name -> resourceVersion stored
         self.running: set[str] = set()  # pods seen running (each admission is told once)
+        self.pods = NodePods()  # each node's pods, for the exporters' pod fingerprints
         self.stopping = threading.Event()
         self.threads = [
             threading.Thread(target=self._forever, args=(self._nrts,), name="nfvplace-nrt-watch"),
@@ -275,9 +277,8 @@ class Watch:
         if version and known.get(name) == version:
             return  # listed again, unchanged
         try:
-            self.report(
-                SourceDocument(data=dict(data), source=f"NodeResourceTopology {name}"), name
-            )
+            document = SourceDocument(data=dict(data), source=f"NodeResourceTopology {name}")
+            self.report(document, name, pods=self.pods)
             known[name] = version
         except (ProblemError, DescriptorError, NfvplaceError) as exc:
             log.warning("NodeResourceTopology %s not stored: %s", name, exc)
@@ -304,6 +305,7 @@ class Watch:
         seen: dict[str, str] = {}  # uid -> node name ("" unbound)
         for obj in listed:
             data = _plain(obj)
+            self.pods.saw(_uid(data), data, gone=_finished(data))
             if _finished(data):
                 pod_gone(self.door, _uid(data))
             else:
@@ -311,7 +313,9 @@ class Watch:
                 if _node(data) and (data.get("status") or {}).get("phase") == "Running":
                     self.running.add(_uid(data))
                     pod_admitted(self.door, _uid(data))
-        for pod in _live(self.door):  # assumed, but gone while nobody watched
+        self.pods.listed(set(seen))
+        settle(self.door.store.engine, self.pods, None)  # objects kept unmatched, anywhere
+        for pod in AssumedPods(self.door.store.engine).live(utc_now()):  # gone while unwatched
             if pod.uid not in seen and "/" not in pod.uid:
                 pod_gone(self.door, pod.uid)
         with self.state.lock:
@@ -322,6 +326,7 @@ class Watch:
 
     def _pod(self, kind: str, data: Mapping[str, Any], seen: dict[str, str]) -> None:
         uid = _uid(data)
+        changed = self.pods.saw(uid, data, gone=kind == "DELETED" or _finished(data))
         if kind == "DELETED" or _finished(data):
             seen.pop(uid, None)
             self.running.discard(uid)
@@ -338,6 +343,7 @@ class Watch:
             if node and phase == "Running" and uid not in self.running:
                 self.running.add(uid)
                 pod_admitted(self.door, uid)
+        settle(self.door.store.engine, self.pods, changed)  # an object kept unmatched there
         with self.state.lock:
             self.state.pods = len(seen)
         self.state.publish()
@@ -354,14 +360,9 @@ class Watch:
             yield kind, obj
 
 
-def _live(door: Door) -> list[AssumedPod]:
-    return AssumedPods(door.store.engine).live(utc_now())
-
-
 def _plain(obj: Any) -> Mapping[str, Any]:
     """A lightkube object as the API server's JSON."""
-    data: Mapping[str, Any] = obj.to_dict()
-    return data
+    return obj.to_dict()  # type: ignore[no-any-return]
 
 
 def _uid(data: Mapping[str, Any]) -> str:

@@ -4,17 +4,21 @@ A pod is assumed on the ONE node it is bound to (by nfvplace's bind verb, or see
 watch) from the moment it is bound until that node's NodeResourceTopology accounts for it, the pod
 is gone or finished, or the assumption expires. Filter and prioritize only read them.
 
-Which assumed pods a node's new NodeResourceTopology accounts for is read from the node's totals,
-not from a predicted NUMA node (the kubelet may align a pod elsewhere than predicted): each node
+Which assumed pods a node's new NodeResourceTopology accounts for is read from its pod fingerprint
+where the exporter publishes one that matches the pods known there (`reconcile`'s `shows`: the
+pods it names are accounted, no other, and no timer ends a pod on that node); otherwise from the
+node's totals, not from a predicted NUMA node (the kubelet may align a pod elsewhere than predicted): each node
 keeps a baseline, its free counts from before the oldest pod still assumed there. When the object
 changes, its free totals fell below the baseline by some amount; the oldest assumed pods whose
 totals fit within that fall are accounted, in order, and the baseline moves past them. A pod
 leaving the node raises the free counts: the baseline is raised with them, so that a departure is
 never taken for nothing arriving. A pod leaving as another arrives leaves the totals unchanged, so
 the pod watch ends the arrival's assumption too: once the kubelet has admitted it (the pod runs),
-the exporter shows it within its interval (`admitted`), so the assumption ends once that interval
-has passed and the node's counts were reconciled at a newer generation than the one the pod was
-decided on (counts read late would otherwise count the pod nowhere for a while).
+the exporter shows it within its interval (`admitted`), so on a node whose last object was not
+signed the assumption ends once that interval has passed and the node's counts were reconciled at
+a newer generation than the one the pod was decided on (counts read late would otherwise count the
+pod nowhere for a while; counts read before the kubelet admitted it and written late still do,
+which only the fingerprint tells).
 
 A pod the node's counts account for counts no more, but its row stays (`accounted_at`) for
 `ACCOUNTED_KEPT_S` (or until it expires, if sooner): the pod watch may see a pod nfvplace's bind
@@ -35,7 +39,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Connection, Engine, delete, insert, select, update
+from sqlalchemy import Connection, Engine, delete, insert, null, select, update
 
 from .assumed_cache import kept
 from .assumed_rows import (
@@ -46,15 +50,19 @@ from .assumed_rows import (
     VIEWS,
     AssumedPod,
     Counts,
+    Match,
+    Shows,
     bump,
     forget,
     pod_of,
+    readings,
     row_of,
     totals,
 )
 from .node_locks import node_lock
 
-__all__ = ["ACCOUNTED_KEPT_S", "ASSUMED", "LOCK", "AssumedPod", "AssumedPods", "Counts", "totals"]
+__all__ = ["ACCOUNTED_KEPT_S", "ASSUMED", "LOCK", "AssumedPod", "AssumedPods", "Counts", "Match"]
+__all__ += ["Shows", "totals"]
 
 NODES_NAMED = 500
 """Up to this many nodes, a read of their pods names them to the database; beyond, it reads every
@@ -127,10 +135,7 @@ class AssumedPods:
         and the UIDs of those that have ended (their nodes' views read once)."""
         pods = self._rows(conn, counting, nodes, uid)
         due = {p.node for p in pods if p.running_until is not None and p.running_until <= now}
-        views: dict[str, int] = {}
-        if due:
-            query = select(VIEWS.c.node, VIEWS.c.generation).where(VIEWS.c.node.in_(due))
-            views = {str(node): int(g) for node, g in conn.execute(query)}
+        views = readings(conn, nodes=due) if due else {}
         ended = [p.uid for p in pods if p.ended(now, views)]
         gone = set(ended)
         return [p for p in pods if p.uid not in gone], ended
@@ -177,13 +182,24 @@ class AssumedPods:
         return answer
 
     def reconcile(
-        self, node: str, generation: int, free: Mapping[str, int], now: datetime
+        self,
+        node: str,
+        generation: int,
+        free: Mapping[str, int],
+        now: datetime,
+        shows: Shows | None = None,
     ) -> list[str]:
         """The node's NodeResourceTopology changed (its generation, its free totals): drop the
-        assumed pods it accounts for; returns their UIDs. Nothing is written when no pod is
-        assumed there (the node's baseline is written when its first pod is assumed)."""
+        assumed pods it accounts for; returns their UIDs. `shows` (an object with a pod
+        fingerprint) names the pods it shows among those assumed there, oldest first (None when
+        it cannot tell): those are accounted, and the node's baseline is its free totals; else
+        the totals tell (`accounted`), and the object's fingerprint and free totals are kept with
+        the node's baseline when no set matched (`rematch` tries again). Nothing is written when
+        no pod is assumed there (the node's baseline is written when its first pod is assumed)."""
         with self.engine.connect() as conn:
             if not self._rows(conn, counting=True, nodes=(node,)):
+                if shows is not None:
+                    shows([])  # its matcher learns which departures the object shows over
                 return []
         with self.engine.begin() as conn:
             known, seq = self._locked(conn, now, node)
@@ -194,19 +210,62 @@ class AssumedPods:
             row = conn.execute(select(VIEWS).where(VIEWS.c.node == node)).mappings().first()
             if row is not None and int(row["generation"]) >= generation:
                 return []  # seen already (another worker or replica got there first)
-            baseline = _totals_read(row["free"]) if row is not None else dict(free)
-            shown, moved = accounted(baseline, free, pending)
-            if shown:
-                marked = update(ASSUMED).where(ASSUMED.c.uid.in_(shown))
-                conn.execute(marked.values(accounted_at=now, change_seq=seq))
-            after = free if len(shown) == len(pending) else moved
-            self._set_view(conn, node, generation, after, seq)
+            signed = shows(pending) if shows is not None else None
+            if signed is not None:
+                shown, after = signed, dict(free)
+            else:
+                baseline = _totals_read(row["free"]) if row is not None else dict(free)
+                shown, moved = accounted(baseline, free, pending)
+                after = dict(free) if len(shown) == len(pending) else moved
+            _accounted(conn, shown, now, seq)
+            kept = None
+            if shows is not None and signed is None:
+                kept = {"print": shows.signed, "free": dict(free)}
+            self._set_view(conn, node, generation, after, seq, signed is not None, kept)
+            return shown
+
+    def unmatched(self, nodes: Collection[str] | None = None) -> list[str]:
+        """The nodes (of `nodes`, when given) whose last object matched no pod set (`reconcile`)."""
+        query = select(VIEWS.c.node).where(VIEWS.c.unmatched.is_not(None))
+        if nodes is not None:
+            query = query.where(VIEWS.c.node.in_(list(nodes)))
+        with self.engine.connect() as conn:
+            return [str(n) for n in conn.execute(query).scalars()]
+
+    def rematch(self, node: str, now: datetime, match: Match) -> list[str] | None:
+        """The pod watch saw more on `node`: its last object, kept when it matched no pod set
+        (`reconcile`), is matched again (`match`, with what the watch knows now). When a set
+        matches, the assumed pods it shows are accounted, the node's baseline becomes that
+        object's free totals and the node is signed, as if it had matched when read; returns
+        their UIDs. None when it still does not match, or no object is kept (a newer one came)."""
+        if not self.unmatched((node,)):
+            return None
+        with self.engine.begin() as conn:
+            known, seq = self._locked(conn, now, node)
+            query = select(VIEWS.c.generation, VIEWS.c.unmatched).where(VIEWS.c.node == node)
+            row = conn.execute(query).first()
+            if row is None or not isinstance(row.unmatched, Mapping):
+                return None
+            shown = match(str(row.unmatched["print"]), [p for p in known if p.counts])
+            if shown is None:
+                return None
+            _accounted(conn, shown, now, seq)
+            free = _totals_read(row.unmatched["free"])
+            self._set_view(conn, node, int(row.generation), free, seq, signed=True)
             return shown
 
     def _set_view(
-        self, conn: Any, node: str, generation: int, free: Mapping[str, int], seq: int
+        self,
+        conn: Any,
+        node: str,
+        generation: int,
+        free: Mapping[str, int],
+        seq: int,
+        signed: bool = False,
+        unmatched: Mapping[str, Any] | None = None,
     ) -> None:
-        values = {"generation": generation, "free": dict(free), "change_seq": seq}
+        values = {"generation": generation, "free": dict(free), "change_seq": seq, "signed": signed}
+        values["unmatched"] = null() if unmatched is None else dict(unmatched)
         if conn.execute(update(VIEWS).where(VIEWS.c.node == node).values(**values)).rowcount:
             return
         conn.execute(insert(VIEWS).values(node=node, **values))
@@ -304,6 +363,13 @@ class AssumedPods:
             uids = conn.execute(select(ASSUMED.c.uid).where(ASSUMED.c.node == node)).scalars()
             forget(conn, [str(u) for u in uids], seq)
             conn.execute(delete(VIEWS).where(VIEWS.c.node == node))
+
+
+def _accounted(conn: Any, uids: list[str], now: datetime, seq: int) -> None:
+    """Mark the pods `uids` accounted for by their node's counts (kept `ACCOUNTED_KEPT_S`)."""
+    if uids:
+        marked = update(ASSUMED).where(ASSUMED.c.uid.in_(uids))
+        conn.execute(marked.values(accounted_at=now, change_seq=seq))
 
 
 def _any(engine: Engine, *which: Any) -> bool:

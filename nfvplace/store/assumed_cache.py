@@ -32,7 +32,7 @@ from typing import Any
 
 from sqlalchemy import Engine, select
 
-from .assumed_rows import ASSUMED, GONE, LOCK, VIEWS, AssumedPod, pod_of
+from .assumed_rows import ASSUMED, GONE, LOCK, AssumedPod, Reading, pod_of, readings
 
 ByNode = dict[str, tuple[AssumedPod, ...]]
 """Node -> its pods, oldest first."""
@@ -44,13 +44,13 @@ def _oldest_first(pod: AssumedPod) -> tuple[datetime, str]:
 
 class ParsedPods:
     """One database's pods still counted (not accounted for), parsed, at change number `seq`,
-    and its nodes' baseline generations (for `AssumedPod.ended`)."""
+    and its nodes' views (`Reading`, for `AssumedPod.ended`)."""
 
     def __init__(self) -> None:
         self.seq: int | None = None
         self.pods: dict[str, AssumedPod] = {}
         self.by_node: ByNode = {}
-        self.views: dict[str, int] = {}
+        self.views: dict[str, Reading] = {}
         self.lock = threading.Lock()
 
     def refresh(self, engine: Engine) -> None:
@@ -68,8 +68,7 @@ class ParsedPods:
     def _everything(self, conn: Any) -> None:
         counting = select(ASSUMED).where(ASSUMED.c.accounted_at.is_(None))
         self.pods = {p.uid: p for p in map(pod_of, conn.execute(counting).mappings())}
-        views = conn.execute(select(VIEWS.c.node, VIEWS.c.generation))
-        self.views = {str(node): int(g) for node, g in views}
+        self.views = readings(conn)
         self.by_node = {}
         self._index({p.node for p in self.pods.values()})
 
@@ -78,8 +77,7 @@ class ParsedPods:
         may have been pruned meanwhile."""
         gone = list(conn.execute(select(GONE.c.uid).where(GONE.c.change_seq > seq)).scalars())
         rows = list(conn.execute(select(ASSUMED).where(ASSUMED.c.change_seq > seq)).mappings())
-        changed_views = select(VIEWS.c.node, VIEWS.c.generation).where(VIEWS.c.change_seq > seq)
-        views = list(conn.execute(changed_views))
+        views = readings(conn, above=seq)
         below = conn.execute(select(LOCK.c.gone_below).where(LOCK.c.id == 1)).scalar_one()
         if seq < below:
             return False
@@ -95,7 +93,7 @@ class ParsedPods:
             if pod.counts:
                 self.pods[pod.uid] = pod
                 touched.add(pod.node)
-        self.views.update((str(node), int(g)) for node, g in views)
+        self.views.update(views)
         self._index(touched)
         return True
 

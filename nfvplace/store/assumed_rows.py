@@ -10,7 +10,7 @@ write numbered n or lower, and learns what changed since from the rows stamped a
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, cast
@@ -25,6 +25,9 @@ LOCK = cast(Table, K8sLockRow.__table__)
 GONE = cast(Table, K8sAssumedGoneRow.__table__)
 Counts = dict[str, dict[int, int]]
 """Resource -> NUMA node -> amount (CPUs, bytes, devices)."""
+Reading = tuple[int, bool]
+"""A node's view as `AssumedPod.ended` reads it: the generation its counts were last reconciled
+at, and whether that object's pod fingerprint told which pods it shows."""
 ACCOUNTED_KEPT_S = 60.0
 """How long an accounted pod stays known: a pod watch that far behind the NRT watch would assume
 it again."""
@@ -64,18 +67,25 @@ class AssumedPod:
         """Still taken from its node's counts (not accounted for by them yet)."""
         return self.accounted_at is None
 
-    def ended(self, now: datetime, views: Mapping[str, int]) -> bool:
+    def ended(self, now: datetime, views: Mapping[str, Reading]) -> bool:
         """Expired, accounted for `ACCOUNTED_KEPT_S` ago, or seen running long enough with its
-        node's counts reconciled at a newer generation than it was decided on (`views`: node ->
-        generation reconciled)."""
+        node's counts reconciled at a newer generation than it was decided on (`views`), where
+        that object did not tell which pods it shows.
+
+        Where it did (its pod fingerprint matched the pods known there: `fingerprint.py`), only
+        an object that shows the pod ends it: a newer object alone may have been read by the
+        exporter before the kubelet admitted the pod, and the one that shows it may come late;
+        counted nowhere meanwhile, the pod's NUMA node would be offered again."""
         if self.expires_at <= now:
             return True
         if self.accounted_at is not None:
             return self.accounted_at + timedelta(seconds=ACCOUNTED_KEPT_S) <= now
         if self.running_until is None or self.running_until > now:
             return False
-        reconciled = views.get(self.node)
-        return reconciled is None or reconciled > (self.generation or 0)
+        view = views.get(self.node)
+        if view is None:
+            return True
+        return view[0] > (self.generation or 0) and not view[1]
 
     def as_json(self) -> dict[str, Any]:
         running = self.running_until
@@ -90,6 +100,35 @@ class AssumedPod:
             "expires_at": self.expires_at.isoformat(),
             "running_until": running.isoformat() if running is not None else None,
         }
+
+
+Match = Callable[[str, list[AssumedPod]], list[str] | None]
+"""Which of a node's assumed pods (oldest first) an object with the pod fingerprint given shows,
+by their UIDs, when a set of the pods known there matches it; None when none does."""
+
+
+@dataclass(frozen=True)
+class Shows:
+    """A new object's pod fingerprint and how to match it (`reconcile`, `rematch`)."""
+
+    signed: str
+    match: Match
+
+    def __call__(self, assumed: list[AssumedPod]) -> list[str] | None:
+        return self.match(self.signed, assumed)
+
+
+def readings(
+    conn: Any, nodes: Collection[str] | None = None, above: int | None = None
+) -> dict[str, Reading]:
+    """The nodes' views as `AssumedPod.ended` reads them (of `nodes`, or stamped above `above`,
+    when given)."""
+    query = select(VIEWS.c.node, VIEWS.c.generation, VIEWS.c.signed)
+    if nodes is not None:
+        query = query.where(VIEWS.c.node.in_(list(nodes)))
+    if above is not None:
+        query = query.where(VIEWS.c.change_seq > above)
+    return {str(node): (int(g), bool(signed)) for node, g, signed in conn.execute(query)}
 
 
 def bump(conn: Any) -> int:

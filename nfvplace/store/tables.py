@@ -15,12 +15,14 @@ from typing import Any
 from sqlalchemy import (
     JSON,
     BigInteger,
+    Boolean,
     DateTime,
     ForeignKey,
     Integer,
     MetaData,
     String,
     UniqueConstraint,
+    false,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
@@ -213,7 +215,9 @@ class K8sAssumedGoneRow(Base):
 
 class K8sNodeViewRow(Base):
     """A node's baseline for its assumed pods: the host generation last reconciled and its free
-    totals from before the oldest pod still assumed there (resource -> amount; store/assumed.py)."""
+    totals from before the oldest pod still assumed there (resource -> amount; store/assumed.py),
+    whether that object told which pods it shows (its pod fingerprint matched), and when it did
+    not, its fingerprint and free totals, to match again when the pod watch sees more."""
 
     __tablename__ = "k8s_node_views"
 
@@ -221,6 +225,10 @@ class K8sNodeViewRow(Base):
     generation: Mapped[int] = mapped_column(BigInteger, nullable=False)
     free: Mapped[dict[str, Any]] = mapped_column(JsonType, nullable=False)
     change_seq: Mapped[int | None] = mapped_column(BigInteger, nullable=True, index=True)
+    # its last object carried a pod fingerprint matching the pods known there (migration 0016)
+    signed: Mapped[bool] = mapped_column(Boolean, nullable=False, server_default=false())
+    # {"print": fingerprint, "free": totals} of that object when it matched no pod set (0017)
+    unmatched: Mapped[dict[str, Any] | None] = mapped_column(JsonType, nullable=True)
 
 
 class K8sLockRow(Base):

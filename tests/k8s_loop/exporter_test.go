@@ -4,7 +4,9 @@ package k8sloop
 // topology-updater): it writes a node's free counts per NUMA node `delay` after the kubelet's
 // allocations there change (an admission or a deletion), one update for all changes in that time.
 // It loses no change: a change after an update's counts were read arms the next update, and a
-// node's updates are written one after the other (each on the object the last one wrote).
+// node's updates are written one after the other (each on the object the last one wrote). Like
+// the real exporters it publishes the fingerprint of the pods its counts account for
+// (podfingerprint's attributes, method "all": every pod the kubelet admitted there).
 
 import (
 	"context"
@@ -13,6 +15,7 @@ import (
 	"time"
 
 	topologyv1alpha2 "github.com/k8stopologyawareschedwg/noderesourcetopology-api/pkg/apis/topology/v1alpha2"
+	"github.com/k8stopologyawareschedwg/podfingerprint"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -29,6 +32,7 @@ type exporter struct {
 	client    dynamic.Interface
 	kubelets  *kubelets
 	delay     time.Duration
+	lag       time.Duration // between reading the counts and writing them (a loaded machine)
 	pending   map[string]*time.Timer
 	writing   map[string]*sync.Mutex // held while a node's update is read and written
 	published map[string][numaPerNode]amounts
@@ -81,7 +85,16 @@ func zoneOf(numa int, free amounts, scope string) topologyv1alpha2.Zone {
 	}
 }
 
-func nrtObject(node, scope, version string, free [numaPerNode]amounts) (*unstructured.Unstructured, error) {
+// fingerprintOf signs the pods an update's counts account for, as the real exporters do.
+func fingerprintOf(pods [][2]string) string {
+	fp := podfingerprint.NewFingerprint(len(pods))
+	for _, pod := range pods {
+		_ = fp.Add(pod[0], pod[1])
+	}
+	return fp.Sign()
+}
+
+func nrtObject(node, scope, version string, free [numaPerNode]amounts, pods [][2]string) (*unstructured.Unstructured, error) {
 	policy := map[string]string{"container": "SingleNUMANodeContainerLevel", "pod": "SingleNUMANodePodLevel"}[scope]
 	nrt := &topologyv1alpha2.NodeResourceTopology{
 		TypeMeta:         metav1.TypeMeta{APIVersion: "topology.node.k8s.io/v1alpha2", Kind: "NodeResourceTopology"},
@@ -90,6 +103,8 @@ func nrtObject(node, scope, version string, free [numaPerNode]amounts) (*unstruc
 		Attributes: topologyv1alpha2.AttributeList{
 			{Name: "topologyManagerPolicy", Value: "single-numa-node"},
 			{Name: "topologyManagerScope", Value: scope},
+			{Name: podfingerprint.Attribute, Value: fingerprintOf(pods)},
+			{Name: podfingerprint.AttributeMethod, Value: podfingerprint.MethodAll},
 		},
 	}
 	for numa := range free {
@@ -111,13 +126,14 @@ func (e *exporter) publish(ctx context.Context, node string) {
 	e.mu.Unlock()
 	writing.Lock()
 	defer writing.Unlock()
-	free := e.kubelets.freeOf(node)
+	free, pods := e.kubelets.podsOf(node)
+	time.Sleep(e.lag)
 	e.mu.Lock()
 	version, exists := e.versions[node]
 	e.begun++
 	e.mu.Unlock()
 	scope := e.kubelets.scopeOf(node)
-	obj, err := nrtObject(node, scope, version, free)
+	obj, err := nrtObject(node, scope, version, free, pods)
 	var written *unstructured.Unstructured
 	if err == nil && exists {
 		written, err = e.client.Resource(nrtResource).Update(ctx, obj, metav1.UpdateOptions{})

@@ -4,6 +4,7 @@ go 1.24.0
 
 require (
 	github.com/k8stopologyawareschedwg/noderesourcetopology-api v0.1.2
+	github.com/k8stopologyawareschedwg/podfingerprint v0.2.2
 	go.etcd.io/etcd/server/v3 v3.6.4
 	helm.sh/helm/v3 v3.19.5
 	k8s.io/api v0.34.2
@@ -26,6 +27,7 @@ require (
 	github.com/Masterminds/semver/v3 v3.4.0 // indirect
 	github.com/Masterminds/sprig/v3 v3.3.0 // indirect
 	github.com/NYTimes/gziphandler v1.1.1 // indirect
+	github.com/OneOfOne/xxhash v1.2.8 // indirect
 	github.com/antlr4-go/antlr/v4 v4.13.0 // indirect
 	github.com/beorn7/perks v1.0.1 // indirect
 	github.com/blang/semver/v4 v4.0.0 // indirect

@@ -62,6 +62,7 @@ type nodeState struct {
 	scope string // the Topology Manager's scope: container or pod
 	free  [numaPerNode]amounts
 	pods  map[types.UID][]taken
+	names map[types.UID][2]string // namespace and name of each admitted pod
 }
 
 // demand is what a container asks the kubelet to align (a Guaranteed pod's integer CPUs).
@@ -124,7 +125,7 @@ func newKubelets(client kubernetes.Interface, changed func(string)) *kubelets {
 func (k *kubelets) addNode(name, scope string) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	n := &nodeState{name: name, scope: scope, pods: map[types.UID][]taken{}}
+	n := &nodeState{name: name, scope: scope, pods: map[types.UID][]taken{}, names: map[types.UID][2]string{}}
 	for i := range n.free {
 		n.free[i] = perNUMA
 	}
@@ -150,6 +151,7 @@ func (k *kubelets) admit(ctx context.Context, pod *corev1.Pod) {
 			n.free[p.numa] = n.free[p.numa].minus(p.amounts)
 		}
 		n.pods[pod.UID] = parts
+		n.names[pod.UID] = [2]string{pod.Namespace, pod.Name}
 		k.admitted[pod.UID] = n.name
 	} else {
 		k.refused[pod.UID] = err.Error()
@@ -179,6 +181,7 @@ func (k *kubelets) release(pod *corev1.Pod) {
 			n.free[p.numa] = n.free[p.numa].plus(p.amounts)
 		}
 		delete(n.pods, pod.UID)
+		delete(n.names, pod.UID)
 		delete(k.admitted, pod.UID)
 	}
 	delete(k.refused, pod.UID)
@@ -193,6 +196,19 @@ func (k *kubelets) freeOf(node string) [numaPerNode]amounts {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	return k.nodes[node].free
+}
+
+// podsOf is a node's free counts and the pods it admitted (namespace, name), read together (as
+// the exporter reads the kubelet's podresources API).
+func (k *kubelets) podsOf(node string) ([numaPerNode]amounts, [][2]string) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	n := k.nodes[node]
+	names := make([][2]string, 0, len(n.names))
+	for _, name := range n.names {
+		names = append(names, name)
+	}
+	return n.free, names
 }
 
 // wouldAdmit asks, without admitting, whether a node's kubelet would admit the pod now.

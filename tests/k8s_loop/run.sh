@@ -10,6 +10,8 @@
 #
 # LOOP_RUNS: nodes:workload,... (burst-half, burst-full, stream, churn); LOOP_MODES: control (no
 # extender), pack, spread; LOOP_QUIET_S: how long nothing may move before a run is settled (12);
+# LOOP_EXPORTER_LAG_S: how long the simulated exporter takes to write the counts it read (0; a
+# loaded machine's late NRT updates);
 # LOOP_RESULTS: a file for the outcomes as JSON. kube-apiserver's and kube-scheduler's logs go to
 # $LOOP_LOG (default: a temporary file, named at the end). NFVPLACE: the nfvplace command (default:
 # the worktree's .venv/bin/nfvplace, from bash scripts/setup.sh).

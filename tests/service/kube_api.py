@@ -38,6 +38,7 @@ class KubeApi:
         self.events: list[tuple[int, str, str, dict[str, Any]]] = []  # (rv, kind, type, obj)
         self.bindings: list[tuple[str, str]] = []  # (namespace/name, node)
         self.refuse_bindings = False
+        self.held: set[str] = set()  # kinds whose watches deliver nothing until `release`d
         self.changed = threading.Condition()
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self.server.daemon_threads = True
@@ -91,6 +92,16 @@ class KubeApi:
             self.events.append((self.version, kind, "DELETED", obj))
             self.changed.notify_all()
 
+    def hold(self, kind: str) -> None:
+        """The watches of `kind` fall behind: they deliver nothing until `release`."""
+        with self.changed:
+            self.held.add(kind)
+
+    def release(self, kind: str) -> None:
+        with self.changed:
+            self.held.discard(kind)
+            self.changed.notify_all()
+
     def pod(self, namespace: str, name: str) -> dict[str, Any]:
         return self.objects["pods"][f"{namespace}/{name}"]
 
@@ -131,6 +142,7 @@ class KubeApi:
         while True:
             with self.changed:
                 fresh = [e for e in self.events if e[0] > seen and e[1] == kind]
+                fresh = [] if kind in self.held else fresh
                 if not fresh:
                     self.changed.wait(0.5)
                     if not self.thread.is_alive():

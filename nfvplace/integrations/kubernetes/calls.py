@@ -33,18 +33,11 @@ from ...lint.gate import gate
 from ...models.chd import ComputeHostDescriptor, TopologyManager
 from ...models.loading import SourceDocument
 from ...store import Store
-from ...store.assumed import AssumedPod, AssumedPods, Baseline, totals
+from ...store.assumed import AssumedPod, AssumedPods, Baseline, Shows, totals
 from ...store.parsed import ParsedHosts
 from ...store.records import utc_now
 from .decide import NodeDecision, NodeView, decide, pod_shape
-from .extender import (
-    BindingArgs,
-    ExtenderArgs,
-    filter_result,
-    key_of,
-    pod_key,
-    priorities,
-)
+from .extender import BindingArgs, ExtenderArgs, filter_result, key_of, pod_key, priorities
 from .state import NodeState, node_state, topology_manager
 from .verdicts import Assumed, Seen, verdicts, worker_verdicts
 
@@ -350,13 +343,20 @@ def free_totals(state: NodeState) -> dict[str, int]:
 # --- what the cluster says ------------------------------------------------------------------------
 
 
-def reconcile(store: Store, node: str, generation: int, host: ComputeHostDescriptor) -> list[str]:
+def reconcile(
+    store: Store,
+    node: str,
+    generation: int,
+    host: ComputeHostDescriptor,
+    shows: Shows | None = None,
+) -> list[str]:
     """A node's NodeResourceTopology changed: its row of this worker's columns is written, and
-    the assumed pods its totals account for are dropped."""
+    the assumed pods it shows (`shows`: by its pod fingerprint) or its totals account for are
+    dropped."""
     worker_verdicts(store).nodes.put(node, generation, host)
     state, _manager = COUNTED.of(node, host)
     free = free_totals(state)
-    shown = AssumedPods(store.engine).reconcile(node, generation, free, utc_now())
+    shown = AssumedPods(store.engine).reconcile(node, generation, free, utc_now(), shows)
     log.debug(
         "node %s generation %d, free %s: shows assumed pods %s", node, generation, free, shown
     )
@@ -378,11 +378,10 @@ def pod_bound(door: Door, raw: Mapping[str, Any], assume_s: float) -> bool:
 
 
 def pod_admitted(door: Door, uid: str) -> bool:
-    """The pod watch saw the pod running: its node's kubelet admitted it, and the node's
-    NodeResourceTopology shows it within the exporter's interval, whatever the node's counts did
-    meanwhile (a pod leaving as it arrived leaves the totals unchanged): its assumption ends once
-    that interval has passed and a newer object than the one it was decided on has been read.
-    True when its assumption now ends sooner."""
+    """The pod watch saw the pod running: the exporter shows it within its interval, whatever
+    the node's totals did (a pod leaving as it arrived leaves them unchanged): where the node's
+    objects do not tell which pods they show (`AssumedPod.ended`), its assumption ends once that
+    interval has passed and a newer object than it was decided on was read. True: ends sooner."""
     until = utc_now() + timedelta(seconds=door.nrt_interval_s)
     sooner = AssumedPods(door.store.engine).admitted(key_of(uid), until)
     log.debug("pod %s running: assumed until %s and its node's next NRT (%s)", uid, until, sooner)

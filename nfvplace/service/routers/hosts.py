@@ -13,6 +13,7 @@ from starlette.concurrency import run_in_threadpool
 from ... import errors
 from ...dialects import k8s_nrt
 from ...integrations.kubernetes.calls import reconcile
+from ...integrations.kubernetes.node_pods import NodePods, settle, shows
 from ...models.chd import ComputeHostDescriptor
 from ...models.loading import SourceDocument
 from ...store import HostInUseError, HostRecord, Store
@@ -120,11 +121,16 @@ async def put_host(
 
 
 def report(
-    store: Store, document: SourceDocument, host_id: str, dialect: str | None = None
+    store: Store,
+    document: SourceDocument,
+    host_id: str,
+    dialect: str | None = None,
+    pods: NodePods | None = None,
 ) -> HostPut:
     """Store what a host reports (a CHD or a host dialect's document: `PUT /v1/hosts/{id}` and
     the Kubernetes watch's NodeResourceTopology objects both come here); a NodeResourceTopology
-    then settles the pods the Kubernetes door assumed on that node."""
+    then settles the pods the Kubernetes door assumed on that node (by its pod fingerprint
+    where it has one and `pods`, what the pod watch knows on each node, match it)."""
     chd = parse_descriptor(
         document, ComputeHostDescriptor, "Compute Host Descriptor", dialect=dialect
     )
@@ -140,7 +146,10 @@ def report(
     nrt = isinstance(document.data, Mapping) and k8s_nrt.detect(document.data)
     put = store.put_host(chd, same_keeps=not nrt)
     if nrt:
-        reconcile(store, put.id, put.generation, put.availability)
+        signed = shows(pods, put.id, document.data)
+        reconcile(store, put.id, put.generation, put.availability, signed)
+        if pods is not None and signed is not None:  # what the pod watch saw while it matched
+            settle(store.engine, pods, (put.id,))
     return put
 
 
