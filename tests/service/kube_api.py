@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlparse
 
+import httpx
 import yaml
 
 NRT_PATH = "/apis/topology.node.k8s.io/v1alpha2/noderesourcetopologies"
@@ -241,6 +242,12 @@ def wait_until(check: Callable[[], bool], what: str, timeout: float = 30.0) -> N
             return
         time.sleep(0.05)
     raise AssertionError(f"timed out waiting for {what}")
+
+
+def watched_nodes(client: httpx.Client) -> int:
+    """The nodes the door's watch has read (0 until the watching worker has written its status:
+    `watch` is null then, in every worker)."""
+    return int((client.get("/k8s/v1/status").json()["watch"] or {}).get("nodes") or 0)
 
 
 VF = "intel.com/sriov_dp"

@@ -26,7 +26,7 @@ from typing import Any
 
 import httpx
 import pytest
-from kube_api import KubeApi, nrt, wait_until
+from kube_api import KubeApi, nrt, wait_until, watched_nodes
 from service_support import Server, auth
 from test_service_k8s_cluster import assumed, bind, pod
 
@@ -60,12 +60,6 @@ def door(
     with httpx.Client(base_url=server.url, headers=auth("admin"), timeout=30) as client:
         wait_until(lambda: watched_nodes(client) == 1, NODE)
         yield client
-
-
-def watched_nodes(client: httpx.Client) -> int:
-    """The nodes the watch has read (0 while a worker that does not watch has no status from
-    the watching one yet: `watch` is null then)."""
-    return int((client.get("/k8s/v1/status").json()["watch"] or {}).get("nodes") or 0)
 
 
 def running(api: KubeApi, name: str) -> None:

@@ -19,7 +19,7 @@ from typing import Any
 
 import httpx
 import pytest
-from kube_api import VF, KubeApi, nrt, wait_until
+from kube_api import VF, KubeApi, nrt, wait_until, watched_nodes
 from service_support import Server, auth
 
 
@@ -198,7 +198,7 @@ def one_node(
     options = {"--kubeconfig": str(api.kubeconfig(tmp_path)), flag: value}
     server = serve(sqlite_url, workers=1, **options)
     with httpx.Client(base_url=server.url, headers=auth("admin"), timeout=30) as client:
-        wait_until(lambda: client.get("/k8s/v1/status").json()["watch"]["nodes"] == 1, "worker-a")
+        wait_until(lambda: watched_nodes(client) == 1, "worker-a")
         yield client, server
 
 
