@@ -335,6 +335,7 @@ class LiveIndex:
             )
         finally:
             self._lock.release()
+            clock.charge_spent()
 
     def _claimed(
         self, result: PlacementResult, configurations: Sequence[VmConfiguration]

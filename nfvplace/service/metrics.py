@@ -7,6 +7,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
 from prometheus_client import multiprocess as prometheus_multiprocess
@@ -62,10 +63,28 @@ class Metrics:
             registry=self.registry,
         )
         self._cpu = {phase: cpu.labels(phase) for phase in PHASES}
+        # the label sets seen, each child looked up once (`labels` took as long as the increment)
+        self._outcomes: dict[str, Any] = {}
+        self._latencies: dict[tuple[str, str, str], Any] = {}
 
     def charge(self, phase: str, seconds: float) -> None:
         """Add CPU seconds to a phase of placing (see `PhaseClock`)."""
         self._cpu[phase].inc(seconds)
+
+    def placed(self, outcome: str) -> None:
+        """Count a placement request by its outcome (`nfvplace_placements`)."""
+        child = self._outcomes.get(outcome)
+        if child is None:
+            child = self._outcomes[outcome] = self.placements.labels(outcome)
+        child.inc()
+
+    def answered(self, method: str, route: str, status: str, seconds: float) -> None:
+        """A request's latency (`nfvplace_http_request_duration_seconds`)."""
+        key = (method, route, status)
+        child = self._latencies.get(key)
+        if child is None:
+            child = self._latencies[key] = self.latency.labels(*key)
+        child.observe(seconds)
 
     def exposition(self) -> bytes:
         if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
@@ -76,10 +95,12 @@ class Metrics:
 
 
 class PhaseClock:
-    """CPU time of this thread spent in each phase of a placement (`spent(phase)` charges the
-    time since the last mark to `phase`), handed to `charge` (`Metrics.charge`). The charge itself
-    (a counter in a shared file under several workers) is in no phase: marked after it, it was
-    the next phase's, the engine's after the refresh."""
+    """CPU time of this thread spent in each phase of a placement: `spent(phase)` adds the time
+    since the last mark to `phase`, and `charge_spent()` hands what was added since, a phase at a
+    time, to `charge` (`Metrics.charge`). The placement charges where no phase runs (at the end
+    of its decision and of its commit), so the charges themselves (a counter in a shared file
+    under several workers) are in no phase, and a mark reads the clock once: `thread_time` is a
+    system call, twelve a placement when each mark charged at once and read the clock again."""
 
     def __init__(self, charge: Callable[[str, float], None] | None = None) -> None:
         self.charge = charge
@@ -89,8 +110,20 @@ class PhaseClock:
         self._marks.at = time.thread_time()
 
     def spent(self, phase: str) -> None:
+        marks = self._marks
         now = time.thread_time()
+        owed: dict[str, float] | None = getattr(marks, "owed", None)
+        if owed is None:
+            owed = marks.owed = {}
+        owed[phase] = owed.get(phase, 0.0) + (now - marks.at)
+        marks.at = now
+
+    def charge_spent(self) -> None:
+        """Charge the phases spent since the last call (in the order first spent)."""
+        owed: dict[str, float] | None = getattr(self._marks, "owed", None)
+        if not owed:
+            return
+        self._marks.owed = {}
         if self.charge is not None:
-            self.charge(phase, now - self._marks.at)
-            now = time.thread_time()
-        self._marks.at = now
+            for phase, seconds in owed.items():
+                self.charge(phase, seconds)

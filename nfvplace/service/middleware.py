@@ -7,8 +7,7 @@ from __future__ import annotations
 
 import re
 import time
-import uuid
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any
 
 from pydantic_core import to_json
@@ -20,6 +19,7 @@ from .. import errors
 from ..store import Store
 from ..store.faults import classify
 from .faults import FaultEpisodes, fault_extra
+from .ids import uuid4_hex
 from .logs import LOGGER, request_fields_var, request_id_var
 from .metrics import Metrics
 from .problems import PROBLEM_JSON, problem_body
@@ -28,6 +28,19 @@ _SAFE_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
 
 
 Endpoint = Callable[[Request], Awaitable[Response]]
+
+
+def _request_id_and_length(headers: Iterable[tuple[bytes, bytes]]) -> tuple[str, str]:
+    """The X-Request-Id and Content-Length headers' values ("" when not sent; the last one when
+    sent twice), read without decoding the other headers."""
+    given = length = ""
+    for name, value in headers:
+        if len(name) == 14:
+            if name.lower() == b"content-length":
+                length = value.decode("latin-1")
+        elif len(name) == 12 and name.lower() == b"x-request-id":
+            given = value.decode("latin-1")
+    return given, length
 
 
 class RequestContext:
@@ -49,9 +62,8 @@ class RequestContext:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
-        given = headers.get("x-request-id", "")
-        request_id = given if _SAFE_ID.match(given) else uuid.uuid4().hex
+        given, length = _request_id_and_length(scope["headers"])
+        request_id = given if _SAFE_ID.match(given) else uuid4_hex()
         scope.setdefault("state", {})["request_id"] = request_id
         token = request_id_var.set(request_id)
         fields: dict[str, Any] = {}
@@ -74,7 +86,7 @@ class RequestContext:
             await send(message)
 
         try:
-            await self._route(scope, receive, send_wrapper, headers.get("content-length", ""))
+            await self._route(scope, receive, send_wrapper, length)
         except Exception as exc:
             if started:  # nothing left to say: the server closes the connection
                 raise
@@ -100,7 +112,7 @@ class RequestContext:
         """The request's latency metric and its one log line."""
         route: Any = scope.get("route")
         template = getattr(route, "path", None) or "unmatched"
-        self.metrics.latency.labels(scope["method"], template, str(status)).observe(elapsed)
+        self.metrics.answered(scope["method"], template, str(status), elapsed)
         LOGGER.info(
             "request",
             extra={

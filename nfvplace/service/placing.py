@@ -12,18 +12,15 @@ import json
 import os
 import random
 import time
-import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import cached_property, partial
 from typing import Any
 
 from anyio import to_thread
-from pydantic_core import to_json
 
 from .. import errors
-from ..models.configuration import VmConfiguration
 from ..models.vmd import VmDescriptor
 from ..placement.result import Diagnosis, PlacementResult
 from ..store import (
@@ -35,7 +32,9 @@ from ..store import (
 )
 from ..store.db import JsonText
 from ..store.faults import CommitOutcomeUnknownError
-from ..store.records import CONFIGURATIONS, json_text
+from ..store.records import json_text
+from .answers import answer_json, configurations_json
+from .ids import uuid4_hex
 from .live import (
     INLINE_LOCK_WAIT_S,
     Ask,
@@ -69,6 +68,8 @@ class PlacementRequest:
     # `canonical_body(body)` when it is known already (`shapes`: put together from a body of
     # this shape), so that a keyed request's hash need not sort the body again
     canonical: str | None = field(default=None, repr=False, compare=False)
+    # the stored descriptor (`stored_descriptor`) when it is known already (`shapes` again)
+    stored: JsonText | None = field(default=None, repr=False, compare=False)
 
     # Both computed once per request object, which the router keeps per distinct body: an
     # orchestrator sending the same descriptor again pays for neither.
@@ -82,6 +83,8 @@ class PlacementRequest:
     def stored_descriptor(self) -> JsonText:
         """The descriptor as the store keeps it with the placement (see `vm_descriptors`)."""
         descriptor = self.descriptor
+        if self.stored is not None:
+            return self.stored
         if not isinstance(descriptor, tuple):
             return JsonText(descriptor.model_dump_json(by_alias=True, exclude_none=True))
         batch = [
@@ -109,20 +112,16 @@ class Answer:
 
 
 def new_placement_id() -> str:
-    return "pl-" + uuid.uuid4().hex
+    return "pl-" + uuid4_hex()
 
 
-def configurations_json(configs: Sequence[VmConfiguration]) -> bytes:
-    """The VM Configurations as JSON, serialised once (pydantic-core) for the store's row, the
-    stored answer and the HTTP answer alike."""
-    return CONFIGURATIONS.dump_json(list(configs), by_alias=True, exclude_none=True)
-
-
-def answer_json(head: dict[str, Any], configurations: bytes, tail: dict[str, Any]) -> bytes:
-    """`{**head, "configurations": ..., **tail}` as JSON, the configurations as given (`head` is
-    never empty: the id of a placement, or the dry run's flag)."""
-    text = to_json(head)[:-1] + b',"configurations":' + configurations
-    return text + (b"," + to_json(tail)[1:-1] if tail else b"") + b"}"
+def _known(request: PlacementRequest) -> tuple[VmDescriptor, str] | None:
+    """A single VM's descriptor and its stored JSON (`configurations_json`): of the very class
+    a configuration's `descriptor` field writes, so that the two texts are one."""
+    descriptor = request.descriptor
+    if type(descriptor) is VmDescriptor:
+        return descriptor, request.stored_descriptor
+    return None
 
 
 def _explanation(request: PlacementRequest, result: PlacementResult) -> dict[str, Any]:
@@ -217,7 +216,7 @@ class Placements:
 
     def _replay(self, record: PlacementRecord, request: PlacementRequest) -> Answer:
         if record.request_hash != request.request_hash:
-            self.metrics.placements.labels("invalid").inc()
+            self.metrics.placed("invalid")
             raise ProblemError(
                 422,
                 errors.PLACEMENT_IDEMPOTENCY_KEY_REUSED,
@@ -225,7 +224,7 @@ class Placements:
                 extra={"placement": record.id},
             )
         if record.released:
-            self.metrics.placements.labels("invalid").inc()
+            self.metrics.placed("invalid")
             raise ProblemError(
                 409,
                 errors.PLACEMENT_RELEASED,
@@ -233,7 +232,7 @@ class Placements:
                 "request again with a new key to place it again",
                 extra={"placement": record.id},
             )
-        self.metrics.placements.labels("replayed").inc()
+        self.metrics.placed("replayed")
         return Answer(201, dict(record.response), {"Idempotent-Replayed": "true"})
 
     def place(
@@ -261,9 +260,9 @@ class Placements:
             result = decision.result
             if not result.ok:
                 return self._not_placed(request, decision, key)
-            configs = configurations_json(result.configurations)
+            configs = configurations_json(result.configurations, _known(request))
             if request.dry_run:
-                self.metrics.placements.labels("dry_run").inc()
+                self.metrics.placed("dry_run")
                 body = answer_json({"dry_run": True}, configs, _explanation(request, result))
                 return Answer(200, body)
             response = answer_json({"id": placement_id}, configs, _explanation(request, result))
@@ -284,7 +283,7 @@ class Placements:
             except CommitOutcomeUnknownError as exc:
                 exc.extra["placement"] = placement_id  # stored or not: a replay of the key says
                 raise
-            self.metrics.placements.labels("placed").inc()
+            self.metrics.placed("placed")
             note("placed", placement=placement_id, hosts=sorted(result.hosts))
             return Answer(201, response, {"Location": f"/v1/placements/{placement_id}"})
         return self._outrun(request, key)
@@ -304,7 +303,7 @@ class Placements:
         first = self._placed_with(key)
         if first is not None:
             return self._replay(first, request)
-        self.metrics.placements.labels("conflict").inc()
+        self.metrics.placed("conflict")
         raise ProblemError(
             409,
             errors.PLACEMENT_CONCURRENT_UPDATE,
@@ -318,7 +317,7 @@ class Placements:
             assert isinstance(request.descriptor, VmDescriptor)
             advice = room_by_moves(self.store, request.descriptor, request.policy)
             if advice is not None:
-                self.metrics.placements.labels("dry_run").inc()
+                self.metrics.placed("dry_run")
                 return Answer(200, advice)
         first = self._placed_with(key)
         if first is not None:
@@ -366,11 +365,12 @@ class Placements:
             )
         finally:
             self.live.clock.spent("commit")
+            self.live.clock.charge_spent()
 
     def _no_fit(self, request: PlacementRequest, decision: Decision) -> ProblemError:
         """409 no_fit, with the diagnosis (counted in the metrics): a single VM's rejections
         joined from those of its earlier refusals where its hosts did not change (`refusals`)."""
-        self.metrics.placements.labels("no_fit").inc()
+        self.metrics.placed("no_fit")
         diagnosis = decision.result.diagnosis
         if diagnosis is None:
             return ProblemError(409, errors.PLACEMENT_NO_FIT, "no host fits (no diagnosis given)")

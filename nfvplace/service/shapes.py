@@ -23,6 +23,7 @@ from pydantic_core import PydanticSerializationError, to_json
 from ..models.base import IDENTIFIER_PATTERN
 from ..models.loading import SourceDocument
 from ..models.vmd import VMD_SCHEMA, VmDescriptor
+from ..store.db import JsonText
 from .placing import PlacementRequest, canonical_body
 
 KEPT_SHAPES = 256
@@ -36,6 +37,7 @@ _MARK = "\x00nfvplace-vm-name\x00"
 class _KeptShape:
     request: PlacementRequest  # the request read from a body of this shape
     around: tuple[str, str] | None  # its canonical JSON (the hash's) before and after the name
+    stored: tuple[str, str] | None  # its stored descriptor's JSON before and after the name
 
 
 class RequestShapes:
@@ -62,7 +64,8 @@ class RequestShapes:
         if isinstance(request.descriptor, VmDescriptor) and request.descriptor.name == name:
             if len(self._shapes) >= self._size:
                 del self._shapes[next(iter(self._shapes))]
-            self._shapes[key] = _KeptShape(request, _around(document.data))
+            kept = _KeptShape(request, _around(document.data), _stored_around(request.descriptor))
+            self._shapes[key] = kept
         return request
 
 
@@ -95,13 +98,26 @@ def _around(body: dict[str, Any]) -> tuple[str, str] | None:
     return before, after
 
 
+def _stored_around(descriptor: VmDescriptor) -> tuple[str, str] | None:
+    """The descriptor's stored JSON (`PlacementRequest.stored_descriptor`) split where its name
+    is written (None where the mark is found other than once)."""
+    marked = descriptor.model_copy(update={"name": _MARK})
+    text = marked.model_dump_json(by_alias=True, exclude_none=True)
+    mark = to_json(_MARK).decode()
+    if text.count(mark) != 1:
+        return None
+    before, _, after = text.partition(mark)
+    return before, after
+
+
 def _renamed(shape: _KeptShape, body: dict[str, Any], name: str) -> PlacementRequest:
     kept = shape.request
     assert isinstance(kept.descriptor, VmDescriptor)
-    around = shape.around
+    around, stored = shape.around, shape.stored
     return replace(
         kept,
         descriptor=kept.descriptor.model_copy(update={"name": name}),
         body=body,
         canonical=None if around is None else around[0] + json.dumps(name) + around[1],
+        stored=None if stored is None else JsonText(stored[0] + to_json(name).decode() + stored[1]),
     )

@@ -29,7 +29,8 @@ from sqlalchemy.engine import Dialect
 from sqlalchemy.exc import DBAPIError
 
 from .changes import BUMP_COUNTER, SWAP, counts_changes
-from .db import forget_connections, on_raw
+from .db import forget_connections
+from .driver import on_raw
 from .faults import CommitOutcomeUnknownError
 from .records import (
     INSERT_CLAIM,

@@ -6,8 +6,7 @@ import contextlib
 import json
 import os
 import time
-from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, cast
 
@@ -16,13 +15,13 @@ from alembic import command
 from alembic.config import Config
 from psycopg.pq import TransactionStatus
 from sqlalchemy import Connection, Engine, create_engine, event, text
-from sqlalchemy.engine import Compiled, Dialect, make_url
+from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError, DBAPIError, DisconnectionError
 from sqlalchemy.sql import Executable
-from sqlalchemy.sql.compiler import SQLCompiler
 
 from .. import errors
 from ..errors import NfvplaceError
+from .driver import compiled_for, on_raw
 from .faults import CommitOutcomeUnknownError, is_disconnect
 
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
@@ -225,7 +224,7 @@ def read_alone(conn: Connection, statement: Executable, row: Mapping[str, Any]) 
         return cast(list[Any], _on_driver(conn, statement, [row], read=True))
     if raw.info.transaction_status != _IDLE:
         return list(conn.execute(statement, row).all())
-    compiled = _compiled(statement, conn.dialect)
+    compiled = compiled_for(statement, conn.dialect)
     raw.autocommit = True
     try:
         return list(raw.execute(compiled.string, compiled.construct_params(row)))
@@ -252,91 +251,6 @@ def _on_driver(
     """`statement` compiled once, its parameters made by SQLAlchemy's bind processors, run on the
     driver's cursor: the rows read (the driver's tuples) or changed. Errors are SQLAlchemy's."""
     return on_raw(conn.connection.driver_connection, conn.dialect, statement, rows, read=read)
-
-
-def on_raw(
-    raw: Any, dialect: Dialect, statement: Executable, rows: list[Any], *, read: bool
-) -> Any:
-    """`_on_driver` on the driver's connection `raw` itself (SQLite: `lane.Lane`'s)."""
-    prepared = _prepared(statement, dialect)
-    params = [prepared.parameters(row) for row in rows]
-    cursor = raw.cursor()
-    try:
-        if len(params) == 1:
-            cursor.execute(prepared.sql, params[0])
-        else:
-            cursor.executemany(prepared.sql, params)
-        return list(cursor.fetchall()) if read else int(cursor.rowcount)
-    except dialect.loaded_dbapi.Error as exc:
-        raise DBAPIError.instance(prepared.sql, params, exc, dialect.loaded_dbapi.Error) from exc
-    finally:
-        cursor.close()
-
-
-@dataclass(frozen=True, slots=True)
-class _Prepared:
-    """A statement compiled for the driver: its text and, position by position, the key of the
-    row it reads and SQLAlchemy's bind processor for it (worked out once: SQLAlchemy's
-    `construct_params` and the processors' lookup per row were a third of the Python around a
-    commit's statements)."""
-
-    statement: Executable  # kept so that the cache's key (its id) is never reused
-    compiled: SQLCompiler
-    sql: str
-    keys: tuple[str, ...]
-    processors: tuple[Callable[[Any], Any] | None, ...]
-    fixed: Mapping[str, Any]  # the values of binds a row does not give (`x + 1`'s 1)
-
-    def parameters(self, row: Mapping[str, Any]) -> list[Any]:
-        """The driver's positional parameters for `row`, as SQLAlchemy makes them."""
-        try:
-            values = [row[key] if key in row else self.fixed[key] for key in self.keys]
-        except KeyError:  # a required value missing: SQLAlchemy's own lookup says so
-            named = self.compiled.construct_params(row)
-            values = [named[name] for name in self.compiled.positiontup or ()]
-        return [
-            value if process is None or value is None else process(value)
-            for value, process in zip(values, self.processors, strict=True)
-        ]
-
-
-_PREPARED: dict[tuple[int, str], _Prepared] = {}
-
-
-def _prepared(statement: Executable, dialect: Dialect) -> _Prepared:
-    """`statement` (a module constant) prepared for `dialect`'s driver, once."""
-    found = _PREPARED.get((id(statement), dialect.name))
-    if found is not None and found.statement is statement:
-        return found
-    compiled = cast(SQLCompiler, _compiled(statement, dialect))
-    order = compiled.positiontup or ()
-    processors = compiled._bind_processors
-    binds = [compiled.binds[name] for name in order]
-    found = _Prepared(
-        statement,
-        compiled,
-        compiled.string,
-        tuple(bind.key for bind in binds),
-        tuple(
-            cast(Callable[[Any], Any], processors[name]) if callable(processors.get(name)) else None
-            for name in order
-        ),
-        {b.key: b.value for b in binds if not b.required and b.callable is None},
-    )
-    _PREPARED[(id(statement), dialect.name)] = found
-    return found
-
-
-_COMPILED: dict[tuple[int, str], tuple[Executable, Compiled]] = {}
-
-
-def _compiled(statement: Executable, dialect: Dialect) -> Compiled:
-    """`statement` compiled for `dialect`, once (statements read alone are module constants)."""
-    key = (id(statement), dialect.name)
-    found = _COMPILED.get(key)
-    if found is None or found[0] is not statement:
-        found = _COMPILED[key] = (statement, statement.compile(dialect=dialect))  # type: ignore[attr-defined]
-    return found[1]
 
 
 @contextlib.contextmanager

@@ -26,7 +26,7 @@ from sqlalchemy.sql import Executable
 
 from .changes import CHANGES
 from .commit import PlacementWrite, in_process
-from .db import on_raw
+from .driver import on_raw
 from .records import StaleSnapshot
 
 

@@ -47,7 +47,7 @@ from .records import (
     json_text,
     utc_now,
 )
-from .resources import held_resources, shares_held
+from .resources import held_order, held_resources, shares_held
 
 
 class PlacementStore:
@@ -283,7 +283,9 @@ def placement_write(
         placement=row,
         swaps=[Swap(h, snapshot.generations[h], snapshot.generations[h] + 1) for h in host_ids],
         instances=[PlacedInstance(c.owner, c.host, c.vm) for c in configurations],
-        claims=sorted({h for config in configurations for h in held_resources(config)}),
+        claims=sorted(
+            {h for config in configurations for h in held_resources(config)}, key=held_order
+        ),
         pages=[PageClaim(host, node, size, count) for (host, node, size), count in pages],
     )
 

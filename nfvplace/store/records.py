@@ -50,6 +50,7 @@ DELETED = cast(Table, DeletedHostRow.__table__)
 READINESS = cast(Table, ReadinessProbeRow.__table__)
 CHUNK = 500
 CONFIGURATIONS = TypeAdapter(list[VmConfiguration])
+CONFIGURATION = TypeAdapter(VmConfiguration)
 
 # Statements that carry whole descriptors take them as execution parameters: given to `.values()`
 # as literals, SQLAlchemy would walk every JSON document to build its cache key (10 ms a host).

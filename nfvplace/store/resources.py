@@ -25,6 +25,12 @@ class Held:
     resource: str
 
 
+def held_order(held: Held) -> tuple[str, str, str]:
+    """`Held`'s order (its fields in turn) as a sort key: each row's tuple made once, where the
+    dataclass's own comparison makes two a comparison."""
+    return (held.host, held.kind, held.resource)
+
+
 def held_resources(config: VmConfiguration) -> list[Held]:
     """Every unit `config` holds alone, as each kind says (`HoldsUnits`): PUs, VFs, dedicated
     ports, PCI devices and L3 cache ways."""

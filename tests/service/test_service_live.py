@@ -15,14 +15,10 @@ from nfvplace.models.chd import ComputeHostDescriptor
 from nfvplace.models.vmd import VmDescriptor
 from nfvplace.placement import FleetIndex
 from nfvplace.service import live
+from nfvplace.service.answers import configurations_json
 from nfvplace.service.live import Decision, Placer
 from nfvplace.service.metrics import Metrics
-from nfvplace.service.placing import (
-    PlacementRequest,
-    Placements,
-    configurations_json,
-    new_placement_id,
-)
+from nfvplace.service.placing import PlacementRequest, Placements, new_placement_id
 from nfvplace.service.problems import ProblemError
 from nfvplace.store import Store
 

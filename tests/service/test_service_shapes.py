@@ -100,6 +100,18 @@ def test_the_mix_reads_as_when_read_whole_and_keeps_one_entry_a_shape() -> None:
     assert again.request_hash == whole.request_hash
 
 
+def test_a_kept_shapes_stored_descriptor_is_put_together_not_written_again() -> None:
+    """A body of a kept shape carries its stored descriptor put together from the shape's text
+    (`stored`), the text the descriptor writes itself; a body read whole writes it when asked."""
+    for body in MIX[:20]:
+        shapes = kept(body)
+        again = shapes.request(document(renamed(body, "vm-x.1")))
+        assert again.stored is not None
+        assert again.stored == again.descriptor.model_dump_json(by_alias=True, exclude_none=True)
+        assert again.stored_descriptor is again.stored
+    assert RequestShapes(placement_request).request(document(MIX[0])).stored is None
+
+
 def test_a_body_that_holds_the_mark_is_hashed_whole() -> None:
     """The name's place is found by a mark no descriptor can hold (a NUL); a body holding it
     anyway (where nothing is validated) is hashed whole, not put together."""

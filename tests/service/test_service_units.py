@@ -221,6 +221,106 @@ def test_phase_clock_charges_no_phase_with_its_own_charge() -> None:
     clock = PhaseClock(charge)
     clock.start()
     clock.spent("refresh")
+    clock.charge_spent()
+    clock.start()
     clock.spent("engine")
+    clock.charge_spent()
     assert [phase for phase, _ in charged] == ["refresh", "engine"]
     assert charged[1][1] < 0.01  # without the refresh's charge (0.05 s)
+
+
+def test_phase_clock_reads_the_clock_once_a_mark_and_charges_when_asked(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A mark reads `thread_time` once (a system call) and charges nothing; `charge_spent`
+    charges each phase spent since, once, its marks added up, in the order first spent."""
+    ticks = iter([1.0, 1.5, 1.75, 3.0, 3.5, 10.0])
+    reads: list[float] = []
+
+    def thread_time() -> float:
+        reads.append(next(ticks))
+        return reads[-1]
+
+    monkeypatch.setattr(time, "thread_time", thread_time)
+    charged: list[tuple[str, float]] = []
+    clock = PhaseClock(lambda phase, seconds: charged.append((phase, seconds)))
+    clock.start()
+    clock.spent("refresh")
+    clock.spent("refresh")
+    clock.spent("engine")
+    clock.spent("index")
+    assert charged == []
+    assert len(reads) == 5
+    clock.charge_spent()
+    assert charged == [("refresh", 0.75), ("engine", 1.25), ("index", 0.5)]
+    clock.charge_spent()  # nothing spent since
+    assert len(charged) == 3
+    assert len(reads) == 5
+
+
+def test_metrics_count_outcomes_and_latencies_on_the_children_labels_gives() -> None:
+    """`placed` and `answered` keep each label set's child: the registry's samples are what
+    `labels(...).inc()` and `labels(...).observe()` make, a child per label set."""
+    from nfvplace.service.metrics import Metrics
+
+    metrics, plain = Metrics(), Metrics()
+    for outcome in ("placed", "no_fit", "placed", "dry_run", "placed"):
+        metrics.placed(outcome)
+        plain.placements.labels(outcome).inc()
+    for method, route, status, seconds in (
+        ("POST", "/v1/placements", "201", 0.004),
+        ("POST", "/v1/placements", "409", 0.03),
+        ("GET", "unmatched", "404", 0.0001),
+        ("POST", "/v1/placements", "201", 2.0),
+    ):
+        metrics.answered(method, route, status, seconds)
+        plain.latency.labels(method, route, status).observe(seconds)
+    assert metrics.placements.labels("placed") is metrics._outcomes["placed"]
+    assert len(metrics._latencies) == 3
+
+    def samples(m: Metrics) -> list[tuple[str, dict[str, str], float]]:
+        return [
+            (s.name, s.labels, s.value)
+            for family in m.registry.collect()
+            for s in family.samples
+            if not s.name.endswith("_created")
+        ]
+
+    assert samples(metrics) == samples(plain)
+    assert ("nfvplace_placements_total", {"outcome": "placed"}, 3.0) in samples(metrics)
+
+
+def test_ids_are_uuid4_hex() -> None:
+    """A request's and a placement's random id: 32 hex digits, UUID version 4 of RFC 4122, as
+    `uuid.uuid4().hex`; no two alike."""
+    import uuid
+
+    from nfvplace.service.ids import uuid4_hex
+
+    ids = [uuid4_hex() for _ in range(2000)]
+    assert len(set(ids)) == len(ids)
+    for made in ids:
+        parsed = uuid.UUID(hex=made)
+        assert parsed.hex == made
+        assert parsed.version == 4
+        assert parsed.variant == uuid.RFC_4122
+
+
+def test_the_middleware_reads_the_request_id_and_length_as_a_headers_dict_would() -> None:
+    """X-Request-Id and Content-Length read from the raw headers as the dict of every header,
+    decoded and lower-cased, reads them: any case, the last one sent twice, "" when not sent, a
+    name of the same length that is another header's, a value not ASCII."""
+    from nfvplace.service.middleware import _request_id_and_length
+
+    cases = [
+        [],
+        [(b"host", b"h"), (b"content-length", b"612")],
+        [(b"X-Request-ID", b"abc"), (b"Content-Length", b"7")],
+        [(b"x-request-id", b"one"), (b"x-request-id", b"two")],
+        [(b"x-request-ix", b"no"), (b"content-lengtx", b"9"), (b"x-request-id", b"\xe9t\xe9")],
+        [(b"content-length", b"1"), (b"content-length", b"2"), (b"authorization", b"x")],
+    ]
+    for headers in cases:
+        whole = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in headers}
+        expected = (whole.get("x-request-id", ""), whole.get("content-length", ""))
+        assert _request_id_and_length(headers) == expected

@@ -14,7 +14,7 @@ from service_hosts import host
 from sqlalchemy import text
 
 from nfvplace.models.chd import ComputeHostDescriptor
-from nfvplace.store import Store, db
+from nfvplace.store import Store, db, driver
 from nfvplace.store.changes import CHANGES
 from nfvplace.store.records import KEY_USED
 
@@ -248,12 +248,32 @@ def test_the_drivers_parameters_are_sqlalchemys_worked_out_once_per_statement(
             else named[n]
             for n in compiled.positiontup or ()
         ]
-        prepared = db._prepared(statement, dialect)
+        prepared = driver.prepared_for(statement, dialect)
         assert prepared.sql == compiled.string
         assert prepared.parameters(row) == expected
-        assert db._prepared(statement, dialect) is prepared
+        assert driver.prepared_for(statement, dialect) is prepared
     with pytest.raises(InvalidRequestError):
-        db._prepared(SWAP, dialect).parameters({"b_id": "h"})
+        driver.prepared_for(SWAP, dialect).parameters({"b_id": "h"})
+    with pytest.raises(InvalidRequestError):  # read in C where all are given: the same error
+        driver.prepared_for(RAISE_POOL, dialect).parameters({"b_host": "h", "b_node": 0})
+
+
+def test_rows_of_plain_values_are_read_in_one_call(tmp_path: Path) -> None:
+    """A statement whose values are all the row's own, as they are (no bind processor, no fixed
+    value), reads them in one call (`itemgetter`), giving what the value-by-value reading gives;
+    the others read value by value."""
+    from nfvplace.store.changes import BUMP_COUNTER, SWAP
+    from nfvplace.store.records import INSERT_CLAIM, INSERT_PLACEMENT, RAISE_POOL
+
+    dialect = db.make_engine(f"sqlite:///{tmp_path / 'd.db'}").dialect
+    claim = {"placement_id": "pl-1", "host_id": "h", "kind": "pu", "resource": "3", "x": 1}
+    plain = driver.prepared_for(INSERT_CLAIM, dialect)
+    assert plain.plain is not None
+    assert plain.parameters(claim) == ["pl-1", "h", "pu", "3"]
+    pool = {"b_host": "h", "b_node": 1, "b_size": 2048, "b_count": 5}
+    assert driver.prepared_for(RAISE_POOL, dialect).parameters(pool) == [5, "h", 1, 2048, 5]
+    for statement in (BUMP_COUNTER, SWAP, INSERT_PLACEMENT):  # fixed values, processors
+        assert driver.prepared_for(statement, dialect).plain is None
 
 
 def test_sqlite_keeps_a_write_ahead_log_synced_at_checkpoints(sqlite_url: str) -> None:
