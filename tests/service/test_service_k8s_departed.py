@@ -21,7 +21,7 @@ from typing import Any
 import httpx
 from kube_api import KubeApi, nrt, wait_until
 from test_service_k8s_bind_gap import NODE, bound_pod, door, signed
-from test_service_k8s_cluster import pod
+from test_service_k8s_cluster import bind, pod
 
 __all__ = ["door"]  # the fixture, SQLite and PostgreSQL
 
@@ -93,3 +93,37 @@ def test_an_object_read_before_the_departure_keeps_it(door: httpx.Client, api: K
     assert filtered(client, "p2", 14)["Error"].startswith("nfvplace.kubernetes.retry:")
     api.put("nrt", signed(nrt(NODE, free=(16, 2), vfs=(4, 3)), "cnf/p1"))
     wait_until(lambda: departed(client) == [], "p0 shown gone", timeout=10.0)
+
+
+def test_an_assumed_pod_is_placed_again_where_the_kubelet_will_put_it(
+    door: httpx.Client, api: KubeApi
+) -> None:
+    """p0 (14 CPUs, NUMA node 0) and p1 (10 CPUs, node 1) run; p2 (3 CPUs) is bound: node 0 has
+    2 CPUs free, so nfvplace decides node 1. p0 leaves before the kubelet admits p2: the kubelet
+    puts p2 on the lowest NUMA node that holds it, node 0. The next object (read after p0 left,
+    before p2 was admitted: its fingerprint names p1 alone) shows 16 | 6 free: p2 is placed again
+    on node 0, and p3 (14 CPUs), which the kubelet would refuse (13 | 6 free), is not passed. At
+    main p2 stayed on node 1 (16 | 3 counted) and p3 was passed."""
+    client = door
+    api.put("pods", bound_pod("p0", cpus=14))
+    api.put("pods", bound_pod("p1", cpus=10))
+    api.put("nrt", signed(nrt(NODE, free=(2, 6), vfs=(3, 3)), "cnf/p0,cnf/p1"))
+    wait_until(lambda: client.get(f"/v1/hosts/{NODE}").json()["generation"] == 2, "p0, p1 shown")
+    api.put("pods", pod("p2", cpus=3))
+    assert bind(client, "p2", NODE) == ""
+    assert numa_of(client, "uid-p2") == {"1"}
+    api.delete("pods", "cnf/p0")
+    api.put("nrt", signed(nrt(NODE, free=(16, 6), vfs=(4, 3)), "cnf/p1"))
+    wait_until(lambda: client.get(f"/v1/hosts/{NODE}").json()["generation"] == 3, "p0 gone")
+    wait_until(lambda: numa_of(client, "uid-p2") == {"0"}, "p2 placed again on NUMA node 0")
+    answer = filtered(client, "p3", 14)
+    assert not answer["NodeNames"], answer
+    assert answer["Error"].startswith("nfvplace.kubernetes.retry:"), answer  # until p2 shows
+
+
+def numa_of(client: httpx.Client, uid: str) -> set[str]:
+    """The NUMA nodes the assumed pod `uid` is counted on."""
+    for assumed in client.get("/k8s/v1/assumptions").json()["pods"]:
+        if assumed["uid"] == uid:
+            return {n for per in assumed["takes"].values() for n in per}
+    return set()

@@ -19,7 +19,7 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Collection, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -36,6 +36,7 @@ from ...store import Store
 from ...store.assumed import AssumedPod, AssumedPods, Baseline, Shows
 from ...store.parsed import ParsedHosts
 from ...store.records import utc_now
+from .again import kubelet_order
 from .decide import NodeDecision, NodeView, decide, pod_shape
 from .departed import retry_where_departed
 from .extender import BindingArgs, ExtenderArgs, filter_result, key_of, pod_key, priorities
@@ -349,8 +350,10 @@ def reconcile(
     the assumed pods it shows (`shows`: by its pod fingerprint) or its totals account for are
     dropped."""
     worker_verdicts(store).nodes.put(node, generation, host)
-    state, _manager = COUNTED.of(node, host)
+    state, manager = COUNTED.of(node, host)
     free = state.free_totals()
+    if shows is not None:  # the pods it does not show, placed again on its counts
+        shows = replace(shows, place=kubelet_order(state, manager))
     shown = AssumedPods(store.engine).reconcile(node, generation, free, utc_now(), shows)
     log.debug(
         "node %s generation %d, free %s: shows assumed pods %s", node, generation, free, shown
