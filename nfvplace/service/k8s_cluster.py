@@ -6,8 +6,8 @@ The watch lists, then watches from the list's resourceVersion, and lists again a
 (a 410 Gone, a dropped connection), with a growing pause (0.5 s to 10 s): what changed while it
 was away is read as the new list says (an NRT or pod gone meanwhile is dropped). Each NRT object
 is stored as `PUT /v1/hosts/{node}` stores it (`routers.hosts.report`: the same parse, lint gate
-and reconciliation). Pods: one that becomes bound is assumed on its node (whoever bound it: pods
-outside the extender's `managedResources` pin CPUs too), one deleted or finished is dropped.
+and reconciliation). Pods: what the watch sees is read by `k8s_pods.PodBook` (a pod bound is
+assumed, one gone is dropped and kept as departed until its node's object shows it gone).
 
 RBAC (docs/integrations/kubernetes.md): get, list, watch noderesourcetopologies and pods; create
 pods/binding. No token or certificate is ever logged.
@@ -35,14 +35,12 @@ from lightkube.resources.core_v1 import Pod, PodBinding
 
 from .. import errors
 from ..errors import DescriptorError, Issue, NfvplaceError
-from ..integrations.kubernetes.calls import Door, node_gone, pod_admitted, pod_bound, pod_gone
+from ..integrations.kubernetes.calls import Door, node_gone
 from ..integrations.kubernetes.extender import BindingArgs
-from ..integrations.kubernetes.node_pods import NodePods, settle
 from ..integrations.kubernetes.verdicts import prime_in_background
 from ..models.loading import SourceDocument
 from ..store import HostInUseError
-from ..store.assumed import AssumedPods
-from ..store.records import utc_now
+from .k8s_pods import PodBook, name_of
 from .problems import ProblemError
 from .settings import Settings, SettingsError
 
@@ -52,9 +50,6 @@ NRT_API = "topology.node.k8s.io/v1alpha2"
 NRT = create_global_resource(
     "topology.node.k8s.io", "v1alpha2", "NodeResourceTopology", "noderesourcetopologies"
 )
-FINISHED = ("Succeeded", "Failed")
-WATCH_ASSUME_S = 300.0
-"""How long a pod the watch saw bound stays assumed at most (the bind verb's default)."""
 
 
 def warm_up() -> None:
@@ -216,8 +211,8 @@ class Watch:
         self.report = report
         self.state = WatchState()
         self.nodes: dict[str, str] = {}  # NRT name -> resourceVersion stored
-        self.running: set[str] = set()  # pods seen running (each admission is told once)
-        self.pods = NodePods()  # each node's pods, for the exporters' pod fingerprints
+        self.book = PodBook(door)  # what the pod watch saw
+        self.pods = self.book.pods  # each node's pods, for the exporters' pod fingerprints
         self.stopping = threading.Event()
         self.threads = [
             threading.Thread(target=self._forever, args=(self._nrts,), name="nfvplace-nrt-watch"),
@@ -256,7 +251,7 @@ class Watch:
         names = set()
         for obj in listed:
             data = _plain(obj)
-            names.add(_name(data))
+            names.add(name_of(data))
             self._nrt("ADDED", data, known)
         for gone in before - names:  # deleted while the watch was away
             self._nrt_gone(gone, known)
@@ -290,6 +285,7 @@ class Watch:
         """A node's NodeResourceTopology was deleted: the node is unregistered again."""
         known.pop(name, None)
         node_gone(self.door, name)
+        self.book.node_gone(name)
         try:
             self.door.store.delete_host(name)
         except HostInUseError as exc:  # placements of the REST API hold it: kept
@@ -302,51 +298,15 @@ class Watch:
 
     def _pods(self) -> None:
         listed = self.client.list(Pod, namespace="*")
-        seen: dict[str, str] = {}  # uid -> node name ("" unbound)
-        for obj in listed:
-            data = _plain(obj)
-            self.pods.saw(_uid(data), data, gone=_finished(data))
-            if _finished(data):
-                pod_gone(self.door, _uid(data))
-            else:
-                seen[_uid(data)] = _node(data)
-                if _node(data) and (data.get("status") or {}).get("phase") == "Running":
-                    self.running.add(_uid(data))
-                    pod_admitted(self.door, _uid(data))
-        self.pods.listed(set(seen))
-        settle(self.door.store.engine, self.pods, None)  # objects kept unmatched, anywhere
-        for pod in AssumedPods(self.door.store.engine).live(utc_now()):  # gone while unwatched
-            if pod.uid not in seen and "/" not in pod.uid:
-                pod_gone(self.door, pod.uid)
+        count = self.book.listed(_plain(obj) for obj in listed)
         with self.state.lock:
-            self.state.pods_synced, self.state.pods = True, len(seen)
+            self.state.pods_synced, self.state.pods = True, count
         self.state.publish(force=True)
         for kind, obj in self._events(Pod, listed.resourceVersion, namespace="*"):
-            self._pod(kind, _plain(obj), seen)
-
-    def _pod(self, kind: str, data: Mapping[str, Any], seen: dict[str, str]) -> None:
-        uid = _uid(data)
-        changed = self.pods.saw(uid, data, gone=kind == "DELETED" or _finished(data))
-        if kind == "DELETED" or _finished(data):
-            seen.pop(uid, None)
-            self.running.discard(uid)
-            pod_gone(self.door, uid)
-        else:
-            node, before = _node(data), seen.get(uid, "")
-            seen[uid] = node
-            phase = (data.get("status") or {}).get("phase")
-            if node and not before and phase in (None, "Pending"):
-                try:
-                    pod_bound(self.door, data, WATCH_ASSUME_S)
-                except Exception as exc:  # an unreadable pod: the scheduler reports it already
-                    log.warning("pod %s/%s not counted: %s", _ns(data), _name(data), exc)
-            if node and phase == "Running" and uid not in self.running:
-                self.running.add(uid)
-                pod_admitted(self.door, uid)
-        settle(self.door.store.engine, self.pods, changed)  # an object kept unmatched there
-        with self.state.lock:
-            self.state.pods = len(seen)
-        self.state.publish()
+            count = self.book.event(kind, _plain(obj))
+            with self.state.lock:
+                self.state.pods = count
+            self.state.publish()
 
     def _events(self, res: Any, version: str, **options: Any) -> Iterator[tuple[str, Any]]:
         """Watch events from `version` until the stream breaks (then the caller lists again) or
@@ -363,26 +323,6 @@ class Watch:
 def _plain(obj: Any) -> Mapping[str, Any]:
     """A lightkube object as the API server's JSON."""
     return obj.to_dict()  # type: ignore[no-any-return]
-
-
-def _uid(data: Mapping[str, Any]) -> str:
-    return str((data.get("metadata") or {}).get("uid") or f"{_ns(data)}/{_name(data)}")
-
-
-def _ns(data: Mapping[str, Any]) -> str:
-    return str((data.get("metadata") or {}).get("namespace") or "")
-
-
-def _name(data: Mapping[str, Any]) -> str:
-    return str((data.get("metadata") or {}).get("name") or "")
-
-
-def _node(data: Mapping[str, Any]) -> str:
-    return str((data.get("spec") or {}).get("nodeName") or "")
-
-
-def _finished(data: Mapping[str, Any]) -> bool:
-    return (data.get("status") or {}).get("phase") in FINISHED
 
 
 def started(

@@ -213,6 +213,7 @@ class AssumedPods:
             signed = shows(pending) if shows is not None else None
             if signed is not None:
                 shown, after = signed, dict(free)
+                _placed(conn, node, shows, [p for p in pending if p.uid not in shown], seq)
             else:
                 baseline = _totals_read(row["free"]) if row is not None else dict(free)
                 shown, moved = accounted(baseline, free, pending)
@@ -370,6 +371,16 @@ def _accounted(conn: Any, uids: list[str], now: datetime, seq: int) -> None:
     if uids:
         marked = update(ASSUMED).where(ASSUMED.c.uid.in_(uids))
         conn.execute(marked.values(accounted_at=now, change_seq=seq))
+
+
+def _placed(conn: Any, node: str, shows: Shows | None, pending: list[AssumedPod], seq: int) -> None:
+    """The pods a signed object does not show, placed again on its counts (`Shows.place`)."""
+    if shows is None or shows.place is None or not pending:
+        return
+    for uid, counts in shows.place(pending).items():
+        nodes = {node: {r: dict(per) for r, per in counts.items()}}
+        moved = update(ASSUMED).where(ASSUMED.c.uid == uid)
+        conn.execute(moved.values(nodes=nodes, change_seq=seq))
 
 
 def _any(engine: Engine, *which: Any) -> bool:

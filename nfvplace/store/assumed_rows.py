@@ -107,12 +107,19 @@ Match = Callable[[str, list[AssumedPod]], list[str] | None]
 by their UIDs, when a set of the pods known there matches it; None when none does."""
 
 
+Place = Callable[[list[AssumedPod]], dict[str, Counts]]
+"""Where the kubelet will put a node's assumed pods that its new object does not show (oldest
+first) on that object's counts: the new counts of those whose NUMA nodes move, by UID."""
+
+
 @dataclass(frozen=True)
 class Shows:
-    """A new object's pod fingerprint and how to match it (`reconcile`, `rematch`)."""
+    """A new object's pod fingerprint and how to match it (`reconcile`, `rematch`), and where the
+    pods it does not show will go on its counts (`place`, when known)."""
 
     signed: str
     match: Match
+    place: Place | None = None
 
     def __call__(self, assumed: list[AssumedPod]) -> list[str] | None:
         return self.match(self.signed, assumed)

@@ -231,6 +231,21 @@ class K8sNodeViewRow(Base):
     unmatched: Mapped[dict[str, Any] | None] = mapped_column(JsonType, nullable=True)
 
 
+class K8sDepartedRow(Base):
+    """A pod the pod watch saw leave `node` that no NodeResourceTopology of the node has shown
+    gone yet, and what it took there (resource -> amount over the node's NUMA nodes): the
+    Kubernetes door's filter answers "retry" where that room would take the pod
+    (integrations/kubernetes/departed.py; migration 0018)."""
+
+    __tablename__ = "k8s_departed_pods"
+
+    uid: Mapped[str] = mapped_column(String(128), primary_key=True)
+    node: Mapped[str] = mapped_column(String(255), nullable=False, index=True)
+    pod: Mapped[str] = mapped_column(String(512), nullable=False)  # namespace/name
+    takes: Mapped[dict[str, Any]] = mapped_column(JsonType, nullable=False)
+    left_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
+
+
 class K8sLockRow(Base):
     """One row: every write of the assumed pods updates it first, so that the decisions of all
     workers and replicas (and the assumed pods they record) are taken one after the other; `seq`

@@ -59,7 +59,10 @@ def test_filter_follows_the_upstream_demo(client: TestClient) -> None:
     assert "Topology Affinity Error" in reason
     assert "1 example.com/deviceA, 1 example.com/deviceB" in reason
     assert "no NodeResourceTopology known" in result["FailedAndUnresolvableNodes"]["no-nrt"]
-    assert client.get("/k8s/v1/assumptions").json() == {"pods": []}  # filter assumes nothing
+    assert client.get("/k8s/v1/assumptions").json() == {
+        "pods": [],
+        "departed": [],
+    }  # filter assumes nothing
 
 
 def test_node_objects_are_given_back(client: TestClient) -> None:
@@ -72,7 +75,7 @@ def test_node_objects_are_given_back(client: TestClient) -> None:
             "/k8s/v1/filter", json={"Pod": demo_pod(uid), "Nodes": {"items": [node]}}
         ).json()
         assert (answer["Nodes"]["items"], answer["NodeNames"]) == ([node], None)
-    assert client.get("/k8s/v1/assumptions").json() == {"pods": []}
+    assert client.get("/k8s/v1/assumptions").json() == {"pods": [], "departed": []}
 
 
 def test_bad_requests_get_the_upstream_error_field(client: TestClient) -> None:
@@ -123,7 +126,10 @@ def test_assumptions_are_listed_and_dropped_by_role(client: TestClient) -> None:
     assert missing.status_code == 404
     assert missing.json()["code"] == "nfvplace.kubernetes.not_assumed"
     assert client.delete("/k8s/v1/assumptions/gone", headers=auth("reader")).status_code == 403
-    assert client.get("/k8s/v1/assumptions", headers=auth("reader")).json() == {"pods": []}
+    assert client.get("/k8s/v1/assumptions", headers=auth("reader")).json() == {
+        "pods": [],
+        "departed": [],
+    }
     refused = client.post("/k8s/v1/filter", json={}, headers=auth("reader"))
     assert refused.status_code == 403
     assert client.post("/k8s/v1/bind", json={}, headers=auth("reader")).status_code == 403

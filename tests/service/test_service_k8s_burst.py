@@ -182,7 +182,10 @@ def test_a_burst_does_not_overcommit(
         assert sorted(api.bindings) == sorted(
             (f"burst/{name}", node) for node, names in cluster.bound.items() for name in names
         )
-        wait_until(lambda: client.get("/k8s/v1/assumptions").json() == {"pods": []}, "all shown")
+        wait_until(
+            lambda: client.get("/k8s/v1/assumptions").json() == {"pods": [], "departed": []},
+            "all shown",
+        )
     for state in cluster.states.values():
         for node_id in (0, 1):
             assert state.cpus[node_id].free >= 0

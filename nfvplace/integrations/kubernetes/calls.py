@@ -19,7 +19,7 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Collection, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -33,10 +33,12 @@ from ...lint.gate import gate
 from ...models.chd import ComputeHostDescriptor, TopologyManager
 from ...models.loading import SourceDocument
 from ...store import Store
-from ...store.assumed import AssumedPod, AssumedPods, Baseline, Shows, totals
+from ...store.assumed import AssumedPod, AssumedPods, Baseline, Shows
 from ...store.parsed import ParsedHosts
 from ...store.records import utc_now
+from .again import kubelet_order
 from .decide import NodeDecision, NodeView, decide, pod_shape
+from .departed import retry_where_departed
 from .extender import BindingArgs, ExtenderArgs, filter_result, key_of, pod_key, priorities
 from .state import NodeState, node_state, topology_manager
 from .verdicts import Assumed, Seen, verdicts, worker_verdicts
@@ -170,6 +172,8 @@ def filter_call(door: Door, args: ExtenderArgs) -> dict[str, Any]:
         door.store, args.pod, args.node_names, assumed, "pack", door.pass_unregistered
     )
     FILTERED.put(pod_key(args.pod), seen)
+    if refusal is None:  # "retry" where pods left that the nodes' objects do not show gone yet
+        retry_where_departed(door.store, door.hosts, door.nrt_interval_s, args.pod, found, assumed)
     return filter_result(args, found, refusal)
 
 
@@ -303,7 +307,7 @@ def assumed_there(
     ) -> tuple[tuple[NodeDecision, bool], AssumedPod | None, Baseline]:
         generation, host = door.hosts.read([node], through)[node]
         state, manager = COUNTED.of(node, host)
-        baseline = (generation, free_totals(state))
+        baseline = (generation, state.free_totals())
         if any(p.uid == uid for p in known):  # assumed meanwhile, or accounted for already
             return (NodeDecision(node, True, 0), False), None, baseline
         others = tuple((p.uid, p.consumption) for p in known if p.counts)
@@ -332,14 +336,6 @@ def assumed_there(
     return AssumedPods(door.store.engine).assume(node, now, check, land)
 
 
-def free_totals(state: NodeState) -> dict[str, int]:
-    """Resource -> free amount over the node's NUMA nodes."""
-    free = {"cpu": {n: p.free for n, p in state.cpus.items()}}
-    for pools in (state.memory, state.devices):
-        free.update({r: {n: p.free for n, p in per.items()} for r, per in pools.items()})
-    return totals(free)
-
-
 # --- what the cluster says ------------------------------------------------------------------------
 
 
@@ -354,8 +350,10 @@ def reconcile(
     the assumed pods it shows (`shows`: by its pod fingerprint) or its totals account for are
     dropped."""
     worker_verdicts(store).nodes.put(node, generation, host)
-    state, _manager = COUNTED.of(node, host)
-    free = free_totals(state)
+    state, manager = COUNTED.of(node, host)
+    free = state.free_totals()
+    if shows is not None:  # the pods it does not show, placed again on its counts
+        shows = replace(shows, place=kubelet_order(state, manager))
     shown = AssumedPods(store.engine).reconcile(node, generation, free, utc_now(), shows)
     log.debug(
         "node %s generation %d, free %s: shows assumed pods %s", node, generation, free, shown

@@ -50,7 +50,10 @@ class NodeView:
 
     @property
     def key(self) -> Hashable:
-        return (self.name, self.generation, self.reported.made, tuple(u for u, _ in self.assumed))
+        placed = tuple(
+            (u, tuple((r, tuple(p.items())) for r, p in c.items())) for u, c in self.assumed
+        )
+        return (self.name, self.generation, self.reported.made, placed)  # a pod's NUMA node moves
 
     def state(self) -> NodeState:
         """The counts with the assumed pods taken."""

@@ -13,7 +13,8 @@ What each answer makes kube-scheduler (v1.34) do, and so which one nfvplace give
   1, 2, 4, 8, then every 10 s (not to the unschedulable pods, which wait for a cluster event or the
   5-minute flush). nfvplace answers it when no node takes the pod and at least one would on its
   NodeResourceTopology alone: the refusal rests on pods bound but not shown yet, which the next
-  updates of the objects will show (or which will go), so the pod is retried promptly.
+  updates of the objects will show (or which will go), so the pod is retried promptly; or would
+  once its object shows gone the pods the pod watch saw leave it (`departed.py`).
 
 Prioritize scores each node from the same decision: 0 where filter refuses, 1 to 10 where it
 keeps.
@@ -159,7 +160,8 @@ def retry_message(waiting: int, names: Sequence[str], reasons: Sequence[str], re
     listed = "; ".join(f"{names[i]}: {reasons[i]}" for i in np.flatnonzero(refused).tolist())
     return (
         f"{errors.KUBERNETES_RETRY}: no node takes the pod now, and {waiting} node(s) would "
-        "once their NodeResourceTopology shows the pods bound there (or they go): try again "
+        "once their NodeResourceTopology shows the pods bound there (or they go), or the pods "
+        "that left gone: try again "
         f"({listed})"
     )
 

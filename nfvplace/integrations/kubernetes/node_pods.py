@@ -29,6 +29,7 @@ from sqlalchemy import Engine
 from ...store.assumed import AssumedPod, AssumedPods, Match, Shows
 from ...store.records import utc_now
 from . import fingerprint
+from .departed import Departures
 
 log = logging.getLogger("nfvplace.kubernetes")
 
@@ -65,7 +66,8 @@ class NodePods:
     """Each node's pods as the pod watch saw them (thread-safe: the pod watch writes, the NRT
     watch reads)."""
 
-    def __init__(self) -> None:
+    def __init__(self, departures: Departures | None = None) -> None:
+        self.departures = departures  # told what each matched object shows
         self._nodes: dict[str, _Node] = {}
         self._where: dict[str, str] = {}  # uid -> node
         self._lock = threading.Lock()
@@ -146,6 +148,8 @@ class NodePods:
             if known is not None:
                 for uid in [u for u, (name, _) in known.departed.items() if name not in pods]:
                     del known.departed[uid]
+        if self.departures is not None:
+            self.departures.shown(node, pods)
 
 
 def matcher(pods: NodePods, node: str) -> Match:
@@ -184,10 +188,14 @@ def settle(engine: Engine, pods: NodePods, nodes: Collection[str] | None) -> lis
     because they matched no pod set are matched again (`AssumedPods.rematch`); the UIDs of the
     assumed pods they now show."""
     if nodes is not None and not nodes:
+        if pods.departures is not None:
+            pods.departures.flush()
         return []
     store, shown = AssumedPods(engine), []
     for node in store.unmatched(nodes):
         found = store.rematch(node, utc_now(), matcher(pods, node))
         log.debug("node %s: kept object matched again: %s", node, found)
         shown += found or []
+    if pods.departures is not None:
+        pods.departures.flush()  # the departures the objects matched show gone
     return shown

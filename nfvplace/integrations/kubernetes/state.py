@@ -72,6 +72,14 @@ class NodeState:
                     if resource in self.memory and amount:
                         self.memory_groups.setdefault(node, 1 << node)
 
+    def give(self, node: int, totals: Mapping[str, int]) -> None:
+        """Give back on `node` what a pod that left held (resource -> amount), never above what
+        the kubelet may hand out; a resource the node does not count there is left as it is."""
+        for resource, amount in totals.items():
+            pool = self._pools(resource).get(node)
+            if pool is not None:
+                pool.free = min(pool.free + amount, pool.allocatable)
+
     def add(self, node: int, pool: KubeletPool) -> None:
         """A pool of `node` as a kind reads it: CPUs and memory as they are, devices of one name
         summed over the node's ports or devices."""
@@ -91,6 +99,13 @@ class NodeState:
         if resource == "cpu":
             return self.cpus
         return self.memory.get(resource) or self.devices.get(resource) or {}
+
+    def free_totals(self) -> dict[str, int]:
+        """Resource -> free amount over the node's NUMA nodes."""
+        free = {"cpu": sum(p.free for p in self.cpus.values())}
+        for pools in (self.memory, self.devices):
+            free.update({r: sum(p.free for p in per.values()) for r, per in pools.items()})
+        return free
 
     def free_of(self, resource: str) -> dict[int, int]:
         return {node: pool.free for node, pool in self._pools(resource).items()}

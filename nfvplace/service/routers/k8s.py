@@ -7,6 +7,7 @@ upstream `Error` field (the scheduler reports it on the pod), not a problem docu
 
 from __future__ import annotations
 
+from datetime import timedelta
 from functools import partial
 from typing import Annotated, Any, Literal
 
@@ -24,6 +25,7 @@ from ...integrations.kubernetes.extender import (
     read_binding,
 )
 from ...store.assumed import AssumedPods
+from ...store.departed import PRUNED_S, DepartedPods
 from ...store.records import utc_now
 from .. import k8s_cluster
 from ..auth import require
@@ -96,8 +98,21 @@ class AssumedPodView(BaseModel):
     )
 
 
+class DepartedPodView(BaseModel):
+    uid: str
+    pod: str = Field(description="namespace/name")
+    node: str = Field(description="The node it left")
+    takes: dict[str, int] = Field(description="resource -> amount it held on the node")
+    left_at: str
+
+
 class AssumedPodList(BaseModel):
     pods: list[AssumedPodView]
+    departed: list[DepartedPodView] = Field(
+        default_factory=list,
+        description="Pods the pod watch saw leave a node whose NodeResourceTopology does not "
+        "show them gone yet (filter answers retry where their room would take a pod)",
+    )
 
 
 @router.post(
@@ -260,8 +275,14 @@ def extender_status(request: Request) -> dict[str, Any]:
     responses=problems(401, 403),
 )
 def list_assumptions(store: StoreDep) -> dict[str, Any]:
-    """The pods the extender admitted that the nodes' NodeResourceTopology does not show yet."""
-    return {"pods": [p.as_json() for p in AssumedPods(store.engine).live(utc_now())]}
+    """The pods the extender admitted that the nodes' NodeResourceTopology does not show yet, and
+    the pods that left a node whose NodeResourceTopology does not show them gone yet."""
+    now = utc_now()
+    departed = DepartedPods(store.engine).on_nodes(now - timedelta(seconds=PRUNED_S))
+    return {
+        "pods": [p.as_json() for p in AssumedPods(store.engine).live(now)],
+        "departed": [p.as_json() for pods in departed.values() for p in pods],
+    }
 
 
 @router.delete(
