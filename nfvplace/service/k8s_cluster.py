@@ -24,7 +24,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from lightkube import ApiError, Client, ConfigError, KubeConfig
 from lightkube.core import decoders
@@ -37,6 +37,7 @@ from .. import errors
 from ..errors import DescriptorError, Issue, NfvplaceError
 from ..integrations.kubernetes.calls import Door, node_gone
 from ..integrations.kubernetes.extender import BindingArgs
+from ..integrations.kubernetes.node_pods import NodePods
 from ..integrations.kubernetes.verdicts import prime_in_background
 from ..models.loading import SourceDocument
 from ..store import HostInUseError
@@ -198,8 +199,10 @@ class WatchState:
             self.written = (time.monotonic(), text)
 
 
-Report = Callable[..., object]
-"""Stores one NodeResourceTopology as `PUT /v1/hosts/{node}` does."""
+class Report(Protocol):
+    """Stores one NodeResourceTopology as `PUT /v1/hosts/{node}` does (`routers.hosts.report`)."""
+
+    def __call__(self, document: SourceDocument, host_id: str, *, pods: NodePods) -> object: ...
 
 
 class Watch:
@@ -212,7 +215,6 @@ class Watch:
         self.state = WatchState()
         self.nodes: dict[str, str] = {}  # NRT name -> resourceVersion stored
         self.book = PodBook(door)  # what the pod watch saw
-        self.pods = self.book.pods  # each node's pods, for the exporters' pod fingerprints
         self.stopping = threading.Event()
         self.threads = [
             threading.Thread(target=self._forever, args=(self._nrts,), name="nfvplace-nrt-watch"),
@@ -273,7 +275,7 @@ class Watch:
             return  # listed again, unchanged
         try:
             document = SourceDocument(data=dict(data), source=f"NodeResourceTopology {name}")
-            self.report(document, name, pods=self.pods)
+            self.report(document, name, pods=self.book.pods)
             known[name] = version
         except (ProblemError, DescriptorError, NfvplaceError) as exc:
             log.warning("NodeResourceTopology %s not stored: %s", name, exc)

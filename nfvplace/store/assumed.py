@@ -234,13 +234,12 @@ class AssumedPods:
             return [str(n) for n in conn.execute(query).scalars()]
 
     def rematch(self, node: str, now: datetime, match: Match) -> list[str] | None:
-        """The pod watch saw more on `node`: its last object, kept when it matched no pod set
-        (`reconcile`), is matched again (`match`, with what the watch knows now). When a set
-        matches, the assumed pods it shows are accounted, the node's baseline becomes that
-        object's free totals and the node is signed, as if it had matched when read; returns
-        their UIDs. None when it still does not match, or no object is kept (a newer one came)."""
-        if not self.unmatched((node,)):
-            return None
+        """The pod watch saw more on `node`, one of the nodes `unmatched` listed: its last object,
+        kept when it matched no pod set (`reconcile`), is matched again (`match`, with what the
+        watch knows now). When a set matches, the assumed pods it shows are accounted, the node's
+        baseline becomes that object's free totals and the node is signed, as if it had matched
+        when read; returns their UIDs. None when it still does not match, or no object is kept
+        (a newer one came since `unmatched` listed it)."""
         with self.engine.begin() as conn:
             known, seq = self._locked(conn, now, node)
             query = select(VIEWS.c.generation, VIEWS.c.unmatched).where(VIEWS.c.node == node)

@@ -12,11 +12,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any, cast
 
 from sqlalchemy import Table, delete, insert, select, update
 
+from .records import as_utc
 from .tables import K8sAssumedGoneRow, K8sAssumedPodRow, K8sLockRow, K8sNodeViewRow
 
 ASSUMED = cast(Table, K8sAssumedPodRow.__table__)
@@ -178,14 +179,9 @@ def pod_of(r: Mapping[str, Any]) -> AssumedPod:
         r["pod"],
         node,
         _counts(counts),
-        _aware(r["created_at"]),
-        _aware(r["expires_at"]),
+        as_utc(r["created_at"]),
+        as_utc(r["expires_at"]),
         r["assumed_generation"],
-        _aware(running) if running is not None else None,
-        _aware(accounted) if accounted is not None else None,
+        as_utc(running) if running is not None else None,
+        as_utc(accounted) if accounted is not None else None,
     )
-
-
-def _aware(moment: datetime) -> datetime:
-    """SQLite gives back naive datetimes: they were written in UTC."""
-    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)

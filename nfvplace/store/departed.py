@@ -17,7 +17,7 @@ from typing import Any, cast
 
 from sqlalchemy import Engine, Table, delete, insert, select
 
-from .assumed_rows import _aware
+from .records import as_utc
 from .tables import K8sDepartedRow
 
 DEPARTED = cast(Table, K8sDepartedRow.__table__)
@@ -94,7 +94,7 @@ class DepartedPods:
                 if nodes is not None and not named and row["node"] not in nodes:
                     continue
                 takes = {str(r): int(v) for r, v in dict(row["takes"]).items()}
-                left_at = _aware(row["left_at"])
+                left_at = as_utc(row["left_at"])
                 pod = DepartedPod(
                     str(row["uid"]), str(row["node"]), str(row["pod"]), takes, left_at
                 )

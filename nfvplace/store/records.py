@@ -183,6 +183,11 @@ def utc_now() -> datetime:
     return datetime.now(UTC)
 
 
+def as_utc(moment: datetime) -> datetime:
+    """A stored moment as an aware one: SQLite gives back naive datetimes, written in UTC."""
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+
+
 def chd_json(chd: ComputeHostDescriptor) -> JsonText:
     """A host as the JSON columns store it, serialised once."""
     return JsonText(chd.model_dump_json(by_alias=True))

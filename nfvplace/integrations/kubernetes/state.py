@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from ...models.chd import ComputeHostDescriptor, TopologyManager
 from ...placement.resources import KUBELET_COUNTS
 from ...placement.resources.kubelet import KubeletPool
+from ...store.assumed_rows import totals
 from .hints import NumaInfo
 
 Consumption = dict[str, dict[int, int]]
@@ -102,10 +103,7 @@ class NodeState:
 
     def free_totals(self) -> dict[str, int]:
         """Resource -> free amount over the node's NUMA nodes."""
-        free = {"cpu": sum(p.free for p in self.cpus.values())}
-        for pools in (self.memory, self.devices):
-            free.update({r: sum(p.free for p in per.values()) for r, per in pools.items()})
-        return free
+        return totals({r: self.free_of(r) for r in ("cpu", *self.memory, *self.devices)})
 
     def free_of(self, resource: str) -> dict[int, int]:
         return {node: pool.free for node, pool in self._pools(resource).items()}
