@@ -82,9 +82,9 @@ class PlacementRequest:
     @cached_property
     def stored_descriptor(self) -> JsonText:
         """The descriptor as the store keeps it with the placement (see `vm_descriptors`)."""
-        descriptor = self.descriptor
         if self.stored is not None:
             return self.stored
+        descriptor = self.descriptor
         if not isinstance(descriptor, tuple):
             return JsonText(descriptor.model_dump_json(by_alias=True, exclude_none=True))
         batch = [

@@ -88,26 +88,25 @@ def _named_vm(body: Any) -> tuple[str, bytes] | None:
         return None
 
 
-def _around(body: dict[str, Any]) -> tuple[str, str] | None:
-    """The body's canonical JSON (`canonical_body`) split where the VM's name is written."""
-    text = canonical_body({**body, "vm": {**body["vm"], "name": _MARK}})
-    mark = json.dumps(_MARK)
+def _split(text: str, mark: str) -> tuple[str, str] | None:
+    """`text` before and after `mark` (the name's mark as that JSON writes it); None where the
+    mark is found other than once."""
     if text.count(mark) != 1:
         return None
     before, _, after = text.partition(mark)
     return before, after
+
+
+def _around(body: dict[str, Any]) -> tuple[str, str] | None:
+    """The body's canonical JSON (`canonical_body`) split where the VM's name is written."""
+    return _split(canonical_body({**body, "vm": {**body["vm"], "name": _MARK}}), json.dumps(_MARK))
 
 
 def _stored_around(descriptor: VmDescriptor) -> tuple[str, str] | None:
     """The descriptor's stored JSON (`PlacementRequest.stored_descriptor`) split where its name
-    is written (None where the mark is found other than once)."""
+    is written."""
     marked = descriptor.model_copy(update={"name": _MARK})
-    text = marked.model_dump_json(by_alias=True, exclude_none=True)
-    mark = to_json(_MARK).decode()
-    if text.count(mark) != 1:
-        return None
-    before, _, after = text.partition(mark)
-    return before, after
+    return _split(marked.model_dump_json(by_alias=True, exclude_none=True), to_json(_MARK).decode())
 
 
 def _renamed(shape: _KeptShape, body: dict[str, Any], name: str) -> PlacementRequest:
