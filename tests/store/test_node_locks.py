@@ -63,13 +63,14 @@ def test_a_node_waits_for_its_lock_in_another_thread_and_another_node_does_not(
         thread.join()
 
 
+def process(script: str, *args: str) -> subprocess.Popen[str]:
+    """`script` run by another Python process, talked to through its standard input and output."""
+    command = [sys.executable, "-c", script, *args]
+    return subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+
+
 def test_a_node_waits_for_its_lock_in_another_process(engine: Engine, db_url: str) -> None:
-    holder = subprocess.Popen(
-        [sys.executable, "-c", HOLDER, db_url, NODE],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
+    holder = process(HOLDER, db_url, NODE)
     assert holder.stdout is not None
     assert holder.stdin is not None
     try:
@@ -153,12 +154,7 @@ def test_two_processes_waiting_for_each_others_nodes_in_other_threads_both_get_t
 
     holder = threading.Thread(target=hold)
     holder.start()
-    other = subprocess.Popen(
-        [sys.executable, "-c", CROSSED, db_url, OTHER, NODE],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
+    other = process(CROSSED, db_url, OTHER, NODE)
     assert other.stdout is not None
     assert other.stdin is not None
     try:
