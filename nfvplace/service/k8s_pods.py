@@ -52,7 +52,7 @@ class PodBook:
                     self.running.add(uid)
                     pod_admitted(self.door, uid)
         self.pods.listed(set(seen))
-        settle(self.door.store.engine, self.pods, None)  # objects kept unmatched, anywhere
+        settle(self.door.store, self.pods, None)  # objects kept unmatched, anywhere
         for pod in AssumedPods(self.door.store.engine).live(utc_now()):  # gone while unwatched
             if pod.uid not in seen and "/" not in pod.uid:
                 pod_gone(self.door, pod.uid)
@@ -81,7 +81,7 @@ class PodBook:
             if node and phase == "Running" and uid not in self.running:
                 self.running.add(uid)
                 pod_admitted(self.door, uid)
-        settle(self.door.store.engine, self.pods, changed)  # an object kept unmatched there
+        settle(self.door.store, self.pods, changed)  # an object kept unmatched there
         return len(seen)
 
     def _left(self, uid: str, data: Mapping[str, Any], nodes: set[str]) -> None:

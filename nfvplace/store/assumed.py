@@ -51,6 +51,7 @@ from .assumed_rows import (
     AssumedPod,
     Counts,
     Match,
+    Place,
     Shows,
     bump,
     forget,
@@ -210,10 +211,10 @@ class AssumedPods:
             row = conn.execute(select(VIEWS).where(VIEWS.c.node == node)).mappings().first()
             if row is not None and int(row["generation"]) >= generation:
                 return []  # seen already (another worker or replica got there first)
-            signed = shows(pending) if shows is not None else None
+            signed, place = (shows(pending), shows.place) if shows is not None else (None, None)
             if signed is not None:
                 shown, after = signed, dict(free)
-                _placed(conn, node, shows, [p for p in pending if p.uid not in shown], seq)
+                _placed(conn, node, place, [p for p in pending if p.uid not in shown], seq)
             else:
                 baseline = _totals_read(row["free"]) if row is not None else dict(free)
                 shown, moved = accounted(baseline, free, pending)
@@ -233,22 +234,29 @@ class AssumedPods:
         with self.engine.connect() as conn:
             return [str(n) for n in conn.execute(query).scalars()]
 
-    def rematch(self, node: str, now: datetime, match: Match) -> list[str] | None:
+    def rematch(
+        self, node: str, now: datetime, match: Match, again: tuple[int, Place] | None = None
+    ) -> list[str] | None:
         """The pod watch saw more on `node`, one of the nodes `unmatched` listed: its last object,
         kept when it matched no pod set (`reconcile`), is matched again (`match`, with what the
-        watch knows now). When a set matches, the assumed pods it shows are accounted, the node's
-        baseline becomes that object's free totals and the node is signed, as if it had matched
-        when read; returns their UIDs. None when it still does not match, or no object is kept
-        (a newer one came since `unmatched` listed it)."""
+        watch knows now). When a set matches, the assumed pods it shows are accounted, those it
+        does not show are placed again (`again`: the generation of the object it places on, and
+        how; not when another object is stored now), the node's baseline becomes that object's
+        free totals and the node is signed, as if it had matched when read; returns their UIDs.
+        None when it still does not match, or no object is kept (a newer one came since
+        `unmatched` listed it)."""
         with self.engine.begin() as conn:
             known, seq = self._locked(conn, now, node)
             query = select(VIEWS.c.generation, VIEWS.c.unmatched).where(VIEWS.c.node == node)
             row = conn.execute(query).first()
             if row is None or not isinstance(row.unmatched, Mapping):
                 return None
-            shown = match(str(row.unmatched["print"]), [p for p in known if p.counts])
+            pending = [p for p in known if p.counts]
+            shown = match(str(row.unmatched["print"]), pending)
             if shown is None:
                 return None
+            if again is not None and again[0] == int(row.generation):
+                _placed(conn, node, again[1], [p for p in pending if p.uid not in shown], seq)
             _accounted(conn, shown, now, seq)
             free = _totals_read(row.unmatched["free"])
             self._set_view(conn, node, int(row.generation), free, seq, signed=True)
@@ -372,11 +380,11 @@ def _accounted(conn: Any, uids: list[str], now: datetime, seq: int) -> None:
         conn.execute(marked.values(accounted_at=now, change_seq=seq))
 
 
-def _placed(conn: Any, node: str, shows: Shows | None, pending: list[AssumedPod], seq: int) -> None:
-    """The pods a signed object does not show, placed again on its counts (`Shows.place`)."""
-    if shows is None or shows.place is None or not pending:
+def _placed(conn: Any, node: str, place: Place | None, pending: list[AssumedPod], seq: int) -> None:
+    """The pods a signed object does not show, placed again on its counts (`place`)."""
+    if place is None or not pending:
         return
-    for uid, counts in shows.place(pending).items():
+    for uid, counts in place(pending).items():
         nodes = {node: {r: dict(per) for r, per in counts.items()}}
         moved = update(ASSUMED).where(ASSUMED.c.uid == uid)
         conn.execute(moved.values(nodes=nodes, change_seq=seq))

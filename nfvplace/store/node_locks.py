@@ -10,7 +10,11 @@ Node names are hashed onto `STRIPES` locks (two nodes on one stripe wait for eac
 costs time, never correctness):
 - in one process, a `threading.Lock` per stripe;
 - SQLite (worker processes on one machine): then an exclusive `fcntl` lock on the stripe's byte
-  of a file beside the database;
+  of a file beside the database: an open file description lock (Linux) where the platform has
+  them. A plain record lock belongs to the process, not the thread, so the kernel refused a wait
+  as a deadlock (EDEADLK) when two processes each had one thread waiting for the byte that
+  another thread of the other held, though no thread holds a byte while it waits for another
+  (no deadlock was real);
 - PostgreSQL (replicas anywhere): then a session-level advisory lock on the stripe, taken and
   released on the connection the bind decides on (no second connection is held).
 """
@@ -20,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import struct
 import threading
 import zlib
 from collections.abc import Iterator
@@ -81,14 +86,26 @@ def _advisory(conn: Connection, k: int) -> Iterator[None]:
             conn.invalidate()
 
 
+_OFD_WAIT: int | None = getattr(fcntl, "F_OFD_SETLKW", None)
+
+
 @contextlib.contextmanager
 def _byte_lock(path: Path, k: int) -> Iterator[None]:
     fd = _descriptor(path)
-    fcntl.lockf(fd, fcntl.LOCK_EX, 1, k)
+    _set(fd, fcntl.F_WRLCK, k)
     try:
         yield
     finally:
-        fcntl.lockf(fd, fcntl.LOCK_UN, 1, k)
+        _set(fd, fcntl.F_UNLCK, k)
+
+
+def _set(fd: int, kind: int, k: int) -> None:
+    """Lock (waiting) or unlock byte k of the file: an open file description lock where the
+    platform has them (struct flock: type, whence, start, length, pid 0), else the process's."""
+    if _OFD_WAIT is None:
+        fcntl.lockf(fd, fcntl.LOCK_EX if kind == fcntl.F_WRLCK else fcntl.LOCK_UN, 1, k)
+        return
+    fcntl.fcntl(fd, _OFD_WAIT, struct.pack("hhqqi4x", kind, os.SEEK_SET, k, 1, 0))
 
 
 def _descriptor(path: Path) -> int:

@@ -1,11 +1,13 @@
 """An assumed pod's NUMA node is placed again on each signed object, by the kubelet's rule
 (`again.py`): the lowest NUMA node that holds it, oldest first; and stored so (`Shows.place` in
-`AssumedPods.reconcile`), on SQLite and PostgreSQL. These fail at main (no `again` module, no
-`Shows.place`)."""
+`AssumedPods.reconcile`, and `rematch` for an object matched late), on SQLite and PostgreSQL.
+These fail at main (no `again` module, no `Shows.place`)."""
 
 from __future__ import annotations
 
 from datetime import timedelta
+
+import pytest
 
 from nfvplace.integrations.kubernetes.again import kubelet_order, lowest
 from nfvplace.integrations.kubernetes.hints import NumaInfo
@@ -75,3 +77,28 @@ def test_a_signed_object_stores_the_pods_it_does_not_show_placed_again(store: St
     assert [(p.uid, p.consumption) for p in pods.live(utc_now(), [NODE])] == [
         ("p2", {"cpu": {0: 3}})
     ]
+
+
+@pytest.mark.parametrize(
+    ("stored", "after"),
+    [
+        (2, {"cpu": {0: 3}}),  # the object matched late is the one stored: placed again
+        (3, {"cpu": {1: 3}}),  # another object is stored now: its own reconcile places it
+    ],
+)
+def test_an_object_matched_late_places_the_pods_it_does_not_show_again(
+    store: Store, stored: int, after: Counts
+) -> None:
+    """The object (16 | 6 free) matched no pod set when read (the pod watch behind it); the late
+    pod event matches it (`rematch`): p2, which it does not show, is placed again on its counts,
+    as when an object matches at once. At main `rematch` placed nothing: p2 stayed on node 1."""
+    pods, now = AssumedPods(store.engine), utc_now()
+    p2 = assumed("p2", {"cpu": {1: 3}})
+    pods.assume(NODE, now, lambda known, conn: (None, p2, (1, {"cpu": 32})))
+    behind = Shows("pfp0v001", lambda signed, pending: None)
+    assert pods.reconcile(NODE, 2, {"cpu": 32}, utc_now(), behind) == []  # totals as before
+    assert pods.unmatched() == [NODE]
+    again = (stored, kubelet_order(counts((16, 6)), SINGLE))
+    assert pods.rematch(NODE, utc_now(), lambda signed, pending: [], again) == []
+    assert [p.consumption for p in pods.live(utc_now(), [NODE])] == [after]
+    assert pods.unmatched() == []

@@ -74,12 +74,12 @@ def test_a_departure_is_kept_until_a_matching_object_shows_it_gone(store: Store)
     assert kept(store) == ["cnf/p0"]
     stale = shows(pods, NODE, nrt("cnf/p0", "cnf/p1"))
     assert assumed.reconcile(NODE, 2, {"cpu": 4}, utc_now(), stale) == []
-    settle(store.engine, pods, (NODE,))
+    settle(store, pods, (NODE,))
     assert kept(store) == ["cnf/p0"]  # the object was read before p0 left
     fresh = shows(pods, NODE, nrt("cnf/p1"))
     assert assumed.reconcile(NODE, 3, {"cpu": 18}, utc_now(), fresh) == []  # inside: no write
     assert kept(store) == ["cnf/p0"]
-    settle(store.engine, pods, (NODE,))
+    settle(store, pods, (NODE,))
     assert kept(store) == []
 
 

@@ -66,11 +66,11 @@ def test_a_departure_seen_after_the_object_ends_the_arrival_it_names(store: Stor
     pods.seen("p1", "cnf/p1", NODE, running=False)
     assert read(store, pods, 2, nrt("cnf/p1")) == []  # p0 still known running: no set matches
     assert counted(store) == ["p1"]
-    assert settle(store.engine, pods, pods.gone("nobody")) == []  # nothing changed
-    assert settle(store.engine, pods, {"worker-b"}) == []  # nothing kept there
+    assert settle(store, pods, pods.gone("nobody")) == []  # nothing changed
+    assert settle(store, pods, {"worker-b"}) == []  # nothing kept there
     assert counted(store) == ["p1"]
     assert pods.gone("u0") == {NODE}  # the pod watch sees p0 leave, late
-    assert settle(store.engine, pods, {NODE}) == ["p1"]
+    assert settle(store, pods, {NODE}) == ["p1"]
     assert counted(store) == []
     assert AssumedPods(store.engine).unmatched() == []
 
@@ -84,7 +84,7 @@ def test_an_arrival_seen_after_the_object_resolves_it(store: Store) -> None:
     assert counted(store) == ["p1"]
     assert pods.seen("uq", "cnf/q", NODE, running=False) == {NODE}
     assert pods.seen("uq", "cnf/q", NODE, running=False) == set()  # told once
-    assert settle(store.engine, pods, {NODE}) == ["p1"]
+    assert settle(store, pods, {NODE}) == ["p1"]
     assert counted(store) == []
 
 
@@ -94,8 +94,8 @@ def test_a_change_that_does_not_resolve_it_keeps_it_until_a_newer_object(store: 
     assume(store, "p1")
     assert read(store, pods, 2, nrt("cnf/p1", "cnf/x")) == []  # x never seen
     assert pods.seen("u2", "cnf/p2", NODE, running=True) == {NODE}
-    assert settle(store.engine, pods, {NODE}) == []  # still no set
+    assert settle(store, pods, {NODE}) == []  # still no set
     assert AssumedPods(store.engine).unmatched() == [NODE]
     assert read(store, pods, 3, nrt("cnf/p0", "cnf/p1", "cnf/p2")) == ["p1"]  # a newer one
     assert AssumedPods(store.engine).unmatched() == []
-    assert settle(store.engine, pods, None) == []
+    assert settle(store, pods, None) == []

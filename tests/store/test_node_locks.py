@@ -7,6 +7,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator
 
 import pytest
@@ -62,13 +63,14 @@ def test_a_node_waits_for_its_lock_in_another_thread_and_another_node_does_not(
         thread.join()
 
 
+def process(script: str, *args: str) -> subprocess.Popen[str]:
+    """`script` run by another Python process, talked to through its standard input and output."""
+    command = [sys.executable, "-c", script, *args]
+    return subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+
+
 def test_a_node_waits_for_its_lock_in_another_process(engine: Engine, db_url: str) -> None:
-    holder = subprocess.Popen(
-        [sys.executable, "-c", HOLDER, db_url, NODE],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
+    holder = process(HOLDER, db_url, NODE)
     assert holder.stdout is not None
     assert holder.stdin is not None
     try:
@@ -108,3 +110,69 @@ def test_the_lock_is_let_go_when_the_body_raises_and_leaves_no_transaction(
             assert conn.execute(text(held)).scalar() == 0
         with node_lock(engine, NODE) as conn:
             assert not conn.in_transaction()
+
+
+CROSSED = """
+import sys, threading
+from nfvplace.store import db
+from nfvplace.store.node_locks import node_lock
+engine = db.make_engine(sys.argv[1])
+
+def wait_for(node):
+    with node_lock(engine, node):
+        print("got", flush=True)
+
+with node_lock(engine, sys.argv[2]):
+    print("held", flush=True)
+    waiter = threading.Thread(target=wait_for, args=(sys.argv[3],))
+    waiter.start()
+    sys.stdin.readline()
+waiter.join()
+"""
+
+
+def test_two_processes_waiting_for_each_others_nodes_in_other_threads_both_get_them(
+    engine: Engine, db_url: str
+) -> None:
+    """This process holds NODE in one thread and waits for OTHER in another; the other process
+    holds OTHER and waits for NODE. No thread waits while holding a lock: each gets its node once
+    the holder lets go. With the process's own `fcntl` locks the kernel saw the two processes
+    waiting for each other and refused the second wait (EDEADLK: a bind answered 500 under
+    load, `test_service_k8s_burst.py` with two test workers)."""
+    release, got, failed = threading.Event(), threading.Event(), list[BaseException]()
+
+    def hold() -> None:
+        with node_lock(engine, NODE):
+            release.wait(timeout=30.0)
+
+    def wait_for_other() -> None:
+        try:
+            with node_lock(engine, OTHER):
+                got.set()
+        except BaseException as exc:
+            failed.append(exc)
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    other = process(CROSSED, db_url, OTHER, NODE)
+    assert other.stdout is not None
+    assert other.stdin is not None
+    try:
+        assert other.stdout.readline().strip() == "held"
+        time.sleep(0.5)  # its thread waits for NODE
+        waiter = threading.Thread(target=wait_for_other)
+        waiter.start()
+        time.sleep(0.5)
+        assert failed == []
+        assert not got.is_set()
+        release.set()
+        assert other.stdout.readline().strip() == "got"  # NODE, once let go here
+        other.stdin.write("go\n")
+        other.stdin.flush()
+        assert got.wait(timeout=10.0), failed
+        waiter.join()
+    finally:
+        release.set()
+        holder.join()
+        other.kill()
+        other.wait()

@@ -11,15 +11,18 @@ are placed again on its counts, oldest first (the order their Bindings landed, t
 kubelet admits them), by the Topology Manager's `single-numa-node` rule: each pod whose
 consumption sits on one NUMA node goes to the lowest NUMA node that holds all of it, and what it
 takes is taken before the next. A pod spread over NUMA nodes, or a node with another policy,
-keeps its prediction.
+keeps its prediction. An object that matched no pod set when read (the pod watch behind it) is
+matched again when the watch catches up (`AssumedPods.rematch`): its pods are placed again then,
+on its counts (`placed_again`).
 """
 
 from __future__ import annotations
 
 from ...models.chd import TopologyManager
+from ...store import Store
 from ...store.assumed import AssumedPod, Counts
 from ...store.assumed_rows import Place
-from .state import NodeState
+from .state import COUNTED, NodeState
 
 
 def lowest(state: NodeState, needs: dict[str, int]) -> int | None:
@@ -53,3 +56,13 @@ def kubelet_order(state: NodeState, manager: TopologyManager) -> Place:
         return moved
 
     return place
+
+
+def placed_again(store: Store, node: str) -> tuple[int, Place] | None:
+    """The generation of `node`'s stored object and `kubelet_order` on its counts, for
+    `AssumedPods.rematch` (None: the node is not stored)."""
+    found = store.availability([node]).get(node)
+    if found is None:
+        return None
+    generation, host = found
+    return generation, kubelet_order(*COUNTED.of(node, host))

@@ -30,7 +30,7 @@ from ...dialects.k8s_pod import read_pod
 from ...dialects.kubernetes import Pod
 from ...errors import LintError
 from ...lint.gate import gate
-from ...models.chd import ComputeHostDescriptor, TopologyManager
+from ...models.chd import ComputeHostDescriptor
 from ...models.loading import SourceDocument
 from ...store import Store
 from ...store.assumed import AssumedPod, AssumedPods, Baseline, Shows
@@ -40,7 +40,7 @@ from .again import kubelet_order
 from .decide import NodeDecision, NodeView, decide, pod_shape
 from .departed import retry_where_departed
 from .extender import BindingArgs, ExtenderArgs, filter_result, key_of, pod_key, priorities
-from .state import NodeState, node_state, topology_manager
+from .state import COUNTED
 from .verdicts import Assumed, Seen, verdicts, worker_verdicts
 
 log = logging.getLogger("nfvplace.kubernetes")
@@ -55,36 +55,6 @@ class Door:
     hosts: ParsedHosts
     pass_unregistered: bool = False
     nrt_interval_s: float = 60.0  # the exporter shows an admitted pod within this long
-
-
-class Counted:
-    """Each node's counts and Topology Manager, kept for its descriptor object (counting a CHD
-    is the cost of a node that did not change: the readers hand out the same object while a node
-    is unchanged, and compared by identity it cannot be another store's node of the same name and
-    generation)."""
-
-    def __init__(self, limit: int = 10_000) -> None:
-        self.limit = limit
-        self._kept: OrderedDict[str, tuple[ComputeHostDescriptor, NodeState, TopologyManager]] = (
-            OrderedDict()
-        )
-        self._lock = threading.Lock()
-
-    def of(self, node: str, host: ComputeHostDescriptor) -> tuple[NodeState, TopologyManager]:
-        with self._lock:
-            kept = self._kept.get(node)
-            if kept is not None and kept[0] is host:
-                self._kept.move_to_end(node)
-                return kept[1], kept[2]
-        state, manager = node_state(host), topology_manager(host)
-        with self._lock:
-            self._kept[node] = (host, state, manager)
-            while len(self._kept) > self.limit:
-                self._kept.popitem(last=False)
-        return state, manager
-
-
-COUNTED = Counted()
 
 
 def assumed_on(door: Door, names: Collection[str], now: datetime, pod: Pod) -> Assumed:

@@ -24,11 +24,11 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import Engine
-
+from ...store import Store
 from ...store.assumed import AssumedPod, AssumedPods, Match, Shows
 from ...store.records import utc_now
 from . import fingerprint
+from .again import placed_again
 from .departed import Departures
 
 log = logging.getLogger("nfvplace.kubernetes")
@@ -183,17 +183,19 @@ def shows(pods: NodePods | None, node: str, nrt: Mapping[str, Any]) -> Shows | N
     return Shows(signed, matcher(pods, node))
 
 
-def settle(engine: Engine, pods: NodePods, nodes: Collection[str] | None) -> list[str]:
+def settle(store: Store, pods: NodePods, nodes: Collection[str] | None) -> list[str]:
     """The pod watch recorded a change on `nodes` (None: it listed again): the objects kept there
-    because they matched no pod set are matched again (`AssumedPods.rematch`); the UIDs of the
-    assumed pods they now show."""
+    because they matched no pod set are matched again (`AssumedPods.rematch`), the pods one that
+    matches does not show placed again on its counts (`placed_again`); the UIDs of the assumed
+    pods they now show."""
     if nodes is not None and not nodes:
         if pods.departures is not None:
             pods.departures.flush()
         return []
-    store, shown = AssumedPods(engine), []
-    for node in store.unmatched(nodes):
-        found = store.rematch(node, utc_now(), matcher(pods, node))
+    assumed, shown = AssumedPods(store.engine), []
+    for node in assumed.unmatched(nodes):
+        again = placed_again(store, node)
+        found = assumed.rematch(node, utc_now(), matcher(pods, node), again)
         log.debug("node %s: kept object matched again: %s", node, found)
         shown += found or []
     if pods.departures is not None:

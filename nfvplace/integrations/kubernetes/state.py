@@ -8,6 +8,8 @@ container, as the kubelet does; `copy()` before simulating.
 from __future__ import annotations
 
 import itertools
+import threading
+from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -143,3 +145,33 @@ def topology_manager(host: ComputeHostDescriptor) -> TopologyManager:
 
 def total(consumption: Mapping[str, Mapping[int, int]]) -> dict[str, int]:
     return {resource: sum(per_node.values()) for resource, per_node in consumption.items()}
+
+
+class Counted:
+    """Each node's counts and Topology Manager, kept for its descriptor object (counting a CHD
+    is the cost of a node that did not change: the readers hand out the same object while a node
+    is unchanged, and compared by identity it cannot be another store's node of the same name and
+    generation)."""
+
+    def __init__(self, limit: int = 10_000) -> None:
+        self.limit = limit
+        self._kept: OrderedDict[str, tuple[ComputeHostDescriptor, NodeState, TopologyManager]] = (
+            OrderedDict()
+        )
+        self._lock = threading.Lock()
+
+    def of(self, node: str, host: ComputeHostDescriptor) -> tuple[NodeState, TopologyManager]:
+        with self._lock:
+            kept = self._kept.get(node)
+            if kept is not None and kept[0] is host:
+                self._kept.move_to_end(node)
+                return kept[1], kept[2]
+        state, manager = node_state(host), topology_manager(host)
+        with self._lock:
+            self._kept[node] = (host, state, manager)
+            while len(self._kept) > self.limit:
+                self._kept.popitem(last=False)
+        return state, manager
+
+
+COUNTED = Counted()

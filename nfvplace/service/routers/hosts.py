@@ -149,7 +149,7 @@ def report(
         signed = shows(pods, put.id, document.data)
         reconcile(store, put.id, put.generation, put.availability, signed)
         if pods is not None and signed is not None:  # what the pod watch saw while it matched
-            settle(store.engine, pods, (put.id,))  # and the departures it showed gone
+            settle(store, pods, (put.id,))  # and the departures it showed gone
         elif pods is not None and pods.departures is not None:  # no fingerprint to tell
             pods.departures.unsigned(put.id)
     return put
